@@ -1,0 +1,76 @@
+// Attention on the GPU, as a ladder of kernels (src/01_… to src/04_…), all on raw device
+// pointers and sizes. Each rung computes the same thing as the CPU reference
+//   O = softmax(Q·Kᵀ·scale + M) · V
+// and the tests (tests/test_cuda_kernels.cpp) check every rung against float64 loops.
+//
+// Letters used throughout: BH = batch × heads (the heads are independent problems),
+// n_q = queries per head, n_k = keys (and values) per head, d = head dimension.
+//
+// Layout contract, shared by every function below (row-major, contiguous, heads outermost):
+//   q: (BH, n_q, d)   k: (BH, n_k, d)   v: (BH, n_k, d)   out: (BH, n_q, d)   lse: (BH, n_q)
+// All pointers are device pointers, 16-byte aligned (cudaMalloc gives 256).
+//
+// Causal mask, the same as attn::causal_mask in the CPU core: query i may see key j when
+//   j <= i + (n_k − n_q)
+// i.e. the queries are the last n_q positions of the sequence (n_k == n_q gives the usual lower
+// triangle; n_k > n_q is a KV cache). When n_q > n_k the first n_q − n_k rows see no key at all:
+// such a fully masked row gives an output of zeros (never NaN) and lse = −∞.
+//
+// Every launcher checks its sizes (throws std::invalid_argument naming the function and the
+// values), checks every CUDA/cuBLAS call and cudaGetLastError() after every launch (throws
+// std::runtime_error naming the call, file and line). Launches are asynchronous on `stream`.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "attn/cuda/check.hpp"
+
+namespace attn::cuda {
+
+// ---------------------------------------------------------------------------------------------
+// 1. Naive: materialise the scores.  S = scale·Q·Kᵀ (cuBLAS), P = softmax(S + M) in place
+//    (one block per row), O = P·V (cuBLAS). Memory O(BH·n_q·n_k): `scores` must hold
+//    attention_naive_workspace_floats(bh, n_q, n_k) floats. Any d ≥ 1.
+// ---------------------------------------------------------------------------------------------
+std::size_t attention_naive_workspace_floats(int bh, int n_q, int n_k);
+
+void attention_naive(float* out, float* scores, const float* q, const float* k, const float* v,
+                     int bh, int n_q, int n_k, int d, bool causal, float scale,
+                     cublasHandle_t cublas, cudaStream_t stream = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// 2. Flash-style fused forward in FP32: one pass over K/V tiles held in shared memory with an
+//    online softmax, so the n_q × n_k scores never reach device memory. d ∈ {64, 128}.
+//    lse (may be nullptr): per query row, log Σ_j exp(scale·q·k_j) over the visible keys — the
+//    one number per row the backward needs to rebuild P without storing it.
+// ---------------------------------------------------------------------------------------------
+void attention_flash_fp32(float* out, float* lse, const float* q, const float* k, const float* v,
+                          int bh, int n_q, int n_k, int d, bool causal, float scale,
+                          cudaStream_t stream = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// 3. The same algorithm on tensor cores: BF16 inputs and output, FP32 accumulation and softmax,
+//    mma.sync m16n8k16 with each warp owning 16 query rows (FlashAttention-2's split).
+//    d ∈ {64, 128}.
+// ---------------------------------------------------------------------------------------------
+void attention_flash_bf16(__nv_bfloat16* out, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                          const __nv_bfloat16* v, int bh, int n_q, int n_k, int d, bool causal,
+                          float scale, cudaStream_t stream = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// 4. Backward of rung 2. Given dout = ∂L/∂O and the forward's out and lse, ACCUMULATES
+//    (+=, like every gradient in this project; zero them first for a fresh gradient)
+//      dq: (BH, n_q, d)   dk: (BH, n_k, d)   dv: (BH, n_k, d)
+//    P is recomputed from lse, never stored. `delta` is a workspace of BH·n_q floats
+//    (it receives D_i = Σ_c dout[i][c]·out[i][c]). d ∈ {64, 128}.
+// ---------------------------------------------------------------------------------------------
+void attention_flash_fp32_backward(float* dq, float* dk, float* dv, float* delta, const float* dout,
+                                   const float* q, const float* k, const float* v, const float* out,
+                                   const float* lse, int bh, int n_q, int n_k, int d, bool causal,
+                                   float scale, cudaStream_t stream = nullptr);
+
+}  // namespace attn::cuda

@@ -1,0 +1,27 @@
+// Small aligned tables for measured results: a header row, data rows, numbers right-aligned.
+//   Table t({"d_k", "var(q·k)", "var(q·k/√d_k)"});
+//   t.add({"64", fmt::format("{:.1f}", v), …});
+//   std::cout << t.render();
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attn {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::string title = "");
+  Table& add(std::vector<std::string> row);  // must have as many cells as the header
+  std::string render(const std::string& indent = "  ") const;
+  std::size_t rows() const { return rows_.size(); }
+  const std::vector<std::string>& header() const { return header_; }
+  const std::vector<std::vector<std::string>>& data() const { return rows_; }
+
+ private:
+  std::string title_;
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace attn
