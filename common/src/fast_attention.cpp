@@ -181,20 +181,24 @@ ATTN_AVX512 void pack_kt(float* kt, const float* k, std::size_t s, std::size_t d
   }
 }
 
+// (The micro-kernels are noinline so that a profiler shows each one; a call does >= 6k FMAs.)
 // Micro-kernel 1: S[0:12, 0:32] = Qs[0:12, :] · panel (d × 32), and vmax[r] = max(vmax[r], S row)
 // as a 16-lane vector per row (reduced once per tile, in the softmax pass).
-ATTN_AVX512 inline void qk_kernel(float* s, std::size_t lds, const float* qs, std::size_t d, const float* panel,
+ATTN_AVX512 __attribute__((noinline)) void qk_kernel(float* s, std::size_t lds, const float* qs, std::size_t d, const float* panel,
                                   float* vmax) {
   __m512 acc[kRowsQK][2];
+  #pragma GCC unroll 16
   for (int r = 0; r < kRowsQK; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (std::size_t p = 0; p < d; ++p) {
     const __m512 b0 = _mm512_load_ps(panel + p * kPanel), b1 = _mm512_load_ps(panel + p * kPanel + 16);
+    #pragma GCC unroll 16
     for (int r = 0; r < kRowsQK; ++r) {
       const __m512 a = _mm512_set1_ps(qs[r * d + p]);
       acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
     }
   }
+  #pragma GCC unroll 16
   for (int r = 0; r < kRowsQK; ++r) {
     _mm512_store_ps(s + r * lds, acc[r][0]);
     _mm512_store_ps(s + r * lds + 16, acc[r][1]);
@@ -206,31 +210,38 @@ ATTN_AVX512 inline void qk_kernel(float* s, std::size_t lds, const float* qs, st
 // Micro-kernel 2: Oacc[0:6, cols] = α ⊙ Oacc[0:6, cols] + P[0:6, 0:kc] · V[0:kc, cols], for C
 // column chunks of 16 starting at `col`; the last chunk may be partial (lane mask `last`).
 template <int C>
-ATTN_AVX512 inline void pv_kernel(float* oacc, std::size_t ldo, const float* alpha, const float* p,
+ATTN_AVX512 __attribute__((noinline)) void pv_kernel(float* oacc, std::size_t ldo, const float* alpha, const float* p,
                                   std::size_t ldp, const float* v, std::size_t ldv, std::size_t kc,
                                   __mmask16 last) {
   __m512 acc[kRowsPV][C];
+  #pragma GCC unroll 16
   for (int r = 0; r < kRowsPV; ++r) {
     const __m512 a = _mm512_set1_ps(alpha[r]);
+    #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_mul_ps(a, _mm512_load_ps(oacc + r * ldo + c * 16));
   }
   for (std::size_t j = 0; j < kc; ++j) {
     __m512 vv[C];
+    #pragma GCC unroll 16
     for (int c = 0; c < C; ++c)
       vv[c] = c == C - 1 ? _mm512_maskz_loadu_ps(last, v + j * ldv + c * 16) : _mm512_loadu_ps(v + j * ldv + c * 16);
+    #pragma GCC unroll 16
     for (int r = 0; r < kRowsPV; ++r) {
       const __m512 a = _mm512_set1_ps(p[r * ldp + j]);
+      #pragma GCC unroll 16
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(a, vv[c], acc[r][c]);
     }
   }
+  #pragma GCC unroll 16
   for (int r = 0; r < kRowsPV; ++r)
+    #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) _mm512_store_ps(oacc + r * ldo + c * 16, acc[r][c]);
 }
 
 // Softmax pass over one row of a tile: update m, ℓ; overwrite S with P (zeros past `lim`);
 // return α = 2^(m_old − m_new). `vmax` is the row's 16-lane max from micro-kernel 1, valid only
 // when every key of the tile is visible (full = true); otherwise the max is taken here.
-ATTN_AVX512 inline float softmax_tile_row(float* srow, std::size_t kc, std::ptrdiff_t lim, bool full,
+ATTN_AVX512 __attribute__((noinline)) float softmax_tile_row(float* srow, std::size_t kc, std::ptrdiff_t lim, bool full,
                                           const float* vmax, float& m, float& l) {
   float tile_max;
   if (full) {

@@ -1,0 +1,36 @@
+// Peak memory, measured two ways (chapters 06 and 11 print both where they differ):
+//  * counted: the bytes of working buffers an algorithm allocates, from its own formula
+//    (e.g. fast_attention_workspace_bytes). Exact, the same on every run and machine, and it is
+//    what the algorithm's memory claim is about (n×n vs tiles).
+//  * measured: the process's peak resident set (VmHWM in /proc/self/status) after resetting it
+//    (writing "5" to /proc/self/clear_refs, Linux >= 4.0). It includes the allocator's and the
+//    libraries' own memory (OpenBLAS buffers, thread stacks) and pages only once touched, so it
+//    cross-checks the count; it is unavailable (returns -1) where /proc is not Linux's.
+#pragma once
+
+#include <cstddef>
+
+namespace attn {
+
+// VmHWM (peak resident set) of this process in bytes, or -1 when it cannot be read.
+long long peak_rss_bytes();
+// VmRSS (current resident set) in bytes, or -1.
+long long current_rss_bytes();
+// Resets VmHWM to the current VmRSS; false when the kernel does not allow it.
+bool reset_peak_rss();
+
+// Runs fn() and returns the growth of the peak resident set over the resident set before it,
+// in bytes (-1 when unavailable). Freed memory returned to the OS before fn() is not counted.
+template <class Fn>
+long long measure_peak_growth(Fn&& fn) {
+  const bool ok = reset_peak_rss();
+  const long long before = current_rss_bytes();
+  fn();
+  const long long peak = peak_rss_bytes();
+  if (!ok || before < 0 || peak < 0) return -1;
+  return peak > before ? peak - before : 0;
+}
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+}  // namespace attn
