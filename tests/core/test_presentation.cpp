@@ -1,0 +1,134 @@
+// Presentation pieces render what a learner reads: display widths (CJK counts double), number
+// formats (−∞ as -inf), matrix elision and labels, heatmap shades and legend, colour rules,
+// tables, and the narrator's steps, --quiet and export recording.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "attn/mask.hpp"
+#include "attn/narrate.hpp"
+#include "attn/table.hpp"
+#include "attn/terminal.hpp"
+
+using namespace attn;
+
+TEST_CASE("display_width counts columns, not bytes") {
+  CHECK(display_width("cat") == 3);
+  CHECK(display_width("猫 吃 鱼") == 8);
+  CHECK(display_width("√d_k") == 4);
+  CHECK(display_width("\x1b[1mbold\x1b[0m") == 4);
+  CHECK(fit("cat", 5) == "cat  ");
+  CHECK(fit("cat", 5, true) == "  cat");
+  CHECK(display_width(fit("elephantine", 5)) == 5);
+  CHECK(fit("elephantine", 5) == "elep…");
+  CHECK(display_width(fit("猫猫猫猫", 5)) == 5);
+}
+
+TEST_CASE("format_number: fixed, exponent and infinities") {
+  CHECK(format_number(0.4123) == "   0.412");
+  CHECK(format_number(-1.5) == "  -1.500");
+  CHECK(format_number(-std::numeric_limits<double>::infinity()) == "    -inf");
+  CHECK(format_number(123456.0).find('e') != std::string::npos);
+  CHECK(format_number(0.00001).find('e') != std::string::npos);
+  CHECK(format_number(0.0) == "   0.000");
+}
+
+TEST_CASE("format_matrix shows labels and elides big matrices unless full") {
+  Mat m = xt::zeros<float>({20, 20});
+  m(19, 19) = 7.0f;
+  const std::string s = format_matrix(m, {}, {});
+  CHECK(s.find("⋮") != std::string::npos);
+  CHECK(s.find("…") != std::string::npos);
+  CHECK(s.find("7.000") != std::string::npos);  // the last row and column stay visible
+  MatrixStyle full;
+  full.full = true;
+  const std::string f = format_matrix(m, {}, {}, full);
+  CHECK(f.find("⋮") == std::string::npos);
+  const Mat small = {{1.0f, 2.0f}, {3.0f, 4.0f}};
+  const std::string l = format_matrix(small, {"cat", "fish"}, {"a", "b"});
+  CHECK(l.find("cat") != std::string::npos);
+  CHECK(l.find("fish") != std::string::npos);
+}
+
+TEST_CASE("heatmap: shades from min to max, masked cells, legend, colour only when asked") {
+  const Mat w = {{0.0f, 1.0f}, {0.5f, -std::numeric_limits<float>::infinity()}};
+  HeatmapStyle st;
+  st.vmin = 0.0;
+  st.vmax = 1.0;
+  const std::string h = format_heatmap(w, {"a", "b"}, {"x", "y"}, st);
+  CHECK(h.find("███") != std::string::npos);
+  CHECK(h.find("▒▒▒") != std::string::npos);
+  CHECK(h.find("·") != std::string::npos);
+  CHECK(h.find("legend") != std::string::npos);
+  CHECK(h.find('\x1b') == std::string::npos);
+  st.color = true;
+  CHECK(format_heatmap(w, {}, {}, st).find('\x1b') != std::string::npos);
+  // A large map is averaged down and says so.
+  const Mat big = causal_mask(200);
+  const std::string b = format_heatmap(big, {}, {}, {});
+  CHECK(b.find("each cell averages 4×4") != std::string::npos);
+}
+
+TEST_CASE("color_wanted honours --no-color and NO_COLOR") {
+  CHECK_FALSE(color_wanted(true));
+  setenv("NO_COLOR", "1", 1);
+  CHECK_FALSE(color_wanted(false));
+  unsetenv("NO_COLOR");
+}
+
+TEST_CASE("Table aligns columns and rejects ragged rows") {
+  Table t({"d_k", "variance"});
+  t.add({"1", "1.0"}).add({"1024", "1020.4"});
+  const std::string s = t.render();
+  CHECK(s.find("d_k   variance") != std::string::npos);
+  CHECK(s.find("1024    1020.4") != std::string::npos);
+  CHECK_THROWS_AS(t.add({"only one"}), std::invalid_argument);
+}
+
+TEST_CASE("Narrator numbers steps, records shown tensors, and keeps only results when quiet") {
+  std::ostringstream out;
+  NarratorOptions opts;
+  opts.seed = 3;
+  Narrator nar(chapter_info("03"), opts, 2, out);
+  nar.header("Question?");
+  nar.step("First", "x = y", "Someone 2017");
+  nar.show("A", Mat{{1.0f, 2.0f}}, {"r"}, {"c1", "c2"});
+  nar.why("because");
+  nar.step("Second");
+  nar.result("measured 42");
+  nar.finish();
+  const std::string s = out.str();
+  CHECK(s.find("Chapter 03 · Self-attention") != std::string::npos);
+  CHECK(s.find("OpenBLAS") != std::string::npos);
+  CHECK(s.find("Step 1/2  First  x = y") != std::string::npos);
+  CHECK(s.find("Step 2/2  Second") != std::string::npos);
+  CHECK(s.find("A (1×2)") != std::string::npos);
+  CHECK(s.find("why: because") != std::string::npos);
+  REQUIRE(nar.recorder().tensors().size() == 1);
+  CHECK(nar.recorder().tensors()[0].step == 1);
+  CHECK_THROWS_AS(nar.record("A", Mat{{0.0f}}), ExportError);  // names are identifiers: once each
+
+  std::ostringstream q;
+  opts.quiet = true;
+  Narrator quiet(chapter_info("03"), opts, 1, q);
+  quiet.header("Question?");
+  quiet.step("Hidden");
+  quiet.show("B", Mat{{1.0f}});
+  quiet.result("kept");
+  Table t({"a"});
+  t.add({"1"});
+  quiet.table(t, false);
+  quiet.finish();
+  CHECK(q.str().find("Step") == std::string::npos);
+  CHECK(q.str().find("kept") != std::string::npos);
+  CHECK(q.str().find("Question?") == std::string::npos);
+  CHECK(quiet.recorder().has("B"));  // quiet runs still export
+}
+
+TEST_CASE("Narrator::finish catches a chapter that ran fewer steps than announced") {
+  std::ostringstream out;
+  Narrator nar(chapter_info("03"), {}, 3, out);
+  nar.step("only one");
+  CHECK_THROWS_AS(nar.finish(), std::logic_error);
+}
