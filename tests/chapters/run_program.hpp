@@ -1,0 +1,60 @@
+// Runs a built program (a chapter, the tour, a tool) the way a learner would and captures what
+// it printed: exit status, stdout and stderr separately. For the chapter smoke tests.
+//   RunResult r = run_program("03_self_attention", {"--quiet"});
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct RunResult {
+  int status = -1;  // exit status (128 + signal if killed)
+  std::string out, err;
+  bool has(const std::string& s) const { return out.find(s) != std::string::npos; }
+  bool err_has(const std::string& s) const { return err.find(s) != std::string::npos; }
+};
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// program: a name in ATTN_BIN_DIR. env: "NAME=value" prefixes. stdin is /dev/null.
+inline RunResult run_program(const std::string& program, const std::vector<std::string>& args,
+                             const std::vector<std::string>& env = {}) {
+  namespace fs = std::filesystem;
+  static int counter = 0;
+  const fs::path err_file = fs::temp_directory_path() / ("attn-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
+  std::string cmd = "env";
+  for (const auto& e : env) cmd += " " + shell_quote(e);
+  cmd += " " + shell_quote(std::string(ATTN_BIN_DIR) + "/" + program);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " </dev/null 2>" + shell_quote(err_file.string());
+  RunResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  std::ifstream ef(err_file);
+  std::stringstream ss;
+  ss << ef.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("attn-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  return p;
+}

@@ -1,0 +1,165 @@
+// Chapter 03 end to end: the default run prints every step with shapes and labels; the export
+// satisfies the contract (exact names) and its .npy files recompute output = softmax(QKᵀ/√d_k)V;
+// every bad flag exits 2 with a message naming the flag; --quiet, --no-color, NO_COLOR, --help.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/attention.hpp"
+#include "attn/blas.hpp"
+#include "attn/softmax.hpp"
+#include "attn/mask.hpp"
+#include "attn/npy.hpp"
+#include "attn/tensor_ops.hpp"
+#include "run_program.hpp"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+TEST_CASE("chapter 03 runs and prints every step with shapes and token labels") {
+  const RunResult r = run_program("03_self_attention", {"--no-color"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  for (int s = 1; s <= 9; ++s) CHECK(r.has("Step " + std::to_string(s) + "/9"));
+  CHECK(r.has("Chapter 03 · Self-attention"));
+  CHECK(r.has("seed 7 · OpenBLAS "));
+  CHECK(r.has("scores (4×4)"));
+  CHECK(r.has("weights (4×4) heatmap"));
+  CHECK(r.has("          the      cat     eats     fish"));  // column labels over the scores
+  CHECK(r.has("row sums: min 1.000000, max 1.000000"));
+  CHECK(r.has("(equivariant)"));
+  CHECK(r.has("Takeaway"));
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  // The kernel in the header is never OpenBLAS's generic fallback.
+  CHECK_FALSE(r.has("OpenBLAS Prescott"));
+}
+
+TEST_CASE("chapter 03 picks a non-generic OpenBLAS kernel without being told") {
+  // Without OPENBLAS_CORETYPE the program checks the kernel itself (and may re-exec once).
+  const RunResult r = run_program("03_self_attention", {"--quiet"}, {"-u", "OPENBLAS_CORETYPE"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_FALSE(r.has("OpenBLAS Prescott"));
+  CHECK_FALSE(r.has("OpenBLAS Katmai"));
+  CHECK_FALSE(r.has("OpenBLAS Core2"));
+  CHECK_FALSE(r.has("(OPENBLAS_CORETYPE)"));
+}
+
+TEST_CASE("chapter 03 --export writes the contract and the tensors recompute") {
+  const fs::path dir = scratch_dir("ch03-export");
+  const RunResult r = run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "11"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::ifstream mf(dir / "manifest.json");
+  REQUIRE(mf.good());
+  const auto j = nlohmann::json::parse(mf);
+  CHECK(j["chapter"] == "03");
+  CHECK(j["seed"] == 11);
+  std::set<std::string> names;
+  for (const auto& t : j["tensors"]) {
+    names.insert(t["name"].get<std::string>());
+    CHECK(fs::exists(dir / t["file"].get<std::string>()));
+    const NpyArray a = read_npy((dir / t["file"].get<std::string>()).string());
+    CHECK(a.shape == t["shape"].get<Shape>());
+    CHECK(t["step"].get<int>() >= 1);
+  }
+  for (const char* n : {"X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "weights", "output", "causal_weights", "causal_output"})
+    CHECK_MESSAGE(names.count(n) == 1, "missing export " << n);
+
+  auto load = [&](const char* n) { return npy_to_mat(read_npy((dir / (std::string(n) + ".npy")).string()), n); };
+  const Mat X = load("X"), Wq = load("W_Q"), Wk = load("W_K"), Wv = load("W_V");
+  const Mat Q = load("Q"), K = load("K"), V = load("V");
+  // Q = X·W_Q (right-multiplied), recomputed in double.
+  CHECK(max_abs_diff(Q, gemm_reference(X, Wq)) < 1e-5);
+  CHECK(max_abs_diff(K, gemm_reference(X, Wk)) < 1e-5);
+  CHECK(max_abs_diff(V, gemm_reference(X, Wv)) < 1e-5);
+  const double scale = 1.0 / std::sqrt(double(Q.shape(1)));
+  const Mat S = load("scores");
+  for (std::size_t i = 0; i < S.shape(0); ++i)
+    for (std::size_t k = 0; k < S.shape(1); ++k) {
+      double dot = 0.0;
+      for (std::size_t c = 0; c < Q.shape(1); ++c) dot += double(Q(i, c)) * K(k, c);
+      CHECK(std::abs(dot * scale - S(i, k)) < 1e-5);
+    }
+  CHECK(max_abs_diff(load("output"), attention_reference(Q, K, V)) < 1e-5);
+  CHECK(max_abs_diff(load("causal_output"), attention_reference(Q, K, V, causal_mask(Q.shape(0)))) < 1e-5);
+  CHECK(max_abs_diff(load("weights"), softmax_reference(S)) < 1e-5);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 03 is deterministic for a seed and changes with it") {
+  const RunResult a = run_program("03_self_attention", {"--no-color", "--seed", "5"});
+  const RunResult b = run_program("03_self_attention", {"--no-color", "--seed", "5"});
+  const RunResult c = run_program("03_self_attention", {"--no-color", "--seed", "6"});
+  CHECK(a.out == b.out);
+  CHECK(a.out != c.out);
+}
+
+TEST_CASE("chapter 03 options: --quiet keeps results only, --full, --sentence, colours") {
+  const RunResult q = run_program("03_self_attention", {"--quiet"});
+  REQUIRE(q.status == 0);
+  CHECK_FALSE(q.has("Step 1/9"));
+  CHECK(q.has("Var(q·k)"));
+  CHECK(q.has("Takeaway"));
+  const RunResult s = run_program("03_self_attention", {"--no-color", "--sentence", "猫 吃 鱼"});
+  REQUIRE(s.status == 0);
+  CHECK(s.has("scores (3×3)"));
+  CHECK(s.has("猫"));
+  const RunResult n = run_program("03_self_attention", {}, {"NO_COLOR=1", "TERM=xterm"});
+  CHECK(n.out.find('\x1b') == std::string::npos);
+  const RunResult h = run_program("03_self_attention", {"--help"});
+  CHECK(h.status == 0);
+  for (const char* flag : {"--seed", "--quiet", "--no-color", "--full", "--step", "--export", "--sentence", "--d-k"})
+    CHECK_MESSAGE(h.has(flag), "--help does not list " << flag);
+  const RunResult st = run_program("03_self_attention", {"--step", "--no-color"});  // stdin is not a terminal: no pause
+  CHECK(st.status == 0);
+  CHECK_FALSE(st.has("[Enter"));
+}
+
+TEST_CASE("chapter 03 bad flags exit 2 and name the flag") {
+  struct Case { std::vector<std::string> args; const char* mentions; };
+  const std::vector<Case> cases = {
+      {{"--seed", "abc"}, "--seed"},
+      {{"--seed", "-1"}, "--seed"},
+      {{"--d-k", "0"}, "--d-k"},
+      {{"--d-k", "65"}, "--d-k"},
+      {{"--d-model", "1"}, "--d-model"},
+      {{"--sentence", "lonely"}, "--sentence"},
+      {{"--trials", "5"}, "--trials"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+      {{"--export"}, "--export"},
+  };
+  for (const auto& c : cases) {
+    const RunResult r = run_program("03_self_attention", c.args);
+    CAPTURE(c.args[0]);
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.err_has(c.mentions), "stderr was: " << r.err);
+    CHECK(r.out.empty());  // refused before any work
+  }
+}
+
+TEST_CASE("chapter 03 refuses an unwritable export folder before any work") {
+  const fs::path file = scratch_dir("ch03-notadir");
+  std::ofstream(file) << "x";
+  const RunResult r = run_program("03_self_attention", {"--export", file.string()});
+  CHECK(r.status == 2);
+  CHECK(r.err_has("--export"));
+  CHECK(r.out.empty());
+  const RunResult r2 = run_program("03_self_attention", {"--export", (file / "below").string()});
+  CHECK(r2.status == 2);
+  fs::remove(file);
+}
+
+TEST_CASE("the tour lists every chapter, then runs chapter 03") {
+  const RunResult r = run_program("attn-tour", {"--no-color"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.has("▶ 03  Self-attention"));
+  CHECK(r.has("00  The Seq2Seq bottleneck"));
+  CHECK(r.has("11  Fast attention"));
+  CHECK(r.has("Step 9/9"));
+  const RunResult l = run_program("attn-tour", {"--list"});
+  CHECK(l.status == 0);
+  CHECK_FALSE(l.has("Step 1/9"));
+}
