@@ -319,6 +319,14 @@ std::string cell(double tf, double roof) {
   return buf;
 }
 
+// A JSON number, or null for "not run" (negative) and non-finite values (JSON has no inf/NaN).
+std::string json_number(double x) {
+  if (!(x >= 0.0) || !std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
 void write_json(const std::string& path, const std::string& device, const Roof& roof, const std::vector<Row>& rows) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
@@ -330,11 +338,12 @@ void write_json(const std::string& path, const std::string& device, const Roof& 
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     std::fprintf(f,
-                 "  {\"d\": %d, \"n\": %d, \"causal\": %s, \"bh\": %d, \"bh_naive\": %d, \"naive\": %.3f, "
-                 "\"flash_fp32\": %.3f, \"flash_bf16\": %.3f, \"backward_fp32\": %.3f, \"check_fp32\": %.3g, "
-                 "\"check_bf16\": %.3g}%s\n",
-                 r.d, r.n, r.causal ? "true" : "false", r.bh, r.bh_naive, r.naive, r.fp32, r.bf16, r.bwd, r.check_fp32,
-                 r.check_bf16, i + 1 < rows.size() ? "," : "");
+                 "  {\"d\": %d, \"n\": %d, \"causal\": %s, \"bh\": %d, \"bh_naive\": %d, \"naive\": %s, "
+                 "\"flash_fp32\": %s, \"flash_bf16\": %s, \"backward_fp32\": %s, \"check_fp32\": %s, "
+                 "\"check_bf16\": %s}%s\n",
+                 r.d, r.n, r.causal ? "true" : "false", r.bh, r.bh_naive, json_number(r.naive).c_str(),
+                 json_number(r.fp32).c_str(), json_number(r.bf16).c_str(), json_number(r.bwd).c_str(),
+                 json_number(r.check_fp32).c_str(), json_number(r.check_bf16).c_str(), i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "]}\n");
   std::fclose(f);
