@@ -1,0 +1,155 @@
+// Chapter 11 · Fast attention — how close can exact attention on a CPU get to the speed of a
+// matrix product? The roofs (sgemm, memory bandwidth), the naive three-pass version with its n×n
+// matrix, then a fused, tiled, multi-threaded kernel with an online softmax, measured in one run.
+//   build/bin/11_fast_attention                          the lesson + the sweep (under 90 s)
+//   build/bin/11_fast_attention --sizes 512,2048 --dims 64 --json     machine-readable table
+// Export names: check_output, check_reference, sweep (columns: impl(0 naive,1 tiled), n, d,
+// heads, causal, gflops, pct_of_sgemm, peak_mib).
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <xtensor/xview.hpp>
+
+#include <fmt/format.h>
+
+#include "attn/attention.hpp"
+#include "attn/attention_benchmark.hpp"
+#include "attn/benchmark.hpp"
+#include "attn/cli.hpp"
+#include "attn/fast_attention.hpp"
+#include "attn/mask.hpp"
+#include "attn/memory.hpp"
+#include "attn/openblas.hpp"
+#include "attn/rng.hpp"
+
+using namespace attn;
+
+int main(int argc, char** argv) {
+  ChapterApp ch("11", /*default_seed=*/11, /*total_steps=*/6);
+  std::vector<std::size_t> sizes = {512, 1024, 2048, 4096, 8192, 16384};
+  std::vector<std::size_t> dims = {64, 128};
+  std::size_t heads = 8;
+  std::string causal_opt = "both";
+  bool json = false;
+  AttentionBenchOptions bopt;
+  ch.app().add_option("--sizes", sizes, "sequence lengths n to sweep")->delimiter(',')->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  ch.app().add_option("--dims", dims, "head sizes d to sweep")->delimiter(',')->capture_default_str()->check(CLI::Range(1, 512));
+  ch.app().add_option("--heads", heads, "heads (batch × heads)")->capture_default_str()->check(CLI::Range(1, 64));
+  ch.app().add_option("--causal", causal_opt, "no, yes or both")->capture_default_str()->check(CLI::IsMember({"no", "yes", "both"}));
+  ch.app().add_option("--threads", bopt.threads, "threads of the tiled kernel (0: every core)")->capture_default_str()->check(CLI::Range(0, 256));
+  ch.app().add_option("--repeats", bopt.repeats, "timed runs per row (best is kept)")->capture_default_str()->check(CLI::Range(1, 20));
+  ch.app().add_option("--max-naive-mib", bopt.max_naive_mib, "skip the naive path when its n×n matrices need more")
+      ->capture_default_str()->check(CLI::Range(1.0, 1e7));
+  ch.app().add_flag("--json", json, "print the measured table as JSON on stdout (the narration goes to stderr)");
+  ch.set_question("Question: exact attention does 4·n²·d flops per head — can a CPU do them at matrix-product speed?");
+
+  // --json: stdout carries only the JSON document; the lesson is written to stderr.
+  std::streambuf* real_stdout = std::cout.rdbuf();
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--json") std::cout.rdbuf(std::cerr.rdbuf());
+
+  const int status = ch.run(argc, argv, [&](Narrator& nar) {
+    const BlasInfo blas = blas_info();
+    const int threads = bopt.threads > 0 ? bopt.threads : int(std::thread::hardware_concurrency());
+
+    nar.step("The roof: a matrix product", "sgemm: C = A·B, 2n³ flops, n = 2048", "OpenBLAS " + blas.kernel);
+    const double roof = sgemm_gflops(2048, 5);
+    nar.result(fmt::format("OpenBLAS {} on {} threads: sgemm {:.0f} GFLOP/s (best of 5) — the target for attention's two products",
+                           blas.kernel, blas.threads, roof));
+    const double bw = copy_bandwidth_gbs();
+    nar.result(fmt::format("memory copy: {:.1f} GB/s — the second roof, for anything that streams an n×n matrix", bw));
+    nar.why("attention is two matrix products with a softmax between; nothing can beat the products' own speed.");
+
+    nar.step("The naive way: three passes over an n×n matrix", "S = Q·Kᵀ/√d → P = softmax(S) → O = P·V");
+    nar.say(fmt::format("per head: S and P are n×n floats; at n = 16384 that is 1 GiB per head, {} GiB for {} heads", heads, heads));
+    nar.say(fmt::format("each element of S is written, read, written as P and read again: 16 bytes per 2·d = {} flops,", 2 * 64));
+    nar.say(fmt::format("so at d = 64 the softmax pass runs at memory speed, about {:.0f} GFLOP/s-equivalent at most", bw / 16.0 * 128.0));
+    nar.why("frameworks do exactly this (PyTorch's matmul-softmax-matmul); memory, not arithmetic, sets its speed and its size limit.");
+
+    nar.step("Tiles and an online softmax", "m' = max(m, rowmax S_ij);  O = e^(m−m')·O + e^(S_ij−m')·V_j;  ℓ likewise",
+             "Milakov & Gimelshein 2018; Dao et al. 2022");
+    nar.say("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and output O;");
+    nar.say("Kᵀ is packed once per head into 32-key panels; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S");
+    nar.say("in the layout P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 polynomial;");
+    nar.say(fmt::format("threads ({}) take (head, query block) items one at a time. Path on this CPU: {} (portable: OpenBLAS per tile).",
+                        threads, fast_attention_path({}, 64)));
+    Rng rng(nar.options().seed);
+    const std::size_t cn = 129, cd = 64;
+    Tensor3 q = rng.normal_tensor3(1, cn, cd), k = rng.normal_tensor3(1, cn, cd), v = rng.normal_tensor3(1, cn, cd);
+    for (bool causal : {false, true}) {
+      FastAttentionConfig cfg;
+      cfg.causal = causal;
+      Tensor3 o = fast_attention(q, k, v, cfg);
+      Mat qh = xt::view(q, 0), kh = xt::view(k, 0), vh = xt::view(v, 0);  // head 0 as (n, d)
+      Mat ref = xt::cast<float>(attention_reference(qh, kh, vh, causal ? causal_mask(cn) : Mat{}));
+      Mat oh = xt::view(o, 0);
+      nar.result(fmt::format("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e}", cn, cd,
+                             causal ? "causal" : "non-causal", double(xt::amax(xt::abs(oh - ref))())));
+      if (!causal) {
+        nar.record("check_output", oh);
+        nar.record("check_reference", ref);
+      }
+    }
+    nar.why("tiling changes the order of the sums, not the result: the same attention, exact to float rounding.");
+
+    nar.step("The sweep", fmt::format("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {} heads", heads));
+    std::vector<AttentionBenchRow> rows;
+    Table tbl({"impl", "n", "d", "causal", "time ms", "GFLOP/s", "% sgemm", "work MiB", "RSS+ MiB"});
+    for (std::size_t d : dims)
+      for (int c = 0; c < 2; ++c) {
+        const bool causal = c == 1;
+        if ((causal && causal_opt == "no") || (!causal && causal_opt == "yes")) continue;
+        for (std::size_t n : sizes)
+          for (const char* impl : {"naive", "tiled"}) {
+            const AttentionBenchRow r = bench_attention(impl, n, d, heads, causal, roof, bopt);
+            rows.push_back(r);
+            if (r.skipped) {
+              nar.say(fmt::format("skipped {} n = {}, d = {}{}: {}", impl, n, d, causal ? " causal" : "", r.note));
+              continue;
+            }
+            tbl.add({r.impl == "tiled" ? "tiled/" + r.path : r.impl, std::to_string(n), std::to_string(d), causal ? "yes" : "no",
+                     fmt::format("{:.1f}", r.seconds * 1e3), fmt::format("{:.1f}", r.gflops), fmt::format("{:.0f}%", r.pct_of_sgemm),
+                     fmt::format("{:.1f}", r.peak_mib), r.rss_mib < 0 ? "n/a" : fmt::format("{:.1f}", r.rss_mib)});
+          }
+      }
+    nar.table(tbl, /*as_result=*/true);
+    Mat sweep = xt::zeros<float>({rows.size(), std::size_t(8)});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      const double vals[] = {r.impl == "tiled" ? 1.0 : 0.0, double(r.n), double(r.d), double(r.heads), r.causal ? 1.0 : 0.0,
+                             r.gflops, r.pct_of_sgemm, r.peak_mib};
+      for (std::size_t c = 0; c < 8; ++c) sweep(i, c) = float(vals[c]);
+    }
+    nar.record("sweep", sweep);
+    nar.say("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers);");
+    nar.say("RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, allocator slack).");
+    nar.why("best of a few runs on a shared machine; the roof was measured in this same run, so the percentages compare like with like.");
+
+    nar.step("Why the tiled kernel is faster", "arithmetic per byte: naive ≈ d/8 flop/B, tiled ≈ block rows flop/B");
+    double best_tiled = 0, best_naive = 0;
+    for (const auto& r : rows) {
+      if (r.skipped || r.n < 2048) continue;
+      (r.impl == "tiled" ? best_tiled : best_naive) = std::max(r.impl == "tiled" ? best_tiled : best_naive, r.pct_of_sgemm);
+    }
+    nar.result(fmt::format("at n ≥ 2048: naive reaches up to {:.0f}% of sgemm, tiled up to {:.0f}%", best_naive, best_tiled));
+    nar.say("the naive version streams 2 GiB per 8 heads at n = 8192 through memory; the tiled one keeps a 96×256 tile of S in L2");
+    nar.say("and reads Q, K, V once per query block. Its softmax (the polynomial exp, max, sum) is the remaining non-FMA work.");
+    nar.why("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip through memory.");
+
+    nar.step("A reference point", "PyTorch CPU attention ≈ 10% of sgemm (quoted)");
+    nar.say("measured on this machine by the issue author (not by this run): PyTorch 1.13's CPU matmul-softmax-matmul attention");
+    nar.say("reaches about 25 GFLOP/s at n = 1024–4096, d = 64, 8 heads — about 10% of the same machine's sgemm.");
+    nar.takeaway({fmt::format("sgemm roof {:.0f} GFLOP/s ({}); tiled attention up to {:.0f}% of it at n ≥ 2048, naive up to {:.0f}%.",
+                              roof, blas.kernel, best_tiled, best_naive),
+                  "The tiled kernel's memory is a few MiB per thread at any n; the naive one grows as heads·n²·4 bytes.",
+                  "Same numbers, different order of summation: tiled == reference to ~1e-6."});
+    if (json) {
+      std::ostream out(real_stdout);
+      out << attention_bench_json(blas.kernel, blas.threads, roof, rows) << "\n";
+    }
+  });
+  std::cout.rdbuf(real_stdout);
+  return status;
+}
