@@ -1,0 +1,58 @@
+// Multi-head attention against torch.nn.MultiheadAttention (data/golden/mha, made by
+// tests/golden/golden_mha.py): d_model 16, 4 heads, biases, plain and causal. Our weights are
+// right-multiplied (Q = X·W_Q); the generator handed PyTorch their transposes. Both our narrated
+// trace (mha_trace.hpp) and the training layer (multi_head.hpp) must agree to 1e-5.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "attn/mask.hpp"
+#include "attn/mha_trace.hpp"
+#include "attn/multi_head.hpp"
+#include "attn/npy.hpp"
+#include "attn/tensor_ops.hpp"
+
+using namespace attn;
+
+namespace {
+NpyArray golden(const std::string& name) { return read_npy(std::string(ATTN_DATA_DIR) + "/golden/mha/" + name + ".npy"); }
+Mat gmat(const std::string& n) { return npy_to_mat(golden(n), n); }
+Vec gvec(const std::string& n) { return npy_to_vec(golden(n), n); }
+template <class C>
+double max_err(const C& ours, const NpyArray& want) {
+  REQUIRE(shape_of(ours) == want.shape);
+  double e = 0.0;
+  for (std::size_t i = 0; i < ours.size(); ++i) e = std::max(e, std::abs(double(ours.data()[i]) - want.data[i]));
+  return e;
+}
+MultiHead golden_weights() {
+  MultiHead p;
+  p.n_heads = 4;
+  p.n_kv_heads = 4;
+  p.w_q = gmat("W_Q"), p.w_k = gmat("W_K"), p.w_v = gmat("W_V"), p.w_o = gmat("W_O");
+  p.b_q = gvec("b_Q"), p.b_k = gvec("b_K"), p.b_v = gvec("b_V"), p.b_o = gvec("b_O");
+  return p;
+}
+}  // namespace
+
+TEST_CASE("golden: our multi-head attention equals nn.MultiheadAttention (per-head weights too)") {
+  const MultiHead p = golden_weights();
+  const Mat x = gmat("X");
+  const MhaTrace t = multi_head_trace(x, p);
+  CHECK(max_err(t.output, golden("output")) < 1e-5);
+  CHECK(max_err(t.weights, golden("weights")) < 1e-5);
+  const MhaTrace c = multi_head_trace(x, p, causal_mask(x.shape(0)));
+  CHECK(max_err(c.output, golden("causal_output")) < 1e-5);
+  CHECK(max_err(c.weights, golden("causal_weights")) < 1e-5);
+}
+
+TEST_CASE("golden: the training layer multi_head_forward equals nn.MultiheadAttention") {
+  const MultiHead p = golden_weights();
+  const Mat x = gmat("X");
+  Tensor3 x3 = xt::zeros<float>({std::size_t(1), x.shape(0), x.shape(1)});
+  std::copy(x.begin(), x.end(), x3.begin());
+  Tensor3 out;
+  MultiHeadCacheT<float> cache;
+  multi_head_forward(out, cache, x3, x3, p, causal_mask(x.shape(0)));
+  CHECK(max_err(slice_of(out, 0), golden("causal_output")) < 1e-5);
+}
