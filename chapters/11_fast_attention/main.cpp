@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   ch.app().add_option("--threads", bopt.threads, "threads of the tiled kernel (0: every core)")->capture_default_str()->check(CLI::Range(0, 256));
   ch.app().add_option("--repeats", bopt.repeats, "timed runs per row (best is kept)")->capture_default_str()->check(CLI::Range(1, 20));
   ch.app().add_option("--max-naive-mib", bopt.max_naive_mib, "skip the naive path when its n×n matrices need more")
-      ->capture_default_str()->check(CLI::Range(1.0, 1e7));
+      ->capture_default_str()->check(CLI::Range(0.01, 1e7));
   ch.app().add_flag("--json", json, "print the measured table as JSON on stdout (the narration goes to stderr)");
   ch.set_question("Question: exact attention does 4·n²·d flops per head — can a CPU do them at matrix-product speed?");
 
