@@ -11,6 +11,7 @@
 #include "attn/multi_head.hpp"
 #include "attn/rng.hpp"
 #include "attn/self_attention.hpp"
+#include "attn/side_by_side.hpp"
 #include "attn/tensor_ops.hpp"
 #include "attn/transformer_cost.hpp"
 
@@ -133,4 +134,9 @@ TEST_CASE("original Transformer: 65M parameters (Table 3) and the attention shar
   CHECK(encoder_layer_cost(cfg, 64).attention_share() < encoder_layer_cost(cfg, 4096).attention_share());
   const LayerCost dec = decoder_layer_cost(cfg, 10, 10);
   CHECK(dec.attention_params == doctest::Approx(2 * (4.0 * 512 * 512 + 4 * 512)));
+}
+
+TEST_CASE("side_by_side: blocks under titles, padded by display width (CJK counts double)") {
+  const std::string s = side_by_side({"ab\ncd\n", "猫\nx\ny\n"}, {"h1", "head 2"}, 2, "");
+  CHECK(s == "h1  head 2\nab  猫\ncd  x\n    y\n");
 }

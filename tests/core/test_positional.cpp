@@ -14,6 +14,9 @@
 #include "attn/blas.hpp"
 #include "attn/gradcheck.hpp"
 #include "attn/learned_position.hpp"
+#include "attn/lookup.hpp"
+#include "attn/position_encoding.hpp"
+#include "attn/self_attention.hpp"
 #include "attn/mask.hpp"
 #include "attn/rng.hpp"
 #include "attn/rope.hpp"
@@ -314,4 +317,34 @@ TEST_CASE("learned positions: y = x + P[start + t], gradients, and the hard limi
   MatD none;
   learned_position_backward(none, dP, G, 1);  // empty dx: only the table's gradient
   CHECK_THROWS_AS(learned_position_backward(dx, dP, G, 4), PositionLimitError);
+}
+
+TEST_CASE("positioned_self_attention: each encoding is the formula it names; reversal symmetry") {
+  Rng rng(30);
+  const std::size_t T = 4, d = 8;
+  const Mat x = rng.normal_mat(T, d);
+  const SelfAttentionWeights w = init_self_attention(rng, d, d, d);
+  CHECK(max_abs_diff(positioned_self_attention(x, w, PositionEncoding::None), self_attention(x, w).attn.output) == 0.0);
+  const Mat xs = x + sinusoidal_table(T, d);
+  CHECK(max_abs_diff(positioned_self_attention(x, w, PositionEncoding::Sinusoidal), self_attention(xs, w).attn.output) < 1e-6);
+  const Mat table = learned_position_init(6, d, rng, 1.0f);
+  const Mat xl = x + Mat(xt::view(table, xt::range(0, T), xt::all()));
+  CHECK(max_abs_diff(positioned_self_attention(x, w, PositionEncoding::Learned, table), self_attention(xl, w).attn.output) < 1e-6);
+  CHECK_THROWS_AS(positioned_self_attention(rng.normal_mat(7, d), w, PositionEncoding::Learned, table), PositionLimitError);
+  const SelfAttentionTrace t = self_attention(x, w);
+  const RopeTables tab = rope_tables(T, d);
+  CHECK(max_abs_diff(positioned_self_attention(x, w, PositionEncoding::Rope),
+                     scaled_dot_product_attention(rope_rotate(t.q, tab), rope_rotate(t.k, tab), t.v).output) < 1e-6);
+  CHECK(max_abs_diff(positioned_self_attention(x, w, PositionEncoding::Alibi, {}, 0.0f), t.attn.output) == 0.0);
+  CHECK(max_abs_diff(positioned_self_attention(x, w, PositionEncoding::Alibi, {}, 0.5f),
+                     scaled_dot_product_attention(t.q, t.k, t.v, slice_of(alibi_bias(Vec{0.5f}, T), 0)).output) < 1e-6);
+  // Reversal: no positions and symmetric ALiBi are equivariant to it; RoPE is not.
+  const std::vector<std::size_t> rev = {3, 2, 1, 0};
+  const Mat xr = permute_rows(x, rev);
+  for (PositionEncoding e : {PositionEncoding::None, PositionEncoding::Alibi})
+    CHECK(max_abs_diff(positioned_self_attention(xr, w, e), permute_rows(positioned_self_attention(x, w, e), rev)) < 1e-6);
+  CHECK(max_abs_diff(positioned_self_attention(xr, w, PositionEncoding::Rope),
+                     permute_rows(positioned_self_attention(x, w, PositionEncoding::Rope), rev)) > 1e-3);
+  CHECK(std::string(position_encoding_name(PositionEncoding::Rope)) == "rope");
+  CHECK(all_position_encodings().size() == 5);
 }
