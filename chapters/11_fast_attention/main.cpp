@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     const int threads = bopt.threads > 0 ? bopt.threads : int(std::thread::hardware_concurrency());
 
     nar.step("The roof: a matrix product", "sgemm: C = A·B, 2n³ flops, n = 2048", "OpenBLAS " + blas.kernel);
-    const double roof = sgemm_gflops(2048, 5);
+    double roof = sgemm_gflops(2048, 5);  // measured again after the sweep; the best of the two is the roof
     nar.result(fmt::format("OpenBLAS {} on {} threads: sgemm {:.0f} GFLOP/s (best of 5) — the target for attention's two products",
                            blas.kernel, blas.threads, roof));
     const double bw = copy_bandwidth_gbs();
@@ -103,17 +103,23 @@ int main(int argc, char** argv) {
         if ((causal && causal_opt == "no") || (!causal && causal_opt == "yes")) continue;
         for (std::size_t n : sizes)
           for (const char* impl : {"naive", "tiled"}) {
-            const AttentionBenchRow r = bench_attention(impl, n, d, heads, causal, roof, bopt);
-            rows.push_back(r);
-            if (r.skipped) {
-              nar.say(fmt::format("skipped {} n = {}, d = {}{}: {}", impl, n, d, causal ? " causal" : "", r.note));
-              continue;
-            }
-            tbl.add({r.impl == "tiled" ? "tiled/" + r.path : r.impl, std::to_string(n), std::to_string(d), causal ? "yes" : "no",
-                     fmt::format("{:.1f}", r.seconds * 1e3), fmt::format("{:.1f}", r.gflops), fmt::format("{:.0f}%", r.pct_of_sgemm),
-                     fmt::format("{:.1f}", r.peak_mib), r.rss_mib < 0 ? "n/a" : fmt::format("{:.1f}", r.rss_mib)});
+            rows.push_back(bench_attention(impl, n, d, heads, causal, roof, bopt));
+            if (rows.back().skipped)
+              nar.say(fmt::format("skipped {} n = {}, d = {}{}: {}", impl, n, d, causal ? " causal" : "", rows.back().note));
           }
       }
+    // Other programs share this machine: the roof is the best sgemm seen in this run (before or after).
+    const double roof_after = sgemm_gflops(2048, 5);
+    nar.result(fmt::format("sgemm again after the sweep: {:.0f} GFLOP/s; percentages use the better, {:.0f}",
+                           roof_after, std::max(roof, roof_after)));
+    roof = std::max(roof, roof_after);
+    for (auto& r : rows) {
+      if (r.skipped) continue;
+      r.pct_of_sgemm = 100.0 * r.gflops / roof;
+      tbl.add({r.impl == "tiled" ? "tiled/" + r.path : r.impl, std::to_string(r.n), std::to_string(r.d), r.causal ? "yes" : "no",
+               fmt::format("{:.1f}", r.seconds * 1e3), fmt::format("{:.1f}", r.gflops), fmt::format("{:.0f}%", r.pct_of_sgemm),
+               fmt::format("{:.1f}", r.peak_mib), r.rss_mib < 0 ? "n/a" : fmt::format("{:.1f}", r.rss_mib)});
+    }
     nar.table(tbl, /*as_result=*/true);
     Mat sweep = xt::zeros<float>({rows.size(), std::size_t(8)});
     for (std::size_t i = 0; i < rows.size(); ++i) {

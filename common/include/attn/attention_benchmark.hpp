@@ -28,7 +28,7 @@ struct AttentionBenchRow {
 struct AttentionBenchOptions {
   int threads = 0;                 // 0: all cores (tiled threads; OpenBLAS keeps its own count)
   int repeats = 3;                 // timed runs (fewer when one run takes over ~1 s)
-  double max_naive_mib = 4096.0;   // skip the naive path when its n×n matrices need more
+  double max_naive_mib = 1024.0;   // skip the naive path when its n×n matrices need more (8 heads: n ≤ 4096)
   FastIsa isa = FastIsa::Auto;
 };
 
