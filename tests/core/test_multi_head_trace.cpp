@@ -5,6 +5,7 @@
 // Tolerance: float32 products of ≤ 16-term sums of O(1) values: 1e-5.
 #include <doctest/doctest.h>
 
+#include "attn/data_files.hpp"
 #include "attn/gqa.hpp"
 #include "attn/mask.hpp"
 #include "attn/mha_trace.hpp"
@@ -139,4 +140,12 @@ TEST_CASE("original Transformer: 65M parameters (Table 3) and the attention shar
 TEST_CASE("side_by_side: blocks under titles, padded by display width (CJK counts double)") {
   const std::string s = side_by_side({"ab\ncd\n", "猫\nx\ny\n"}, {"h1", "head 2"}, 2, "");
   CHECK(s == "h1  head 2\nab  猫\ncd  x\n    y\n");
+}
+
+TEST_CASE("find_data_file: finds shipped data beside the build folder or through $ATTN_DATA_DIR") {
+  const auto f = find_data_file("golden/mha/X.npy");
+  REQUIRE(f.has_value());
+  CHECK(f->find("golden/mha/X.npy") != std::string::npos);
+  CHECK_FALSE(find_data_file("no/such/file.npy").has_value());
+  CHECK_FALSE(data_dir().empty());
 }

@@ -1,0 +1,80 @@
+// Chapter 04 end to end: every step prints; the export has the exact names of the issue and its
+// .npy files recompute output = Concat(softmax(Q_h·K_hᵀ/√d_head)·V_h)·W_O; bad flags exit 2.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/attention.hpp"
+#include "attn/blas.hpp"
+#include "attn/mha_trace.hpp"
+#include "attn/npy.hpp"
+#include "attn/tensor_ops.hpp"
+#include "run_program.hpp"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+TEST_CASE("chapter 04 runs and prints every step, per-head maps and the cost tables") {
+  const RunResult r = run_program("04_multi_head", {"--no-color"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  for (int s = 1; s <= 6; ++s) CHECK(r.has("Step " + std::to_string(s) + "/6"));
+  CHECK(r.has("Chapter 04 · Multi-head attention"));
+  CHECK(r.has("Q_heads (4×5×4)"));
+  CHECK(r.has("head 1"));
+  CHECK(r.has("head 4"));
+  CHECK(r.has("max |output − training layer's multi_head_forward|"));
+  CHECK(r.has("PyTorch parity"));
+  CHECK(r.has("63.08M"));
+  CHECK(r.has("2560 KiB"));
+  CHECK(r.has("320 KiB"));
+  CHECK(r.has("GQA == MHA with each K/V head repeated for its group: max |diff| = 0.0e+00"));
+  CHECK(r.has("Takeaway"));
+  CHECK(r.out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("chapter 04 --export: exact names, shapes, and the tensors recompute") {
+  const fs::path dir = scratch_dir("ch04-export");
+  const RunResult r = run_program("04_multi_head", {"--quiet", "--export", dir.string(), "--seed", "9"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::ifstream mf(dir / "manifest.json");
+  REQUIRE(mf.good());
+  const auto j = nlohmann::json::parse(mf);
+  CHECK(j["chapter"] == "04");
+  std::set<std::string> names;
+  for (const auto& t : j["tensors"]) names.insert(t["name"].get<std::string>());
+  for (const char* n : {"X", "W_Q", "W_K", "W_V", "W_O", "Q_heads", "K_heads", "V_heads", "weights", "heads_out", "concat", "output"})
+    CHECK_MESSAGE(names.count(n) == 1, "missing export " << n);
+  auto path = [&](const char* n) { return (dir / (std::string(n) + ".npy")).string(); };
+  auto mat = [&](const char* n) { return npy_to_mat(read_npy(path(n)), n); };
+  auto t3 = [&](const char* n) { return npy_to_tensor3(read_npy(path(n)), n); };
+  const Mat X = mat("X"), Wq = mat("W_Q"), Wk = mat("W_K"), Wv = mat("W_V"), Wo = mat("W_O");
+  const Tensor3 Qh = t3("Q_heads"), Kh = t3("K_heads"), Vh = t3("V_heads"), A = t3("weights"), Oh = t3("heads_out");
+  CHECK(shape_of(Qh) == Shape{4, 5, 4});
+  CHECK(shape_of(A) == Shape{4, 5, 5});
+  CHECK(max_abs_diff(merge_heads(Qh), gemm_reference(X, Wq)) < 1e-5);  // Q = X·W_Q, right-multiplied
+  CHECK(max_abs_diff(merge_heads(Kh), gemm_reference(X, Wk)) < 1e-5);
+  CHECK(max_abs_diff(merge_heads(Vh), gemm_reference(X, Wv)) < 1e-5);
+  for (std::size_t h = 0; h < 4; ++h) {
+    const MatD ref = attention_reference(slice_of(Qh, h), slice_of(Kh, h), slice_of(Vh, h));
+    CHECK(max_abs_diff(slice_of(Oh, h), ref) < 1e-5);
+  }
+  CHECK(max_abs_diff(mat("concat"), merge_heads(Oh)) == 0.0);
+  CHECK(max_abs_diff(mat("output"), gemm_reference(mat("concat"), Wo)) < 1e-5);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 04 bad flags exit 2 naming the flag; --help lists the options") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--heads", "0"}, {"--heads", "9"}, {"--d-model", "1"}, {"--heads", "3"}, {"--sentence", "one"}}) {
+    const RunResult r = run_program("04_multi_head", args);
+    CHECK_MESSAGE(r.status == 2, args[0] << " " << args[1] << " gave " << r.status);
+    CHECK_MESSAGE(r.err.find(args[0]) != std::string::npos, r.err);
+  }
+  const RunResult h = run_program("04_multi_head", {"--help"});
+  CHECK(h.status == 0);
+  for (const char* f : {"--sentence", "--d-model", "--heads", "--export"}) CHECK(h.has(f));
+}
