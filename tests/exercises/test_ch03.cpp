@@ -8,7 +8,7 @@
 #include "attn/rng.hpp"
 #include "attn/softmax.hpp"
 #include "exercise_check.hpp"
-#include "exercises.hpp"
+#include "03_self_attention/exercises.hpp"
 
 using attn::Mat;
 using exercise_check::all_finite;
