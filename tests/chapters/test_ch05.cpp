@@ -30,6 +30,10 @@ TEST_CASE("chapter 05 runs: 猫 吃 鱼 vs 鱼 吃 猫, each encoding, every pro
   CHECK(r.has("position 16 has no learned row"));
   CHECK(r.has("only m − n matters"));
   CHECK(r.has("slope 0: max |ALiBi − no positions| = 0.0e+00"));
+  for (int st = 1; st <= 7; ++st) CHECK(r.has("Step " + std::to_string(st) + "/7"));
+  CHECK(r.has("Length extrapolation, measured"));
+  CHECK(r.has("RoPE: 99.5% at L → 71.9% at 4L; ALiBi: 98.4% → 96.6%"));  // from the shipped checkpoints
+  CHECK(r.has("did NOT hold"));
   CHECK(r.has("Takeaway"));
   CHECK(r.out.find('\x1b') == std::string::npos);
 }
