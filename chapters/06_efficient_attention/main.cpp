@@ -12,6 +12,7 @@
 #include "attn/attention.hpp"
 #include "attn/cli.hpp"
 #include "attn/efficient_benchmark.hpp"
+#include "attn/gqa.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/linear_attention.hpp"
 #include "attn/mask.hpp"
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
     struct Cfg { const char* name; std::size_t layers, heads, kv_heads, hd; };
     for (const Cfg& c : {Cfg{"7B-like, MHA", 32, 32, 32, 128}, Cfg{"same, GQA (8 KV heads)", 32, 32, 8, 128},
                          Cfg{"same, MQA (1 KV head)", 32, 32, 1, 128}}) {
-      const std::size_t bytes = kv_cache_token_bytes(c.layers, c.kv_heads, c.hd, 2);
+      const std::size_t bytes = kv_cache_bytes_per_token(c.layers, c.kv_heads, c.hd, 2);
       kvt.add({c.name, std::to_string(c.layers), std::to_string(c.heads), std::to_string(c.kv_heads), std::to_string(c.hd),
                fmt::format("{:.0f}", bytes / 1024.0), fmt::format("{:.2f}", bytes * 8192.0 / (1024.0 * 1024 * 1024))});
     }

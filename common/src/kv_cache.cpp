@@ -118,9 +118,4 @@ Mat generate(const DecoderAttention& l, const Mat& x0, std::size_t steps, bool u
   return xs;
 }
 
-std::size_t kv_cache_token_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_dim,
-                                     std::size_t bytes_per_value) {
-  return 2 * layers * kv_heads * head_dim * bytes_per_value;
-}
-
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "attn/attention.hpp"
+#include "attn/gqa.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/linear_attention.hpp"
 #include "attn/mask.hpp"
@@ -143,9 +144,9 @@ TEST_CASE("KV-cached decoding equals recomputation token for token, for MHA, GQA
 
 TEST_CASE("KV cache bytes per token: MHA vs GQA vs MQA") {
   // LLaMA-2-7B-like: 32 layers, 32 heads of 128, fp16: 2·32·32·128·2 = 512 KiB per token.
-  CHECK(kv_cache_token_bytes(32, 32, 128, 2) == 524288);
-  CHECK(kv_cache_token_bytes(32, 8, 128, 2) == 131072);  // GQA with 8 KV heads: 4x less
-  CHECK(kv_cache_token_bytes(32, 1, 128, 2) == 16384);   // MQA
+  CHECK(kv_cache_bytes_per_token(32, 32, 128, 2) == 524288);
+  CHECK(kv_cache_bytes_per_token(32, 8, 128, 2) == 131072);  // GQA with 8 KV heads: 4x less
+  CHECK(kv_cache_bytes_per_token(32, 1, 128, 2) == 16384);   // MQA
   Rng rng(1);
   CHECK_THROWS_AS(decoder_attention_init(16, 4, 3, 4, rng), ShapeError);
 }

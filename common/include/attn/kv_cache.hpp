@@ -48,9 +48,6 @@ Mat decoder_attention_step(const DecoderAttention& layer, KVCache& cache, const 
 // as rows, (steps, d_model). use_cache = false recomputes K and V of the whole prefix every step.
 Mat generate(const DecoderAttention& layer, const Mat& x0, std::size_t steps, bool use_cache);
 
-// Bytes the KV cache holds per token (gqa.hpp, in progress elsewhere, has the same formula as
-// kv_cache_bytes_per_token): 2 (K and V) · layers · kv_heads · head_dim · bytes_per_value.
-std::size_t kv_cache_token_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_dim,
-                                     std::size_t bytes_per_value = 2);
+// Bytes the cache holds per token: kv_cache_bytes_per_token() in attn/gqa.hpp.
 
 }  // namespace attn
