@@ -8,15 +8,16 @@
 #include "attn/attention.hpp"
 #include "attn/blas.hpp"
 #include "attn/npy.hpp"
+#include "golden_io.hpp"
 #include "attn/softmax.hpp"
 #include "attn/tensor_ops.hpp"
 
 using namespace attn;
 
 namespace {
-NpyArray golden(const std::string& name) { return read_npy(std::string(ATTN_DATA_DIR) + "/golden/core/" + name + ".npy"); }
-Mat gmat(const std::string& name) { return npy_to_mat(golden(name), name); }
-Tensor3 gt3(const std::string& name) { return npy_to_tensor3(golden(name), name); }
+NpyArray golden(const std::string& name) { return golden_io::load("core", name); }
+Mat gmat(const std::string& name) { return golden_io::mat("core", name); }
+Tensor3 gt3(const std::string& name) { return golden_io::tensor3("core", name); }
 MatD gmatd(const std::string& name) {
   const NpyArray a = golden(name);
   MatD m = xt::zeros<double>({a.shape.at(0), a.shape.at(1)});
@@ -43,9 +44,5 @@ TEST_CASE("golden: scaled dot-product attention equals PyTorch, plain and causal
 
 TEST_CASE("golden: batched gemm with a transposed operand equals torch.bmm") {
   const Tensor3 c = matmul_batched(gt3("bgemm_a"), gt3("bgemm_b"), Op::N, Op::T);
-  const NpyArray want = golden("bgemm_c");
-  REQUIRE(shape_of(c) == want.shape);
-  double err = 0.0;
-  for (std::size_t i = 0; i < c.size(); ++i) err = std::max(err, std::abs(double(c.data()[i]) - want.data[i]));
-  CHECK(err < 1e-4);  // 33-term float32 dot products of N(0,1) values: |error| ~ 33·2^-24·|terms| ≈ 1e-5
+  CHECK(golden_io::max_err(c, golden("bgemm_c")) < 1e-4);  // 33-term float32 dot products of N(0,1) values: |error| ~ 33·2^-24·|terms| ≈ 1e-5
 }

@@ -10,21 +10,16 @@
 #include "attn/mha_trace.hpp"
 #include "attn/multi_head.hpp"
 #include "attn/npy.hpp"
+#include "golden_io.hpp"
 #include "attn/tensor_ops.hpp"
 
 using namespace attn;
 
 namespace {
-NpyArray golden(const std::string& name) { return read_npy(std::string(ATTN_DATA_DIR) + "/golden/mha/" + name + ".npy"); }
-Mat gmat(const std::string& n) { return npy_to_mat(golden(n), n); }
-Vec gvec(const std::string& n) { return npy_to_vec(golden(n), n); }
-template <class C>
-double max_err(const C& ours, const NpyArray& want) {
-  REQUIRE(shape_of(ours) == want.shape);
-  double e = 0.0;
-  for (std::size_t i = 0; i < ours.size(); ++i) e = std::max(e, std::abs(double(ours.data()[i]) - want.data[i]));
-  return e;
-}
+NpyArray golden(const std::string& name) { return golden_io::load("mha", name); }
+Mat gmat(const std::string& n) { return golden_io::mat("mha", n); }
+Vec gvec(const std::string& n) { return golden_io::vec("mha", n); }
+using golden_io::max_err;
 MultiHead golden_weights() {
   MultiHead p;
   p.n_heads = 4;

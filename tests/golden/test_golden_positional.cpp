@@ -7,6 +7,7 @@
 
 #include "attn/alibi.hpp"
 #include "attn/npy.hpp"
+#include "golden_io.hpp"
 #include "attn/rope.hpp"
 #include "attn/sinusoidal.hpp"
 #include "attn/tensor_ops.hpp"
@@ -14,16 +15,8 @@
 using namespace attn;
 
 namespace {
-NpyArray golden(const std::string& name) {
-  return read_npy(std::string(ATTN_DATA_DIR) + "/golden/positional/" + name + ".npy");
-}
-template <class C>
-double max_err(const C& ours, const NpyArray& want) {
-  REQUIRE(shape_of(ours) == want.shape);
-  double e = 0.0;
-  for (std::size_t i = 0; i < ours.size(); ++i) e = std::max(e, std::abs(double(ours.data()[i]) - want.data[i]));
-  return e;
-}
+NpyArray golden(const std::string& name) { return golden_io::load("positional", name); }
+using golden_io::max_err;
 }  // namespace
 
 TEST_CASE("golden: sinusoidal table equals the paper's formula in torch float64") {
