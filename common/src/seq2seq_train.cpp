@@ -9,6 +9,7 @@
 #include "attn/loss.hpp"
 #include "attn/optim.hpp"
 #include "attn/progress.hpp"
+#include "attn/schedule.hpp"
 #include "attn/seq2seq_eval.hpp"
 
 namespace attn {
@@ -51,6 +52,8 @@ TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, con
   ParamRegistry reg;
   register_params(reg, m, g);
   Adam adam(reg, AdamConfig{tc.lr});
+  const Schedule schedule = tc.cosine ? Schedule::warmup_cosine(tc.lr, 0, std::int64_t(tc.steps), tc.lr / 10.0)
+                                      : Schedule::constant(tc.lr);
   Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
   TrainResult res;
   res.best = m;
@@ -69,7 +72,7 @@ TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, con
     const float loss = seq2seq_forward(tape, m, b);
     seq2seq_backward(g, tape, m, b);
     clip_grad_norm(reg, tc.clip);
-    adam.step();
+    adam.step(float(learning_rate(schedule, std::int64_t(step))));
     res.train_losses.push_back(loss);
     bar.update(std::int64_t(step), loss, std::int64_t(count_targets(b.tgt_out, Vocab::pad)));
     if (step == tc.steps || (tc.valid_every > 0 && step % tc.valid_every == 0)) {

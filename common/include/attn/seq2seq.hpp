@@ -69,7 +69,7 @@ struct Seq2SeqT {
 using Seq2Seq = Seq2SeqT<float>;
 using Seq2SeqD = Seq2SeqT<double>;
 
-// Fresh weights, deterministic by rng (embeddings N(0, 0.1²), the rest PyTorch's defaults).
+// Fresh weights, deterministic by rng (PyTorch's defaults: embeddings N(0, 1), the rest U(±1/√fan)).
 Seq2Seq seq2seq_init(const Seq2SeqConfig& cfg, Rng& rng);
 template <class T> Seq2SeqT<T> zeros_like(const Seq2SeqT<T>& m);
 Seq2SeqD to_double(const Seq2Seq& m);

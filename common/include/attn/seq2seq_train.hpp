@@ -21,10 +21,11 @@ namespace attn {
 CorpusConfig chapter_corpus_config();
 
 struct TrainConfig {
-  std::size_t steps = 700;
+  std::size_t steps = 1500;
   std::size_t batch = 64;
-  std::size_t valid_every = 50;   // greedy validation BLEU every so many steps (and at the end)
+  std::size_t valid_every = 100;  // greedy validation BLEU every so many steps (and at the end)
   float lr = 2e-3f;
+  bool cosine = true;             // decay lr along half a cosine to lr/10 at the last step
   double clip = 1.0;              // max global gradient norm
   std::uint64_t seed = 1;         // initialisation and batch order
   bool progress = false;          // draw the bar (only if stderr is a terminal)
