@@ -86,7 +86,8 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
 }
 
 std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm,
-                                 const std::vector<AttentionBenchRow>& rows) {
+                                 const std::vector<AttentionBenchRow>& rows,
+                                 const std::vector<GpuAttentionRow>& gpu_rows) {
   nlohmann::ordered_json j;
   j["blas_kernel"] = blas_kernel;
   j["threads"] = threads;
@@ -96,6 +97,12 @@ std::string attention_bench_json(const std::string& blas_kernel, int threads, do
     if (r.skipped) continue;
     j["rows"].push_back({{"impl", r.impl}, {"n", r.n}, {"d", r.d}, {"heads", r.heads}, {"causal", r.causal},
                          {"gflops", r.gflops}, {"pct_of_sgemm", r.pct_of_sgemm}, {"peak_mib", r.peak_mib}});
+  }
+  if (!gpu_rows.empty()) {
+    j["gpu_rows"] = nlohmann::ordered_json::array();
+    for (const auto& g : gpu_rows)
+      j["gpu_rows"].push_back({{"kernel", g.kernel}, {"n", g.n}, {"d", g.d}, {"bh", g.bh}, {"causal", g.causal},
+                               {"tflops", g.tflops}, {"roof", g.roof}, {"pct_of_roof", g.pct_of_roof}});
   }
   return j.dump(2);
 }

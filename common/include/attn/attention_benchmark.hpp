@@ -36,10 +36,23 @@ struct AttentionBenchOptions {
 AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::size_t d, std::size_t heads,
                                   bool causal, double sgemm_gflops, const AttentionBenchOptions& opts);
 
+// One CUDA kernel at one size, as chapter 11's GPU step measured it (a copy of
+// attn::cuda::GpuBenchRow, which attn_core cannot see: the CUDA library is optional).
+struct GpuAttentionRow {
+  std::string kernel;        // "naive" | "flash_fp32" | "flash_bf16" | "backward_fp32"
+  std::size_t n = 0, d = 0, bh = 0;
+  bool causal = false;
+  double tflops = 0.0;
+  std::string roof;          // "sgemm" | "bf16_gemm": the same run's cuBLAS GEMM it is compared with
+  double pct_of_roof = 0.0;
+};
+
 // {"blas_kernel": …, "threads": …, "sgemm_gflops": …, "rows": [{"impl", "n", "d", "heads", "causal",
-// "gflops", "pct_of_sgemm", "peak_mib"}, …]} — skipped rows are left out.
+// "gflops", "pct_of_sgemm", "peak_mib"}, …]} — skipped rows are left out. Only when gpu_rows is not
+// empty: "gpu_rows": [{"kernel", "n", "d", "bh", "causal", "tflops", "roof", "pct_of_roof"}, …].
 std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm_gflops,
-                                 const std::vector<AttentionBenchRow>& rows);
+                                 const std::vector<AttentionBenchRow>& rows,
+                                 const std::vector<GpuAttentionRow>& gpu_rows = {});
 
 // Main-memory bandwidth, GB/s (bytes read + written by a 256 MiB copy, best of 3): the other
 // roof — an n×n matrix written and read back is limited by it, not by the FMA units.
