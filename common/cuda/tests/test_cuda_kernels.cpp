@@ -366,18 +366,25 @@ Result test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
                   err_text("dv", e_dv, kFp32Bound)};
 }
 
-}  // namespace
-
-int main() {
-  // Awkward sizes: 1 and 7 are smaller than one 64-row tile, 129 is two tiles plus one row,
-  // 1000 leaves a partial last tile of 40. Two cases have n_q ≠ n_k: 7 queries over 1000 keys
-  // (a KV cache: the queries are the last 7 positions) and 129 queries over 7 keys, where the
-  // causal mask leaves the first 122 rows with no key at all (the output must be zeros).
-  const std::vector<Case> cases = {
+// Awkward sizes: 1 and 7 are smaller than one 64-row tile, 129 is two tiles plus one row,
+// 1000 leaves a partial last tile of 40. Two cases have n_q ≠ n_k: 7 queries over 1000 keys
+// (a KV cache: the queries are the last 7 positions) and 129 queries over 7 keys, where the
+// causal mask leaves the first 122 rows with no key at all (the output must be zeros).
+// (The host emulator, common/cuda/emulate, runs the same list.)
+std::vector<Case> kernel_test_cases() {
+  return {
       {2, 1, 1, 64, false},     {3, 7, 7, 64, true},         {2, 129, 129, 128, false},
       {2, 129, 129, 64, true},  {1, 1000, 1000, 128, true},  {2, 1000, 1000, 64, false},
       {2, 7, 1000, 128, true},  {2, 129, 7, 64, true},       {1, 1, 1000, 128, false},
   };
+}
+
+}  // namespace
+
+// The emulator includes this file for its references and cases, and brings its own main.
+#ifndef ATTN_CUDA_TESTS_NO_MAIN
+int main() {
+  const std::vector<Case> cases = kernel_test_cases();
   struct Kernel {
     const char* name;
     std::function<Result(const Case&, std::uint64_t)> run;
@@ -422,3 +429,4 @@ int main() {
     std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
+#endif  // ATTN_CUDA_TESTS_NO_MAIN

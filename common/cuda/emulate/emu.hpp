@@ -1,0 +1,58 @@
+// Host emulation of the CUDA features the kernels use: one std::thread per CUDA thread,
+// std::barrier for __syncthreads and warp-level exchanges.
+#pragma once
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <cuda_bf16.h>
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <thread>
+#include <vector>
+#include <memory>
+#include <functional>
+using std::min; using std::max;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+inline thread_local dim3 threadIdx;
+inline dim3 blockIdx, gridDim, blockDim;
+inline std::unique_ptr<std::barrier<>> g_block_barrier;
+inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;
+inline void __syncthreads() { g_block_barrier->arrive_and_wait(); }
+inline void warp_sync() { g_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
+
+// per-warp exchange buffers
+struct WarpX { float f[32]; std::uint32_t a[32][4]; std::uint32_t b[32][2]; float c[32][4]; std::uint32_t addr[32]; };
+inline WarpX g_wx[32];
+
+inline float __shfl_xor_sync(unsigned, float v, int m) {
+  WarpX& w = g_wx[threadIdx.x / 32]; int lane = threadIdx.x % 32;
+  w.f[lane] = v; warp_sync();
+  float r = w.f[lane ^ m]; warp_sync();
+  return r;
+}
+
+alignas(16) inline unsigned char g_smem[256 * 1024];
+inline std::uint32_t emu_cvta(const void* p) { return (std::uint32_t)((const unsigned char*)p - g_smem); }
+
+template <typename Kernel>
+void launch(dim3 grid, int threads, Kernel k) {
+  gridDim = grid; blockDim = dim3(threads);
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      blockIdx = dim3(bx, by);
+      std::memset(g_smem, 0xFF, sizeof g_smem);  // poison shared memory
+      g_block_barrier = std::make_unique<std::barrier<>>(threads);
+      g_warp_barriers.clear();
+      for (int w = 0; w < threads / 32; ++w) g_warp_barriers.push_back(std::make_unique<std::barrier<>>(32));
+      std::vector<std::thread> ts;
+      for (int t = 0; t < threads; ++t) ts.emplace_back([t, &k] { threadIdx = dim3(t); k(); });
+      for (auto& t : ts) t.join();
+    }
+}

@@ -1,0 +1,151 @@
+// The emulator's test program: the kernel tests of tests/test_cuda_kernels.cpp (same cases, same
+// seeds, same float64 references, same bounds), with every kernel run on emulated CUDA threads
+// on the host instead of a GPU. Outputs start as NaN (the tests poison device memory the same
+// way), so a value a kernel forgets to write fails. Ends with "N passed, N failed".
+//   emu_main            all 36 (kernel, case) tests
+//   emu_main 3          only case 3 of every kernel (0-based, the order of kernel_test_cases())
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#define ATTN_CUDA_TESTS_NO_MAIN
+#include "tests/test_cuda_kernels.cpp"
+
+namespace attn::cuda {
+void emu_attention_naive(float* out, float* scores, const float* q, const float* k, const float* v, int bh, int n_q,
+                         int n_k, int d, bool causal, float scale, cublasHandle_t cublas, cudaStream_t stream);
+}
+namespace emu {
+void flash_fp32(float* out, float* lse, const float* q, const float* k, const float* v, int bh, int n_q, int n_k,
+                int d, bool causal, float scale);
+void flash_fp32_backward(float* dq, float* dk, float* dv, float* delta, const float* dout, const float* q,
+                         const float* k, const float* v, const float* out, const float* lse, int bh, int n_q, int n_k,
+                         int d, bool causal, float scale);
+void flash_bf16(__nv_bfloat16* out, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, int bh,
+                int n_q, int n_k, int d, bool causal, float scale);
+}  // namespace emu
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Each emu_test_* mirrors test_* of tests/test_cuda_kernels.cpp with host vectors for device buffers.
+Result emu_test_naive(const Case& c, std::uint64_t seed) {
+  const Inputs in = make_inputs(c, seed);
+  std::vector<double> ref, ref_lse;
+  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
+  std::vector<float> out(ref.size(), kNaN), scores(static_cast<std::size_t>(c.bh) * c.n_q * c.n_k, kNaN);
+  // The handle is never dereferenced: the emulated SGEMM ignores it.
+  attn::cuda::emu_attention_naive(out.data(), scores.data(), in.q.data(), in.k.data(), in.v.data(), c.bh, c.n_q,
+                                  c.n_k, c.d, c.causal, static_cast<float>(c.scale()),
+                                  reinterpret_cast<cublasHandle_t>(std::uintptr_t{1}), nullptr);
+  const double err = relative_error(to_double(out), ref);
+  return {err <= kFp32Bound, err_text("rel.err", err, kFp32Bound)};
+}
+
+Result emu_test_flash_fp32(const Case& c, std::uint64_t seed) {
+  const Inputs in = make_inputs(c, seed);
+  std::vector<double> ref, ref_lse;
+  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
+  std::vector<float> out(ref.size(), kNaN), lse(ref_lse.size(), kNaN);
+  emu::flash_fp32(out.data(), lse.data(), in.q.data(), in.k.data(), in.v.data(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+                  static_cast<float>(c.scale()));
+  const double err = relative_error(to_double(out), ref);
+  const double err_lse = lse_error(lse, ref_lse);
+  return {err <= kFp32Bound && err_lse <= kFp32Bound,
+          err_text("rel.err", err, kFp32Bound) + ", " + err_text("lse", err_lse, kFp32Bound)};
+}
+
+Result emu_test_flash_bf16(const Case& c, std::uint64_t seed) {
+  const Inputs in = make_inputs(c, seed);
+  auto to_bf16 = [](const std::vector<float>& x, std::vector<double>& as_double) {
+    std::vector<__nv_bfloat16> out(x.size());
+    as_double.resize(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      out[i] = __float2bfloat16(x[i]);
+      as_double[i] = static_cast<double>(__bfloat162float(out[i]));
+    }
+    return out;
+  };
+  std::vector<double> qd, kd, vd;
+  const auto qb = to_bf16(in.q, qd), kb = to_bf16(in.k, kd), vb = to_bf16(in.v, vd);
+  std::vector<double> ref, ref_lse;
+  reference_forward(c, qd, kd, vd, ref, ref_lse);
+  std::vector<__nv_bfloat16> out(ref.size(), __float2bfloat16(kNaN));
+  emu::flash_bf16(out.data(), qb.data(), kb.data(), vb.data(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+                  static_cast<float>(c.scale()));
+  std::vector<double> got(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) got[i] = static_cast<double>(__bfloat162float(out[i]));
+  const double err = relative_error(got, ref);
+  return {err <= kBf16Bound, err_text("rel.err", err, kBf16Bound)};
+}
+
+Result emu_test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
+  const Inputs in = make_inputs(c, seed);
+  Rng rng(seed ^ 0x5eedULL);
+  const std::vector<float> dout = random_floats(rng, static_cast<std::size_t>(c.bh) * c.n_q * c.d);
+  const std::vector<float> dq0 = random_floats(rng, in.q.size(), 0.5);
+  const std::vector<float> dk0 = random_floats(rng, in.k.size(), 0.5);
+  const std::vector<float> dv0 = random_floats(rng, in.v.size(), 0.5);
+  std::vector<double> ref_dq, ref_dk, ref_dv;
+  reference_backward(c, in.qd, in.kd, in.vd, to_double(dout), ref_dq, ref_dk, ref_dv);
+  const std::size_t rows = static_cast<std::size_t>(c.bh) * c.n_q;
+  std::vector<float> out(in.q.size(), kNaN), lse(rows, kNaN), delta(rows, kNaN);
+  std::vector<float> dq = dq0, dk = dk0, dv = dv0;
+  const float scale = static_cast<float>(c.scale());
+  emu::flash_fp32(out.data(), lse.data(), in.q.data(), in.k.data(), in.v.data(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
+  emu::flash_fp32_backward(dq.data(), dk.data(), dv.data(), delta.data(), dout.data(), in.q.data(), in.k.data(),
+                           in.v.data(), out.data(), lse.data(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
+  auto increment = [](const std::vector<float>& after, const std::vector<float>& before) {
+    std::vector<double> inc(after.size());
+    for (std::size_t i = 0; i < after.size(); ++i) inc[i] = static_cast<double>(after[i]) - static_cast<double>(before[i]);
+    return inc;
+  };
+  const double e_dq = relative_error(increment(dq, dq0), ref_dq);
+  const double e_dk = relative_error(increment(dk, dk0), ref_dk);
+  const double e_dv = relative_error(increment(dv, dv0), ref_dv);
+  const bool ok = e_dq <= kFp32Bound && e_dk <= kFp32Bound && e_dv <= kFp32Bound;
+  return {ok, err_text("dq", e_dq, kFp32Bound) + ", " + err_text("dk", e_dk, kFp32Bound) + ", " +
+                  err_text("dv", e_dv, kFp32Bound)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<Case> cases = kernel_test_cases();
+  const int only = argc > 1 ? std::atoi(argv[1]) : -1;
+  struct Kernel {
+    const char* name;
+    Result (*run)(const Case&, std::uint64_t);
+  };
+  const Kernel kernels[] = {
+      {"1 naive (cuBLAS + softmax)", emu_test_naive},
+      {"2 flash fp32", emu_test_flash_fp32},
+      {"3 flash bf16 mma", emu_test_flash_bf16},
+      {"4 flash fp32 backward", emu_test_flash_fp32_backward},
+  };
+  std::printf("emulated on the host (not a GPU run; see common/cuda/emulate/README.md)\n");
+  int passed = 0, failed = 0;
+  std::uint64_t seed = 2024;  // the tests' seeds: one fresh seed per (kernel, case), in this order
+  for (const Kernel& kernel : kernels)
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      ++seed;
+      if (only >= 0 && static_cast<int>(ci) != only) continue;
+      const Case& c = cases[ci];
+      const auto t0 = std::chrono::steady_clock::now();
+      Result r{false, ""};
+      try {
+        r = kernel.run(c, seed);
+      } catch (const std::exception& e) {
+        r = {false, std::string("exception: ") + e.what()};
+      }
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("%-62s %s  %s  (%.1f s)\n", (std::string(kernel.name) + "  " + c.str()).c_str(),
+                  r.ok ? "ok    " : "FAILED", r.detail.c_str(), secs);
+      std::fflush(stdout);
+      (r.ok ? passed : failed) += 1;
+    }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
