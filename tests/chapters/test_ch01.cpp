@@ -1,0 +1,123 @@
+// Chapter 01 end to end, from the shipped checkpoints data/ch01/bahdanau.safetensors and
+// data/ch00/no_attention.safetensors: every step runs; the exported step recomputes
+// (energies = v_aᵀ tanh(s_prev·W_a + H·U_a), alpha = softmax(energies), context = alphaᵀH); the
+// by-length figures are pinned and meet the "done when"; bad files and flags fail cleanly.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/npy.hpp"
+#include "attn/tensor_ops.hpp"
+#include "run_program.hpp"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+const char* kProgram = "01_bahdanau";
+const std::vector<std::string> kBuckets = {"5-10", "11-20", "21-30", "31-40", "41-50", "51-60"};
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return nlohmann::json::parse(f);
+}
+void check_pinned(const nlohmann::json& j, const std::string& model, const std::vector<std::array<double, 3>>& figures) {
+  REQUIRE(figures.size() == kBuckets.size());
+  for (std::size_t b = 0; b < kBuckets.size(); ++b) {
+    INFO(model << ", bucket " << kBuckets[b]);
+    CHECK(std::abs(j["bleu_by_length"][model][kBuckets[b]].get<double>() - figures[b][0]) < 0.05);
+    CHECK(std::abs(j["exact_match_by_length"][model][kBuckets[b]].get<double>() - figures[b][1]) < 0.05);
+    CHECK(std::abs(j["token_accuracy_by_length"][model][kBuckets[b]].get<double>() - figures[b][2]) < 0.05);
+  }
+}
+}  // namespace
+
+TEST_CASE("chapter 01 runs every step, with the alignment heatmap labelled by words") {
+  const RunResult r = run_program(kProgram, {"--no-color"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  for (int s = 1; s <= 7; ++s) CHECK(r.has("Step " + std::to_string(s) + "/7"));
+  CHECK(r.has("Chapter 01 · Bahdanau attention"));
+  CHECK(r.has("Bahdanau (additive): loaded"));
+  CHECK(r.has("heatmap  rows: output words, columns: source words"));
+  CHECK(r.has("no_attention BLEU"));
+  CHECK(r.has("bahdanau BLEU"));
+  CHECK(r.has("Takeaway"));
+}
+
+TEST_CASE("chapter 01 --export: energies, alpha and context recompute from the exported weights") {
+  const fs::path dir = scratch_dir("ch01-export");
+  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::set<std::string> names;
+  const auto manifest = read_json(dir / "manifest.json");
+  for (const auto& t : manifest["tensors"]) names.insert(t["name"].get<std::string>());
+  for (const char* n : {"s_prev", "H", "W_a", "U_a", "v_a", "energies", "alpha", "context", "alignment"})
+    CHECK_MESSAGE(names.count(n) == 1, "missing export " << std::string(n));
+  auto vec = [&](const char* n) { return npy_to_vec(read_npy((dir / (std::string(n) + ".npy")).string()), n); };
+  auto mat = [&](const char* n) { return npy_to_mat(read_npy((dir / (std::string(n) + ".npy")).string()), n); };
+  const Vec s = vec("s_prev"), va = vec("v_a"), e = vec("energies"), alpha = vec("alpha"), c = vec("context");
+  const Mat H = mat("H"), Wa = mat("W_a"), Ua = mat("U_a");
+  const std::size_t S = H.shape(0), He = H.shape(1), A = va.size();
+  REQUIRE(e.size() == S);
+  // Recompute in double.
+  std::vector<double> q(A, 0.0);
+  for (std::size_t k = 0; k < A; ++k)
+    for (std::size_t i = 0; i < s.size(); ++i) q[k] += double(s(i)) * Wa(i, k);
+  double emax = -1e300;
+  std::vector<double> e_ref(S, 0.0);
+  for (std::size_t j = 0; j < S; ++j) {
+    for (std::size_t k = 0; k < A; ++k) {
+      double key = 0;
+      for (std::size_t i = 0; i < He; ++i) key += double(H(j, i)) * Ua(i, k);
+      e_ref[j] += double(va(k)) * std::tanh(q[k] + key);
+    }
+    CHECK(std::abs(e_ref[j] - e(j)) < 1e-4);
+    emax = std::max(emax, double(e(j)));
+  }
+  double z = 0;
+  for (std::size_t j = 0; j < S; ++j) z += std::exp(double(e(j)) - emax);
+  for (std::size_t j = 0; j < S; ++j) CHECK(std::abs(std::exp(double(e(j)) - emax) / z - alpha(j)) < 1e-6);
+  for (std::size_t k = 0; k < He; ++k) {
+    double ck = 0;
+    for (std::size_t j = 0; j < S; ++j) ck += double(alpha(j)) * H(j, k);
+    CHECK(std::abs(ck - c(k)) < 1e-5);
+  }
+  const Mat align = mat("alignment");
+  CHECK(align.shape(1) == S);
+}
+
+TEST_CASE("chapter 01 reproduces the pinned BLEU by length and meets the issue's targets") {
+  const fs::path dir = scratch_dir("ch01-results");
+  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto j = read_json(dir / "results.json");
+  check_pinned(j, "bahdanau",
+               std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.7, 99.1, 100.0}, {100.0, 99.5, 100.0}, {99.8, 97.7, 99.6}, {99.5, 96.9, 99.5}});
+  check_pinned(j, "no_attention",
+               std::vector<std::array<double, 3>>{{68.4, 50.5, 82.0}, {24.7, 0.0, 33.4}, {13.6, 0.0, 18.6}, {11.9, 0.0, 12.3}, {10.2, 0.0, 9.7}, {9.9, 0.0, 8.2}});
+  const auto& bb = j["bleu_by_length"]["bahdanau"];
+  const auto& bn = j["bleu_by_length"]["no_attention"];
+  // Done when: Bahdanau falls by at most 15% from 5-10 to 51-60 and beats no attention by ≥ 20 BLEU at 51-60.
+  CHECK(bb["51-60"].get<double>() >= 0.85 * bb["5-10"].get<double>());
+  CHECK(bb["51-60"].get<double>() >= bn["51-60"].get<double>() + 20.0);
+}
+
+TEST_CASE("chapter 01: a missing or corrupt checkpoint is a clear error; bad flags exit 2") {
+  const fs::path dir = scratch_dir("ch01-bad");
+  fs::create_directories(dir);
+  RunResult r = run_program(kProgram, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
+  CHECK(r.status == 1);
+  CHECK(r.err_has("nope.safetensors"));
+  { std::ofstream(dir / "short.safetensors") << "abc"; }
+  r = run_program(kProgram, {"--quiet", "--baseline", (dir / "short.safetensors").string()});
+  CHECK(r.status == 1);
+  CHECK(r.err_has("short.safetensors"));
+  fs::remove_all(dir);
+  CHECK(run_program(kProgram, {"--steps", "-3"}).status == 2);
+  CHECK(run_program(kProgram, {"--seed", "x"}).status == 2);
+}
