@@ -4,9 +4,6 @@
 // and mma.sync.m16n8k16 BF16 → FP32. Warp-wide operations exchange registers through g_wx with a
 // per-warp barrier. This is one reading of those tables: a misreading here and the same one in the
 // kernel would agree with each other and still be wrong on a GPU.
-struct PendingCopy { std::uint32_t dst; const void* src; bool valid; };
-inline thread_local std::vector<PendingCopy> t_current;
-inline thread_local std::vector<std::vector<PendingCopy>> t_groups;
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool valid) { t_current.push_back({dst, src, valid}); }
 __device__ __forceinline__ void cp_async_commit() { t_groups.push_back(std::move(t_current)); t_current.clear(); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
