@@ -7,6 +7,7 @@
 //                                                        times the CUDA kernels (common/cuda) too
 // Export names: check_output, check_reference, sweep (columns: impl(0 naive,1 tiled), n, d,
 // heads, causal, gflops, pct_of_sgemm, peak_mib).
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -189,12 +190,15 @@ int main(int argc, char** argv) {
     nar.why("best of a few runs on a shared machine; the roof was measured in this same run, so the percentages compare like with like.");
 
     nar.step("Why the tiled kernel is faster", "arithmetic per byte: naive ≈ d/8 flop/B, tiled ≈ block rows flop/B");
+    // The goal is stated for n ≥ 2048; a sweep without such sizes reports over all it measured.
+    const bool has_large = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.skipped && r.n >= 2048; });
+    const std::string where = has_large ? "at n ≥ 2048" : "at the sizes measured (all below 2048)";
     double best_tiled = 0, best_naive = 0;
     for (const auto& r : rows) {
-      if (r.skipped || r.n < 2048) continue;
+      if (r.skipped || (has_large && r.n < 2048)) continue;
       (r.impl == "tiled" ? best_tiled : best_naive) = std::max(r.impl == "tiled" ? best_tiled : best_naive, r.pct_of_sgemm);
     }
-    nar.result(fmt::format("at n ≥ 2048: naive reaches up to {:.0f}% of sgemm, tiled up to {:.0f}%", best_naive, best_tiled));
+    nar.result(fmt::format("{}: naive reaches up to {:.0f}% of sgemm, tiled up to {:.0f}%", where, best_naive, best_tiled));
     nar.say("the naive version streams 2 GiB per 8 heads at n = 8192 through memory; the tiled one keeps a 96×256 tile of S in L2");
     nar.say("and reads Q, K, V once per query block. Its softmax (the polynomial exp, max, sum) is the remaining non-FMA work.");
     nar.why("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip through memory.");
@@ -204,8 +208,8 @@ int main(int argc, char** argv) {
     nar.say("reaches about 25 GFLOP/s at n = 1024–4096, d = 64, 8 heads — about 10% of the same machine's sgemm.");
 
     const std::vector<GpuAttentionRow> gpu_rows = gpu_step(nar, gpu_sizes, dims, causal_opt);
-    nar.takeaway({fmt::format("sgemm roof {:.0f} GFLOP/s ({}); tiled attention up to {:.0f}% of it at n ≥ 2048, naive up to {:.0f}%.",
-                              roof, blas.kernel, best_tiled, best_naive),
+    nar.takeaway({fmt::format("sgemm roof {:.0f} GFLOP/s ({}); tiled attention up to {:.0f}% of it {}, naive up to {:.0f}%.",
+                              roof, blas.kernel, best_tiled, where, best_naive),
                   "The tiled kernel's memory is a few MiB per thread at any n; the naive one grows as heads·n²·4 bytes.",
                   "Same numbers, different order of summation: tiled == reference to ~1e-6."});
     if (json) {
