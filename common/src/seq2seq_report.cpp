@@ -68,10 +68,10 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
     j[key] = nlohmann::ordered_json::object();
   for (const auto& [name, r] : models)
     for (const auto& b : r.buckets) {
-      // Rounded as printed, so the file and the table agree.
-      j["bleu_by_length"][name][b.bucket.label()] = std::round(b.bleu * 10.0) / 10.0;
-      j["exact_match_by_length"][name][b.bucket.label()] = std::round(b.exact * 10.0) / 10.0;
-      j["token_accuracy_by_length"][name][b.bucket.label()] = std::round(b.token_acc * 10.0) / 10.0;
+      // The figures exactly as printed (format_score), so the file and the table agree.
+      j["bleu_by_length"][name][b.bucket.label()] = std::stod(format_score(b.bleu));
+      j["exact_match_by_length"][name][b.bucket.label()] = std::stod(format_score(b.exact));
+      j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
     }
   fs::create_directories(dir);
   const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
