@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     for (const auto& cm : luong) nar.result(describe_model(cm));
     const SentencePair& ex = pair_of_length(corpus.test, 10);
     const DecodeTrace tr = greedy_trace(general, sv.encode(ex.src), ex.src.size() + 10);
+    const DecodeTrace& general_trace = tr;
     const std::size_t t = std::min<std::size_t>(3, tr.tape.steps.size() - 1);  // the 4th output word
     const Mat H = slice_of(tr.tape.enc, 0);
     const Mat h_t = tr.tape.steps[t].s;  // (1, Hd)
@@ -115,6 +116,18 @@ int main(int argc, char** argv) {
     }
     nar.show("local_p_positions", positions, lp_out, {"p_t", "true s"}, "predicted centre vs the source word translated (0-based)");
     nar.heatmap("local_p_alignment", lp_align, lp_out, ex.src, "the local-p model's α (rows: output words)", {0.0, 1.0});
+    auto hits = [&](const DecodeTrace& d) {  // output words whose largest α is on the word they translate
+      std::size_t n = 0;
+      for (std::size_t r = 0; r < ex.tgt.size() && r < d.tape.steps.size(); ++r) {
+        const Mat& a = d.tape.steps[r].luong.alpha;
+        std::size_t arg = 0;
+        for (std::size_t j = 0; j < ex.src.size(); ++j) if (a(0, j) > a(0, arg)) arg = j;
+        n += arg == std::size_t(ex.alignment[r]);
+      }
+      return n;
+    };
+    nar.result(fmt::format("largest α on the word being translated: local-p {} of {}, global general {} of {} output words",
+                           hits(tp), ex.tgt.size(), hits(general_trace), ex.tgt.size()));
     nar.why("local attention looks at 2D + 1 words; local-m assumes monotonic order, local-p learns where to look — "
             "which the reorderings here require.");
 
