@@ -1,0 +1,116 @@
+// Presentation and plumbing of chapters 00–02 (attn/seq2seq_report.hpp, parts of seq2seq_train.hpp
+// and seq2seq_eval.hpp): the by-length table, the BLEU chart, results.json, getting a chapter's
+// model (train / load / errors), the shipped-checkpoint lookup, the one-thread BLAS guard.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/openblas.hpp"
+#include "attn/seq2seq_report.hpp"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+EvalResult fake_result(double scale) {
+  EvalResult r;
+  for (const auto& b : default_length_buckets()) {
+    BucketMetrics m;
+    m.bucket = b;
+    m.sentences = 10;
+    m.bleu = scale * double(b.lo);
+    m.exact = 12.25;  // rounds to 12.2 the way fmt prints it
+    m.token_acc = 50.0;
+    r.buckets.push_back(m);
+  }
+  r.overall = r.buckets.front();
+  r.overall.bucket = {5, 60};
+  return r;
+}
+}  // namespace
+
+TEST_CASE("length_table: one row per bucket plus 'all', three columns per model") {
+  const Table t = length_table({{"no_attention", fake_result(1.0)}, {"bahdanau", fake_result(0.5)}});
+  CHECK(t.header().size() == 2 + 2 * 3);
+  CHECK(t.header()[2] == "no_attention BLEU");
+  CHECK(t.header()[5] == "bahdanau BLEU");
+  REQUIRE(t.rows() == 7);
+  CHECK(t.data()[0][0] == "5-10");
+  CHECK(t.data()[0][2] == "5.0");
+  CHECK(t.data()[5][5] == "25.5");
+  CHECK(t.data()[6][0] == "all");
+  CHECK(format_score(99.95) == "100.0");  // what a learner sees, printed with one decimal
+  CHECK(format_score(12.25) == "12.2");
+}
+
+TEST_CASE("bleu_chart: a bar per bucket and model, scaled to 0–100") {
+  const std::string c = bleu_chart({{"no_attention", fake_result(1.0)}, {"bahdanau", fake_result(0.0)}}, 20);
+  CHECK(c.find("51-60") != std::string::npos);
+  CHECK(c.find("no_attention") != std::string::npos);
+  CHECK(c.find("██████████") != std::string::npos);  // 51 BLEU of 100 over 20 cells: 10 full cells
+  CHECK(c.find(" 0.0\n") != std::string::npos);
+  CHECK(c.find("BLEU (0–100)") != std::string::npos);
+}
+
+TEST_CASE("write_results_json: the issue's shape, figures as printed") {
+  const fs::path dir = fs::temp_directory_path() / "attn-results-json";
+  fs::remove_all(dir);
+  write_results_json(dir.string(), {{"bahdanau", fake_result(1.0)}});
+  std::ifstream f(dir / "results.json");
+  const auto j = nlohmann::json::parse(f);
+  CHECK(j["bleu_by_length"]["bahdanau"]["51-60"] == 51.0);
+  CHECK(j["exact_match_by_length"]["bahdanau"]["5-10"] == 12.2);
+  CHECK(j["token_accuracy_by_length"]["bahdanau"]["31-40"] == 50.0);
+  CHECK(j["bleu_by_length"]["bahdanau"].size() == 6);
+  CHECK_FALSE(fs::exists(dir / ".results.json.tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter_model: trains and saves, loads back the same, and names a missing file") {
+  const fs::path dir = fs::temp_directory_path() / "attn-chapter-model";
+  fs::remove_all(dir);
+  CorpusConfig cc;
+  cc.n_train = 200;
+  cc.n_valid = 20;
+  cc.n_test = 0;
+  cc.max_len = 6;
+  const ToyCorpus c = make_toy_corpus(cc);
+  TrainConfig tc;
+  tc.steps = 3;
+  tc.batch = 8;
+  tc.valid_every = 0;
+  const std::string path = (dir / "sub" / "m.safetensors").string();
+  const ChapterModel trained = chapter_model("00", "no_attention", c, true, path, tc);
+  CHECK(trained.trained);
+  CHECK(fs::exists(path));
+  CHECK(trained.training.train_losses.size() == 3);
+  CHECK(describe_model(trained).find("trained now") != std::string::npos);
+  const ChapterModel loaded = chapter_model("00", "no_attention", c, false, path, tc);
+  CHECK_FALSE(loaded.trained);
+  CHECK(loaded.model.out.w == trained.model.out.w);
+  CHECK(loaded.metadata.at("steps") == "3");
+  CHECK(describe_model(loaded).find("loaded") != std::string::npos);
+  CHECK_THROWS_WITH_AS(chapter_model("00", "bahdanau", c, false, (dir / "x.safetensors").string(), tc),
+                       doctest::Contains("x.safetensors"), SafetensorsError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("shipped_checkpoint finds data/chNN/<name>.safetensors next to the build folder") {
+  const std::string p = shipped_checkpoint("01", "bahdanau");
+  CHECK(p.size() > std::string("ch01/bahdanau.safetensors").size());
+  CHECK(p.substr(p.size() - 25) == "ch01/bahdanau.safetensors");
+  CHECK(fs::is_regular_file(p));
+  CHECK(chapter_corpus_config().n_test == 1200);
+}
+
+TEST_CASE("SingleThreadBlas: one thread inside, the previous count restored after") {
+  const int before = blas_info().threads;
+  {
+    SingleThreadBlas guard;
+    CHECK(blas_info().threads == 1);
+  }
+  CHECK(blas_info().threads == before);
+}
