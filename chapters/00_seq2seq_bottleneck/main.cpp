@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     nar.step("What the attention chapters change", "c  →  c_i = Σ_j α_ij h_j");
     nar.say("chapter 01 keeps every h_j and lets each decoder step choose its own mixture of them.");
     nar.takeaway({
-        fmt::format("One fixed vector (c = h_S, {} numbers) translates short sentences well: BLEU {} at 5-10 words.",
+        fmt::format("One fixed vector (c = h_S, {} numbers) carries short sentences: BLEU {} at 5-10 words.",
                     c.size(), format_score(first)),
         fmt::format("It collapses as sentences grow: BLEU {} at 51-60 words ({:.0f}% lower), exact match {}% -> {}%.",
                     format_score(last), 100.0 * (1.0 - last / first), format_score(r.buckets.front().exact),

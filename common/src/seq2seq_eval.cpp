@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 #include "attn/batching.hpp"
@@ -157,30 +158,54 @@ double time_score_function(const std::string& kind, std::size_t src_len, std::si
   return median(rounds);
 }
 
-double time_training_step(const Seq2SeqConfig& cfg, std::size_t batch, std::size_t src_len, std::size_t reps,
-                          std::uint64_t seed) {
-  SingleThreadBlas one_thread;
-  std::vector<SentencePair> pairs;
-  for (std::size_t i = 0; i < batch; ++i) pairs.push_back(toy_sentence(seed * 1000003 + i, src_len));
-  const Vocab sv = toy_source_vocab(), tv = toy_target_vocab();
-  const Batch b = make_batches(pairs, sv, tv, batch).at(0);
-  Rng rng(seed);
-  Seq2Seq m = seq2seq_init(cfg, rng), g = zeros_like(m);
+namespace {
+// One model ready to take training steps on a fixed batch.
+struct StepBench {
+  Seq2Seq m, g;
   ParamRegistry reg;
-  register_params(reg, m, g);
-  Adam adam(reg, AdamConfig{2e-3f});
+  std::unique_ptr<Adam> adam;
   Seq2SeqTape tape;
-  std::vector<double> times;
-  for (std::size_t r = 0; r < reps + 1; ++r) {
+  double step(const Batch& b) {
     const auto t0 = Clock::now();
     reg.zero_grad();
     seq2seq_forward(tape, m, b);
     seq2seq_backward(g, tape, m, b);
     clip_grad_norm(reg, 1.0);
-    adam.step();
-    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());  // r = 0: warm-up
+    adam->step();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
   }
-  return median(times);
+};
+}  // namespace
+
+std::vector<double> time_training_steps(const std::vector<Seq2SeqConfig>& cfgs, std::size_t batch,
+                                        std::size_t src_len, std::size_t reps, std::uint64_t seed) {
+  SingleThreadBlas one_thread;
+  std::vector<SentencePair> pairs;
+  for (std::size_t i = 0; i < batch; ++i) pairs.push_back(toy_sentence(seed * 1000003 + i, src_len));
+  const Vocab sv = toy_source_vocab(), tv = toy_target_vocab();
+  const Batch b = make_batches(pairs, sv, tv, batch).at(0);
+  std::vector<std::unique_ptr<StepBench>> benches;
+  for (const auto& cfg : cfgs) {
+    Rng rng(seed);
+    auto sb = std::make_unique<StepBench>();
+    sb->m = seq2seq_init(cfg, rng);
+    sb->g = zeros_like(sb->m);
+    register_params(sb->reg, sb->m, sb->g);
+    sb->adam = std::make_unique<Adam>(sb->reg, AdamConfig{2e-3f});
+    sb->step(b);  // warm-up: allocations, caches
+    benches.push_back(std::move(sb));
+  }
+  std::vector<std::vector<double>> times(cfgs.size());
+  for (std::size_t r = 0; r < reps; ++r)
+    for (std::size_t k = 0; k < benches.size(); ++k) times[k].push_back(benches[k]->step(b));
+  std::vector<double> out;
+  for (auto& t : times) out.push_back(median(t));
+  return out;
+}
+
+double time_training_step(const Seq2SeqConfig& cfg, std::size_t batch, std::size_t src_len, std::size_t reps,
+                          std::uint64_t seed) {
+  return time_training_steps({cfg}, batch, src_len, reps, seed).at(0);
 }
 
 }  // namespace attn

@@ -258,4 +258,10 @@ TEST_CASE("timing helpers return positive per-call times") {
   for (const char* k : {"bahdanau", "dot", "general", "concat"}) CHECK(time_score_function(k, 10, 16, 8, 20) > 0.0);
   CHECK_THROWS_AS(time_score_function("cosine", 10, 16, 8, 5), std::invalid_argument);
   CHECK(time_training_step(config_for("luong_dot", toy_source_vocab().size(), toy_target_vocab().size()), 4, 6, 2) > 0.0);
+  const auto both = time_training_steps({config_for("bahdanau", toy_source_vocab().size(), toy_target_vocab().size()),
+                                         config_for("no_attention", toy_source_vocab().size(), toy_target_vocab().size())},
+                                        4, 6, 3);
+  REQUIRE(both.size() == 2);
+  CHECK(both[0] > 0.0);
+  CHECK(both[1] > 0.0);
 }
