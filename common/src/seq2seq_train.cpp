@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "attn/batching.hpp"
+#include "attn/data_files.hpp"
 #include "attn/loss.hpp"
 #include "attn/optim.hpp"
 #include "attn/progress.hpp"
@@ -117,19 +118,10 @@ Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size
 }
 
 std::string shipped_checkpoint(const std::string& chapter, const std::string& name) {
-  namespace fs = std::filesystem;
-  const fs::path rel = fs::path("ch" + chapter) / (name + ".safetensors");
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("ATTN_DATA_DIR"); env && *env) dirs.emplace_back(env);
-  dirs.emplace_back("data");
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);  // <repo>/build*/bin/<program>
-  if (!ec) dirs.push_back(exe.parent_path().parent_path().parent_path() / "data");
-  for (const auto& d : dirs)
-    if (fs::is_regular_file(d / rel, ec)) return (d / rel).string();
-  for (const auto& d : dirs)
-    if (fs::is_directory(d, ec)) return (d / rel).string();  // where --train would write it
-  return (dirs.front() / rel).string();
+  // Found where data_files.hpp looks; if absent, the path --train would write it to.
+  const std::string rel = "ch" + chapter + "/" + name + ".safetensors";
+  if (const auto found = find_data_file(rel)) return *found;
+  return data_dir() + "/" + rel;
 }
 
 }  // namespace attn
