@@ -16,27 +16,16 @@
 #include "attn/npy.hpp"
 #include "attn/tensor_ops.hpp"
 #include "run_program.hpp"
+#include "seq2seq_pins.hpp"
 
 using namespace attn;
+using seq2seq_pins::check_pinned;
+using seq2seq_pins::kBuckets;
+using seq2seq_pins::read_json;
 namespace fs = std::filesystem;
 
 namespace {
 const char* kProgram = "00_seq2seq_bottleneck";
-const std::vector<std::string> kBuckets = {"5-10", "11-20", "21-30", "31-40", "41-50", "51-60"};
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream f(p);
-  return nlohmann::json::parse(f);
-}
-// figures: BLEU, exact %, token accuracy % for each of the six buckets, as printed.
-void check_pinned(const nlohmann::json& j, const std::string& model, const std::vector<std::array<double, 3>>& figures) {
-  REQUIRE(figures.size() == kBuckets.size());
-  for (std::size_t b = 0; b < kBuckets.size(); ++b) {
-    INFO(model << ", bucket " << kBuckets[b]);
-    CHECK(std::abs(j["bleu_by_length"][model][kBuckets[b]].get<double>() - figures[b][0]) < 0.05);
-    CHECK(std::abs(j["exact_match_by_length"][model][kBuckets[b]].get<double>() - figures[b][1]) < 0.05);
-    CHECK(std::abs(j["token_accuracy_by_length"][model][kBuckets[b]].get<double>() - figures[b][2]) < 0.05);
-  }
-}
 }  // namespace
 
 TEST_CASE("chapter 00 runs every step from the shipped checkpoint") {
