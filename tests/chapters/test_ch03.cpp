@@ -113,6 +113,13 @@ TEST_CASE("chapter 03 options: --quiet keeps results only, --full, --sentence, c
   CHECK(h.status == 0);
   for (const char* flag : {"--seed", "--quiet", "--no-color", "--full", "--step", "--export", "--sentence", "--d-k"})
     CHECK_MESSAGE(h.has(flag), "--help does not list " << flag);
+  const std::string twelve = "a b c d e f g h i j k l";
+  const RunResult elided = run_program("03_self_attention", {"--no-color", "--sentence", twelve});
+  const RunResult full = run_program("03_self_attention", {"--no-color", "--full", "--sentence", twelve});
+  REQUIRE(elided.status == 0);
+  REQUIRE(full.status == 0);
+  CHECK(elided.has("⋮"));        // 12 rows: the middle ones are elided …
+  CHECK_FALSE(full.has("⋮"));    // … unless --full
   const RunResult st = run_program("03_self_attention", {"--step", "--no-color"});  // stdin is not a terminal: no pause
   CHECK(st.status == 0);
   CHECK_FALSE(st.has("[Enter"));
