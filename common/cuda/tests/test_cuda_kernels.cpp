@@ -238,6 +238,18 @@ struct Inputs {
   std::vector<double> qd, kd, vd;
 };
 
+// Rounds x to bf16 once; as_double gets exactly the rounded values, so a reference computed from
+// it sees what the kernel sees.
+std::vector<__nv_bfloat16> to_bf16(const std::vector<float>& x, std::vector<double>& as_double) {
+  std::vector<__nv_bfloat16> out(x.size());
+  as_double.resize(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    out[i] = __float2bfloat16(x[i]);
+    as_double[i] = static_cast<double>(__bfloat162float(out[i]));
+  }
+  return out;
+}
+
 Inputs make_inputs(const Case& c, std::uint64_t seed) {
   Rng rng(seed);
   Inputs in;
@@ -292,16 +304,6 @@ Result test_flash_fp32(const Case& c, std::uint64_t seed) {
 
 Result test_flash_bf16(const Case& c, std::uint64_t seed) {
   const Inputs in = make_inputs(c, seed);
-  // Round the inputs to bf16 once; the reference sees exactly the values the kernel sees.
-  auto to_bf16 = [](const std::vector<float>& x, std::vector<double>& as_double) {
-    std::vector<__nv_bfloat16> out(x.size());
-    as_double.resize(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      out[i] = __float2bfloat16(x[i]);
-      as_double[i] = static_cast<double>(__bfloat162float(out[i]));
-    }
-    return out;
-  };
   std::vector<double> qd, kd, vd;
   const auto qb = to_bf16(in.q, qd), kb = to_bf16(in.k, kd), vb = to_bf16(in.v, vd);
   std::vector<double> ref, ref_lse;
