@@ -3,7 +3,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "attn/openblas.hpp"
+#include "attn/tensor/openblas.hpp"
 
 int main(int argc, char** argv) {
   attn::ensure_fast_openblas(argc, argv);

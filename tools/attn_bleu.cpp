@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "attn/bleu.hpp"
+#include "attn/data/bleu.hpp"
 
 namespace {
 

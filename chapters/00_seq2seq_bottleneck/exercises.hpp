@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/tensor.hpp"
+#include "attn/tensor/tensor.hpp"
 
 namespace ex00 {
 

@@ -1,4 +1,4 @@
-// Chapter 00 — worked solutions in plain loops. (The library's GRU, common/src/gru.cpp, does the
+// Chapter 00 — worked solutions in plain loops. (The library's GRU, common/src/nn/gru.cpp, does the
 // same for a whole batch with two matrix products per step.)
 #include <cmath>
 

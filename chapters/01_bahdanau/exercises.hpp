@@ -4,7 +4,7 @@
 // Your file is exercises.cpp; solutions.cpp holds one worked answer (peek only when stuck).
 #pragma once
 
-#include "attn/tensor.hpp"
+#include "attn/tensor/tensor.hpp"
 
 namespace ex01 {
 

@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "attn/cli.hpp"
-#include "attn/seq2seq_report.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 
@@ -46,10 +46,9 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     tc.seed = nar.options().seed;
-    tc.progress = !nar.quiet();
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
-    const ChapterModel cm = chapter_model("01", "bahdanau", corpus, train, checkpoint, tc);
+    const ChapterModel cm = chapter_model("01", "bahdanau", corpus, train, checkpoint, tc, !nar.quiet());
     const ChapterModel base = chapter_model("00", "no_attention", corpus, false, baseline, tc);
     const Seq2Seq& m = cm.model;
 

@@ -1,5 +1,5 @@
 // Chapter 01 — worked solutions in plain loops. (The library's batched version is
-// common/src/additive_attention.cpp: bahdanau_keys_forward + bahdanau_step_forward.)
+// common/src/attention/additive_attention.cpp: bahdanau_keys_forward + bahdanau_step_forward.)
 #include <algorithm>
 #include <cmath>
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "attn/exercise.hpp"
+#include "attn/present/exercise.hpp"
 
 namespace ex02 {
 

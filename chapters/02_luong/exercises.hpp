@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "attn/tensor.hpp"
+#include "attn/tensor/tensor.hpp"
 
 namespace ex02 {
 

@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "attn/cli.hpp"
-#include "attn/seq2seq_report.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 
@@ -43,7 +43,6 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     tc.seed = nar.options().seed;
-    tc.progress = !nar.quiet();
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
     auto path_for = [&](const std::string& name) {
@@ -52,7 +51,7 @@ int main(int argc, char** argv) {
     };
     std::vector<ChapterModel> luong;
     for (const char* name : {"luong_dot", "luong_general", "luong_local_p"})
-      luong.push_back(chapter_model("02", name, corpus, train, path_for(name), tc));
+      luong.push_back(chapter_model("02", name, corpus, train, path_for(name), tc, !nar.quiet()));
     const ChapterModel bah = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, tc);
     const Seq2Seq& general = luong[1].model;
 

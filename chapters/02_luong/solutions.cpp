@@ -1,5 +1,5 @@
 // Chapter 02 — worked solutions in plain loops. (The library's batched version is
-// common/src/luong_attention.cpp: luong_scores_forward and luong_forward.)
+// common/src/attention/luong_attention.cpp: luong_scores_forward and luong_forward.)
 #include <cmath>
 #include <limits>
 

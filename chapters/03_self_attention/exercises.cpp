@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/exercise.hpp"
+#include "attn/present/exercise.hpp"
 
 namespace ex03 {
 

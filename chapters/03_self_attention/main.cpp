@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
-#include "attn/attention.hpp"
-#include "attn/cli.hpp"
-#include "attn/lookup.hpp"
-#include "attn/mask.hpp"
-#include "attn/scaling.hpp"
-#include "attn/self_attention.hpp"
-#include "attn/tensor_ops.hpp"
-#include "attn/word_vectors.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/studies/lookup.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/studies/scaling.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/data/word_vectors.hpp"
 
 using namespace attn;
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "attn/exercise.hpp"
+#include "attn/present/exercise.hpp"
 
 namespace ex04 {
 

@@ -9,16 +9,16 @@
 
 #include <fmt/format.h>
 
-#include "attn/cli.hpp"
-#include "attn/data_files.hpp"
-#include "attn/gqa.hpp"
-#include "attn/mha_trace.hpp"
-#include "attn/multi_head.hpp"
-#include "attn/npy.hpp"
-#include "attn/side_by_side.hpp"
-#include "attn/tensor_ops.hpp"
-#include "attn/transformer_cost.hpp"
-#include "attn/word_vectors.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/data/data_files.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/attention/mha_trace.hpp"
+#include "attn/attention/multi_head.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/present/side_by_side.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/studies/transformer_cost.hpp"
+#include "attn/data/word_vectors.hpp"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Chapter 04 — worked solutions in plain loops. (The library's version is common/src/mha_trace.cpp.)
+// Chapter 04 — worked solutions in plain loops. (The library's version is common/src/attention/mha_trace.cpp.)
 #include <algorithm>
 #include <cmath>
 

@@ -11,19 +11,19 @@
 
 #include <fmt/format.h>
 
-#include "attn/alibi.hpp"
-#include "attn/cli.hpp"
-#include "attn/data_files.hpp"
-#include "attn/extrapolation.hpp"
-#include "attn/safetensors.hpp"
-#include "attn/learned_position.hpp"
-#include "attn/lookup.hpp"
-#include "attn/mask.hpp"
-#include "attn/position_encoding.hpp"
-#include "attn/rope.hpp"
-#include "attn/sinusoidal.hpp"
-#include "attn/tensor_ops.hpp"
-#include "attn/word_vectors.hpp"
+#include "attn/position/alibi.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/data/data_files.hpp"
+#include "attn/studies/extrapolation.hpp"
+#include "attn/data/safetensors.hpp"
+#include "attn/position/learned_position.hpp"
+#include "attn/studies/lookup.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/position/position_encoding.hpp"
+#include "attn/position/rope.hpp"
+#include "attn/position/sinusoidal.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/data/word_vectors.hpp"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Chapter 05 — worked solutions in plain loops. (The library's versions: common/src/sinusoidal.cpp,
+// Chapter 05 — worked solutions in plain loops. (The library's versions: common/src/position/sinusoidal.cpp,
 // rope.cpp, alibi.cpp.)
 #include <cmath>
 #include <cstdlib>

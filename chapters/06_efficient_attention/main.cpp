@@ -9,16 +9,16 @@
 
 #include <fmt/format.h>
 
-#include "attn/attention.hpp"
-#include "attn/cli.hpp"
-#include "attn/efficient_benchmark.hpp"
-#include "attn/gqa.hpp"
-#include "attn/kv_cache.hpp"
-#include "attn/linear_attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
-#include "attn/sparse_attention.hpp"
-#include "attn/tiled_attention.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/studies/efficient_sweep.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/linear_attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/attention/sparse_attention.hpp"
+#include "attn/attention/tiled_attention.hpp"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Chapter 06 — worked solutions (the library's versions: common/src/online_softmax.cpp and
+// Chapter 06 — worked solutions (the library's versions: common/src/attention/online_softmax.cpp and
 // sparse_attention.cpp).
 #include <algorithm>
 #include <cmath>

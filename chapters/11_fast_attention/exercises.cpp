@@ -1,12 +1,12 @@
 // Chapter 11 exercises — your file. Replace each `throw` with your code, then run
 //   scripts/exercises check 11
-// Plain loops are fine: the kernel in common/src/fast_attention.cpp does the same with AVX-512.
+// Plain loops are fine: the kernel in common/src/attention/fast_attention.cpp does the same with AVX-512.
 #include "exercises.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "attn/exercise.hpp"
+#include "attn/present/exercise.hpp"
 
 namespace ex11 {
 

@@ -16,15 +16,15 @@
 
 #include <fmt/format.h>
 
-#include "attn/attention.hpp"
-#include "attn/attention_benchmark.hpp"
-#include "attn/benchmark.hpp"
-#include "attn/cli.hpp"
-#include "attn/fast_attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/memory.hpp"
-#include "attn/openblas.hpp"
-#include "attn/rng.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/studies/attention_speed.hpp"
+#include "attn/studies/timing.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/attention/fast_attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/memory.hpp"
+#include "attn/tensor/openblas.hpp"
+#include "attn/tensor/rng.hpp"
 #ifdef ATTN_HAVE_CUDA
 #include "attn/cuda/bench.hpp"
 #include "attn/cuda/check.hpp"

@@ -1,5 +1,5 @@
 // Chapter 11 — worked solutions (the kernel's versions: avx512_block and keys_for_block in
-// common/src/fast_attention.cpp).
+// common/src/attention/fast_attention.cpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "attn/chapters.hpp"
-#include "attn/openblas.hpp"
+#include "attn/present/chapters.hpp"
+#include "attn/tensor/openblas.hpp"
 
 int main(int argc, char** argv) {
   attn::ensure_fast_openblas(argc, argv);

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/npy.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "run_program.hpp"
 #include "seq2seq_pins.hpp"
 

@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention.hpp"
-#include "attn/blas.hpp"
-#include "attn/softmax.hpp"
-#include "attn/mask.hpp"
-#include "attn/npy.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "run_program.hpp"
 
 using namespace attn;

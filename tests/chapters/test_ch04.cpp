@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention.hpp"
-#include "attn/blas.hpp"
-#include "attn/mha_trace.hpp"
-#include "attn/npy.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/attention/mha_trace.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "run_program.hpp"
 
 using namespace attn;

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/alibi.hpp"
-#include "attn/npy.hpp"
-#include "attn/sinusoidal.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/position/alibi.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/position/sinusoidal.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "run_program.hpp"
 
 using namespace attn;

@@ -5,11 +5,11 @@
 
 #include <limits>
 
-#include "attn/attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
-#include "attn/self_attention.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 

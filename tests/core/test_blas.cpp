@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "attn/blas.hpp"
-#include "attn/rng.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/tensor/rng.hpp"
 
 using namespace attn;
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "attn/bleu.hpp"
+#include "attn/data/bleu.hpp"
 
 using namespace attn;
 

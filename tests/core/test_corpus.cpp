@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "attn/batching.hpp"
-#include "attn/corpus.hpp"
-#include "attn/vocab.hpp"
+#include "attn/data/batching.hpp"
+#include "attn/data/corpus.hpp"
+#include "attn/data/vocab.hpp"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Chapter 06's variants against exact attention (attn/sparse_attention.hpp, linear_attention.hpp,
+// Chapter 06's variants against exact attention (attn/attention/sparse_attention.hpp, linear_attention.hpp,
 // kv_cache.hpp). Map: 1. window patterns (shape, window >= n == full causal); 2. efficient
 // computations == masked exact attention (window, dilated, Longformer, BigBird); 3. BigBird with
 // every block global == full attention; 4. linear attention parallel == quadratic, recurrent ==
@@ -9,13 +9,13 @@
 
 #include <cmath>
 
-#include "attn/attention.hpp"
-#include "attn/gqa.hpp"
-#include "attn/kv_cache.hpp"
-#include "attn/linear_attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
-#include "attn/sparse_attention.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/linear_attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/attention/sparse_attention.hpp"
 
 using namespace attn;
 

@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "attn/data_files.hpp"
-#include "attn/extrapolation.hpp"
-#include "attn/safetensors.hpp"
+#include "attn/data/data_files.hpp"
+#include "attn/studies/extrapolation.hpp"
+#include "attn/data/safetensors.hpp"
 
 using namespace attn;
 

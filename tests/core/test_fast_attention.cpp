@@ -1,4 +1,4 @@
-// Chapter 11's fused kernel (attn/fast_attention.hpp) against attention_reference (double loops).
+// Chapter 11's fused kernel (attn/attention/fast_attention.hpp) against attention_reference (double loops).
 // Map: 1. both paths (AVX-512, portable) on awkward sizes, causal and not; 2. tile sizes that do
 // not divide n; 3. rectangular S > N (a cache) and S < N (rows that see nothing); 4. extreme
 // logits; 5. the naive three-pass baseline; 6. the flop count.
@@ -12,10 +12,10 @@
 #include <limits>
 #include <string>
 
-#include "attn/attention.hpp"
-#include "attn/fast_attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/attention/fast_attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
 
 using namespace attn;
 

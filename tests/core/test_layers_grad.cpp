@@ -1,5 +1,5 @@
 // Gradient checks of every trainable layer: the analytic backward against central finite
-// differences in double (attn/gradcheck.hpp), on tiny odd shapes (3, 5, 7) so that no loop bound
+// differences in double (attn/nn/gradcheck.hpp), on tiny odd shapes (3, 5, 7) so that no loop bound
 // or transpose can hide behind a symmetric size. The loss is L = Σ G ⊙ output for a fixed random
 // G, so dL/d(output) = G. Tolerance: relative error < 1e-6; with ε = 1e-5 in double the central
 // difference's own error is ~ε²·|f'''| + 1e-16/ε ≈ 1e-10, so 1e-6 leaves room only for real bugs.
@@ -11,20 +11,20 @@
 #include <functional>
 #include <limits>
 
-#include "attn/activations.hpp"
-#include "attn/additive_attention.hpp"
-#include "attn/attention.hpp"
-#include "attn/attention_layer.hpp"
-#include "attn/blas.hpp"
-#include "attn/embedding.hpp"
-#include "attn/gradcheck.hpp"
-#include "attn/gru.hpp"
-#include "attn/layernorm.hpp"
-#include "attn/linear.hpp"
-#include "attn/loss.hpp"
-#include "attn/luong_attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/multi_head.hpp"
+#include "attn/nn/activations.hpp"
+#include "attn/attention/additive_attention.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/attention/attention_layer.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/nn/embedding.hpp"
+#include "attn/nn/gradcheck.hpp"
+#include "attn/nn/gru.hpp"
+#include "attn/nn/layernorm.hpp"
+#include "attn/nn/linear.hpp"
+#include "attn/nn/loss.hpp"
+#include "attn/attention/luong_attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/attention/multi_head.hpp"
 
 using namespace attn;
 

@@ -5,16 +5,16 @@
 // Tolerance: float32 products of ≤ 16-term sums of O(1) values: 1e-5.
 #include <doctest/doctest.h>
 
-#include "attn/data_files.hpp"
-#include "attn/gqa.hpp"
-#include "attn/mask.hpp"
-#include "attn/mha_trace.hpp"
-#include "attn/multi_head.hpp"
-#include "attn/rng.hpp"
-#include "attn/self_attention.hpp"
-#include "attn/side_by_side.hpp"
-#include "attn/tensor_ops.hpp"
-#include "attn/transformer_cost.hpp"
+#include "attn/data/data_files.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/attention/mha_trace.hpp"
+#include "attn/attention/multi_head.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/present/side_by_side.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/studies/transformer_cost.hpp"
 
 using namespace attn;
 

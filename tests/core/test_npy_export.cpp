@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/export.hpp"
-#include "attn/npy.hpp"
-#include "attn/rng.hpp"
+#include "attn/present/export.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/tensor/rng.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;

@@ -4,12 +4,12 @@
 
 #include <cmath>
 
-#include "attn/lookup.hpp"
-#include "attn/openblas.hpp"
-#include "attn/rng.hpp"
-#include "attn/scaling.hpp"
-#include "attn/tensor_ops.hpp"
-#include "attn/word_vectors.hpp"
+#include "attn/studies/lookup.hpp"
+#include "attn/tensor/openblas.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/studies/scaling.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/data/word_vectors.hpp"
 
 using namespace attn;
 

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "attn/linear.hpp"
-#include "attn/optim.hpp"
-#include "attn/params.hpp"
-#include "attn/schedule.hpp"
+#include "attn/nn/linear.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/tensor/params.hpp"
+#include "attn/nn/schedule.hpp"
 
 using namespace attn;
 

@@ -8,20 +8,20 @@
 
 #include <cmath>
 
-#include "attn/alibi.hpp"
-#include "attn/attention.hpp"
-#include "attn/attention_layer.hpp"
-#include "attn/blas.hpp"
-#include "attn/gradcheck.hpp"
-#include "attn/learned_position.hpp"
-#include "attn/lookup.hpp"
-#include "attn/position_encoding.hpp"
-#include "attn/self_attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
-#include "attn/rope.hpp"
-#include "attn/sinusoidal.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/position/alibi.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/attention/attention_layer.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/nn/gradcheck.hpp"
+#include "attn/position/learned_position.hpp"
+#include "attn/studies/lookup.hpp"
+#include "attn/position/position_encoding.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/position/rope.hpp"
+#include "attn/position/sinusoidal.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "attn/mask.hpp"
-#include "attn/narrate.hpp"
-#include "attn/table.hpp"
-#include "attn/terminal.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/present/narrate.hpp"
+#include "attn/present/table.hpp"
+#include "attn/present/terminal.hpp"
 
 using namespace attn;
 

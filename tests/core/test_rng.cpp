@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "attn/rng.hpp"
+#include "attn/tensor/rng.hpp"
 
 using namespace attn;
 

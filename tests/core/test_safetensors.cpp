@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attn/linear.hpp"
-#include "attn/safetensors.hpp"
+#include "attn/nn/linear.hpp"
+#include "attn/data/safetensors.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;

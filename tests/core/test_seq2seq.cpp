@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attn/gradcheck.hpp"
-#include "attn/seq2seq.hpp"
-#include "attn/seq2seq_eval.hpp"
-#include "attn/seq2seq_train.hpp"
-#include "attn/vocab.hpp"
+#include "attn/nn/gradcheck.hpp"
+#include "attn/models/seq2seq.hpp"
+#include "attn/models/seq2seq_eval.hpp"
+#include "attn/models/seq2seq_train.hpp"
+#include "attn/data/vocab.hpp"
 
 using namespace attn;
 

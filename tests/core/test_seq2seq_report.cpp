@@ -1,4 +1,4 @@
-// Presentation and plumbing of chapters 00–02 (attn/seq2seq_report.hpp, parts of seq2seq_train.hpp
+// Presentation and plumbing of chapters 00–02 (attn/present/seq2seq_report.hpp, parts of seq2seq_train.hpp
 // and seq2seq_eval.hpp): the by-length table, the BLEU chart, results.json, getting a chapter's
 // model (train / load / errors), the shipped-checkpoint lookup, the one-thread BLAS guard.
 #include <doctest/doctest.h>
@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/openblas.hpp"
-#include "attn/seq2seq_report.hpp"
+#include "attn/tensor/openblas.hpp"
+#include "attn/present/seq2seq_report.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;

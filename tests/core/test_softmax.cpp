@@ -7,10 +7,10 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
-#include "attn/softmax.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 

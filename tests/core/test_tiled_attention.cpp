@@ -1,4 +1,4 @@
-// Online softmax and tiled attention (attn/online_softmax.hpp, attn/tiled_attention.hpp).
+// Online softmax and tiled attention (attn/attention/online_softmax.hpp, attn/attention/tiled_attention.hpp).
 // Map: 1. online softmax == softmax_row for every tile size; 2. the α rescale in one worked row;
 // 3. tiled forward == reference for every tile size (incl. tiles that do not divide n), causal
 // and not, S != N; 4. logsumexp; 5. tiled backward == materialised backward; 6. both == central
@@ -12,12 +12,12 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/online_softmax.hpp"
-#include "attn/rng.hpp"
-#include "attn/softmax.hpp"
-#include "attn/tiled_attention.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/attention/online_softmax.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/attention/tiled_attention.hpp"
 
 using namespace attn;
 

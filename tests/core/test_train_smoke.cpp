@@ -7,14 +7,14 @@
 #include <chrono>
 #include <cmath>
 
-#include "attn/batching.hpp"
-#include "attn/corpus.hpp"
-#include "attn/embedding.hpp"
-#include "attn/gru.hpp"
-#include "attn/linear.hpp"
-#include "attn/loss.hpp"
-#include "attn/optim.hpp"
-#include "attn/params.hpp"
+#include "attn/data/batching.hpp"
+#include "attn/data/corpus.hpp"
+#include "attn/nn/embedding.hpp"
+#include "attn/nn/gru.hpp"
+#include "attn/nn/linear.hpp"
+#include "attn/nn/loss.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/tensor/params.hpp"
 
 using namespace attn;
 

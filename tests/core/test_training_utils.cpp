@@ -6,9 +6,9 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "attn/best_checkpoint.hpp"
-#include "attn/linear.hpp"
-#include "attn/progress.hpp"
+#include "attn/nn/best_checkpoint.hpp"
+#include "attn/nn/linear.hpp"
+#include "attn/present/progress.hpp"
 
 using namespace attn;
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <string>
 
-#include "attn/exercise.hpp"
-#include "attn/tensor.hpp"
+#include "attn/present/exercise.hpp"
+#include "attn/tensor/tensor.hpp"
 
 // Evaluates expr into `var`; a NotImplemented stub fails the test case with its hint and stops it.
 #define LEARNER_CALL(var, expr)                                   \

@@ -1,11 +1,11 @@
 // Chapter 00 exercise checks (against solutions.cpp in ctest; against the learner's exercises.cpp
-// through `scripts/exercises check 00`). References: the library's GRU (common/src/gru.cpp) on a
+// through `scripts/exercises check 00`). References: the library's GRU (common/src/nn/gru.cpp) on a
 // batch of one. Tolerance 1e-5: float32 sums of ~10 terms of size O(1).
 #include <string>
 #include <vector>
 
-#include "attn/gru.hpp"
-#include "attn/rng.hpp"
+#include "attn/nn/gru.hpp"
+#include "attn/tensor/rng.hpp"
 #include "exercise_check.hpp"
 #include "../../chapters/00_seq2seq_bottleneck/exercises.hpp"  // by path: every chapter has an exercises.hpp
 

@@ -1,10 +1,10 @@
 // Chapter 01 exercise checks. References: the library's batched Bahdanau attention
-// (common/src/additive_attention.cpp) on a batch of one. Tolerance 1e-5 (float32, O(1) values).
+// (common/src/attention/additive_attention.cpp) on a batch of one. Tolerance 1e-5 (float32, O(1) values).
 #include <limits>
 
-#include "attn/additive_attention.hpp"
-#include "attn/rng.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/attention/additive_attention.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "exercise_check.hpp"
 #include "../../chapters/01_bahdanau/exercises.hpp"  // by path: every chapter has an exercises.hpp
 

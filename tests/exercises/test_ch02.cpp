@@ -1,10 +1,10 @@
 // Chapter 02 exercise checks. References: the library's batched Luong attention
-// (common/src/luong_attention.cpp) on a batch of one. Tolerance 1e-5 (float32, O(1) values).
+// (common/src/attention/luong_attention.cpp) on a batch of one. Tolerance 1e-5 (float32, O(1) values).
 #include <cmath>
 
-#include "attn/luong_attention.hpp"
-#include "attn/rng.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/attention/luong_attention.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "exercise_check.hpp"
 #include "../../chapters/02_luong/exercises.hpp"  // by path: every chapter has an exercises.hpp
 

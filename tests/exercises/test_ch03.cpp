@@ -3,10 +3,10 @@
 // mistake. Tolerances: float32 results vs double references, values O(1): 1e-5.
 #include <limits>
 
-#include "attn/attention.hpp"
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
-#include "attn/softmax.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "exercise_check.hpp"
 #include "03_self_attention/exercises.hpp"
 

@@ -1,9 +1,9 @@
 // Chapter 04 exercise checks (solutions.cpp in ctest; the learner's exercises.cpp through
 // `scripts/exercises check 04`). Messages name the usual mistakes. Tolerance 1e-5 (float32, O(1) values).
-#include "attn/mha_trace.hpp"
-#include "attn/multi_head.hpp"
-#include "attn/rng.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/attention/mha_trace.hpp"
+#include "attn/attention/multi_head.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "exercise_check.hpp"
 #include "../../chapters/04_multi_head/exercises.hpp"  // by path: every chapter has an exercises.hpp
 

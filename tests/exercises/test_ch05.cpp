@@ -1,11 +1,11 @@
 // Chapter 05 exercise checks (solutions.cpp in ctest; the learner's exercises.cpp through
 // `scripts/exercises check 05`). Each check compares with the library and names the usual mistake.
 // Tolerance 1e-5 (float32 values in [−1, 1] or small multiples).
-#include "attn/alibi.hpp"
-#include "attn/rng.hpp"
-#include "attn/rope.hpp"
-#include "attn/sinusoidal.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/position/alibi.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/position/rope.hpp"
+#include "attn/position/sinusoidal.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "exercise_check.hpp"
 #include "../../chapters/05_positional_encoding/exercises.hpp"  // by path: every chapter has an exercises.hpp
 

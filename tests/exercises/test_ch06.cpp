@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "../../chapters/06_efficient_attention/exercises.hpp"  // by path: every chapter has an exercises.hpp
-#include "attn/mask.hpp"
-#include "attn/rng.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
 #include "exercise_check.hpp"
 
 using attn::Mat;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "../../chapters/11_fast_attention/exercises.hpp"  // by path: every chapter has an exercises.hpp
-#include "attn/rng.hpp"
+#include "attn/tensor/rng.hpp"
 #include "exercise_check.hpp"
 
 TEST_SUITE("ch11") {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "attn/npy.hpp"
+#include "attn/data/npy.hpp"
 
 namespace golden_io {
 

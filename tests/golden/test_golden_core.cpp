@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "attn/attention.hpp"
-#include "attn/blas.hpp"
-#include "attn/npy.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/data/npy.hpp"
 #include "golden_io.hpp"
-#include "attn/softmax.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 

@@ -6,12 +6,12 @@
 
 #include <string>
 
-#include "attn/mask.hpp"
-#include "attn/mha_trace.hpp"
-#include "attn/multi_head.hpp"
-#include "attn/npy.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/attention/mha_trace.hpp"
+#include "attn/attention/multi_head.hpp"
+#include "attn/data/npy.hpp"
 #include "golden_io.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 

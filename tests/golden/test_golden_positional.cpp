@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "attn/alibi.hpp"
-#include "attn/npy.hpp"
+#include "attn/position/alibi.hpp"
+#include "attn/data/npy.hpp"
 #include "golden_io.hpp"
-#include "attn/rope.hpp"
-#include "attn/sinusoidal.hpp"
-#include "attn/tensor_ops.hpp"
+#include "attn/position/rope.hpp"
+#include "attn/position/sinusoidal.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 

@@ -1,0 +1,46 @@
+// Checkpoints in the safetensors format (https://github.com/huggingface/safetensors), so Python's
+// safetensors, or a few lines of numpy (tests/read_safetensors.py), can read our models:
+//   [8 bytes: N, little-endian u64][N bytes: JSON header, space-padded][raw little-endian data]
+//   header = {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3],
+//             "data_offsets": [begin, end]}, …}   offsets relative to the start of the data
+// Writes are atomic (a temporary file renamed over the target). Reads validate everything first
+// — truncation, header length, JSON, dtype, offsets in range, no overlap, no holes, byte count vs
+// shape — and throw SafetensorsError naming the file and the tensor. load_checkpoint changes no
+// parameter unless every one of them can be loaded.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attn/tensor/params.hpp"
+
+namespace attn {
+
+class SafetensorsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorF32 {
+  Shape shape;
+  std::vector<float> data;  // row-major, product(shape) values
+};
+using TensorMap = std::map<std::string, TensorF32>;  // sorted by name: deterministic files
+using Metadata = std::map<std::string, std::string>;
+
+// Writes every tensor as F32. Throws SafetensorsError when a tensor's data does not match its shape
+// or the file cannot be written (the target is then untouched).
+void write_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata = {});
+// Reads and validates the whole file; only F32 tensors are accepted.
+TensorMap read_safetensors(const std::string& path, Metadata* metadata = nullptr);
+
+// Every registered parameter by name.
+void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata = {});
+// Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch or
+// (unless allow_extra) a tensor the model does not have throws before anything is copied.
+void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra = false,
+                     Metadata* metadata = nullptr);
+
+}  // namespace attn

@@ -1,0 +1,48 @@
+// The command line every chapter shares (CLI11):
+//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR
+// plus the chapter's own options, added to app() before run(). A bad value names the flag and
+// what is allowed and exits with status 2; an unwritable --export folder is refused before any
+// work starts; an error during the chapter prints "error: …" and exits 1.
+//
+//   attn::ChapterApp ch("03", /*default_seed=*/7, /*steps=*/8);
+//   int n = 4;
+//   ch.app().add_option("--tokens", n, "…")->check(CLI::Range(1, 12));
+//   return ch.run(argc, argv, [&](attn::Narrator& nar) { … });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "attn/present/narrate.hpp"
+
+namespace attn {
+
+class ChapterApp {
+ public:
+  ChapterApp(const std::string& number, std::uint64_t default_seed, int total_steps);
+  CLI::App& app() { return app_; }
+  std::uint64_t seed() const { return seed_; }
+  // Parses argv, prepares the narrator and runs body. Returns the process exit status.
+  int run(int argc, char** argv, const std::function<void(Narrator&)>& body);
+  // The question shown under the header.
+  void set_question(std::string q) { question_ = std::move(q); }
+
+ private:
+  ChapterInfo info_;
+  CLI::App app_;
+  int total_steps_;
+  std::uint64_t seed_;
+  bool quiet_ = false, no_color_ = false, full_ = false, pause_ = false;
+  std::string export_dir_;
+  std::string question_;
+};
+
+// Exit statuses shared by every program.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;  // the run failed (bad file, numerical failure)
+constexpr int kExitUsage = 2;  // bad command line
+
+}  // namespace attn

@@ -1,0 +1,80 @@
+// The narrator every chapter speaks through: a header naming the chapter, seed and BLAS kernel;
+// numbered steps ("Step 2/6") with the formula and its source; tensors printed with name, shape
+// and token labels (elided when large, --full shows all); heatmaps; tables; a "why" line per
+// step; a closing takeaway. Every shown tensor is recorded for --export. With --quiet only
+// results (tables marked as results, result lines, the takeaway) are printed.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "attn/present/chapters.hpp"
+#include "attn/present/export.hpp"
+#include "attn/present/table.hpp"
+#include "attn/tensor/tensor.hpp"
+#include "attn/present/terminal.hpp"
+
+namespace attn {
+
+struct NarratorOptions {
+  std::uint64_t seed = 0;
+  bool quiet = false;
+  bool color = false;
+  bool full = false;
+  bool pause = false;  // --step: wait for Enter after each step (only when stdin is a terminal)
+  std::optional<std::string> export_dir;
+};
+
+class Narrator {
+ public:
+  Narrator(ChapterInfo info, NarratorOptions opts, int total_steps, std::ostream& out);
+
+  // The chapter header: title, seed, OpenBLAS kernel and threads.
+  void header(const std::string& question);
+  // Starts step k of N: "Step k/N  title   formula   source".
+  void step(const std::string& title, const std::string& formula = "", const std::string& source = "");
+  void say(const std::string& text);  // a narration line
+  void why(const std::string& text);  // "why: …", the reason for the step
+  // A result line: printed even with --quiet.
+  void result(const std::string& text);
+
+  // Print and record a tensor (name = export identifier).
+  void show(const std::string& name, const Mat& m, const Labels& rows = {}, const Labels& cols = {},
+            const std::string& caption = "");
+  void show(const std::string& name, const Vec& v, const Labels& labels = {}, const std::string& caption = "");
+  void show(const std::string& name, const Tensor3& t, const Labels& rows = {}, const Labels& cols = {},
+            const std::string& caption = "", const std::string& slice_name = "head");
+  // Heatmap of a matrix (recorded under `name` unless that name was already recorded).
+  void heatmap(const std::string& name, const Mat& m, const Labels& rows = {}, const Labels& cols = {},
+               const std::string& caption = "", HeatmapStyle style = {});
+  // Record for --export without printing.
+  void record(const std::string& name, const Mat& m);
+  void record(const std::string& name, const Vec& v);
+  void record(const std::string& name, const Tensor3& t);
+
+  // A table; as_result = true keeps it in --quiet runs.
+  void table(const Table& t, bool as_result = false);
+  // The closing lines: what was measured and what it means (always printed).
+  void takeaway(const std::vector<std::string>& lines);
+  // Writes the export (if asked) and checks that the chapter announced as many steps as it ran.
+  void finish();
+
+  bool quiet() const { return opts_.quiet; }
+  const NarratorOptions& options() const { return opts_; }
+  int current_step() const { return step_; }
+  const ExportRecorder& recorder() const { return recorder_; }
+
+ private:
+  void pause_if_asked();
+  void record_raw(const std::string& name, const Shape& shape, const float* data);
+  std::ostream& out_;
+  ChapterInfo info_;
+  NarratorOptions opts_;
+  int total_steps_;
+  int step_ = 0;
+  ExportRecorder recorder_;
+};
+
+}  // namespace attn

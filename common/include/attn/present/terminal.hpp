@@ -1,0 +1,48 @@
+// Terminal presentation helpers: text width of UTF-8 strings (CJK counts double), padding,
+// number formatting, matrices with token labels and heatmaps in Unicode shading (with colour
+// when enabled). Everything returns strings, so tests can check what a learner would see.
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include "attn/tensor/tensor.hpp"
+
+namespace attn {
+
+// Columns a UTF-8 string occupies in a terminal (East Asian wide characters count 2).
+std::size_t display_width(const std::string& s);
+// Pad (or cut, ending with '…') to exactly `width` columns; right-aligned when right = true.
+std::string fit(const std::string& s, std::size_t width, bool right = false);
+
+// A number in 8 columns: fixed with 3 decimals, or exponent form when very large or very small;
+// −∞ prints as "-inf" (a masked score).
+std::string format_number(double x, int width = 8, int precision = 3);
+
+// Should output be coloured? No when NO_COLOR is set (https://no-color.org), TERM is "dumb",
+// stdout is not a terminal, or the user passed --no-color.
+bool color_wanted(bool no_color_flag);
+
+struct MatrixStyle {
+  bool full = false;           // print every row and column (--full)
+  std::size_t max_rows = 10;   // otherwise show the first and last few
+  std::size_t max_cols = 8;
+  int precision = 3;
+};
+
+// "name (R×C)" header line is written by the caller; this renders the grid with labels.
+std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& col_labels,
+                          const MatrixStyle& style = {});
+
+struct HeatmapStyle {
+  double vmin = NAN, vmax = NAN;  // NAN: the finite min / max of the data
+  bool color = false;
+  std::size_t max_side = 64;      // larger maps are block-averaged down to this many cells
+};
+
+// Heatmap: five shades ' ░▒▓█' from vmin to vmax (plus a colour ramp when style.color), '·' for
+// −∞ (masked) cells, row labels on the left, column labels on top when they fit, and a legend.
+std::string format_heatmap(const Mat& m, const Labels& row_labels, const Labels& col_labels,
+                           const HeatmapStyle& style = {});
+
+}  // namespace attn

@@ -1,0 +1,64 @@
+// Chapter 11's measurements: one attention implementation at one size, timed (best of a few runs)
+// and sized (working memory counted from the implementation's own formula, and the process's
+// peak resident set measured around one run), as GFLOP/s and % of the same run's sgemm rate.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "attn/attention/fast_attention.hpp"
+
+namespace attn {
+
+struct AttentionBenchRow {
+  std::string impl;          // "naive" | "tiled"
+  std::string path;          // tiled: "avx512" | "portable"; naive: "openblas"
+  std::size_t n = 0, d = 0, heads = 0;
+  bool causal = false;
+  double seconds = 0.0;      // best of the timed runs
+  double gflops = 0.0;       // attention_forward_flops / seconds
+  double pct_of_sgemm = 0.0;
+  double peak_mib = 0.0;     // counted working memory beyond Q, K, V, O
+  double rss_mib = -1.0;     // measured growth of the peak resident set over one run (-1: unavailable)
+  bool skipped = false;
+  std::string note;          // why it was skipped
+};
+
+struct AttentionBenchOptions {
+  int threads = 0;                 // 0: all cores (tiled threads; OpenBLAS keeps its own count)
+  int repeats = 3;                 // timed runs (fewer when one run takes over ~1 s)
+  double max_naive_mib = 1024.0;   // skip the naive path when its n×n matrices need more (8 heads: n ≤ 4096)
+  FastIsa isa = FastIsa::Auto;
+};
+
+// Q, K, V ~ N(0, 1) of (heads, n, d), output preallocated; times one implementation.
+AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::size_t d, std::size_t heads,
+                                  bool causal, double sgemm_gflops, const AttentionBenchOptions& opts);
+
+// One CUDA kernel at one size, as chapter 11's GPU step measured it (a copy of
+// attn::cuda::GpuBenchRow, which attn_core cannot see: the CUDA library is optional).
+struct GpuAttentionRow {
+  std::string kernel;        // "naive" | "flash_fp32" | "flash_bf16" | "backward_fp32"
+  std::size_t n = 0, d = 0, bh = 0;
+  bool causal = false;
+  double tflops = 0.0;
+  std::string roof;          // "sgemm" | "bf16_gemm": the same run's cuBLAS GEMM it is compared with
+  double pct_of_roof = 0.0;
+};
+
+// {"blas_kernel": …, "threads": …, "sgemm_gflops": …, "rows": [{"impl", "n", "d", "heads", "causal",
+// "gflops", "pct_of_sgemm", "peak_mib"}, …]} — skipped rows are left out. Only when gpu_rows is not
+// empty: "gpu_rows": [{"kernel", "n", "d", "bh", "causal", "tflops", "roof", "pct_of_roof"}, …].
+std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm_gflops,
+                                 const std::vector<AttentionBenchRow>& rows,
+                                 const std::vector<GpuAttentionRow>& gpu_rows = {});
+
+// Main-memory bandwidth, GB/s (bytes read + written by a 256 MiB copy, best of 3): the other
+// roof — an n×n matrix written and read back is limited by it, not by the FMA units.
+double copy_bandwidth_gbs(std::size_t bytes = std::size_t(256) << 20);
+
+// MemAvailable from /proc/meminfo in bytes, or -1.
+long long available_memory_bytes();
+
+}  // namespace attn

@@ -1,0 +1,212 @@
+// safetensors reader and writer with full validation (see attn/data/safetensors.hpp).
+#include "attn/data/safetensors.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // 100 MiB, the safetensors library's own limit
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw SafetensorsError("safetensors: " + path + ": " + what);
+}
+
+bool host_is_little_endian() {
+  const std::uint16_t one = 1;
+  unsigned char first;
+  std::memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+std::size_t numel(const Shape& s) {
+  std::size_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+}  // namespace
+
+void write_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
+  if (!host_is_little_endian()) fail(path, "writing needs a little-endian host");
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    if (name == "__metadata__") fail(path, "'__metadata__' is reserved and cannot name a tensor");
+    if (numel(t.shape) != t.data.size())
+      fail(path, "tensor '" + name + "' has " + std::to_string(t.data.size()) + " values for shape " +
+                     shape_str(t.shape));
+    const std::uint64_t bytes = t.data.size() * sizeof(float);
+    header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // pad so that the data starts 8-byte aligned
+  const std::uint64_t n = text.size();
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));  // little-endian
+
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(path, "cannot open '" + tmp + "' for writing");
+    out.write(reinterpret_cast<const char*>(len), 8);
+    out.write(text.data(), std::streamsize(text.size()));
+    for (const auto& [name, t] : tensors)
+      out.write(reinterpret_cast<const char*>(t.data.data()), std::streamsize(t.data.size() * sizeof(float)));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(tmp.c_str());
+      fail(path, "write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);  // atomic on POSIX: readers see the old or the new file
+  if (ec) {
+    std::remove(tmp.c_str());
+    fail(path, "cannot rename the temporary file into place: " + ec.message());
+  }
+}
+
+TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
+  if (!host_is_little_endian()) fail(path, "reading needs a little-endian host");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open the file");
+  in.seekg(0, std::ios::end);
+  const std::uint64_t file_size = std::uint64_t(in.tellg());
+  in.seekg(0);
+  if (file_size < 8)
+    fail(path, "truncated: " + std::to_string(file_size) + " bytes, less than the 8-byte header length");
+  unsigned char len[8];
+  in.read(reinterpret_cast<char*>(len), 8);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
+  if (n > kMaxHeaderBytes)
+    fail(path, "absurd header length " + std::to_string(n) + " bytes (limit " + std::to_string(kMaxHeaderBytes) +
+                   "): not a safetensors file?");
+  if (n > file_size - 8)
+    fail(path, "truncated: the header length is " + std::to_string(n) + " bytes but only " +
+                   std::to_string(file_size - 8) + " follow");
+  std::string text(n, '\0');
+  in.read(text.data(), std::streamsize(n));
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("the header is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) fail(path, "the header is not a JSON object");
+  const std::uint64_t data_size = file_size - 8 - n;
+
+  struct Span {
+    std::string name;
+    std::uint64_t begin, end;
+    Shape shape;
+  };
+  std::vector<Span> spans;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const auto& v = it.value();
+    if (name == "__metadata__") {
+      if (!v.is_object()) fail(path, "__metadata__ is not an object");
+      if (metadata)
+        for (auto m = v.begin(); m != v.end(); ++m) {
+          if (!m.value().is_string()) fail(path, "__metadata__ value '" + m.key() + "' is not a string");
+          (*metadata)[m.key()] = m.value().get<std::string>();
+        }
+      continue;
+    }
+    const std::string where = "tensor '" + name + "'";
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
+      fail(path, where + " needs dtype, shape and data_offsets");
+    if (!v["dtype"].is_string()) fail(path, where + ": dtype is not a string");
+    const std::string dtype = v["dtype"].get<std::string>();
+    if (dtype != "F32") fail(path, where + " has dtype " + dtype + "; only F32 is supported");
+    Span s{name, 0, 0, {}};
+    if (!v["shape"].is_array()) fail(path, where + ": shape is not an array");
+    std::uint64_t count = 1;
+    for (const auto& d : v["shape"]) {
+      if (!d.is_number_unsigned()) fail(path, where + ": shape holds a value that is not a non-negative integer");
+      const std::uint64_t dim = d.get<std::uint64_t>();
+      if (dim != 0 && count > data_size / dim + 1) fail(path, where + ": shape is larger than the whole file");
+      count *= dim;
+      s.shape.push_back(std::size_t(dim));
+    }
+    const auto& off = v["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      fail(path, where + ": data_offsets must be two non-negative integers");
+    s.begin = off[0].get<std::uint64_t>();
+    s.end = off[1].get<std::uint64_t>();
+    const std::string range = "[" + std::to_string(s.begin) + ", " + std::to_string(s.end) + "]";
+    if (s.end < s.begin) fail(path, where + ": data_offsets " + range + " end before they begin");
+    if (s.end > data_size)
+      fail(path, where + ": data_offsets " + range + " run past the end of the data (" + std::to_string(data_size) +
+                     " bytes; truncated file?)");
+    if (s.end - s.begin != count * sizeof(float))
+      fail(path, where + ": shape " + shape_str(s.shape) + " needs " + std::to_string(count * sizeof(float)) +
+                     " bytes but data_offsets " + range + " span " + std::to_string(s.end - s.begin));
+    spans.push_back(std::move(s));
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
+  std::uint64_t covered = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].begin < covered)
+      fail(path, "tensors '" + spans[i - 1].name + "' and '" + spans[i].name + "' have overlapping data_offsets");
+    if (spans[i].begin > covered)
+      fail(path, "bytes [" + std::to_string(covered) + ", " + std::to_string(spans[i].begin) +
+                     ") before tensor '" + spans[i].name + "' belong to no tensor");
+    covered = spans[i].end;
+  }
+  if (covered != data_size)
+    fail(path, "the last " + std::to_string(data_size - covered) + " data bytes belong to no tensor");
+
+  TensorMap out;
+  for (const auto& s : spans) {
+    TensorF32 t;
+    t.shape = s.shape;
+    t.data.resize((s.end - s.begin) / sizeof(float));
+    in.seekg(std::streamoff(8 + n + s.begin));
+    in.read(reinterpret_cast<char*>(t.data.data()), std::streamsize(s.end - s.begin));
+    if (!in) fail(path, "tensor '" + s.name + "': read failed");
+    out.emplace(s.name, std::move(t));
+  }
+  return out;
+}
+
+void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata) {
+  TensorMap tensors;
+  for (const auto& e : reg.entries()) tensors[e.name] = TensorF32{e.shape, std::vector<float>(e.value, e.value + e.size)};
+  write_safetensors(path, tensors, metadata);
+}
+
+void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata) {
+  TensorMap tensors = read_safetensors(path, metadata);
+  // Validate everything before touching a single parameter.
+  for (const auto& e : reg.entries()) {
+    auto it = tensors.find(e.name);
+    if (it == tensors.end()) fail(path, "tensor '" + e.name + "' is missing (the model needs " + shape_str(e.shape) + ")");
+    if (it->second.shape != e.shape)
+      fail(path, "tensor '" + e.name + "' has shape " + shape_str(it->second.shape) + " but the model needs " +
+                     shape_str(e.shape));
+  }
+  if (!allow_extra)
+    for (const auto& [name, t] : tensors)
+      if (!reg.find(name)) fail(path, "tensor '" + name + "' is not a parameter of this model");
+  for (const auto& e : reg.entries()) {
+    const auto& t = tensors.at(e.name);
+    std::copy(t.data.begin(), t.data.end(), e.value);
+  }
+}
+
+}  // namespace attn

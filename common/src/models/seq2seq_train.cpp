@@ -1,0 +1,124 @@
+// Training, checkpoints and shipped-file lookup for the seq2seq models (see attn/models/seq2seq_train.hpp).
+#include "attn/models/seq2seq_train.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "attn/data/batching.hpp"
+#include "attn/data/data_files.hpp"
+#include "attn/nn/loss.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/nn/schedule.hpp"
+#include "attn/models/seq2seq_eval.hpp"
+
+namespace attn {
+
+CorpusConfig chapter_corpus_config() {
+  CorpusConfig c;  // seed 1, 20000 / 500 / 1200 pairs, lengths 4–60
+  return c;
+}
+
+double mean_loss(const Seq2Seq& m, const std::vector<SentencePair>& pairs, const Vocab& src_vocab,
+                 const Vocab& tgt_vocab) {
+  double total = 0.0;
+  std::size_t tokens = 0;
+  Seq2SeqTape tape;
+  for (const Batch& b : make_batches(pairs, src_vocab, tgt_vocab, 64)) {
+    const std::size_t n = count_targets(b.tgt_out, Vocab::pad);
+    total += double(seq2seq_forward(tape, m, b)) * double(n);
+    tokens += n;
+  }
+  return tokens ? total / double(tokens) : 0.0;
+}
+
+namespace {
+double valid_bleu(const Seq2Seq& m, const ToyCorpus& c) {
+  const auto trans = translate_pairs(m, c.valid, c.source_vocab, c.target_vocab);
+  std::vector<Tokens> hyps, refs;
+  for (std::size_t i = 0; i < trans.size(); ++i) {
+    hyps.push_back(c.target_vocab.decode(trans[i].ids));
+    refs.push_back(c.valid[i].tgt);
+  }
+  return 100.0 * corpus_bleu(hyps, refs).bleu;
+}
+}  // namespace
+
+TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, const TrainConfig& tc) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SingleThreadBlas one_thread;  // tiny matrices: threads cost more than they gain
+  Rng init_rng(tc.seed);
+  Seq2Seq m = seq2seq_init(cfg, init_rng), g = zeros_like(m);
+  ParamRegistry reg;
+  register_params(reg, m, g);
+  Adam adam(reg, AdamConfig{tc.lr});
+  const Schedule schedule = tc.cosine ? Schedule::warmup_cosine(tc.lr, 0, std::int64_t(tc.steps), tc.lr / 10.0)
+                                      : Schedule::constant(tc.lr);
+  Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
+  TrainResult res;
+  res.best = m;
+  res.best_bleu = -1.0;
+  std::vector<Batch> epoch;
+  std::size_t next = 0;
+  Seq2SeqTape tape;
+  for (std::size_t step = 1; step <= tc.steps; ++step) {
+    if (next == epoch.size()) {
+      epoch = make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order);
+      next = 0;
+    }
+    const Batch& b = epoch[next++];
+    reg.zero_grad();
+    const float loss = seq2seq_forward(tape, m, b);
+    seq2seq_backward(g, tape, m, b);
+    clip_grad_norm(reg, tc.clip);
+    adam.step(float(learning_rate(schedule, std::int64_t(step))));
+    res.train_losses.push_back(loss);
+    if (tc.on_step) tc.on_step(step, loss, std::int64_t(count_targets(b.tgt_out, Vocab::pad)));
+    if (step == tc.steps || (tc.valid_every > 0 && step % tc.valid_every == 0)) {
+      const ValidPoint vp{step, mean_loss(m, corpus.valid, corpus.source_vocab, corpus.target_vocab),
+                          valid_bleu(m, corpus)};
+      res.valid.push_back(vp);
+      if (vp.bleu > res.best_bleu) {  // the best on validation BLEU; ties keep the earlier model
+        res.best_bleu = vp.bleu;
+        res.best_step = step;
+        res.best = m;
+      }
+    }
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& metadata) {
+  Seq2Seq copy = m, g = zeros_like(m);
+  ParamRegistry reg;
+  register_params(reg, copy, g);
+  Metadata meta = metadata;
+  meta["model"] = model_name(m.cfg);
+  save_checkpoint(path, reg, meta);
+}
+
+Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size_t src_vocab, std::size_t tgt_vocab,
+                     Metadata* metadata) {
+  if (!std::filesystem::is_regular_file(path))
+    throw SafetensorsError(path + ": checkpoint not found (run the chapter with --train to make one)");
+  Rng rng(0);
+  Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng), g = zeros_like(m);
+  ParamRegistry reg;
+  register_params(reg, m, g);
+  Metadata meta;
+  load_checkpoint(path, reg, /*allow_extra=*/false, &meta);
+  if (meta.count("model") && meta.at("model") != name)
+    throw SafetensorsError(path + ": holds model '" + meta.at("model") + "', expected '" + name + "'");
+  if (metadata) *metadata = meta;
+  return m;
+}
+
+std::string shipped_checkpoint(const std::string& chapter, const std::string& name) {
+  // Found where data_files.hpp looks; if absent, the path --train would write it to.
+  const std::string rel = "ch" + chapter + "/" + name + ".safetensors";
+  if (const auto found = find_data_file(rel)) return *found;
+  return data_dir() + "/" + rel;
+}
+
+}  // namespace attn

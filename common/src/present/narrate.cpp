@@ -1,0 +1,153 @@
+// The narrator (see attn/present/narrate.hpp).
+#include "attn/present/narrate.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "attn/tensor/openblas.hpp"
+
+namespace attn {
+
+namespace {
+constexpr std::size_t kWidth = 92;  // the header rule's width in columns
+
+std::string rule() {
+  std::string r;
+  for (std::size_t i = 0; i < kWidth; ++i) r += "─";
+  return r;
+}
+
+std::string dims(const Shape& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "×" : "") + std::to_string(s[i]);
+  return out;
+}
+}  // namespace
+
+Narrator::Narrator(ChapterInfo info, NarratorOptions opts, int total_steps, std::ostream& out)
+    : out_(out), info_(std::move(info)), opts_(std::move(opts)), total_steps_(total_steps) {}
+
+void Narrator::header(const std::string& question) {
+  const BlasInfo blas = blas_info();
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  const bool user_set = user && user[0] && std::getenv("ATTN_OPENBLAS_REEXEC") == nullptr;
+  const std::string left = fmt::format("Chapter {} · {}", info_.number, info_.title);
+  const std::string right = fmt::format("seed {} · OpenBLAS {}{} · {} thread{}", opts_.seed, blas.kernel,
+                                        user_set ? " (OPENBLAS_CORETYPE)" : "", blas.threads,
+                                        blas.threads == 1 ? "" : "s");
+  const std::size_t used = display_width(left) + display_width(right);
+  out_ << left << std::string(used < kWidth ? kWidth - used : 1, ' ') << right << "\n" << rule() << "\n";
+  if (!opts_.quiet && !question.empty()) out_ << question << "\n";
+  out_.flush();
+}
+
+void Narrator::pause_if_asked() {
+  if (!opts_.pause || opts_.quiet || step_ == 0 || !::isatty(STDIN_FILENO)) return;
+  out_ << "  [Enter: next step] " << std::flush;
+  std::string line;
+  std::getline(std::cin, line);
+}
+
+void Narrator::step(const std::string& title, const std::string& formula, const std::string& source) {
+  pause_if_asked();
+  ++step_;
+  if (opts_.quiet) return;
+  std::string left = fmt::format("Step {}/{}  {}", step_, total_steps_, title);
+  if (!formula.empty()) left += "  " + formula;
+  if (opts_.color) left = "\x1b[1m" + left + "\x1b[0m";
+  const std::size_t used = display_width(left) + display_width(source);
+  out_ << "\n" << left;
+  if (!source.empty()) out_ << std::string(used < kWidth ? kWidth - used : 2, ' ') << source;
+  out_ << "\n";
+}
+
+void Narrator::say(const std::string& text) {
+  if (!opts_.quiet) out_ << "  " << text << "\n";
+}
+
+void Narrator::why(const std::string& text) {
+  if (!opts_.quiet) out_ << "  why: " << text << "\n";
+}
+
+void Narrator::result(const std::string& text) { out_ << "  " << text << "\n"; }
+
+void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
+  recorder_.add(name, shape, data, step_);
+}
+
+void Narrator::record(const std::string& name, const Mat& m) { record_raw(name, shape_of(m), m.data()); }
+void Narrator::record(const std::string& name, const Vec& v) { record_raw(name, shape_of(v), v.data()); }
+void Narrator::record(const std::string& name, const Tensor3& t) { record_raw(name, shape_of(t), t.data()); }
+
+void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
+                    const std::string& caption) {
+  record(name, m);
+  if (opts_.quiet) return;
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  MatrixStyle style;
+  style.full = opts_.full;
+  out_ << format_matrix(m, rows, cols, style);
+}
+
+void Narrator::show(const std::string& name, const Vec& v, const Labels& labels, const std::string& caption) {
+  record(name, v);
+  if (opts_.quiet) return;
+  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  Mat row = xt::zeros<float>({std::size_t(1), v.size()});
+  for (std::size_t j = 0; j < v.size(); ++j) row(0, j) = v(j);
+  MatrixStyle style;
+  style.full = opts_.full;
+  style.max_cols = 10;
+  out_ << format_matrix(row, {""}, labels, style);
+}
+
+void Narrator::show(const std::string& name, const Tensor3& t, const Labels& rows, const Labels& cols,
+                    const std::string& caption, const std::string& slice_name) {
+  record(name, t);
+  if (opts_.quiet) return;
+  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 4);
+  MatrixStyle style;
+  style.full = opts_.full;
+  for (std::size_t i = 0; i < limit; ++i) {
+    Mat slice = xt::view(t, i, xt::all(), xt::all());
+    out_ << "  [" << slice_name << " " << i << "]\n" << format_matrix(slice, rows, cols, style);
+  }
+  if (limit < n) out_ << "  … " << (n - limit) << " more " << slice_name << "s (--full shows all)\n";
+}
+
+void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
+                       const std::string& caption, HeatmapStyle style) {
+  if (!recorder_.has(name)) record(name, m);
+  if (opts_.quiet) return;
+  style.color = opts_.color;
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << format_heatmap(m, rows, cols, style);
+}
+
+void Narrator::table(const Table& t, bool as_result) {
+  if (opts_.quiet && !as_result) return;
+  out_ << t.render();
+}
+
+void Narrator::takeaway(const std::vector<std::string>& lines) {
+  out_ << "\n" << (opts_.color ? "\x1b[1mTakeaway\x1b[0m" : "Takeaway") << "\n";
+  for (const auto& l : lines) out_ << "  • " << l << "\n";
+}
+
+void Narrator::finish() {
+  pause_if_asked();
+  out_.flush();
+  if (step_ != total_steps_)
+    throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
+  if (opts_.export_dir) {
+    recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
+    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << *opts_.export_dir << "\n";
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,125 @@
+// Tables, charts, results.json and model loading for chapters 00–02 (see attn/present/seq2seq_report.hpp).
+#include "attn/present/seq2seq_report.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attn/present/progress.hpp"
+#include "attn/present/terminal.hpp"
+
+namespace attn {
+
+std::string format_score(double x) { return fmt::format("{:.1f}", x); }
+
+Table length_table(const std::vector<NamedResult>& models) {
+  std::vector<std::string> header = {"source length", "sentences"};
+  for (const auto& [name, r] : models) {
+    header.push_back(name + " BLEU");
+    header.push_back("exact %");
+    header.push_back("tok %");
+  }
+  Table t(header);
+  if (models.empty()) return t;
+  const std::size_t nb = models.front().second.buckets.size();
+  for (std::size_t b = 0; b <= nb; ++b) {
+    const BucketMetrics& first = b < nb ? models.front().second.buckets[b] : models.front().second.overall;
+    std::vector<std::string> row = {b < nb ? first.bucket.label() : "all", std::to_string(first.sentences)};
+    for (const auto& [name, r] : models) {
+      const BucketMetrics& m = b < nb ? r.buckets[b] : r.overall;
+      row.push_back(format_score(m.bleu));
+      row.push_back(format_score(m.exact));
+      row.push_back(format_score(m.token_acc));
+    }
+    t.add(row);
+  }
+  return t;
+}
+
+std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width) {
+  static const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::size_t name_w = 0;
+  for (const auto& [name, r] : models) name_w = std::max(name_w, display_width(name));
+  std::string out;
+  if (models.empty()) return out;
+  const std::size_t nb = models.front().second.buckets.size();
+  for (std::size_t b = 0; b < nb; ++b) {
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const BucketMetrics& m = models[k].second.buckets[b];
+      const double frac = std::clamp(m.bleu / 100.0, 0.0, 1.0) * double(width);
+      const std::size_t full = std::size_t(frac), part = std::size_t((frac - double(full)) * 8.0);
+      std::string bar;
+      for (std::size_t i = 0; i < full; ++i) bar += "█";
+      if (full < width) bar += kEighths[part];
+      out += fmt::format("  {}  {}  {} {:>5}\n", fit(k == 0 ? m.bucket.label() : "", 6), fit(models[k].first, name_w),
+                         fit(bar, width), format_score(m.bleu));
+    }
+  }
+  out += fmt::format("  {}  {}  {}\n", fit("", 6), fit("", name_w), fit("0 ─── BLEU (0–100) ───► 100", width));
+  return out;
+}
+
+void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
+  namespace fs = std::filesystem;
+  nlohmann::ordered_json j;
+  for (const char* key : {"bleu_by_length", "exact_match_by_length", "token_accuracy_by_length"})
+    j[key] = nlohmann::ordered_json::object();
+  for (const auto& [name, r] : models)
+    for (const auto& b : r.buckets) {
+      // The figures exactly as printed (format_score), so the file and the table agree.
+      j["bleu_by_length"][name][b.bucket.label()] = std::stod(format_score(b.bleu));
+      j["exact_match_by_length"][name][b.bucket.label()] = std::stod(format_score(b.exact));
+      j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
+    }
+  fs::create_directories(dir);
+  const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(2) << "\n";
+    if (!f) throw std::runtime_error(target.string() + ": cannot write");
+  }
+  fs::rename(tmp, target);
+}
+
+ChapterModel chapter_model(const std::string& chapter, const std::string& name, const ToyCorpus& corpus, bool train,
+                           const std::string& checkpoint, const TrainConfig& tc, bool progress) {
+  ChapterModel cm;
+  cm.path = checkpoint.empty() ? shipped_checkpoint(chapter, name) : checkpoint;
+  const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
+  if (!train) {
+    cm.model = load_seq2seq(cm.path, name, vs, vt, &cm.metadata);
+    return cm;
+  }
+  cm.trained = true;
+  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
+  TrainConfig with_bar = tc;
+  with_bar.on_step = bar.callback();
+  cm.training = train_seq2seq(config_for(name, vs, vt), corpus, with_bar);
+  bar.finish();
+  cm.model = cm.training.best;
+  cm.metadata = {{"steps", std::to_string(tc.steps)},
+                 {"batch", std::to_string(tc.batch)},
+                 {"lr", fmt::format("{}", tc.lr)},
+                 {"seed", std::to_string(tc.seed)},
+                 {"best_step", std::to_string(cm.training.best_step)},
+                 {"valid_bleu", fmt::format("{:.2f}", cm.training.best_bleu)},
+                 {"train_seconds", fmt::format("{:.1f}", cm.training.seconds)}};
+  std::filesystem::create_directories(std::filesystem::path(cm.path).parent_path());
+  save_seq2seq(cm.path, cm.model, cm.metadata);
+  cm.metadata["model"] = name;
+  return cm;
+}
+
+std::string describe_model(const ChapterModel& cm) {
+  auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
+  return fmt::format("{}: {} ({} parameters; {} steps of batch {}, {} s of training, best at step {}, "
+                     "valid BLEU {}) {} {}",
+                     model_title(cm.model.cfg), cm.trained ? "trained now" : "loaded", parameter_count(cm.model),
+                     get("steps"), get("batch"), get("train_seconds"), get("best_step"), get("valid_bleu"),
+                     cm.trained ? "->" : "<-", cm.path);
+}
+
+}  // namespace attn

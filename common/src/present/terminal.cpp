@@ -1,0 +1,229 @@
+// Terminal presentation helpers (see attn/present/terminal.hpp).
+#include "attn/present/terminal.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace attn {
+
+namespace {
+
+// Decode one UTF-8 code point starting at s[i]; advances i. Invalid bytes count as one column.
+char32_t next_code_point(const std::string& s, std::size_t& i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 0;
+  char32_t cp = extra == 0 ? c : extra == 1 ? (c & 0x1F) : extra == 2 ? (c & 0x0F) : (c & 0x07);
+  ++i;
+  for (int k = 0; k < extra && i < s.size(); ++k, ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3F);
+  return cp;
+}
+
+bool is_wide(char32_t cp) {
+  // East Asian Wide / Fullwidth blocks (Unicode TR11), enough for CJK labels such as 猫 吃 鱼.
+  return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+         (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
+bool is_zero_width(char32_t cp) { return (cp >= 0x300 && cp <= 0x36F) || cp == 0x200B; }
+
+}  // namespace
+
+std::size_t display_width(const std::string& s) {
+  std::size_t w = 0, i = 0;
+  while (i < s.size()) {
+    if (s[i] == '\x1b') {  // skip ANSI colour sequences: ESC [ … m
+      while (i < s.size() && s[i] != 'm') ++i;
+      ++i;
+      continue;
+    }
+    char32_t cp = next_code_point(s, i);
+    w += is_zero_width(cp) ? 0 : is_wide(cp) ? 2 : 1;
+  }
+  return w;
+}
+
+std::string fit(const std::string& s, std::size_t width, bool right) {
+  std::size_t w = display_width(s);
+  if (w <= width) {
+    std::string pad(width - w, ' ');
+    return right ? pad + s : s + pad;
+  }
+  // Cut whole code points until the text plus '…' fits.
+  std::string out;
+  std::size_t i = 0, used = 0;
+  while (i < s.size()) {
+    std::size_t start = i;
+    char32_t cp = next_code_point(s, i);
+    std::size_t cw = is_wide(cp) ? 2 : 1;
+    if (used + cw + 1 > width) break;
+    out.append(s, start, i - start);
+    used += cw;
+  }
+  out += "…";
+  ++used;
+  return right ? std::string(width - used, ' ') + out : out + std::string(width - used, ' ');
+}
+
+std::string format_number(double x, int width, int precision) {
+  if (std::isnan(x)) return fmt::format("{:>{}}", "nan", width);
+  if (std::isinf(x)) return fmt::format("{:>{}}", x < 0 ? "-inf" : "inf", width);
+  const double a = std::abs(x);
+  if (a != 0.0 && (a >= 1e5 || a < std::pow(10.0, -precision)))
+    return fmt::format("{:>{}.{}e}", x, width, std::max(1, precision - 2));
+  return fmt::format("{:>{}.{}f}", x, width, precision);
+}
+
+bool color_wanted(bool no_color_flag) {
+  if (no_color_flag) return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && no_color[0] != '\0') return false;
+  const char* term = std::getenv("TERM");
+  if (term == nullptr || std::strcmp(term, "dumb") == 0) return false;
+  return ::isatty(STDOUT_FILENO) != 0;
+}
+
+namespace {
+
+// Which indices to show along an axis of n entries when at most `max` fit: the first ones, a
+// gap (SIZE_MAX), and the last two.
+std::vector<std::size_t> visible(std::size_t n, std::size_t max, bool full) {
+  std::vector<std::size_t> idx;
+  if (full || n <= max) {
+    for (std::size_t i = 0; i < n; ++i) idx.push_back(i);
+    return idx;
+  }
+  const std::size_t tail = 2, head = max - tail;
+  for (std::size_t i = 0; i < head; ++i) idx.push_back(i);
+  idx.push_back(std::numeric_limits<std::size_t>::max());
+  for (std::size_t i = n - tail; i < n; ++i) idx.push_back(i);
+  return idx;
+}
+
+std::string label_or_index(const Labels& labels, std::size_t i) {
+  return i < labels.size() ? labels[i] : std::to_string(i);
+}
+
+}  // namespace
+
+std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& col_labels, const MatrixStyle& style) {
+  const std::size_t rows = m.shape(0), cols = m.shape(1);
+  const auto ri = visible(rows, style.max_rows, style.full);
+  const auto ci = visible(cols, style.max_cols, style.full);
+  const std::size_t gap = std::numeric_limits<std::size_t>::max();
+  std::size_t label_w = 3;
+  for (std::size_t i : ri)
+    if (i != gap) label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i))));
+  const int cell_w = 9;
+  std::string out = "    " + std::string(label_w, ' ');
+  for (std::size_t j : ci) out += j == gap ? "  …" : " " + fit(label_or_index(col_labels, j), cell_w - 1, true);
+  out += "\n";
+  for (std::size_t i : ri) {
+    if (i == gap) {
+      out += "    " + fit("⋮", label_w, true) + "\n";
+      continue;
+    }
+    out += "    " + fit(label_or_index(row_labels, i), label_w, true);
+    for (std::size_t j : ci) out += j == gap ? "  …" : " " + format_number(m(i, j), cell_w - 1, style.precision);
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+
+// Block-average (ignoring −∞) so that neither side exceeds max_side.
+Mat downsample(const Mat& m, std::size_t max_side, std::size_t& factor) {
+  const std::size_t rows = m.shape(0), cols = m.shape(1);
+  factor = std::max<std::size_t>(1, (std::max(rows, cols) + max_side - 1) / max_side);
+  if (factor == 1) return m;
+  const std::size_t r2 = (rows + factor - 1) / factor, c2 = (cols + factor - 1) / factor;
+  Mat out = xt::zeros<float>({r2, c2});
+  for (std::size_t i = 0; i < r2; ++i)
+    for (std::size_t j = 0; j < c2; ++j) {
+      double sum = 0.0;
+      std::size_t count = 0;
+      for (std::size_t a = i * factor; a < std::min(rows, (i + 1) * factor); ++a)
+        for (std::size_t b = j * factor; b < std::min(cols, (j + 1) * factor); ++b)
+          if (!std::isinf(m(a, b))) {
+            sum += m(a, b);
+            ++count;
+          }
+      out(i, j) = count ? float(sum / count) : -std::numeric_limits<float>::infinity();
+    }
+  return out;
+}
+
+const char* const kShades[] = {" ", "░", "▒", "▓", "█"};
+// A dark-blue → teal → yellow ramp from the xterm 256-colour cube (viridis-like).
+const int kRamp[] = {17, 24, 30, 36, 71, 107, 143, 179, 220, 226};
+
+}  // namespace
+
+std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const Labels& col_labels_in,
+                           const HeatmapStyle& style) {
+  std::size_t factor = 1;
+  const Mat m = downsample(m_in, style.max_side, factor);
+  const Labels row_labels = factor == 1 ? row_labels_in : Labels{};
+  const Labels col_labels = factor == 1 ? col_labels_in : Labels{};
+  const std::size_t rows = m.shape(0), cols = m.shape(1);
+  double lo = style.vmin, hi = style.vmax;
+  if (std::isnan(lo) || std::isnan(hi)) {
+    double flo = std::numeric_limits<double>::infinity(), fhi = -flo;
+    for (float x : m)
+      if (std::isfinite(x)) flo = std::min<double>(flo, x), fhi = std::max<double>(fhi, x);
+    if (std::isnan(lo)) lo = std::isfinite(flo) ? flo : 0.0;
+    if (std::isnan(hi)) hi = std::isfinite(fhi) ? fhi : 1.0;
+  }
+  const double span = hi > lo ? hi - lo : 1.0;
+  // Cells are wide enough for short column labels; big maps use one column per cell.
+  std::size_t cell_w = 1;
+  if (cols <= 16) {
+    cell_w = 3;
+    for (std::size_t j = 0; j < cols && j < col_labels.size(); ++j)
+      cell_w = std::max(cell_w, std::min<std::size_t>(6, display_width(col_labels[j])));
+  }
+  std::size_t label_w = 1;
+  for (std::size_t i = 0; i < rows; ++i)
+    label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i * factor))));
+  std::string out;
+  if (cell_w > 1) {
+    out += "    " + std::string(label_w, ' ') + " ";
+    for (std::size_t j = 0; j < cols; ++j) out += fit(label_or_index(col_labels, j), cell_w) + " ";
+    out += "\n";
+  }
+  for (std::size_t i = 0; i < rows; ++i) {
+    out += "    " + fit(label_or_index(row_labels, i * factor), label_w, true) + " ";
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float x = m(i, j);
+      std::string cell;
+      if (std::isinf(x) && x < 0) {
+        cell = fit("·", cell_w);
+      } else {
+        double t = std::clamp((double(x) - lo) / span, 0.0, 1.0);
+        int level = std::min(4, int(t * 5.0));
+        std::string glyph;
+        for (std::size_t k = 0; k < cell_w; ++k) glyph += kShades[level];
+        // In colour the background carries the value and the glyph repeats it for monochrome eyes.
+        cell = style.color ? fmt::format("\x1b[48;5;{}m{}\x1b[0m", kRamp[std::min(9, int(t * 10.0))], glyph) : glyph;
+      }
+      out += cell + (cell_w > 1 ? " " : "");
+    }
+    out += "\n";
+  }
+  const double step = span / 5.0;
+  out += fmt::format("    legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
+                     format_number(lo + step, 0, 2), format_number(lo + 2 * step, 0, 2),
+                     format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2));
+  if (factor > 1) out += fmt::format("; each cell averages {}×{} entries", factor, factor);
+  out += "\n";
+  return out;
+}
+
+}  // namespace attn

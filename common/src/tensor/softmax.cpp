@@ -1,0 +1,95 @@
+// Stable softmax with additive masks (see attn/tensor/softmax.hpp).
+#include "attn/tensor/softmax.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace attn {
+
+void softmax_row(float* out, const float* x, const float* mask, std::size_t n) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  float row_max = neg_inf;
+  for (std::size_t j = 0; j < n; ++j) {
+    const float z = mask ? x[j] + mask[j] : x[j];
+    out[j] = z;
+    if (z > row_max) row_max = z;
+  }
+  if (row_max == neg_inf) {  // fully masked (or empty): attend to nothing
+    for (std::size_t j = 0; j < n; ++j) out[j] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (std::size_t j = 0; j < n; ++j) {
+    out[j] = std::exp(out[j] - row_max);  // exp(−∞) = 0 for masked entries
+    sum += out[j];
+  }
+  const float inv = 1.0f / sum;  // sum ≥ 1: the max entry contributes exp(0)
+  for (std::size_t j = 0; j < n; ++j) out[j] *= inv;
+}
+
+Mat softmax(const Mat& x, std::size_t axis) { return softmax(x, Mat{}, axis); }
+
+Mat softmax(const Mat& x, const Mat& mask, std::size_t axis) {
+  // x: (R, C), mask: (R, C) or empty -> (R, C)
+  const bool has_mask = mask.size() > 0;
+  if (has_mask) expect_same_shape("softmax", "x", x, "mask", mask);
+  if (axis > 1) throw ShapeError("softmax: axis must be 0 or 1 for a matrix, got " + std::to_string(axis));
+  if (axis == 0) {  // columns: transpose, softmax rows, transpose back
+    Mat xt = xt::transpose(x);
+    Mat mt = has_mask ? Mat(xt::transpose(mask)) : Mat{};
+    Mat yt = softmax(xt, mt, 1);
+    return xt::transpose(yt);
+  }
+  Mat y(x.shape());
+  const std::size_t rows = x.shape(0), cols = x.shape(1);
+  for (std::size_t i = 0; i < rows; ++i)
+    softmax_row(y.data() + i * cols, x.data() + i * cols, has_mask ? mask.data() + i * cols : nullptr, cols);
+  return y;
+}
+
+Tensor3 softmax(const Tensor3& x, const Mat& mask) {
+  // x: (H, T, S), mask: (T, S) or empty -> (H, T, S)
+  const std::size_t h = x.shape(0), t = x.shape(1), s = x.shape(2);
+  const bool has_mask = mask.size() > 0;
+  if (has_mask) expect_shape("softmax", "mask", shape_of(mask), {t, s});
+  Tensor3 y(x.shape());
+  for (std::size_t b = 0; b < h; ++b)
+    for (std::size_t i = 0; i < t; ++i)
+      softmax_row(y.data() + (b * t + i) * s, x.data() + (b * t + i) * s,
+                  has_mask ? mask.data() + i * s : nullptr, s);
+  return y;
+}
+
+void softmax_rows_backward(Mat& dx, const Mat& y, const Mat& dy) {
+  // forward: y_j = exp(x_j) / Σ_k exp(x_k)
+  // backward: dx_j = y_j (dy_j − Σ_k dy_k y_k)
+  expect_same_shape("softmax_rows_backward", "y", y, "dy", dy);
+  expect_same_shape("softmax_rows_backward", "dx", dx, "y", y);
+  const std::size_t rows = y.shape(0), cols = y.shape(1);
+  for (std::size_t i = 0; i < rows; ++i) {
+    float dot = 0.0f;
+    for (std::size_t j = 0; j < cols; ++j) dot += dy(i, j) * y(i, j);
+    for (std::size_t j = 0; j < cols; ++j) dx(i, j) += y(i, j) * (dy(i, j) - dot);
+  }
+}
+
+MatD softmax_reference(const Mat& x, const Mat& mask) {
+  const std::size_t rows = x.shape(0), cols = x.shape(1);
+  const bool has_mask = mask.size() > 0;
+  if (has_mask) expect_same_shape("softmax_reference", "x", x, "mask", mask);
+  MatD y = xt::zeros<double>({rows, cols});
+  for (std::size_t i = 0; i < rows; ++i) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < cols; ++j) m = std::max(m, double(x(i, j)) + (has_mask ? mask(i, j) : 0.0));
+    if (std::isinf(m) && m < 0) continue;  // fully masked row stays zero
+    double sum = 0.0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      y(i, j) = std::exp(double(x(i, j)) + (has_mask ? mask(i, j) : 0.0) - m);
+      sum += y(i, j);
+    }
+    for (std::size_t j = 0; j < cols; ++j) y(i, j) /= sum;
+  }
+  return y;
+}
+
+}  // namespace attn
