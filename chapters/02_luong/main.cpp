@@ -20,17 +20,20 @@
 using namespace attn;
 
 namespace {
-const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t len) {
+// A test pair of the given source length: seed 1 shows the first, seed 2 the second, … (wrapping).
+const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t len, std::uint64_t seed) {
+  std::vector<const SentencePair*> found;
   for (const auto& p : pairs)
-    if (p.src.size() == len) return p;
-  return pairs.front();
+    if (p.src.size() == len) found.push_back(&p);
+  if (found.empty()) return pairs.front();
+  return *found[std::size_t((seed + found.size() - 1) % found.size())];
 }
 Vec row0(const Mat& m) { return row_of(m, 0); }
 std::string us(double s) { return fmt::format("{:.1f}", s * 1e6); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  ChapterApp ch("02", /*default_seed=*/1, /*total_steps=*/7);
+  ChapterApp ch("02", /*default_seed=*/1, /*total_steps=*/6);
   bool train = false;
   std::string checkpoint, checkpoint_dir, bahdanau_path;
   TrainConfig tc;
@@ -39,6 +42,8 @@ int main(int argc, char** argv) {
   ch.app().add_option("--checkpoint", checkpoint, "load (or with --train, write) the global-general model here");
   ch.app().add_option("--bahdanau", bahdanau_path, "chapter 01's model (default: data/ch01/bahdanau.safetensors)");
   ch.app().add_option("--steps", tc.steps, "training steps with --train")->capture_default_str()->check(CLI::Range(1, 100000));
+  ch.app().get_option("--seed")->description("which 10-word test sentence steps 1-3 follow (1: the first), the untrained "
+                                              "concat weights, and the seed of --train");
   ch.set_question("Question: does a cheaper score — a dot product — attend as well as Bahdanau's network, and is it faster?");
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -59,7 +64,7 @@ int main(int argc, char** argv) {
     nar.step("Attend with the new state", "h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)",
              "Luong et al. 2015, §3");
     for (const auto& cm : luong) nar.result(describe_model(cm));
-    const SentencePair& ex = pair_of_length(corpus.test, 10);
+    const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);
     const DecodeTrace tr = greedy_trace(general, sv.encode(ex.src), ex.src.size() + 10);
     const DecodeTrace& general_trace = tr;
     const std::size_t t = std::min<std::size_t>(3, tr.tape.steps.size() - 1);  // the 4th output word
@@ -70,6 +75,9 @@ int main(int argc, char** argv) {
     nar.say(fmt::format("decoder step t = {} of the global-general model; Bahdanau scored with s_(t−1), Luong with h_t", t + 1));
     nar.show("h_t", row0(h_t), {}, "the decoder's state after its GRU step (128)");
     nar.show("H", H, ex.src, {}, "encoder states h̄_s (S × 128)");
+    nar.say("after attending, h̃_t = tanh(W_c[c_t; h_t]) (the attentional state, eq. 5) predicts the word and is fed to "
+            "the next step's input (input feeding, §3.3).");
+    nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step; attn/attention/luong_attention.hpp: luong_forward");
     nar.why("attending after the RNN step means the attention is not inside the recurrence's input — it feeds h̃_t forward instead.");
 
     nar.step("Three score functions", "dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])", "eq. 8");
@@ -89,6 +97,9 @@ int main(int argc, char** argv) {
     nar.show("luong_general_scores", row0(gen_s), ex.src, "h_tᵀW_a h̄_s with the trained W_a (128×128)");
     nar.show("luong_concat_scores", row0(cat_s), ex.src, "v_cᵀtanh(W_c[h_t; h̄_s]), W_c (256×64) freshly initialised (seed)");
     nar.say("dot scores this general model's states without its W_a: the two need not agree — the model was trained with W_a.");
+    nar.say("concat is shown with random weights only: no concat model is trained in this chapter, so its scores mean "
+            "nothing yet; the BLEU table below has dot, general and local-p.");
+    nar.code("attn/attention/luong_attention.hpp: luong_scores_forward");
     nar.why("dot and general are one matrix product per step; concat is Bahdanau's network with h_t in place of s_{t−1}.");
 
     nar.step("Global vs local windows", "local-m: p_t = t · local-p: p_t = S·σ(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)", "eq. 9–10");
@@ -127,6 +138,11 @@ int main(int argc, char** argv) {
     };
     nar.result(fmt::format("largest α on the word being translated: local-p {} of {}, global general {} of {} output words",
                            hits(tp), ex.tgt.size(), hits(general_trace), ex.tgt.size()));
+    nar.say(fmt::format("D: local-m is shown with D = 2 (5 of the {} words) so its window is visibly narrower than the "
+                        "sentence, on the general model's scores — not a trained local-m model; the local-p model was "
+                        "trained with D = {} (the paper's D = 10 would cover a whole 10-word sentence).",
+                        ex.src.size(), lp.cfg.luong.half_width));
+    nar.code("attn/attention/luong_attention.hpp: luong_forward (LuongWindow::LocalM, LocalP)");
     nar.why("local attention looks at 2D + 1 words; local-m assumes monotonic order, local-p learns where to look — "
             "which the reorderings here require.");
 
@@ -142,6 +158,7 @@ int main(int argc, char** argv) {
       worst_gap = std::max(worst_gap, std::abs(results[1].second.buckets[b].bleu - results[3].second.buckets[b].bleu));
     nar.result(fmt::format("global-general vs Bahdanau: largest gap in any bucket {:.1f} BLEU", worst_gap));
     if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.code("attn/models/seq2seq_eval.hpp: evaluate_model");
     nar.why("all four models share the encoder, sizes, data, steps and seed; only the attention differs.");
 
     nar.step("Cost of one score function", "time per call: scores + softmax + context, B = 1");
@@ -189,12 +206,11 @@ int main(int argc, char** argv) {
                            "the claim {}.", speedup, ms[0] / ms[1], verdict));
     nar.say("repeated runs on this shared 2-core machine move these ratios by a few hundredths; dot and general "
             "alone are several times faster per call (previous step), the whole step much less so.");
-    nar.say("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models interleaved step by step, models of the issue's sizes "
+    nar.say("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models interleaved step by step, the chapter's model sizes "
             "(E 32, encoder 2×64, decoder 128, A 64), other programs possibly running at the same time.");
     nar.why("the GRUs, the output layer and every backward pass cost the same in both models, so a training step gains "
             "less than the score function alone.");
 
-    nar.step("Summary", "");
     nar.takeaway({
         fmt::format("Luong's global-general attention {} Bahdanau here: largest gap {:.1f} BLEU over the six length buckets.",
                     worst_gap <= 3.0 ? "matches" : "does not match", worst_gap),

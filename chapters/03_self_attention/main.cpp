@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     nar.step("Tokens become vectors", "X ∈ ℝ^(T×d_model)");
     const Mat X = word_vectors(words, d_model, nar.options().seed);  // (T, d_model)
     nar.show("X", X, words, {}, "one row per word (random toy embeddings, fixed by the seed)");
+    nar.code("attn/data/word_vectors.hpp: word_vectors");
     nar.why("attention only ever sees vectors; a word's row is all the model knows about it.");
 
     nar.step("Project to queries, keys and values", "Q = X·W_Q,  K = X·W_K,  V = X·W_V");
@@ -56,12 +57,14 @@ int main(int argc, char** argv) {
     nar.show("Q", full.q, words, {}, "what each word is looking for");
     nar.show("K", full.k, words, {}, "what each word offers to be found by");
     nar.show("V", full.v, words, {}, "what each word hands over when found");
+    nar.code("attn/attention/self_attention.hpp: init_self_attention, self_attention");
     nar.why("three different projections let a word ask (Q) for something other than what it advertises (K) or gives (V).");
 
     nar.step("Score every pair", "S = Q·Kᵀ / √d_k", "Vaswani et al. 2017, eq. 1");
     nar.say(fmt::format("d_k = {}, √d_k = {:.3f}; S[i, j] says how well word i's query matches word j's key", d_k,
                         std::sqrt(double(d_k))));
     nar.show("scores", full.attn.scores, words, words);
+    nar.code("attn/attention/attention.hpp: scaled_dot_product_attention");
     nar.why("a dot product is large when two vectors point the same way; step 7 measures why we divide by √d_k.");
 
     nar.step("Turn scores into weights", "A = softmax(S), row-wise");
@@ -70,6 +73,9 @@ int main(int argc, char** argv) {
     const Mat row_sums = xt::sum(full.attn.weights, {1}, xt::keep_dims);
     nar.result(fmt::format("row sums: min {:.6f}, max {:.6f} (softmax makes each row a probability distribution)",
                            double(xt::amin(row_sums)()), double(xt::amax(row_sums)())));
+    nar.say("the weights here come from random W_Q, W_K: these patterns mean nothing yet; chapter 10 reads the heads "
+            "of a trained model.");
+    nar.code("attn/tensor/softmax.hpp: softmax");
     nar.why("softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite.");
 
     nar.step("Mix the values", "O = A·V");
@@ -77,6 +83,7 @@ int main(int argc, char** argv) {
     const Mat reference = xt::cast<float>(attention_reference(full.q, full.k, full.v));
     nar.result(fmt::format("max |O − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
                            max_abs_diff(full.attn.output, reference)));
+    nar.code("attn/attention/attention.hpp: scaled_dot_product_attention, attention_reference");
     nar.why("each output row is a context-aware version of its word: the same word gets a different row in a different sentence.");
 
     nar.step("Hide the future", "A = softmax(S + M),  M_ij = −∞ for j > i");
@@ -89,6 +96,7 @@ int main(int argc, char** argv) {
     nar.result(fmt::format("first word attends only to itself: weight {:.3f}; last row equals the unmasked one: max diff {:.1e}",
                            double(causal.attn.weights(0, 0)),
                            max_abs_diff(row_of(causal.attn.output, T - 1), row_of(full.attn.output, T - 1))));
+    nar.code("attn/tensor/mask.hpp: causal_mask");
     nar.why("exp(−∞) = 0, so masked pairs get exactly zero weight; a decoder must not read words it has not produced yet.");
 
     // ---------------------------------------------------------------- the phenomenon, measured
@@ -110,6 +118,7 @@ int main(int argc, char** argv) {
     nar.record("scaling", scaling);
     nar.say("max weight: the largest of the 16 softmax weights (1/16 = 0.0625 would be uniform, 1 is one-hot).");
     nar.say("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to S.");
+    nar.code("attn/studies/scaling.hpp: measure_scaling, softmax_jacobian_norm");
     nar.why("without the scale the scores grow like √d_k, softmax goes one-hot and its gradient vanishes; with it, nothing depends on d_k.");
     nar.say("note: one source article writes softmax(QKᵀ/d_k); the divisor is √d_k — dividing by d_k would shrink Var to 1/d_k.");
 
@@ -129,6 +138,7 @@ int main(int argc, char** argv) {
                            sentence, fmt::join(shuffled, " "), equivariance_err));
     nar.result(fmt::format("mean-pooled outputs differ by {:.1e} (invariant); without positions the two sentences look identical",
                            max_abs_diff(pooled, pooled_p)));
+    nar.code("attn/studies/lookup.hpp: permute_rows");
     nar.why("nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. "
             "(An article calls this 'invariant'; per word it is equivariant.)");
 
@@ -151,6 +161,7 @@ int main(int argc, char** argv) {
                   fmt::format("{:.1e}", max_abs_diff(r.output, hard))});
     }
     nar.table(lookup, /*as_result=*/true);
+    nar.code("attn/studies/lookup.hpp: soft_lookup");
     nar.why(fmt::format("a hard lookup returns one row; attention blends rows by similarity. τ = √d_model = {:.2f} is the "
                         "usual scale; as τ → 0 the blend becomes the hard lookup.", std::sqrt(double(d_model))));
 

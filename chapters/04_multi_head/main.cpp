@@ -61,14 +61,17 @@ int main(int argc, char** argv) {
     nar.record("W_K", p.w_k);
     nar.record("W_V", p.w_v);
     nar.record("W_O", p.w_o);
+    nar.code("attn/attention/multi_head.hpp: multi_head_init");
     nar.why("the same parameter count as one big head: h heads of d_model/h columns each share the four matrices.");
 
     nar.step("Project, then split into heads", "Q = X·W_Q  (T×d_model)  →  Q_heads (h×T×d_head)");
     const MhaTrace t = multi_head_trace(X, p);
     nar.say(fmt::format("d_head = d_model / h = {} / {} = {}; head i owns columns [{}·i, {}·(i+1)) of Q, K and V", d_model, heads, dh, dh, dh));
+    nar.say("heads are numbered from 0 here, in tensors and heatmaps alike (the paper writes head_1 … head_h)");
     nar.show("Q_heads", t.q_heads, words, {}, "each head's slice of Q");
     nar.show("K_heads", t.k_heads, words);
     nar.show("V_heads", t.v_heads, words);
+    nar.code("attn/attention/mha_trace.hpp: multi_head_trace, split_heads");
     nar.why("splitting is only a reshape: no new numbers, just h separate (T×d_head) problems.");
 
     nar.step("Attention in every head at once", "head_i = softmax(Q_i·K_iᵀ/√d_head)·V_i");
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
         std::string map = format_heatmap(slice_of(t.weights, h), h == 0 ? words : Labels(T, ""), short_words, {0.0, 1.0});
         legend = map.substr(map.rfind("legend:"));  // one legend under all the maps
         maps.push_back(map.substr(0, map.rfind('\n', map.rfind("legend:"))));
-        titles.push_back(fmt::format("head {}", h + 1));
+        titles.push_back(fmt::format("head {}", h));
       }
       nar.say(fmt::format("weights (h×T×T) = ({}×{}×{}), one heatmap per head, rows = queries:", heads, T, T));
       std::fputs(side_by_side(maps, titles).c_str(), stdout);
@@ -92,8 +95,14 @@ int main(int argc, char** argv) {
     for (std::size_t a = 0; a < heads; ++a)
       for (std::size_t b = a + 1; b < heads; ++b)
         most_different = std::max(most_different, max_abs_diff(slice_of(t.weights, a), slice_of(t.weights, b)));
-    nar.result(fmt::format("largest difference between two heads' weights: {:.3f} — each head attends its own way", most_different));
+    if (heads > 1)
+      nar.result(fmt::format("largest difference between two heads' weights: {:.3f} — each head attends its own way",
+                             most_different));
+    else
+      nar.result("one head: nothing to compare — with h = 1 this is chapter 03's single attention");
+    nar.say("W_Q, W_K, W_V are random: these patterns mean nothing yet; chapter 10 reads the heads of a trained model.");
     nar.show("heads_out", t.heads_out, words, {}, "each head's weighted sum of its values");
+    nar.code("attn/attention/mha_trace.hpp: multi_head_trace");
     nar.why("different projections make different similarity questions; one softmax could only average them into one map.");
 
     nar.step("Concatenate and mix", "MultiHead(X) = Concat(head_1, …, head_h)·W_O");
@@ -116,6 +125,7 @@ int main(int argc, char** argv) {
       nar.result(fmt::format("PyTorch parity: nn.MultiheadAttention (16 wide, 4 heads, biases) vs ours on the golden "
                              "inputs: max |diff| = {:.1e} (data/golden/mha)", max_abs_diff(multi_head_trace(gm("X"), g).output, want)));
     }
+    nar.code("attn/attention/mha_trace.hpp: merge_heads; attn/attention/multi_head.hpp: multi_head_forward");
     nar.why("concatenation alone would keep heads apart; W_O is where their findings are combined.");
 
     // ---------------------------------------------------------------- the original configuration
@@ -132,13 +142,15 @@ int main(int argc, char** argv) {
     params.add({"model", "", "", "", si(tp.total())});
     nar.table(params, /*as_result=*/true);
     nar.result(fmt::format("our count {:.1f}M vs the paper's 65M (Table 3; its exact vocabulary and rounding are not given)", tp.total() / 1e6));
-    Table flops({"T", "projections", "scores QKᵀ, AV", "feed-forward", "attention share"});
+    Table flops({"T", "projections", "scores QKᵀ, AV", "feed-forward", "attention share"},
+                "FLOPs of one encoder layer on one sequence of T tokens (a multiply-add counts 2)");
     for (std::size_t len : {32u, 128u, 512u, 1024u, 2048u, 8192u}) {
       const LayerCost c = encoder_layer_cost(cfg, len);
       flops.add({std::to_string(len), si(c.projection_flops), si(c.score_flops), si(c.ffn_flops),
                  fmt::format("{:.0f}%", 100.0 * c.attention_share())});
     }
     nar.table(flops, /*as_result=*/true);
+    nar.code("attn/studies/transformer_cost.hpp: transformer_params, encoder_layer_cost");
     nar.why("projections and FFN grow like T, scores like T²: attention is half the work at T = 1024 and the scores alone "
             "match the feed-forward at T = d_ff = 2048; beyond that attention dominates.");
 
@@ -163,14 +175,21 @@ int main(int argc, char** argv) {
               fmt::format("{:.0f} KiB", double(bytes) / 1024.0)});
     }
     nar.table(kv, /*as_result=*/true);
+    nar.code("attn/attention/gqa.hpp: repeat_kv, attention_param_count, kv_cache_bytes_per_token");
     nar.why("decoding re-reads the whole cache for every new token; 8 K/V heads make it 8× smaller, at a small quality cost.");
 
     nar.takeaway({
         "Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, multiply by W_O; "
         "it matches PyTorch's nn.MultiheadAttention and h = 1 is chapter 03's single head.",
-        "Original Transformer: ~63M parameters by our count (paper: 65M); attention's FLOP share grows with T: "
-        "34% at T = 32, half at T = 1024, 82% at T = 8192.",
-        "GQA/MQA shrink the KV cache by h/g (2.5 MiB → 320 KiB → 40 KiB per token at 70B-like sizes).",
+        fmt::format("Original Transformer: ~{:.0f}M parameters by our count (paper: 65M); attention's FLOP share grows with "
+                    "T: {:.0f}% at T = 32, {:.0f}% at T = 1024, {:.0f}% at T = 8192.", tp.total() / 1e6,
+                    100.0 * encoder_layer_cost(cfg, 32).attention_share(),
+                    100.0 * encoder_layer_cost(cfg, 1024).attention_share(),
+                    100.0 * encoder_layer_cost(cfg, 8192).attention_share()),
+        fmt::format("GQA/MQA shrink the KV cache by h/g ({:.1f} MiB → {:.0f} KiB → {:.0f} KiB per token at 70B-like sizes).",
+                    double(kv_cache_bytes_per_token(80, 64, 128)) / (1024.0 * 1024.0),
+                    double(kv_cache_bytes_per_token(80, 8, 128)) / 1024.0,
+                    double(kv_cache_bytes_per_token(80, 1, 128)) / 1024.0),
     });
   });
 }

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     nar.show("output_swapped", Os, swapped, {}, fmt::format("\"{}\"", fmt::join(swapped, " ")));
     nar.result(fmt::format("max |output_swapped − reversed(output)| = {:.1e}: the same set of rows, only reordered",
                            max_abs_diff(Os, permute_rows(O, reverse))));
+    nar.code("attn/position/position_encoding.hpp: positioned_self_attention; attn/studies/lookup.hpp: permute_rows");
     nar.why("each word's row depends on which words are present, never on where: the model sees a bag of words. "
             "This is permutation-EQUIVARIANT (an article says 'invariant'; only a pooled summary is).");
 
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
     sym.add({"none + causal mask", "word t sees words 0 … t", fmt::format("{:.3e}", reversal_gap(PositionEncoding::None, causal))});
     sym.add({"alibi + causal mask", "the paper's (decoder) form", fmt::format("{:.3e}", reversal_gap(PositionEncoding::Alibi, causal))});
     nar.table(sym, /*as_result=*/true);
+    nar.code("attn/position/position_encoding.hpp: positioned_self_attention");
     nar.why("sinusoidal, learned and RoPE give 猫-first and 猫-last different rows. Symmetric ALiBi does not: reading a "
             "sentence backwards keeps every distance |i − j|, so it cannot tell a sentence from its reverse (other "
             "orders it does tell apart); ALiBi is used with a causal mask, and the mask alone already breaks the symmetry. "
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
                            k, k, positions + 96, worst));
     const Vec sim = sinusoidal_similarity(d, positions - 1);
     nar.show("pe_similarity", sim, {}, "PE(pos)·PE(pos + k) for k = 0, 1, …: a function of k only");
+    nar.code("attn/position/sinusoidal.hpp: sinusoidal_table, sinusoidal_shift, sinusoidal_similarity");
     nar.why("a fixed linear map turns any position into the one k further, which the paper hoped would let "
             "attention use relative offsets; the table itself is absolute.");
 
@@ -124,10 +127,13 @@ int main(int argc, char** argv) {
     } catch (const PositionLimitError& e) {
       nar.result(fmt::format("a sequence of {} tokens: {}", positions + 1, e.what()));
     }
+    nar.say("correction: one source article says GPT uses RoPE; GPT-2 and GPT-3 use learned absolute positions like these "
+            "(Radford et al. 2019; Brown et al. 2020). LLaMA and Qwen use RoPE.");
+    nar.code("attn/position/learned_position.hpp: learned_position_init, learned_position_forward");
     nar.why("each row is trained only by sequences that reach it; a position never seen in training has no row at all.");
 
     // ---------------------------------------------------------------- RoPE
-    nar.step("RoPE: rotate q and k by their position", "(R_m q)·(R_n k) = q·R_(n−m) k", "Su et al. 2021, RoFormer eq. 34");
+    nar.step("RoPE: rotate q and k by their position", "(R_m q)·(R_n k) = q·R_(n−m) k", "Su et al. 2021, RoFormer eq. 16");
     const RopeTables tab = rope_tables(positions, d);
     nar.record("rope_cos", tab.cos);
     nar.record("rope_sin", tab.sin);
@@ -156,12 +162,32 @@ int main(int argc, char** argv) {
     }
     nar.result(fmt::format("scores q_m·k_n vs q_(m+s)·k_(n+s) for s = 1, 10, 1000: max difference {:.1e} — only m − n matters", rel));
     const Vec bound = rope_distance_bound(d, positions - 1);
-    nar.show("rope_bound", bound, {}, "RoFormer §3.4.3: relative upper bound of |q_m·k_n| at distance 0, 1, …");
+    nar.record("rope_bound", bound);
+    // The long-range bound needs many frequencies to decay: compare this chapter's d with d = 64.
+    const std::size_t big_d = 64, far_r = 256;
+    const Vec bound_small = rope_distance_bound(d, far_r), bound_big = rope_distance_bound(big_d, far_r);
+    Table bt({"distance m − n", fmt::format("bound, d = {}", d), fmt::format("bound, d = {}", big_d)},
+             "RoFormer §3.4.3: relative upper bound of |q_m·k_n| as the distance grows");
+    for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
+      bt.add({std::to_string(r), fmt::format("{:.2f}", bound_small(r)), fmt::format("{:.2f}", bound_big(r))});
+    nar.table(bt);
+    auto tail_mean = [&](const Vec& b) {  // mean over distances 128 … 256, relative to distance 0
+      double m = 0;
+      for (std::size_t r = 128; r <= far_r; ++r) m += b(r);
+      return m / double(far_r - 127) / double(b(0));
+    };
+    nar.result(fmt::format("mean bound over distances 128-256, as a fraction of distance 0: d = {}: {:.2f}, d = {}: {:.2f}",
+                           d, tail_mean(bound_small), big_d, tail_mean(bound_big)));
+    nar.say(fmt::format("the decay is an average over the d/2 frequencies falling out of phase: with d = {} there are only "
+                        "{} of them, too few to show it; at d = {} ({} frequencies) it shows.", d, d / 2, big_d, big_d / 2));
+    nar.code("attn/position/rope.hpp: rope_tables, rope_rotate, rope_distance_bound");
     nar.why("rotations compose: R_mᵀR_n = R_(n−m), so absolute positions cancel in the score and relative ones remain.");
 
     // ---------------------------------------------------------------- ALiBi
-    nar.step("ALiBi: a distance penalty per head", "scores_h(i, j) = q_i·k_j/√d_k − m_h·|i − j|,  m_h = 2^(−8h/H)",
+    nar.step("ALiBi: a distance penalty per head", "scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8h/H)",
              "Press et al. 2021, §3");
+    nar.say("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use the "
+            "symmetric −m_h·|i − j|, which is the same where j ≤ i.");
     const Vec slopes = alibi_slopes(heads);
     nar.show("alibi_slopes", slopes, {}, fmt::format("H = {}: a geometric sequence", heads));
     const Tensor3 bias = alibi_bias(slopes, positions);
@@ -171,6 +197,7 @@ int main(int argc, char** argv) {
     const Mat zero_slope = positioned_self_attention(X, W, PositionEncoding::Alibi, {}, 0.0f);
     nar.result(fmt::format("slope 0: max |ALiBi − no positions| = {:.1e} (no positional information at all)",
                            max_abs_diff(zero_slope, none_out)));
+    nar.code("attn/position/alibi.hpp: alibi_slopes, alibi_bias");
     nar.why("no vectors are added; nearby keys simply score higher, with steep heads looking locally and flat ones far.");
 
     // ---------------------------------------------------------------- extrapolation, measured
@@ -216,6 +243,9 @@ int main(int argc, char** argv) {
     nar.result(fmt::format("here: the article's 'RoPE extrapolates naturally' {}; Press et al.'s ALiBi-over-sinusoidal {}.",
                            rope1 - rope4 < 0.02 ? "held" : "did NOT hold (it lost accuracy past L)",
                            alibi1 - alibi4 < sin1 - sin4 ? "held" : "did not hold"));
+    nar.say("note: the answer is always the most recent earlier token with the query's key, so this task rewards "
+            "recency by construction — exactly what ALiBi's distance penalty encodes; it favours ALiBi.");
+    nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row");
     nar.why("a relative bias that only says 'nearer is better' means the same thing at any length; absolute "
             "positions past L were never seen in training, and a learned table has no row for them at all.");
 
@@ -223,8 +253,9 @@ int main(int argc, char** argv) {
         "Without positions self-attention is permutation-equivariant: 猫 吃 鱼 and 鱼 吃 猫 give the same rows, reordered.",
         "Sinusoidal: PE(pos+k) = M_k·PE(pos) with M_k independent of pos; learned tables stop at their trained length.",
         "RoPE makes q·k depend on m − n only (checked to float precision); ALiBi penalises distance, slope 0 = no positions.",
-        "Measured here (train L = 16): at 4L ALiBi keeps ~97% accuracy, RoPE falls to ~72%, sinusoidal to ~42%; plain RoPE "
-        "does not extrapolate 'naturally' — Press et al.'s ALiBi result held on this task.",
+        fmt::format("Measured here (train L = 16): at 4L ALiBi keeps {:.0f}% accuracy, RoPE {:.0f}%, sinusoidal {:.0f}%, on a "
+                    "task that rewards recency (ALiBi's bias); plain RoPE {} 'naturally' here.", 100 * alibi4, 100 * rope4,
+                    100 * sin4, rope1 - rope4 < 0.02 ? "extrapolated" : "did not extrapolate"),
     });
   });
 }

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
                            n * (n + 1) / 2, win.nnz(), dil.nnz()));
     nar.say("Mistral 7B uses a 4096-token sliding window (stacked layers reach further: layer L sees ~L·W back).");
     nar.say("Correction: one source article says LLaMA 3 does too; it does not — LLaMA 3 uses full causal attention with GQA.");
+    nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
     nar.why("most of a token's attention mass in language is local; a window keeps that and drops the quadratic rest.");
 
     nar.step("Global tokens and random blocks", "BigBird = window blocks + global blocks + random blocks",
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
                            100 * to_token_pattern(bigbird_pattern(4096, 64, 1, 1, 2, 1)).density()));
     nar.say("Complexity depends on the pattern: window/BigBird O(n), strided (Child et al. 2019) O(n√n), LSH (Reformer) O(n log n).");
     nar.say("(One article gives O(n log n·d) for sparse attention in general — that is one pattern's cost, not all.)");
+    nar.code("attn/attention/sparse_attention.hpp: longformer_pattern, bigbird_pattern, to_token_pattern");
     nar.why("global tokens carry information across the whole sequence in two hops; random blocks make short paths likely.");
 
     // ---------------------------------------------------------------- linear attention
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
     const Mat soft = scaled_dot_product_attention(lq, lk, lv).output;
     nar.result(fmt::format("vs softmax attention on the same inputs: max diff {:.2f} — a different model, not an approximation",
                            max_diff(linear_attention(lq, lk, lv), soft)));
+    nar.code("attn/attention/linear_attention.hpp: linear_attention, linear_attention_causal");
     nar.why("with a d×d state, generation costs O(d²) per token at any length — an RNN; state-space models (Mamba) refine this.");
 
     // ---------------------------------------------------------------- tiled exact attention
@@ -124,6 +127,7 @@ int main(int argc, char** argv) {
     attention_backward(dq0, dk0, dv0, g, tq, tk, tv);
     nar.result(fmt::format("backward recomputing tiles from L = m + log ℓ vs materialised backward: max diff dQ {:.1e}, dK {:.1e}, dV {:.1e}",
                            max_diff(dq, dq0), max_diff(dk, dk0), max_diff(dv, dv0)));
+    nar.code("attn/attention/tiled_attention.hpp: tiled_attention_forward, tiled_attention_backward");
     nar.why("when a later tile has a bigger max, α < 1 shrinks everything summed so far; the result is exact, the memory O(tile).");
 
     // ---------------------------------------------------------------- KV cache
@@ -142,6 +146,7 @@ int main(int argc, char** argv) {
                fmt::format("{:.0f}", bytes / 1024.0), fmt::format("{:.2f}", bytes * 8192.0 / (1024.0 * 1024 * 1024))});
     }
     nar.table(kvt, /*as_result=*/true);
+    nar.code("attn/studies/efficient_sweep.hpp: time_kv_cache; attn/attention/kv_cache.hpp: decoder_attention_step");
     nar.why("without a cache step t redoes the projections of all t tokens (O(n²·d²) in total); the cache trades that for memory, "
             "which GQA/MQA shrink by sharing K/V heads.");
 
@@ -179,6 +184,23 @@ int main(int argc, char** argv) {
     nar.record("sweep", sweep_m);
     nar.say("slope: least-squares fit of log(time) on log(n) for n ≥ 1024. work: counted buffers at the largest n measured.");
     nar.say("err vs full: max |variant − full attention| at the largest n where full attention ran (Q, K, V ~ N(0, 1)).");
+    for (const auto& s : sweep) {  // full attention's slope above 2: time per score element grows with n
+      if (s.name != "full" || std::isnan(s.slope) || s.slope <= 2.1) continue;
+      const VariantPoint* lo = nullptr;
+      const VariantPoint* hi = nullptr;
+      for (const auto& p : s.points)
+        if (!p.skipped && p.n >= 1024) {
+          if (lo == nullptr) lo = &p;
+          hi = &p;
+        }
+      if (lo && hi && hi != lo)
+        nar.result(fmt::format("full attention's slope {:.2f} is above 2: time per score element {:.2f} ns at n = {}, "
+                               "{:.2f} ns at n = {}", s.slope, lo->seconds * 1e9 / (double(lo->n) * lo->n), lo->n,
+                               hi->seconds * 1e9 / (double(hi->n) * hi->n), hi->n));
+      nar.say("the work is n² either way; each element costs more once the n×n scores and weights (work MiB) no "
+              "longer fit in the CPU's caches and stream through main memory.");
+    }
+    nar.code("attn/studies/efficient_sweep.hpp: sweep_efficient_variants");
     nar.why("random inputs spread attention over every key, the worst case for local patterns: their error is the mass they drop.");
 
     nar.takeaway({"Window, dilated, Longformer and BigBird cost O(n) (slope ≈ 1) but change the answer: they drop keys.",

@@ -69,6 +69,10 @@ void Narrator::say(const std::string& text) {
   if (!opts_.quiet) out_ << "  " << text << "\n";
 }
 
+void Narrator::code(const std::string& where) {
+  if (!opts_.quiet) out_ << "  code: " << where << "\n";
+}
+
 void Narrator::why(const std::string& text) {
   if (!opts_.quiet) out_ << "  why: " << text << "\n";
 }
@@ -110,7 +114,7 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
   record(name, t);
   if (opts_.quiet) return;
   out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
-  const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 4);
+  const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 1);
   MatrixStyle style;
   style.full = opts_.full;
   for (std::size_t i = 0; i < limit; ++i) {
@@ -131,7 +135,7 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
 
 void Narrator::table(const Table& t, bool as_result) {
   if (opts_.quiet && !as_result) return;
-  out_ << t.render();
+  out_ << t.render("  ", terminal_columns());
 }
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {

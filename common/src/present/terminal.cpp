@@ -80,6 +80,14 @@ std::string format_number(double x, int width, int precision) {
   return fmt::format("{:>{}.{}f}", x, width, precision);
 }
 
+std::size_t terminal_columns() {
+  const char* c = std::getenv("COLUMNS");
+  if (c == nullptr || *c == '\0') return 100;
+  char* end = nullptr;
+  const long v = std::strtol(c, &end, 10);
+  return *end == '\0' && v >= 40 && v <= 1000 ? std::size_t(v) : 100;
+}
+
 bool color_wanted(bool no_color_flag) {
   if (no_color_flag) return false;
   const char* no_color = std::getenv("NO_COLOR");

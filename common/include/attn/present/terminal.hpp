@@ -19,6 +19,9 @@ std::string fit(const std::string& s, std::size_t width, bool right = false);
 // −∞ prints as "-inf" (a masked score).
 std::string format_number(double x, int width = 8, int precision = 3);
 
+// The terminal's width for tables: $COLUMNS when it is a number from 40 to 1000, else 100.
+std::size_t terminal_columns();
+
 // Should output be coloured? No when NO_COLOR is set (https://no-color.org), TERM is "dumb",
 // stdout is not a terminal, or the user passed --no-color.
 bool color_wanted(bool no_color_flag);
