@@ -8,11 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "attn/present/i18n.hpp"
 #include "attn/tensor/openblas.hpp"
 
 namespace attn {
 
 namespace {
+[[maybe_unused]] const char* const kSliceNames[] = {N_("head")};  // the slice names chapters pass to show()
 constexpr std::size_t kWidth = 92;  // the header rule's width in columns
 
 std::string rule() {
@@ -35,10 +37,10 @@ void Narrator::header(const std::string& question) {
   const BlasInfo blas = blas_info();
   const char* user = std::getenv("OPENBLAS_CORETYPE");
   const bool user_set = user && user[0] && std::getenv("ATTN_OPENBLAS_REEXEC") == nullptr;
-  const std::string left = fmt::format("Chapter {} · {}", info_.number, info_.title);
-  const std::string right = fmt::format("seed {} · OpenBLAS {}{} · {} thread{}", opts_.seed, blas.kernel,
-                                        user_set ? " (OPENBLAS_CORETYPE)" : "", blas.threads,
-                                        blas.threads == 1 ? "" : "s");
+  const std::string left = _f("Chapter {} · {}", info_.number, tr(info_.title));
+  const std::string right = _f("seed {} · OpenBLAS {}{} · {} {}", opts_.seed, blas.kernel,
+                               user_set ? " (OPENBLAS_CORETYPE)" : "", blas.threads,
+                               blas.threads == 1 ? _("thread") : _("threads"));
   const std::size_t used = display_width(left) + display_width(right);
   out_ << left << std::string(used < kWidth ? kWidth - used : 1, ' ') << right << "\n" << rule() << "\n";
   if (!opts_.quiet && !question.empty()) out_ << question << "\n";
@@ -47,7 +49,7 @@ void Narrator::header(const std::string& question) {
 
 void Narrator::pause_if_asked() {
   if (!opts_.pause || opts_.quiet || step_ == 0 || !::isatty(STDIN_FILENO)) return;
-  out_ << "  [Enter: next step] " << std::flush;
+  out_ << "  " << _("[Enter: next step]") << " " << std::flush;
   std::string line;
   std::getline(std::cin, line);
 }
@@ -56,7 +58,7 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   pause_if_asked();
   ++step_;
   if (opts_.quiet) return;
-  std::string left = fmt::format("Step {}/{}  {}", step_, total_steps_, title);
+  std::string left = _f("Step {}/{}  {}", step_, total_steps_, title);
   if (!formula.empty()) left += "  " + formula;
   if (opts_.color) left = "\x1b[1m" + left + "\x1b[0m";
   const std::size_t used = display_width(left) + display_width(source);
@@ -70,11 +72,11 @@ void Narrator::say(const std::string& text) {
 }
 
 void Narrator::code(const std::string& where) {
-  if (!opts_.quiet) out_ << "  code: " << where << "\n";
+  if (!opts_.quiet) out_ << "  " << _("code: ") << where << "\n";
 }
 
 void Narrator::why(const std::string& text) {
-  if (!opts_.quiet) out_ << "  why: " << text << "\n";
+  if (!opts_.quiet) out_ << "  " << _("why: ") << text << "\n";
 }
 
 void Narrator::result(const std::string& text) { out_ << "  " << text << "\n"; }
@@ -119,9 +121,9 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
   style.full = opts_.full;
   for (std::size_t i = 0; i < limit; ++i) {
     Mat slice = xt::view(t, i, xt::all(), xt::all());
-    out_ << "  [" << slice_name << " " << i << "]\n" << format_matrix(slice, rows, cols, style);
+    out_ << "  [" << tr(slice_name) << " " << i << "]\n" << format_matrix(slice, rows, cols, style);
   }
-  if (limit < n) out_ << "  … " << (n - limit) << " more " << slice_name << "s (--full shows all)\n";
+  if (limit < n) out_ << "  " << _f("… {} more {}s (--full shows all)", n - limit, tr(slice_name)) << "\n";
 }
 
 void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
@@ -129,7 +131,7 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
   if (!recorder_.has(name)) record(name, m);
   if (opts_.quiet) return;
   style.color = opts_.color;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ") " << _("heatmap") << (caption.empty() ? "" : "  " + caption) << "\n";
   out_ << format_heatmap(m, rows, cols, style);
 }
 
@@ -139,7 +141,8 @@ void Narrator::table(const Table& t, bool as_result) {
 }
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {
-  out_ << "\n" << (opts_.color ? "\x1b[1mTakeaway\x1b[0m" : "Takeaway") << "\n";
+  const std::string title = _("Takeaway");
+  out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";
   for (const auto& l : lines) out_ << "  • " << l << "\n";
 }
 
@@ -150,7 +153,7 @@ void Narrator::finish() {
     throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
-    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << *opts_.export_dir << "\n";
+    out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(), *opts_.export_dir) << "\n";
   }
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
 
@@ -226,10 +227,10 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
     out += "\n";
   }
   const double step = span / 5.0;
-  out += fmt::format("    legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
+  out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
                      format_number(lo + step, 0, 2), format_number(lo + 2 * step, 0, 2),
                      format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2));
-  if (factor > 1) out += fmt::format("; each cell averages {}×{} entries", factor, factor);
+  if (factor > 1) out += _f("; each cell averages {}×{} entries", factor, factor);
   out += "\n";
   return out;
 }
