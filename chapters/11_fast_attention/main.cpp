@@ -30,6 +30,7 @@
 #include "attn/cuda/bench.hpp"
 #include "attn/cuda/check.hpp"
 #endif
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 using namespace attn;
 
@@ -38,12 +39,12 @@ using namespace attn;
 // build, or without a device, one line says so and the step ends there.
 std::vector<GpuAttentionRow> gpu_step(Narrator& nar, const std::vector<std::size_t>& sizes,
                                       const std::vector<std::size_t>& dims, const std::string& causal_opt) {
-  nar.step("On the GPU", "the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM", "common/cuda");
+  nar.step(_("On the GPU"), _("the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM"), "common/cuda");
   std::vector<GpuAttentionRow> rows;
 #ifdef ATTN_HAVE_CUDA
   const attn::cuda::DeviceStatus device = attn::cuda::device_status();
   if (!device.available) {
-    nar.result("GPU section skipped: no CUDA device (" + device.error + ")");
+    nar.result(_f("GPU section skipped: no CUDA device ({})", device.error));
     return rows;
   }
   attn::cuda::GpuBenchConfig cfg;
@@ -52,29 +53,29 @@ std::vector<GpuAttentionRow> gpu_step(Narrator& nar, const std::vector<std::size
   for (std::size_t d : dims)
     if (d == 64 || d == 128) cfg.d.push_back(int(d));  // the tiled kernels' head sizes
   if (cfg.d.empty()) {
-    nar.result("GPU section skipped: the CUDA kernels take d = 64 or 128 (see --dims)");
+    nar.result(_("GPU section skipped: the CUDA kernels take d = 64 or 128 (see --dims)"));
     return rows;
   }
   cfg.full = causal_opt != "yes";
   cfg.causal = causal_opt != "no";
   cfg.repeats = 3;
   const attn::cuda::GpuRoof roof = attn::cuda::measure_roofs(cfg);
-  nar.result(fmt::format("{} (sm_{}, {} SMs): cuBLAS SGEMM {:.1f} TFLOP/s, BF16 GEMM (FP32 accumulate) {:.1f} TFLOP/s at {}³",
+  nar.result(_f("{} (sm_{}, {} SMs): cuBLAS SGEMM {:.1f} TFLOP/s, BF16 GEMM (FP32 accumulate) {:.1f} TFLOP/s at {}³",
                          device.name, device.compute_capability, device.multiprocessors, roof.sgemm, roof.bf16, roof.gemm));
-  Table tbl({"kernel", "n", "d", "causal", "BH", "TFLOP/s", "% roof", "roof"});
+  Table tbl({_("kernel"), "n", "d", _("causal"), "BH", "TFLOP/s", _("% roof"), _("roof")});
   for (const auto& g : attn::cuda::gpu_bench_rows(attn::cuda::run_gpu_sweep(cfg), roof)) {
     rows.push_back({g.kernel, std::size_t(g.n), std::size_t(g.d), std::size_t(g.bh), g.causal, g.tflops, g.roof, g.pct_of_roof});
-    tbl.add({g.kernel, std::to_string(g.n), std::to_string(g.d), g.causal ? "yes" : "no", std::to_string(g.bh),
+    tbl.add({g.kernel, std::to_string(g.n), std::to_string(g.d), g.causal ? _("yes") : _("no"), std::to_string(g.bh),
              fmt::format("{:.1f}", g.tflops), fmt::format("{:.0f}%", g.pct_of_roof), g.roof});
   }
   nar.table(tbl, /*as_result=*/true);
-  nar.say("BH = batch × heads per launch (about 256k query rows); TFLOP/s count 4·n²·d per head (backward: 2.5×);");
-  nar.say("flash_bf16 is compared with the BF16 GEMM, the FP32 kernels with SGEMM (the kernels' design goals at n ≥ 4096:");
-  nar.say("flash_fp32 ≥ 60% at d = 64, flash_bf16 ≥ 40% at d = 128). The full sweep with checks: bin/attn_cuda_bench.");
-  nar.why("the lesson of the CPU table again: fused kernels skip the n×n round trip through memory; tensor cores do the rest.");
+  nar.say(_("BH = batch × heads per launch (about 256k query rows); TFLOP/s count 4·n²·d per head (backward: 2.5×);"));
+  nar.say(_("flash_bf16 is compared with the BF16 GEMM, the FP32 kernels with SGEMM (the kernels' design goals at n ≥ 4096:"));
+  nar.say(_("flash_fp32 ≥ 60% at d = 64, flash_bf16 ≥ 40% at d = 128). The full sweep with checks: bin/attn_cuda_bench."));
+  nar.why(_("the lesson of the CPU table again: fused kernels skip the n×n round trip through memory; tensor cores do the rest."));
 #else
   (void)sizes, (void)dims, (void)causal_opt;
-  nar.result("GPU section skipped: this program was built without -DATTN_CUDA=ON");
+  nar.result(_("GPU section skipped: this program was built without -DATTN_CUDA=ON"));
 #endif
   return rows;
 }
@@ -88,19 +89,19 @@ int main(int argc, char** argv) {
   std::string causal_opt = "both";
   bool json = false;
   AttentionBenchOptions bopt;
-  ch.app().add_option("--sizes", sizes, "sequence lengths n to sweep")->delimiter(',')->capture_default_str()
+  ch.app().add_option("--sizes", sizes, _("sequence lengths n to sweep"))->delimiter(',')->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  ch.app().add_option("--dims", dims, "head sizes d to sweep")->delimiter(',')->capture_default_str()->check(CLI::Range(1, 512));
-  ch.app().add_option("--heads", heads, "heads (batch × heads)")->capture_default_str()->check(CLI::Range(1, 64));
-  ch.app().add_option("--causal", causal_opt, "no, yes or both")->capture_default_str()->check(CLI::IsMember({"no", "yes", "both"}));
-  ch.app().add_option("--threads", bopt.threads, "threads of the tiled kernel (0: every core)")->capture_default_str()->check(CLI::Range(0, 256));
-  ch.app().add_option("--repeats", bopt.repeats, "timed runs per row (best is kept)")->capture_default_str()->check(CLI::Range(1, 20));
-  ch.app().add_option("--max-naive-mib", bopt.max_naive_mib, "skip the naive path when its n×n matrices need more")
+  ch.app().add_option("--dims", dims, _("head sizes d to sweep"))->delimiter(',')->capture_default_str()->check(CLI::Range(1, 512));
+  ch.app().add_option("--heads", heads, _("heads (batch × heads)"))->capture_default_str()->check(CLI::Range(1, 64));
+  ch.app().add_option("--causal", causal_opt, _("no, yes or both"))->capture_default_str()->check(CLI::IsMember({"no", "yes", "both"}));
+  ch.app().add_option("--threads", bopt.threads, _("threads of the tiled kernel (0: every core)"))->capture_default_str()->check(CLI::Range(0, 256));
+  ch.app().add_option("--repeats", bopt.repeats, _("timed runs per row (best is kept)"))->capture_default_str()->check(CLI::Range(1, 20));
+  ch.app().add_option("--max-naive-mib", bopt.max_naive_mib, _("skip the naive path when its n×n matrices need more"))
       ->capture_default_str()->check(CLI::Range(0.01, 1e7));
-  ch.app().add_option("--gpu-sizes", gpu_sizes, "sequence lengths n of the GPU step (built with -DATTN_CUDA=ON, d from --dims)")
+  ch.app().add_option("--gpu-sizes", gpu_sizes, _("sequence lengths n of the GPU step (built with -DATTN_CUDA=ON, d from --dims)"))
       ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 65536));
-  ch.app().add_flag("--json", json, "print the measured table as JSON on stdout (the narration goes to stderr)");
-  ch.set_question("Question: exact attention does 4·n²·d flops per head — can a CPU do them at matrix-product speed?");
+  ch.app().add_flag("--json", json, _("print the measured table as JSON on stdout (the narration goes to stderr)"));
+  ch.set_question(_("Question: exact attention does 4·n²·d flops per head — can a CPU do them at matrix-product speed?"));
 
   // --json: stdout carries only the JSON document; the lesson is written to stderr.
   std::streambuf* real_stdout = std::cout.rdbuf();
@@ -111,44 +112,44 @@ int main(int argc, char** argv) {
     const BlasInfo blas = blas_info();
     const int threads = bopt.threads > 0 ? bopt.threads : int(std::thread::hardware_concurrency());
 
-    nar.step("The roofs: the FMA units, a matrix product, memory", "peak = cores · lanes · 2 flops per FMA · FMAs/cycle · Hz;  "
-             "sgemm: 2n³ flops, n = 2048", "OpenBLAS " + blas.kernel);
+    nar.step(_("The roofs: the FMA units, a matrix product, memory"), _("peak = cores · lanes · 2 flops per FMA · FMAs/cycle · Hz;  "
+             "sgemm: 2n³ flops, n = 2048"), "OpenBLAS " + blas.kernel);
     const std::string unit = widest_vector_unit();
     PeakFma peak = peak_fma_gflops(unit, threads);  // measured again after the sweep, like sgemm
-    nar.result(fmt::format("FMA peak: {:.0f} GFLOP/s on {} thread{} ({}, {} floats per instruction; a loop of FMAs on "
+    nar.result(_f("FMA peak: {:.0f} GFLOP/s on {} {} ({}, {} floats per instruction; a loop of FMAs on "
                            "registers only, best of 3) — no float code on this CPU can run faster",
-                           peak.gflops, threads, threads == 1 ? "" : "s", unit, vector_lanes(unit)));
+                           peak.gflops, threads, threads == 1 ? _("thread") : _("threads"), unit, vector_lanes(unit)));
     double roof = sgemm_gflops(2048, 5);  // measured again after the sweep; the best of the two is the roof
-    nar.result(fmt::format("OpenBLAS {} on {} threads: sgemm {:.0f} GFLOP/s (best of 5, {:.0f}% of the FMA peak) — the "
+    nar.result(_f("OpenBLAS {} on {} threads: sgemm {:.0f} GFLOP/s (best of 5, {:.0f}% of the FMA peak) — the "
                            "practical roof for attention's two products", blas.kernel, blas.threads, roof,
                            100.0 * roof / peak.gflops));
     const CpuVectorUnits cpu = cpu_vector_units();
     const std::string better = better_openblas_coretype(blas.kernel, cpu.avx512, cpu.avx2);
     if (!better.empty())
-      nar.result(fmt::format("warning: OpenBLAS runs its {} kernel, but this CPU's best is {} (OPENBLAS_CORETYPE={} "
+      nar.result(_f("warning: OpenBLAS runs its {} kernel, but this CPU's best is {} (OPENBLAS_CORETYPE={} "
                              "would use it): sgemm is below what the CPU can do", blas.kernel, better, better));
     const double bw = copy_bandwidth_gbs();
-    nar.result(fmt::format("memory copy: {:.1f} GB/s — the roof for anything that streams an n×n matrix", bw));
+    nar.result(_f("memory copy: {:.1f} GB/s — the roof for anything that streams an n×n matrix", bw));
     nar.code("attn/studies/peak_flops.hpp: peak_fma_gflops; attn/studies/timing.hpp: sgemm_gflops; "
              "attn/studies/attention_speed.hpp: copy_bandwidth_gbs");
-    nar.why("attention is two matrix products with a softmax between: nothing beats the FMA peak, and a kernel as good "
-            "as the BLAS's own product reaches sgemm at best — unless that BLAS kernel is weaker than the CPU.");
+    nar.why(_("attention is two matrix products with a softmax between: nothing beats the FMA peak, and a kernel as good "
+            "as the BLAS's own product reaches sgemm at best — unless that BLAS kernel is weaker than the CPU."));
 
-    nar.step("The naive way: three passes over an n×n matrix", "S = Q·Kᵀ/√d → P = softmax(S) → O = P·V");
-    nar.say(fmt::format("per head: S and P are n×n floats; at n = 16384 that is 1 GiB per head, {} GiB for {} heads", heads, heads));
-    nar.say(fmt::format("each element of S is written, read, written as P and read again: 16 bytes per 4·d = {} flops of the",
+    nar.step(_("The naive way: three passes over an n×n matrix"), _("S = Q·Kᵀ/√d → P = softmax(S) → O = P·V"));
+    nar.say(_f("per head: S and P are n×n floats; at n = 16384 that is 1 GiB per head, {} GiB for {} heads", heads, heads));
+    nar.say(_f("each element of S is written, read, written as P and read again: 16 bytes per 4·d = {} flops of the",
                         4 * 64));
-    nar.say(fmt::format("4·n²·d count (d/4 flop per byte), so at d = 64 memory caps it near {:.0f} GFLOP/s-equivalent",
+    nar.say(_f("4·n²·d count (d/4 flop per byte), so at d = 64 memory caps it near {:.0f} GFLOP/s-equivalent",
                         bw / 16.0 * 256.0));
     nar.code("attn/attention/fast_attention.hpp: naive_attention_forward");
-    nar.why("frameworks do exactly this (PyTorch's matmul-softmax-matmul); memory, not arithmetic, sets its speed and its size limit.");
+    nar.why(_("frameworks do exactly this (PyTorch's matmul-softmax-matmul); memory, not arithmetic, sets its speed and its size limit."));
 
-    nar.step("Tiles and an online softmax", "m' = max(m, rowmax S_ij);  O = e^(m−m')·O + e^(S_ij−m')·V_j;  ℓ likewise",
-             "Milakov & Gimelshein 2018; Dao et al. 2022");
-    nar.say("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and output O;");
-    nar.say("Kᵀ is packed once per head into 32-key panels; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S");
-    nar.say("in the layout P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 polynomial;");
-    nar.say(fmt::format("threads ({}) take (head, query block) items one at a time. Path on this CPU: {} (portable: OpenBLAS per tile).",
+    nar.step(_("Tiles and an online softmax"), _("m' = max(m, rowmax S_ij);  O = e^(m−m')·O + e^(S_ij−m')·V_j;  ℓ likewise"),
+             _("Milakov & Gimelshein 2018; Dao et al. 2022"));
+    nar.say(_("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and output O;"));
+    nar.say(_("Kᵀ is packed once per head into 32-key panels; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S"));
+    nar.say(_("in the layout P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 polynomial;"));
+    nar.say(_f("threads ({}) take (head, query block) items one at a time. Path on this CPU: {} (portable: OpenBLAS per tile).",
                         threads, fast_attention_path({}, 64)));
     Rng rng(nar.options().seed);
     const std::size_t cn = 129, cd = 64;
@@ -160,19 +161,19 @@ int main(int argc, char** argv) {
       Mat qh = xt::view(q, 0), kh = xt::view(k, 0), vh = xt::view(v, 0);  // head 0 as (n, d)
       Mat ref = xt::cast<float>(attention_reference(qh, kh, vh, causal ? causal_mask(cn) : Mat{}));
       Mat oh = xt::view(o, 0);
-      nar.result(fmt::format("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e}", cn, cd,
-                             causal ? "causal" : "non-causal", double(xt::amax(xt::abs(oh - ref))())));
+      nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e}", cn, cd,
+                             causal ? _("causal") : "non-causal", double(xt::amax(xt::abs(oh - ref))())));
       if (!causal) {
         nar.record("check_output", oh);
         nar.record("check_reference", ref);
       }
     }
     nar.code("attn/attention/fast_attention.hpp: fast_attention, fast_attention_forward");
-    nar.why("tiling changes the order of the sums, not the result: the same attention, exact to float rounding.");
+    nar.why(_("tiling changes the order of the sums, not the result: the same attention, exact to float rounding."));
 
-    nar.step("The sweep", fmt::format("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {} heads", heads));
+    nar.step(_("The sweep"), _f("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {} heads", heads));
     std::vector<AttentionBenchRow> rows;
-    Table tbl({"impl", "n", "d", "causal", "time ms", "GFLOP/s", "% peak", "% sgemm", "work MiB", "RSS+ MiB"});
+    Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), "GFLOP/s", _("% peak"), _("% sgemm"), _("work MiB"), _("RSS+ MiB")});
     for (std::size_t d : dims)
       for (int c = 0; c < 2; ++c) {
         const bool causal = c == 1;
@@ -181,26 +182,26 @@ int main(int argc, char** argv) {
           for (const char* impl : {"naive", "tiled"}) {
             rows.push_back(bench_attention(impl, n, d, heads, causal, roof, bopt));
             if (rows.back().skipped)
-              nar.say(fmt::format("skipped {} n = {}, d = {}{}: {}", impl, n, d, causal ? " causal" : "", rows.back().note));
+              nar.say(_f("skipped {} n = {}, d = {}{}: {}", impl, n, d, causal ? _(" causal") : "", rows.back().note));
           }
       }
     // Other programs share this machine: the roof is the best sgemm seen in this run (before or after).
     const double roof_after = sgemm_gflops(2048, 5);
-    nar.result(fmt::format("sgemm again after the sweep: {:.0f} GFLOP/s; percentages use the better, {:.0f}",
+    nar.result(_f("sgemm again after the sweep: {:.0f} GFLOP/s; percentages use the better, {:.0f}",
                            roof_after, std::max(roof, roof_after)));
     roof = std::max(roof, roof_after);
     const double peak_after = peak_fma_gflops(unit, threads).gflops;
-    nar.result(fmt::format("FMA peak again after the sweep: {:.0f} GFLOP/s; percentages use the better, {:.0f}", peak_after,
+    nar.result(_f("FMA peak again after the sweep: {:.0f} GFLOP/s; percentages use the better, {:.0f}", peak_after,
                            std::max(peak.gflops, peak_after)));
     peak.gflops = std::max(peak.gflops, peak_after);
     for (auto& r : rows) {
       if (r.skipped) continue;
       r.pct_of_sgemm = 100.0 * r.gflops / roof;
       r.pct_of_peak = 100.0 * r.gflops / peak.gflops;
-      tbl.add({r.impl == "tiled" ? "tiled/" + r.path : r.impl, std::to_string(r.n), std::to_string(r.d), r.causal ? "yes" : "no",
+      tbl.add({r.impl == "tiled" ? "tiled/" + r.path : r.impl, std::to_string(r.n), std::to_string(r.d), r.causal ? _("yes") : _("no"),
                fmt::format("{:.1f}", r.seconds * 1e3), fmt::format("{:.1f}", r.gflops), fmt::format("{:.0f}%", r.pct_of_peak),
                fmt::format("{:.0f}%", r.pct_of_sgemm),
-               fmt::format("{:.1f}", r.peak_mib), r.rss_mib < 0 ? "n/a" : fmt::format("{:.1f}", r.rss_mib)});
+               fmt::format("{:.1f}", r.peak_mib), r.rss_mib < 0 ? _("n/a") : fmt::format("{:.1f}", r.rss_mib)});
     }
     nar.table(tbl, /*as_result=*/true);
     Mat sweep = xt::zeros<float>({rows.size(), std::size_t(8)});
@@ -214,47 +215,47 @@ int main(int argc, char** argv) {
     const bool above_sgemm = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.skipped && r.pct_of_sgemm > 100.0; });
     const bool above_peak = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.skipped && r.pct_of_peak > 100.0; });
     if (above_sgemm)
-      nar.result(fmt::format("rows above 100% of sgemm: this run's sgemm reaches only {:.0f}% of the FMA peak ({} kernel), "
+      nar.result(_f("rows above 100% of sgemm: this run's sgemm reaches only {:.0f}% of the FMA peak ({} kernel), "
                              "while the tiled kernel drives the CPU's {} unit itself; {}.", 100.0 * roof / peak.gflops,
                              blas.kernel, unit,
-                             above_peak ? "some rows also pass the FMA peak: the machine was busier while the peak was "
-                                          "measured than during those rows"
-                                        : "against the FMA peak every row stays below 100%"));
+                             above_peak ? _("some rows also pass the FMA peak: the machine was busier while the peak was "
+                                          "measured than during those rows")
+                                        : _("against the FMA peak every row stays below 100%")));
     else if (above_peak)
-      nar.result("rows above 100% of the FMA peak: the machine was busier while the peak was measured than during those rows.");
-    nar.say("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers);");
-    nar.say("RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, allocator slack).");
-    nar.say("% peak: of the FMA peak of step 1; % sgemm: of the better of the two sgemm runs.");
+      nar.result(_("rows above 100% of the FMA peak: the machine was busier while the peak was measured than during those rows."));
+    nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers);"));
+    nar.say(_("RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, allocator slack)."));
+    nar.say(_("% peak: of the FMA peak of step 1; % sgemm: of the better of the two sgemm runs."));
     nar.code("attn/studies/attention_speed.hpp: bench_attention");
-    nar.why("best of a few runs on a shared machine; the roof was measured in this same run, so the percentages compare like with like.");
+    nar.why(_("best of a few runs on a shared machine; the roof was measured in this same run, so the percentages compare like with like."));
 
-    nar.step("Why the tiled kernel is faster", "arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows flop/B");
+    nar.step(_("Why the tiled kernel is faster"), _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows flop/B"));
     // The goal is stated for n ≥ 2048; a sweep without such sizes reports over all it measured.
     const bool has_large = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.skipped && r.n >= 2048; });
-    const std::string where = has_large ? "at n ≥ 2048" : "at the sizes measured (all below 2048)";
+    const std::string where = has_large ? _("at n ≥ 2048") : _("at the sizes measured (all below 2048)");
     double best_tiled = 0, best_naive = 0, peak_tiled = 0, peak_naive = 0;
     for (const auto& r : rows) {
       if (r.skipped || (has_large && r.n < 2048)) continue;
       (r.impl == "tiled" ? best_tiled : best_naive) = std::max(r.impl == "tiled" ? best_tiled : best_naive, r.pct_of_sgemm);
       (r.impl == "tiled" ? peak_tiled : peak_naive) = std::max(r.impl == "tiled" ? peak_tiled : peak_naive, r.pct_of_peak);
     }
-    nar.result(fmt::format("{}: naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak), tiled up to {:.0f}% "
+    nar.result(_f("{}: naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak), tiled up to {:.0f}% "
                            "({:.0f}%)", where, best_naive, peak_naive, best_tiled, peak_tiled));
-    nar.say("the naive version streams 2 GiB per 8 heads at n = 8192 through memory; the tiled one keeps a 96×256 tile of S in L2");
-    nar.say("and reads Q, K, V once per query block. Its softmax (the polynomial exp, max, sum) is the remaining non-FMA work.");
-    nar.why("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip through memory.");
+    nar.say(_("the naive version streams 2 GiB per 8 heads at n = 8192 through memory; the tiled one keeps a 96×256 tile of S in L2"));
+    nar.say(_("and reads Q, K, V once per query block. Its softmax (the polynomial exp, max, sum) is the remaining non-FMA work."));
+    nar.why(_("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip through memory."));
 
-    nar.step("A reference point", "a framework's attention = matmul → softmax → matmul");
-    nar.say("frameworks that run attention as three separate operations (PyTorch 1.13's CPU path, for one) do the naive");
-    nar.say("row's work: two BLAS products and an n×n softmax through memory. The naive rows above measure that approach");
-    nar.say("on this machine in this run; PyTorch itself is not run here (the suite does not need Python).");
+    nar.step(_("A reference point"), _("a framework's attention = matmul → softmax → matmul"));
+    nar.say(_("frameworks that run attention as three separate operations (PyTorch 1.13's CPU path, for one) do the naive"));
+    nar.say(_("row's work: two BLAS products and an n×n softmax through memory. The naive rows above measure that approach"));
+    nar.say(_("on this machine in this run; PyTorch itself is not run here (the suite does not need Python)."));
 
     const std::vector<GpuAttentionRow> gpu_rows = gpu_step(nar, gpu_sizes, dims, causal_opt);
-    nar.takeaway({fmt::format("FMA peak {:.0f} GFLOP/s ({}), sgemm {:.0f} ({}); tiled attention up to {:.0f}% of sgemm and "
+    nar.takeaway({_f("FMA peak {:.0f} GFLOP/s ({}), sgemm {:.0f} ({}); tiled attention up to {:.0f}% of sgemm and "
                               "{:.0f}% of the peak {}, naive up to {:.0f}% of sgemm.", peak.gflops, unit, roof, blas.kernel,
                               best_tiled, peak_tiled, where, best_naive),
-                  "The tiled kernel's memory is a few MiB per thread at any n; the naive one grows as heads·n²·4 bytes.",
-                  "Same numbers, different order of summation: tiled == reference to ~1e-6."});
+                  _("The tiled kernel's memory is a few MiB per thread at any n; the naive one grows as heads·n²·4 bytes."),
+                  _("Same numbers, different order of summation: tiled == reference to ~1e-6.")});
     if (json) {
       std::ostream out(real_stdout);
       out << attention_bench_json(blas.kernel, blas.threads, roof, rows, gpu_rows, peak.gflops, unit) << "\n";

@@ -27,7 +27,7 @@ std::string choose_language() {
 ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, int total_steps)
     : language_error_(choose_language()),
       info_(chapter_info(number)),
-      app_(fmt::format("{} {} · {} — {}", _("Chapter"), info_.number, tr(info_.title), tr(info_.teaches)), info_.folder),
+      app_(_f("Chapter {} · {} — {}", info_.number, tr(info_.title), tr(info_.teaches)), info_.folder),
       total_steps_(total_steps),
       seed_(default_seed) {
   app_.set_help_flag("-h,--help", _("print this help message and exit"));

@@ -67,19 +67,32 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   out_ << "\n";
 }
 
+namespace {
+// prefix + text, wrapped at the terminal's width; continuation lines indented by `hang` spaces.
+std::string wrapped(const std::string& prefix, const std::string& text, std::size_t hang) {
+  const std::vector<std::string> lines = wrap_text(text, terminal_columns(), display_width(prefix), hang);
+  std::string out;
+  for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? prefix : std::string(hang, ' ')) + lines[k] + "\n";
+  return out;
+}
+}  // namespace
+
 void Narrator::say(const std::string& text) {
-  if (!opts_.quiet) out_ << "  " << text << "\n";
+  if (!opts_.quiet) out_ << wrapped("  ", text, 4);
 }
 
 void Narrator::code(const std::string& where) {
-  if (!opts_.quiet) out_ << "  " << _("code: ") << where << "\n";
+  if (!opts_.quiet) out_ << wrapped(std::string("  ") + _("code: "), where, 8);
 }
 
 void Narrator::why(const std::string& text) {
-  if (!opts_.quiet) out_ << "  " << _("why: ") << text << "\n";
+  if (!opts_.quiet) {
+    const std::string prefix = std::string("  ") + _("why: ");
+    out_ << wrapped(prefix, text, display_width(prefix));
+  }
 }
 
-void Narrator::result(const std::string& text) { out_ << "  " << text << "\n"; }
+void Narrator::result(const std::string& text) { out_ << wrapped("  ", text, 4); }
 
 void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
   recorder_.add(name, shape, data, step_);
@@ -143,7 +156,7 @@ void Narrator::table(const Table& t, bool as_result) {
 void Narrator::takeaway(const std::vector<std::string>& lines) {
   const std::string title = _("Takeaway");
   out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";
-  for (const auto& l : lines) out_ << "  • " << l << "\n";
+  for (const auto& l : lines) out_ << wrapped("  • ", l, 4);
 }
 
 void Narrator::finish() {

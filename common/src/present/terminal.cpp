@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
@@ -70,6 +71,54 @@ std::string fit(const std::string& s, std::size_t width, bool right) {
   out += "…";
   ++used;
   return right ? std::string(width - used, ' ') + out : out + std::string(width - used, ' ');
+}
+
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent,
+                                   std::size_t next_indent) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t line_w = 0, limit = width > first_indent + 10 ? width - first_indent : 10;
+  auto flush = [&] {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(line);
+    line.clear();
+    line_w = 0;
+    limit = width > next_indent + 10 ? width - next_indent : 10;
+  };
+  // Pieces: a word with the spaces after it, or one wide (CJK) character with the spaces after it;
+  // a line may break before any piece.
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '\n') {
+      flush();
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    std::size_t tmp = i;
+    const bool wide = is_wide(next_code_point(text, tmp));
+    if (wide) {
+      i = tmp;
+    } else {
+      while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+        std::size_t j = i;
+        if (is_wide(next_code_point(text, j))) break;
+        i = j;
+      }
+    }
+    while (i < text.size() && text[i] == ' ') ++i;
+    std::string piece = text.substr(start, i - start);
+    std::string bare = piece;
+    while (!bare.empty() && bare.back() == ' ') bare.pop_back();
+    // CJK punctuation does not start a line: keep it with the character before.
+    const bool closing = wide && (bare == "，" || bare == "。" || bare == "；" || bare == "：" || bare == "、" ||
+                                  bare == "）" || bare == "！" || bare == "？");
+    if (line_w > 0 && line_w + display_width(bare) > limit && !closing) flush();
+    line += piece;
+    line_w += display_width(piece);
+  }
+  if (!line.empty() || lines.empty()) flush();
+  return lines;
 }
 
 std::string format_number(double x, int width, int precision) {
