@@ -119,6 +119,11 @@ TEST_CASE("po/zh_CN.po: every entry translated, none fuzzy, placeholders as in t
     CHECK_MESSAGE(!e.fuzzy, "po/zh_CN.po:" << e.line << ": fuzzy (a guess by msgmerge): check it, remove the flag");
     CHECK_MESSAGE(numbered(placeholders(e.msgid)) == numbered(placeholders(e.msgstr)),
                   "po/zh_CN.po:" << e.line << ": the translation's {} fields differ from the English's");
+    std::size_t indexed = 0;
+    const auto fields = placeholders(e.msgstr);
+    for (const std::string& f : fields) indexed += f.size() > 2 && std::isdigit(static_cast<unsigned char>(f[1]));
+    CHECK_MESSAGE((indexed == 0 || indexed == fields.size()),
+                  "po/zh_CN.po:" << e.line << ": fmt cannot mix {} and {0} fields in one string");
     ++checked;
   }
   CHECK(checked + 1 == entries.size());
