@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     nar.code("attn/attention/additive_attention.hpp: bahdanau_keys_forward, bahdanau_step_forward");
     nar.why(_("a one-hidden-layer network rates each (decoder state, source word) pair; nothing forces it to be monotonic."));
 
-    nar.step("Normalise", _("α_ij = exp(e_ij) / Σ_k exp(e_ik)"), "eq. 6");
+    nar.step(_("Normalise"), _("α_ij = exp(e_ij) / Σ_k exp(e_ik)"), "eq. 6");
     nar.show("alpha", alpha, ex.src, _("weights over the source words, summing to 1"));
     std::size_t best = 0;
     for (std::size_t j = 0; j < alpha.size(); ++j) if (alpha(j) > alpha(best)) best = j;
@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
     nar.result(_f("{} of {} output words look hardest at the source word they translate; {} of them off the diagonal",
                            agree, ex.tgt.size(), off));
     if (!misses.empty()) nar.result(_f("  not on its word: {}", fmt::join(misses, "; ")));
+    nar.code("attn/models/seq2seq.hpp: greedy_trace");
     nar.why(_("adjectives follow their noun and verbs go to the end of their clause: the bright cells step off the diagonal there."));
 
     nar.step(_("BLEU by sentence length, beside chapter 00"), _("same test split, greedy decoding"));
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
     nar.say(_("articles: attention restores BLEU 28.5 at length 50 (no source given); Bahdanau et al. 2014, Table 1: "
             "RNNsearch-50 26.75 vs RNNenc-50 17.82 BLEU (all sentences); their Fig. 2: RNNsearch-50 holds its BLEU as sentences grow while RNNenc falls."));
     if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.code("attn/models/seq2seq_eval.hpp: evaluate_model");
     nar.why(_("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector."));
 
     nar.step(_("What attention costs"), _("O(S) score evaluations per output word"));

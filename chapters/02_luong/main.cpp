@@ -215,6 +215,7 @@ int main(int argc, char** argv) {
             "alone are several times faster per call (previous step), the whole step much less so."));
     nar.say(_("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models interleaved step by step, the chapter's model sizes "
             "(E 32, encoder 2×64, decoder 128, A 64), other programs possibly running at the same time."));
+    nar.code("attn/models/seq2seq_eval.hpp: time_training_steps");
     nar.why(_("the GRUs, the output layer and every backward pass cost the same in both models, so a training step gains "
             "less than the score function alone."));
 

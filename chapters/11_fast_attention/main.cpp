@@ -72,6 +72,7 @@ std::vector<GpuAttentionRow> gpu_step(Narrator& nar, const std::vector<std::size
   nar.say(_("BH = batch × heads per launch (about 256k query rows); TFLOP/s count 4·n²·d per head (backward: 2.5×);"));
   nar.say(_("flash_bf16 is compared with the BF16 GEMM, the FP32 kernels with SGEMM (the kernels' design goals at n ≥ 4096:"));
   nar.say(_("flash_fp32 ≥ 60% at d = 64, flash_bf16 ≥ 40% at d = 128). The full sweep with checks: bin/attn_cuda_bench."));
+  nar.code("common/cuda/include/attn/cuda/bench.hpp: measure_roofs, run_gpu_sweep");
   nar.why(_("the lesson of the CPU table again: fused kernels skip the n×n round trip through memory; tensor cores do the rest."));
 #else
   (void)sizes, (void)dims, (void)causal_opt;
