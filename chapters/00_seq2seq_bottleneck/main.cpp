@@ -112,7 +112,6 @@ int main(int argc, char** argv) {
     nar.say(_f("greedy decoding of the {} test sentences of 5-60 words (the other {} of the {} are shorter); "
                         "corpus BLEU-4, exact match and token accuracy per bucket",
                         r.overall.sentences, corpus.test.size() - r.overall.sentences, corpus.test.size()));
-    nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/data/bleu.hpp: corpus_bleu");
     nar.table(length_table(results), /*as_result=*/true);
     if (!nar.quiet()) std::cout << bleu_chart(results);
     const double first = r.buckets.front().bleu, last = r.buckets.back().bleu;
@@ -120,6 +119,7 @@ int main(int argc, char** argv) {
                            100.0 * (1.0 - last / first)));
     nar.say(_("articles: BLEU 35.2 at length 10 -> 18.7 at length 50 (no source given); Bahdanau et al. 2014, Table 1: "
             "RNNenc-50 17.82 BLEU on all test sentences (RNNsearch-50: 26.75)."));
+    nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/data/bleu.hpp: corpus_bleu");
     nar.why(_("token accuracy counts words in the right place: fluent output with the wrong words still earns n-gram credit."));
 
     nar.step(_("The bottleneck, directly"), _("accuracy of y_i by target position i"));

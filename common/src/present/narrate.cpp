@@ -60,11 +60,22 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   if (opts_.quiet) return;
   std::string left = _f("Step {}/{}  {}", step_, total_steps_, title);
   if (!formula.empty()) left += "  " + formula;
-  if (opts_.color) left = "\x1b[1m" + left + "\x1b[0m";
-  const std::size_t used = display_width(left) + display_width(source);
-  out_ << "\n" << left;
-  if (!source.empty()) out_ << std::string(used < kWidth ? kWidth - used : 2, ' ') << source;
+  const std::size_t cols = terminal_columns(), used = display_width(left) + display_width(source);
+  auto bold = [&](const std::string& s) { return opts_.color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   out_ << "\n";
+  if (used + 2 <= cols) {  // title, formula and source on one line, the source right-aligned
+    out_ << bold(left);
+    if (!source.empty()) out_ << std::string(used + 2 <= kWidth ? kWidth - used : 2, ' ') << source;
+    out_ << "\n";
+    return;
+  }
+  // Too wide: the title and formula wrapped, the source alone on the next line, right-aligned.
+  const std::vector<std::string> lines = wrap_text(left, cols, 0, 10);
+  for (std::size_t k = 0; k < lines.size(); ++k) out_ << (k ? std::string(10, ' ') : "") << bold(lines[k]) << "\n";
+  if (!source.empty()) {
+    const std::size_t w = display_width(source);
+    out_ << std::string(w + 2 <= kWidth ? kWidth - w : 2, ' ') << source << "\n";
+  }
 }
 
 namespace {
