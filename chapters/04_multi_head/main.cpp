@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         titles.push_back(_f("head {}", h));
       }
       nar.say(_f("weights (h×T×T) = ({}×{}×{}), one heatmap per head, rows = queries:", heads, T, T));
-      std::fputs(side_by_side(maps, titles).c_str(), stdout);
+      std::fputs(side_by_side(maps, titles, 3, "  ", terminal_columns()).c_str(), stdout);
       nar.say(legend.substr(0, legend.find('\n')));
     }
     double most_different = 0.0;

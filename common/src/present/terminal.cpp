@@ -78,6 +78,7 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
   std::vector<std::string> lines;
   std::string line;
   std::size_t line_w = 0, limit = width > first_indent + 10 ? width - first_indent : 10;
+  std::size_t last_start = 0;  // where the last piece added to `line` starts
   auto flush = [&] {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     lines.push_back(line);
@@ -110,10 +111,21 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
     std::string piece = text.substr(start, i - start);
     std::string bare = piece;
     while (!bare.empty() && bare.back() == ' ') bare.pop_back();
-    // CJK punctuation does not start a line: keep it with the character before.
     const bool closing = wide && (bare == "，" || bare == "。" || bare == "；" || bare == "：" || bare == "、" ||
                                   bare == "）" || bare == "！" || bare == "？");
-    if (line_w > 0 && line_w + display_width(bare) > limit && !closing) flush();
+    if (line_w > 0 && line_w + display_width(bare) > limit) {
+      if (closing && last_start < line.size() && last_start > 0) {
+        // CJK punctuation does not start a line: the character before it moves down with it.
+        const std::string prev = line.substr(last_start);
+        line.erase(last_start);
+        flush();
+        line = prev;
+        line_w = display_width(prev);
+      } else if (!closing) {
+        flush();
+      }
+    }
+    last_start = line.size();
     line += piece;
     line_w += display_width(piece);
   }

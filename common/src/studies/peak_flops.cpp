@@ -133,7 +133,7 @@ int vector_lanes(const std::string& unit) {
 double peak_fma_reference_checksum(const std::string& unit, long long iterations) {
   const int lanes = vector_lanes(unit);
   double sum = 0;
-  for (int k = 0; k < kAccNarrow; ++k)
+  for (int k = 0; k < acc_count(unit); ++k)
     for (int l = 0; l < lanes; ++l) {
       float x = start_value(k, l);
       for (long long i = 0; i < iterations; ++i) x = unit == "sse" ? x * kA + kB : std::fma(x, kA, kB);
