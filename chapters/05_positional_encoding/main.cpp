@@ -204,8 +204,8 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- extrapolation, measured
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"),
              _("claims: article 000 (RoPE 'naturally' extrapolates); Press et al. 2021 (ALiBi does, sinusoidal does not)"));
-    nar.say(_("task: each token is a (key, value) pair, 4 keys × 8 values; predict the value of the latest earlier token"));
-    nar.say(_("with the same key. One attention layer, 4 heads × 8, strict causal mask; chance = 1/8 = 12.5%."));
+    nar.say(_("task: each token is a (key, value) pair, 4 keys × 8 values; predict the value of the latest earlier token "
+              "with the same key. One attention layer, 4 heads × 8, strict causal mask; chance = 1/8 = 12.5%."));
     std::vector<std::vector<ExtrapolationResult>> results;
     for (PositionEncoding e : all_position_encodings()) {
       Rng init(xcfg.seed + std::uint64_t(e));

@@ -69,9 +69,10 @@ std::vector<GpuAttentionRow> gpu_step(Narrator& nar, const std::vector<std::size
              fmt::format("{:.1f}", g.tflops), fmt::format("{:.0f}%", g.pct_of_roof), g.roof});
   }
   nar.table(tbl, /*as_result=*/true);
-  nar.say(_("BH = batch × heads per launch (about 256k query rows); TFLOP/s count 4·n²·d per head (backward: 2.5×);"));
-  nar.say(_("flash_bf16 is compared with the BF16 GEMM, the FP32 kernels with SGEMM (the kernels' design goals at n ≥ 4096:"));
-  nar.say(_("flash_fp32 ≥ 60% at d = 64, flash_bf16 ≥ 40% at d = 128). The full sweep with checks: bin/attn_cuda_bench."));
+  nar.say(_("BH = batch × heads per launch (about 256k query rows); TFLOP/s count 4·n²·d per head (backward: 2.5×); "
+            "flash_bf16 is compared with the BF16 GEMM, the FP32 kernels with SGEMM (the kernels' design goals at "
+            "n ≥ 4096: flash_fp32 ≥ 60% at d = 64, flash_bf16 ≥ 40% at d = 128). The full sweep with checks: "
+            "bin/attn_cuda_bench."));
   nar.code("common/cuda/include/attn/cuda/bench.hpp: measure_roofs, run_gpu_sweep");
   nar.why(_("the lesson of the CPU table again: fused kernels skip the n×n round trip through memory; tensor cores do the rest."));
 #else
@@ -118,12 +119,15 @@ int main(int argc, char** argv) {
     const std::string unit = widest_vector_unit();
     PeakFma peak = peak_fma_gflops(unit, threads);  // measured again after the sweep, like sgemm
     nar.result(_f("FMA peak: {:.0f} GFLOP/s on {} {} ({}, {} floats per instruction; a loop of FMAs on "
-                           "registers only, best of 3) — no float code on this CPU can run faster",
+                           "registers only, best of 7) — no float code on this CPU can run faster",
                            peak.gflops, threads, threads == 1 ? _("thread") : _("threads"), unit, vector_lanes(unit)));
     double roof = sgemm_gflops(2048, 5);  // measured again after the sweep; the best of the two is the roof
     nar.result(_f("OpenBLAS {} on {} threads: sgemm {:.0f} GFLOP/s (best of 5, {:.0f}% of the FMA peak) — the "
                            "practical roof for attention's two products", blas.kernel, blas.threads, roof,
                            100.0 * roof / peak.gflops));
+    if (roof > peak.gflops)
+      nar.result(_("warning: sgemm ran faster than the FMA-peak loop: other programs slowed the loop, so this run's "
+                   "peak is too low (it is measured again after the sweep)"));
     const CpuVectorUnits cpu = cpu_vector_units();
     const std::string better = better_openblas_coretype(blas.kernel, cpu.avx512, cpu.avx2);
     if (!better.empty())
@@ -138,20 +142,19 @@ int main(int argc, char** argv) {
 
     nar.step(_("The naive way: three passes over an n×n matrix"), _("S = Q·Kᵀ/√d → P = softmax(S) → O = P·V"));
     nar.say(_f("per head: S and P are n×n floats; at n = 16384 that is 1 GiB per head, {} GiB for {} heads", heads, heads));
-    nar.say(_f("each element of S is written, read, written as P and read again: 16 bytes per 4·d = {} flops of the",
-                        4 * 64));
-    nar.say(_f("4·n²·d count (d/4 flop per byte), so at d = 64 memory caps it near {:.0f} GFLOP/s-equivalent",
-                        bw / 16.0 * 256.0));
+    nar.say(_f("each element of S is written, read, written as P and read again: 16 bytes per 4·d = {} flops of the "
+               "4·n²·d count (d/4 flop per byte), so at d = 64 memory caps it near {:.0f} GFLOP/s-equivalent",
+               4 * 64, bw / 16.0 * 256.0));
     nar.code("attn/attention/fast_attention.hpp: naive_attention_forward");
     nar.why(_("frameworks do exactly this (PyTorch's matmul-softmax-matmul); memory, not arithmetic, sets its speed and its size limit."));
 
     nar.step(_("Tiles and an online softmax"), _("m' = max(m, rowmax S_ij);  O = e^(m−m')·O + e^(S_ij−m')·V_j;  ℓ likewise"),
              _("Milakov & Gimelshein 2018; Dao et al. 2022"));
-    nar.say(_("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and output O;"));
-    nar.say(_("Kᵀ is packed once per head into 32-key panels; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S"));
-    nar.say(_("in the layout P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 polynomial;"));
-    nar.say(_f("threads ({}) take (head, query block) items one at a time. Path on this CPU: {} (portable: OpenBLAS per tile).",
-                        threads, fast_attention_path({}, 64)));
+    nar.say(_f("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and "
+               "output O; Kᵀ is packed once per head into 32-key panels; S = Q·Kᵀ keeps each row's max while it is "
+               "stored; P overwrites S in the layout P·V reads; the rescale e^(m−m') is applied as O is loaded into "
+               "registers; exp is a degree-6 polynomial; threads ({}) take (head, query block) items one at a time. "
+               "Path on this CPU: {} (portable: OpenBLAS per tile).", threads, fast_attention_path({}, 64)));
     Rng rng(nar.options().seed);
     const std::size_t cn = 129, cd = 64;
     Tensor3 q = rng.normal_tensor3(1, cn, cd), k = rng.normal_tensor3(1, cn, cd), v = rng.normal_tensor3(1, cn, cd);
@@ -216,17 +219,17 @@ int main(int argc, char** argv) {
     const bool above_sgemm = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.skipped && r.pct_of_sgemm > 100.0; });
     const bool above_peak = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.skipped && r.pct_of_peak > 100.0; });
     if (above_sgemm)
-      nar.result(_f("rows above 100% of sgemm: this run's sgemm reaches only {:.0f}% of the FMA peak ({} kernel), "
-                             "while the tiled kernel drives the CPU's {} unit itself; {}.", 100.0 * roof / peak.gflops,
-                             blas.kernel, unit,
-                             above_peak ? _("some rows also pass the FMA peak: the machine was busier while the peak was "
-                                          "measured than during those rows")
-                                        : _("against the FMA peak every row stays below 100%")));
-    else if (above_peak)
-      nar.result(_("rows above 100% of the FMA peak: the machine was busier while the peak was measured than during those rows."));
-    nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers);"));
-    nar.say(_("RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, allocator slack)."));
-    nar.say(_("% peak: of the FMA peak of step 1; % sgemm: of the better of the two sgemm runs."));
+      nar.result(_f("rows above 100% of sgemm: the tiled kernel drives the CPU's {} unit itself, while OpenBLAS's {} "
+                    "kernel reached {:.0f}% of the FMA peak in this run.", unit, blas.kernel, 100.0 * roof / peak.gflops));
+    if (above_peak)
+      nar.result(_("rows above 100% of the FMA peak: other programs slowed the peak loop more than those rows, so "
+                   "this run's peak is too low."));
+    else if (above_sgemm)
+      nar.result(_("against the FMA peak every row stays below 100%."));
+    nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers); "
+              "RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, "
+              "allocator slack)."));
+    nar.say(_("% peak: of the better of the two FMA-peak runs; % sgemm: of the better of the two sgemm runs."));
     nar.code("attn/studies/attention_speed.hpp: bench_attention");
     nar.why(_("best of a few runs on a shared machine; the roof was measured in this same run, so the percentages compare like with like."));
 
@@ -242,14 +245,16 @@ int main(int argc, char** argv) {
     }
     nar.result(_f("{}: naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak), tiled up to {:.0f}% "
                            "({:.0f}%)", where, best_naive, peak_naive, best_tiled, peak_tiled));
-    nar.say(_("the naive version streams 2 GiB per 8 heads at n = 8192 through memory; the tiled one keeps a 96×256 tile of S in L2"));
-    nar.say(_("and reads Q, K, V once per query block. Its softmax (the polynomial exp, max, sum) is the remaining non-FMA work."));
+    nar.say(_("the naive version streams 2 GiB per 8 heads at n = 8192 through memory; the tiled one keeps a 96×256 "
+              "tile of S in L2 and reads Q, K, V once per query block. Its softmax (the polynomial exp, max, sum) is "
+              "the remaining non-FMA work."));
     nar.why(_("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip through memory."));
 
     nar.step(_("A reference point"), _("a framework's attention = matmul → softmax → matmul"));
-    nar.say(_("frameworks that run attention as three separate operations (PyTorch 1.13's CPU path, for one) do the naive"));
-    nar.say(_("row's work: two BLAS products and an n×n softmax through memory. The naive rows above measure that approach"));
-    nar.say(_("on this machine in this run; PyTorch itself is not run here (the suite does not need Python)."));
+    nar.say(_("frameworks that run attention as three separate operations (PyTorch 1.13's CPU path, for one) do the "
+              "naive row's work: two BLAS products and an n×n softmax through memory. The naive rows above measure "
+              "that approach on this machine in this run; PyTorch itself is not run here (the suite does not need "
+              "Python)."));
 
     const std::vector<GpuAttentionRow> gpu_rows = gpu_step(nar, gpu_sizes, dims, causal_opt);
     nar.takeaway({_f("FMA peak {:.0f} GFLOP/s ({}), sgemm {:.0f} ({}); tiled attention up to {:.0f}% of sgemm and "

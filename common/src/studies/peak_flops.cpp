@@ -29,6 +29,7 @@ float start_value(int k, int lane) { return 0.5f + 0.01f * float(k) + 0.001f * f
 #ifdef ATTN_X86
 __attribute__((target("avx512f"))) double loop_avx512(long long iters) {
   __m512 acc[kAccWide];
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccWide; ++k) {
     alignas(64) float init[16];
     for (int l = 0; l < 16; ++l) init[l] = start_value(k, l);
@@ -36,8 +37,10 @@ __attribute__((target("avx512f"))) double loop_avx512(long long iters) {
   }
   const __m512 a = _mm512_set1_ps(kA), b = _mm512_set1_ps(kB);
   for (long long i = 0; i < iters; ++i)
+    #pragma GCC unroll 16
     for (int k = 0; k < kAccWide; ++k) acc[k] = _mm512_fmadd_ps(acc[k], a, b);
   double sum = 0;
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccWide; ++k) {
     alignas(64) float out[16];
     _mm512_store_ps(out, acc[k]);
@@ -48,6 +51,7 @@ __attribute__((target("avx512f"))) double loop_avx512(long long iters) {
 
 __attribute__((target("avx2,fma"))) double loop_avx2(long long iters) {
   __m256 acc[kAccNarrow];
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccNarrow; ++k) {
     alignas(32) float init[8];
     for (int l = 0; l < 8; ++l) init[l] = start_value(k, l);
@@ -55,8 +59,10 @@ __attribute__((target("avx2,fma"))) double loop_avx2(long long iters) {
   }
   const __m256 a = _mm256_set1_ps(kA), b = _mm256_set1_ps(kB);
   for (long long i = 0; i < iters; ++i)
+    #pragma GCC unroll 16
     for (int k = 0; k < kAccNarrow; ++k) acc[k] = _mm256_fmadd_ps(acc[k], a, b);
   double sum = 0;
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccNarrow; ++k) {
     alignas(32) float out[8];
     _mm256_store_ps(out, acc[k]);
@@ -67,6 +73,7 @@ __attribute__((target("avx2,fma"))) double loop_avx2(long long iters) {
 
 double loop_sse(long long iters) {
   __m128 acc[kAccNarrow];
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccNarrow; ++k) {
     alignas(16) float init[4];
     for (int l = 0; l < 4; ++l) init[l] = start_value(k, l);
@@ -74,8 +81,10 @@ double loop_sse(long long iters) {
   }
   const __m128 a = _mm_set1_ps(kA), b = _mm_set1_ps(kB);
   for (long long i = 0; i < iters; ++i)
+    #pragma GCC unroll 16
     for (int k = 0; k < kAccNarrow; ++k) acc[k] = _mm_add_ps(_mm_mul_ps(acc[k], a), b);
   double sum = 0;
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccNarrow; ++k) {
     alignas(16) float out[4];
     _mm_store_ps(out, acc[k]);
@@ -87,8 +96,10 @@ double loop_sse(long long iters) {
 
 double loop_scalar(long long iters) {
   float acc[kAccNarrow];
+  #pragma GCC unroll 16
   for (int k = 0; k < kAccNarrow; ++k) acc[k] = start_value(k, 0);
   for (long long i = 0; i < iters; ++i)
+    #pragma GCC unroll 16
     for (int k = 0; k < kAccNarrow; ++k) acc[k] = std::fma(acc[k], kA, kB);
   double sum = 0;
   for (float x : acc) sum += x;

@@ -32,7 +32,7 @@ struct PeakFma {
 // Runs `iterations` steps of acc = acc·a + b on 16 (AVX-512) or 12 independent accumulators per thread, on
 // `threads` threads at once, best of `rounds`. "sse" has no FMA: a multiply and an add (2 FLOPs).
 // Throws std::invalid_argument for a unit this CPU lacks or an unknown name.
-PeakFma peak_fma_gflops(const std::string& unit, int threads, long long iterations = 20'000'000, int rounds = 3);
+PeakFma peak_fma_gflops(const std::string& unit, int threads, long long iterations = 4'000'000, int rounds = 7);
 
 // The loop's arithmetic in plain scalar code (std::fma per lane; "sse": multiply then add): the
 // checksum peak_fma_gflops must reproduce exactly for the same unit and iteration count.
