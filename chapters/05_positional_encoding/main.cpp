@@ -172,15 +172,24 @@ int main(int argc, char** argv) {
     for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
       bt.add({std::to_string(r), fmt::format("{:.2f}", bound_small(r)), fmt::format("{:.2f}", bound_big(r))});
     nar.table(bt);
-    auto tail_mean = [&](const Vec& b) {  // mean over distances 128 … 256, relative to distance 0
-      double m = 0;
-      for (std::size_t r = 128; r <= far_r; ++r) m += b(r);
-      return m / double(far_r - 127) / double(b(0));
+    // The largest bound beyond distance 16, as a fraction of distance 0, and where it is.
+    auto rebound = [&](const Vec& b) {
+      std::size_t at = 16;
+      for (std::size_t r = 16; r <= far_r; ++r)
+        if (b(r) > b(at)) at = r;
+      return std::make_pair(double(b(at)) / double(b(0)), at);
     };
-    nar.result(_f("mean bound over distances 128-256, as a fraction of distance 0: d = {}: {:.2f}, d = {}: {:.2f}",
-                           d, tail_mean(bound_small), big_d, tail_mean(bound_big)));
-    nar.say(_f("the decay is an average over the d/2 frequencies falling out of phase: with d = {} there are only "
-                        "{} of them, too few to show it; at d = {} ({} frequencies) it shows.", d, d / 2, big_d, big_d / 2));
+    const auto [small_max, small_at] = rebound(bound_small);
+    const auto [big_max, big_at] = rebound(bound_big);
+    nar.result(_f("largest bound beyond distance 16, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "
+                  "d = {}: {:.0f}% (at distance {})", d, 100.0 * small_max, small_at, big_d, 100.0 * big_max, big_at));
+    if (d < big_d)
+      nar.say(_f("the decay is an average over the d/2 frequencies falling out of phase: with d = {} there are only "
+                 "{} of them, too few to average out; d = {} has {}, and beyond distance 16 its bound stays at or "
+                 "below {:.0f}% of its start.", d, d / 2, big_d, big_d / 2, 100.0 * big_max));
+    else
+      nar.say(_("the decay is an average over the d/2 frequencies falling out of phase: the more frequencies, the "
+                "steadier it falls."));
     nar.code("attn/position/rope.hpp: rope_tables, rope_rotate, rope_distance_bound");
     nar.why(_("rotations compose: R_mᵀR_n = R_(n−m), so absolute positions cancel in the score and relative ones remain."));
 

@@ -43,7 +43,8 @@ void Narrator::header(const std::string& question) {
                                blas.threads == 1 ? _("thread") : _("threads"));
   const std::size_t used = display_width(left) + display_width(right);
   out_ << left << std::string(used < kWidth ? kWidth - used : 1, ' ') << right << "\n" << rule() << "\n";
-  if (!opts_.quiet && !question.empty()) out_ << question << "\n";
+  if (!opts_.quiet && !question.empty())
+    for (const std::string& line : wrap_text(question, terminal_columns())) out_ << line << "\n";
   out_.flush();
 }
 
@@ -74,7 +75,11 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   for (std::size_t k = 0; k < lines.size(); ++k) out_ << (k ? std::string(10, ' ') : "") << bold(lines[k]) << "\n";
   if (!source.empty()) {
     const std::size_t w = display_width(source);
-    out_ << std::string(w + 2 <= kWidth ? kWidth - w : 2, ' ') << source << "\n";
+    if (w + 2 <= cols) {
+      out_ << std::string(w + 2 <= kWidth ? kWidth - w : 2, ' ') << source << "\n";
+    } else {
+      for (const std::string& line : wrap_text(source, cols, 2, 2)) out_ << "  " << line << "\n";
+    }
   }
 }
 
