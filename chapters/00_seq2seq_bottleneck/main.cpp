@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
                         corpus.train.size(), corpus.valid.size(), corpus.test.size(), sv.size() - 4, tv.size() - 4));
     nar.say(_("rules: adjectives follow their noun, verbs end their clause, and a verb ends in -a/-o by its subject's animacy"));
     const SentencePair& ex = pair_of_length(corpus.test, 9, nar.options().seed);
-    nar.say("source:    " + fmt::format("{}", fmt::join(ex.src, " ")));
-    nar.say("reference: " + fmt::format("{}", fmt::join(ex.tgt, " ")));
+    nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
+    nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.say(_("BLEU (Papineni et al. 2002) scores a translation by the 1- to 4-word sequences it shares with the reference, "
             "0-100; step 5 measures it."));
     nar.result(describe_model(cm));
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     nar.table(steps_tbl);
     const Tokens out = tv.decode(tr.ids);
     nar.result(_f("output:    {}", fmt::join(out, " ")));
-    nar.result(_f("reference: {}   ({})", fmt::join(ex.tgt, " "), out == ex.tgt ? _("exact match") : "differs"));
+    nar.result(_f("reference: {}   ({})", fmt::join(ex.tgt, " "), out == ex.tgt ? _("exact match") : _("differs")));
     nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step, greedy_trace");
     nar.why(_("in training the decoder reads the reference's previous word (teacher forcing); at test time it reads its "
             "own previous guess, so one wrong word can lead to more."));

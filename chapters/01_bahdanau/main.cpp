@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
     const DecodeTrace tr = greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10);
     const Mat H = slice_of(tr.tape.enc, 0);
     nar.result(describe_model(cm));
-    nar.say("source:    " + fmt::format("{}", fmt::join(ex.src, " ")));
-    nar.say("reference: " + fmt::format("{}", fmt::join(ex.tgt, " ")));
+    nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
+    nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.show("H", H, ex.src, {}, _("row j = [forward state ; backward state] of word j (S × 2·64)"));
     nar.code("attn/nn/gru.hpp: bigru_forward; attn/models/seq2seq.hpp: seq2seq_encode");
     nar.why(_("a bidirectional encoder gives each h_j the words on both sides of j; none of them is thrown away."));

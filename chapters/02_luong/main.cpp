@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
     const std::size_t t = std::min<std::size_t>(3, tr.tape.steps.size() - 1);  // the 4th output word
     const Mat H = slice_of(tr.tape.enc, 0);
     const Mat h_t = tr.tape.steps[t].s;  // (1, Hd)
-    nar.say("source:    " + fmt::format("{}", fmt::join(ex.src, " ")));
-    nar.say("reference: " + fmt::format("{}", fmt::join(ex.tgt, " ")));
+    nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
+    nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.say(_f("decoder step t = {} of the global-general model; Bahdanau scored with s_(t−1), Luong with h_t", t + 1));
     nar.show("h_t", row0(h_t), {}, _("the decoder's state after its GRU step (128)"));
     nar.show("H", H, ex.src, {}, _("encoder states h̄_s (S × 128)"));

@@ -156,6 +156,8 @@ TEST_CASE("wrap_text breaks between words or CJK characters and keeps CJK punctu
   for (const auto& l : wrap_text("the weights α are an alignment, learned without labels", 20, 6, 4))
     CHECK(display_width(l) <= 20);
   CHECK(wrap_text("unbreakable_long_word", 5) == std::vector<std::string>{"unbreakable_long_word"});
+  // An opening bracket stays with what it opens.
+  CHECK(wrap_text("下降最多（70.3%", 10) == std::vector<std::string>{"下降最多", "（70.3%"});
 }
 
 TEST_CASE("terminal_columns: COLUMNS when it is a sensible number, else 100") {

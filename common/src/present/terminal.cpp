@@ -107,6 +107,23 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
         i = j;
       }
     }
+    // An opening bracket or quote does not end a line: it travels with the character after it.
+    if (wide && i < text.size()) {
+      const std::string opened = text.substr(start, i - start);
+      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") {
+        std::size_t j = i;
+        const bool next_wide = is_wide(next_code_point(text, j));
+        if (next_wide) {
+          i = j;
+        } else {
+          while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+            std::size_t k = i;
+            if (is_wide(next_code_point(text, k))) break;
+            i = k;
+          }
+        }
+      }
+    }
     while (i < text.size() && text[i] == ' ') ++i;
     std::string piece = text.substr(start, i - start);
     std::string bare = piece;
