@@ -96,7 +96,7 @@ TEST_CASE("npy: wrong dtype, byte order, fortran order, missing keys and trailin
   CHECK_THROWS_WITH_AS(parse_npy(npy_with_shape("(2, 2)", 16, "<f4", "maybe"), "m.npy"),
                        doctest::Contains("m.npy: header has no 'fortran_order'"), NpyError);
   CHECK_THROWS_WITH_AS(parse_npy(npy_with_shape("(2,)", 12), "t.npy"),
-                       doctest::Contains("t.npy: 4 bytes after the data that shape (2) needs"), NpyError);
+                       doctest::Contains("t.npy: 4 bytes after the data that shape (2,) needs"), NpyError);
   std::string no_shape = npy_with_shape("(2,)", 8);
   no_shape.replace(no_shape.find("'shape'"), 7, "'shapf'");
   CHECK_THROWS_WITH_AS(parse_npy(no_shape, "s.npy"), doctest::Contains("s.npy: header has no 'shape'"), NpyError);
@@ -119,7 +119,7 @@ TEST_CASE("npy: expect_npy_shape blames the file it is given, with the shape it 
   CHECK_NOTHROW(expect_npy_shape(a, {kAnyDim, 4}, "X.npy"));
   CHECK_THROWS_WITH_AS(expect_npy_shape(a, {kAnyDim, 16}, "golden/mha/X.npy"),
                        doctest::Contains("golden/mha/X.npy: expected shape (any, 16), got (2, 4)"), NpyError);
-  CHECK_THROWS_WITH_AS(expect_npy_shape(a, {8}, "b.npy"), doctest::Contains("expected shape (8), got (2, 4)"),
+  CHECK_THROWS_WITH_AS(expect_npy_shape(a, {8}, "b.npy"), doctest::Contains("expected shape (8,), got (2, 4)"),
                        NpyError);
 }
 

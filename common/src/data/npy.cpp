@@ -182,7 +182,8 @@ void expect_npy_shape(const NpyArray& a, const std::vector<std::size_t>& want, c
     if (ok && want[i] != kAnyDim && a.shape[i] != want[i]) ok = false;
   }
   if (!ok)
-    throw NpyError(fmt::format("{}: expected shape ({}), got {}", name, fmt::join(w, ", "), shape_str(a.shape)));
+    throw NpyError(fmt::format("{}: expected shape ({}{}), got {}", name, fmt::join(w, ", "), w.size() == 1 ? "," : "",
+                               shape_str(a.shape)));
 }
 
 Vec npy_to_vec(const NpyArray& a, const std::string& name) {
