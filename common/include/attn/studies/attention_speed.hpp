@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/attention/fast_attention.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -58,7 +59,6 @@ std::string attention_bench_json(const std::string& blas_kernel, int threads, do
 // roof — an n×n matrix written and read back is limited by it, not by the FMA units.
 double copy_bandwidth_gbs(std::size_t bytes = std::size_t(256) << 20);
 
-// MemAvailable from /proc/meminfo in bytes, or -1.
-long long available_memory_bytes();
+// (available_memory_bytes(), used to skip sizes that do not fit, is in attn/tensor/memory.hpp.)
 
 }  // namespace attn
