@@ -2,7 +2,7 @@
 // seeds, same float64 references, same bounds), with every kernel run on emulated CUDA threads
 // on the host instead of a GPU. Outputs start as NaN (the tests poison device memory the same
 // way), so a value a kernel forgets to write fails. Ends with "N passed, N failed".
-//   emu_main            all 36 (kernel, case) tests
+//   emu_main            all 45 (kernel, case) tests
 //   emu_main 3          only case 3 of every kernel (0-based, the order of kernel_test_cases())
 #include <chrono>
 #include <cstdio>
@@ -22,8 +22,12 @@ void flash_fp32(float* out, float* lse, const float* q, const float* k, const fl
 void flash_fp32_backward(float* dq, float* dk, float* dv, float* delta, const float* dout, const float* q,
                          const float* k, const float* v, const float* out, const float* lse, int bh, int n_q, int n_k,
                          int d, bool causal, float scale);
-void flash_bf16(__nv_bfloat16* out, const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, int bh,
-                int n_q, int n_k, int d, bool causal, float scale);
+void flash_bf16(__nv_bfloat16* out, float* lse, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                const __nv_bfloat16* v, int bh, int n_q, int n_k, int d, bool causal, float scale);
+void flash_bf16_backward(float* dq, float* dk, float* dv, float* delta, const __nv_bfloat16* dout,
+                         const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                         const __nv_bfloat16* out, const float* lse, int bh, int n_q, int n_k, int d, bool causal,
+                         float scale);
 }  // namespace emu
 
 namespace {
@@ -58,47 +62,51 @@ Result emu_test_flash_fp32(const Case& c, std::uint64_t seed) {
 }
 
 Result emu_test_flash_bf16(const Case& c, std::uint64_t seed) {
-  const Inputs in = make_inputs(c, seed);
-  std::vector<double> qd, kd, vd;
-  const auto qb = to_bf16(in.q, qd), kb = to_bf16(in.k, kd), vb = to_bf16(in.v, vd);
+  const Bf16Inputs in = make_bf16_inputs(make_inputs(c, seed));
   std::vector<double> ref, ref_lse;
-  reference_forward(c, qd, kd, vd, ref, ref_lse);
+  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
   std::vector<__nv_bfloat16> out(ref.size(), __float2bfloat16(kNaN));
-  emu::flash_bf16(out.data(), qb.data(), kb.data(), vb.data(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+  std::vector<float> lse(ref_lse.size(), kNaN);
+  emu::flash_bf16(out.data(), lse.data(), in.q.data(), in.k.data(), in.v.data(), c.bh, c.n_q, c.n_k, c.d, c.causal,
                   static_cast<float>(c.scale()));
-  std::vector<double> got(out.size());
-  for (std::size_t i = 0; i < out.size(); ++i) got[i] = static_cast<double>(__bfloat162float(out[i]));
-  const double err = relative_error(got, ref);
-  return {err <= kBf16Bound, err_text("rel.err", err, kBf16Bound)};
+  return judge_flash_bf16(out, lse, ref, ref_lse);
 }
 
 Result emu_test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
   const Inputs in = make_inputs(c, seed);
-  Rng rng(seed ^ 0x5eedULL);
-  const std::vector<float> dout = random_floats(rng, static_cast<std::size_t>(c.bh) * c.n_q * c.d);
-  const std::vector<float> dq0 = random_floats(rng, in.q.size(), 0.5);
-  const std::vector<float> dk0 = random_floats(rng, in.k.size(), 0.5);
-  const std::vector<float> dv0 = random_floats(rng, in.v.size(), 0.5);
+  const BackwardInputs b = make_backward_inputs(c, in, seed);
   std::vector<double> ref_dq, ref_dk, ref_dv;
-  reference_backward(c, in.qd, in.kd, in.vd, to_double(dout), ref_dq, ref_dk, ref_dv);
+  reference_backward(c, in.qd, in.kd, in.vd, to_double(b.dout), ref_dq, ref_dk, ref_dv);
   const std::size_t rows = static_cast<std::size_t>(c.bh) * c.n_q;
   std::vector<float> out(in.q.size(), kNaN), lse(rows, kNaN), delta(rows, kNaN);
-  std::vector<float> dq = dq0, dk = dk0, dv = dv0;
+  std::vector<float> dq = b.dq0, dk = b.dk0, dv = b.dv0;
   const float scale = static_cast<float>(c.scale());
   emu::flash_fp32(out.data(), lse.data(), in.q.data(), in.k.data(), in.v.data(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
-  emu::flash_fp32_backward(dq.data(), dk.data(), dv.data(), delta.data(), dout.data(), in.q.data(), in.k.data(),
+  emu::flash_fp32_backward(dq.data(), dk.data(), dv.data(), delta.data(), b.dout.data(), in.q.data(), in.k.data(),
                            in.v.data(), out.data(), lse.data(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
-  auto increment = [](const std::vector<float>& after, const std::vector<float>& before) {
-    std::vector<double> inc(after.size());
-    for (std::size_t i = 0; i < after.size(); ++i) inc[i] = static_cast<double>(after[i]) - static_cast<double>(before[i]);
-    return inc;
-  };
-  const double e_dq = relative_error(increment(dq, dq0), ref_dq);
-  const double e_dk = relative_error(increment(dk, dk0), ref_dk);
-  const double e_dv = relative_error(increment(dv, dv0), ref_dv);
-  const bool ok = e_dq <= kFp32Bound && e_dk <= kFp32Bound && e_dv <= kFp32Bound;
-  return {ok, err_text("dq", e_dq, kFp32Bound) + ", " + err_text("dk", e_dk, kFp32Bound) + ", " +
-                  err_text("dv", e_dv, kFp32Bound)};
+  return judge_backward(increment(dq, b.dq0), increment(dk, b.dk0), increment(dv, b.dv0), ref_dq, ref_dk, ref_dv,
+                        kFp32Bound);
+}
+
+Result emu_test_flash_bf16_backward(const Case& c, std::uint64_t seed) {
+  const Inputs raw = make_inputs(c, seed);
+  const Bf16Inputs in = make_bf16_inputs(raw);
+  const BackwardInputs b = make_backward_inputs(c, raw, seed);
+  std::vector<double> dout_d;
+  const std::vector<__nv_bfloat16> dout = to_bf16(b.dout, dout_d);
+  std::vector<double> ref_dq, ref_dk, ref_dv;
+  reference_backward(c, in.qd, in.kd, in.vd, dout_d, ref_dq, ref_dk, ref_dv);
+  const std::size_t rows = static_cast<std::size_t>(c.bh) * c.n_q;
+  std::vector<__nv_bfloat16> out(in.q.size(), __float2bfloat16(kNaN));
+  std::vector<float> lse(rows, kNaN), delta(rows, kNaN);
+  std::vector<float> dq = b.dq0, dk = b.dk0, dv = b.dv0;
+  const float scale = static_cast<float>(c.scale());
+  emu::flash_bf16(out.data(), lse.data(), in.q.data(), in.k.data(), in.v.data(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+                  scale);
+  emu::flash_bf16_backward(dq.data(), dk.data(), dv.data(), delta.data(), dout.data(), in.q.data(), in.k.data(),
+                           in.v.data(), out.data(), lse.data(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
+  return judge_backward(increment(dq, b.dq0), increment(dk, b.dk0), increment(dv, b.dv0), ref_dq, ref_dk, ref_dv,
+                        kBf16Bound);
 }
 
 }  // namespace
@@ -115,6 +123,7 @@ int main(int argc, char** argv) {
       {"2 flash fp32", emu_test_flash_fp32},
       {"3 flash bf16 mma", emu_test_flash_bf16},
       {"4 flash fp32 backward", emu_test_flash_fp32_backward},
+      {"6 flash bf16 backward", emu_test_flash_bf16_backward},
   };
   std::printf("emulated on the host (not a GPU run; see common/cuda/emulate/README.md)\n");
   int passed = 0, failed = 0;

@@ -214,6 +214,9 @@ double lse_error(const std::vector<float>& got, const std::vector<double>& ref) 
 
 constexpr double kFp32Bound = 1e-5;
 constexpr double kBf16Bound = 1e-2;
+// lse of the BF16 forward: FP32 statistics of exact products of bf16 inputs, so only float
+// rounding separates it from the reference built from the same bf16 values.
+constexpr double kBf16LseBound = 1e-4;
 
 // Fill with 0xFF bytes: a NaN in both float and bf16, so any element a kernel forgets to write
 // fails the finiteness check above.
@@ -302,49 +305,106 @@ Result test_flash_fp32(const Case& c, std::uint64_t seed) {
           err_text("rel.err", err, kFp32Bound) + ", " + err_text("lse", err_lse, kFp32Bound)};
 }
 
-Result test_flash_bf16(const Case& c, std::uint64_t seed) {
-  const Inputs in = make_inputs(c, seed);
+// Both BF16 tests (device and emulator) run their inputs through this: the bf16-rounded tensors
+// and the float64 copies of exactly those values, so the reference sees what the kernel sees.
+struct Bf16Inputs {
+  std::vector<__nv_bfloat16> q, k, v;
   std::vector<double> qd, kd, vd;
-  const auto qb = to_bf16(in.q, qd), kb = to_bf16(in.k, kd), vb = to_bf16(in.v, vd);
-  std::vector<double> ref, ref_lse;
-  reference_forward(c, qd, kd, vd, ref, ref_lse);
+};
 
-  DeviceBuffer<__nv_bfloat16> q(qb.size()), k(kb.size()), v(vb.size()), out(ref.size());
-  q.upload(qb);
-  k.upload(kb);
-  v.upload(vb);
-  poison(out);
-  attn::cuda::attention_flash_bf16(out.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
-                                   static_cast<float>(c.scale()));
-  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<__nv_bfloat16> got = out.download();
-  std::vector<double> got_d(got.size());
-  for (std::size_t i = 0; i < got.size(); ++i) got_d[i] = static_cast<double>(__bfloat162float(got[i]));
-  const double err = relative_error(got_d, ref);
-  return {err <= kBf16Bound, err_text("rel.err", err, kBf16Bound)};
+Bf16Inputs make_bf16_inputs(const Inputs& in) {
+  Bf16Inputs b;
+  b.q = to_bf16(in.q, b.qd);
+  b.k = to_bf16(in.k, b.kd);
+  b.v = to_bf16(in.v, b.vd);
+  return b;
 }
 
+std::vector<double> bf16_to_double(const std::vector<__nv_bfloat16>& x) {
+  std::vector<double> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = static_cast<double>(__bfloat162float(x[i]));
+  return out;
+}
+
+// Increment of an accumulated gradient: after − before, in double.
+std::vector<double> increment(const std::vector<float>& after, const std::vector<float>& before) {
+  std::vector<double> inc(after.size());
+  for (std::size_t i = 0; i < after.size(); ++i) inc[i] = static_cast<double>(after[i]) - static_cast<double>(before[i]);
+  return inc;
+}
+
+// The BF16 forward's verdict from its output and lse (shared by the device test and the emulator).
+Result judge_flash_bf16(const std::vector<__nv_bfloat16>& out, const std::vector<float>& lse,
+                        const std::vector<double>& ref, const std::vector<double>& ref_lse) {
+  const double err = relative_error(bf16_to_double(out), ref);
+  const double err_lse = lse_error(lse, ref_lse);
+  return {err <= kBf16Bound && err_lse <= kBf16LseBound,
+          err_text("rel.err", err, kBf16Bound) + ", " + err_text("lse", err_lse, kBf16LseBound)};
+}
+
+Result test_flash_bf16(const Case& c, std::uint64_t seed) {
+  const Bf16Inputs in = make_bf16_inputs(make_inputs(c, seed));
+  std::vector<double> ref, ref_lse;
+  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
+
+  DeviceBuffer<__nv_bfloat16> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(ref.size());
+  DeviceBuffer<float> lse(ref_lse.size());
+  q.upload(in.q);
+  k.upload(in.k);
+  v.upload(in.v);
+  poison(out);
+  poison(lse);
+  attn::cuda::attention_flash_bf16(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+                                   static_cast<float>(c.scale()));
+  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
+  return judge_flash_bf16(out.download(), lse.download(), ref, ref_lse);
+}
+
+// Random dout and starting gradients for a backward test (the gradients accumulate, so they
+// start from random values and the test checks the increment).
+struct BackwardInputs {
+  std::vector<float> dout, dq0, dk0, dv0;
+};
+
+BackwardInputs make_backward_inputs(const Case& c, const Inputs& in, std::uint64_t seed) {
+  Rng rng(seed ^ 0x5eedULL);
+  BackwardInputs b;
+  b.dout = random_floats(rng, static_cast<std::size_t>(c.bh) * c.n_q * c.d);
+  b.dq0 = random_floats(rng, in.q.size(), 0.5);
+  b.dk0 = random_floats(rng, in.k.size(), 0.5);
+  b.dv0 = random_floats(rng, in.v.size(), 0.5);
+  return b;
+}
+
+Result judge_backward(const std::vector<double>& inc_dq, const std::vector<double>& inc_dk,
+                      const std::vector<double>& inc_dv, const std::vector<double>& ref_dq,
+                      const std::vector<double>& ref_dk, const std::vector<double>& ref_dv, double bound) {
+  const double e_dq = relative_error(inc_dq, ref_dq);
+  const double e_dk = relative_error(inc_dk, ref_dk);
+  const double e_dv = relative_error(inc_dv, ref_dv);
+  const bool ok = e_dq <= bound && e_dk <= bound && e_dv <= bound;
+  return {ok, err_text("dq", e_dq, bound) + ", " + err_text("dk", e_dk, bound) + ", " + err_text("dv", e_dv, bound)};
+}
+
+// The BF16 backward's reference: the float64 gradients of the bf16-rounded q, k, v and dout.
+// (The kernel also sees the bf16-rounded forward output through D = dO·O; that rounding is
+// counted against it, within the BF16 bound.)
 Result test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
   const Inputs in = make_inputs(c, seed);
-  Rng rng(seed ^ 0x5eedULL);
-  const std::vector<float> dout_h = random_floats(rng, static_cast<std::size_t>(c.bh) * c.n_q * c.d);
-  // Gradients accumulate (+=): start them from random values, not zeros, and check the increment.
-  const std::vector<float> dq0 = random_floats(rng, in.q.size(), 0.5);
-  const std::vector<float> dk0 = random_floats(rng, in.k.size(), 0.5);
-  const std::vector<float> dv0 = random_floats(rng, in.v.size(), 0.5);
+  const BackwardInputs b = make_backward_inputs(c, in, seed);
   std::vector<double> ref_dq, ref_dk, ref_dv;
-  reference_backward(c, in.qd, in.kd, in.vd, to_double(dout_h), ref_dq, ref_dk, ref_dv);
+  reference_backward(c, in.qd, in.kd, in.vd, to_double(b.dout), ref_dq, ref_dk, ref_dv);
 
-  DeviceBuffer<float> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(in.q.size()), dout(dout_h.size());
+  DeviceBuffer<float> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(in.q.size()), dout(b.dout.size());
   DeviceBuffer<float> lse(static_cast<std::size_t>(c.bh) * c.n_q), delta(static_cast<std::size_t>(c.bh) * c.n_q);
   DeviceBuffer<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
   q.upload(in.q);
   k.upload(in.k);
   v.upload(in.v);
-  dout.upload(dout_h);
-  dq.upload(dq0);
-  dk.upload(dk0);
-  dv.upload(dv0);
+  dout.upload(b.dout);
+  dq.upload(b.dq0);
+  dk.upload(b.dk0);
+  dv.upload(b.dv0);
   poison(out);
   poison(lse);
   poison(delta);
@@ -354,18 +414,40 @@ Result test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
   attn::cuda::attention_flash_fp32_backward(dq.get(), dk.get(), dv.get(), delta.get(), dout.get(), q.get(), k.get(),
                                             v.get(), out.get(), lse.get(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
   ATTN_CUDA_CHECK(cudaDeviceSynchronize());
-  auto increment = [](const std::vector<float>& after, const std::vector<float>& before) {
-    std::vector<double> inc(after.size());
-    for (std::size_t i = 0; i < after.size(); ++i)
-      inc[i] = static_cast<double>(after[i]) - static_cast<double>(before[i]);
-    return inc;
-  };
-  const double e_dq = relative_error(increment(dq.download(), dq0), ref_dq);
-  const double e_dk = relative_error(increment(dk.download(), dk0), ref_dk);
-  const double e_dv = relative_error(increment(dv.download(), dv0), ref_dv);
-  const bool ok = e_dq <= kFp32Bound && e_dk <= kFp32Bound && e_dv <= kFp32Bound;
-  return {ok, err_text("dq", e_dq, kFp32Bound) + ", " + err_text("dk", e_dk, kFp32Bound) + ", " +
-                  err_text("dv", e_dv, kFp32Bound)};
+  return judge_backward(increment(dq.download(), b.dq0), increment(dk.download(), b.dk0),
+                        increment(dv.download(), b.dv0), ref_dq, ref_dk, ref_dv, kFp32Bound);
+}
+
+Result test_flash_bf16_backward(const Case& c, std::uint64_t seed) {
+  const Inputs raw = make_inputs(c, seed);
+  const Bf16Inputs in = make_bf16_inputs(raw);
+  const BackwardInputs b = make_backward_inputs(c, raw, seed);
+  std::vector<double> dout_d;
+  const std::vector<__nv_bfloat16> dout_b = to_bf16(b.dout, dout_d);
+  std::vector<double> ref_dq, ref_dk, ref_dv;
+  reference_backward(c, in.qd, in.kd, in.vd, dout_d, ref_dq, ref_dk, ref_dv);
+
+  DeviceBuffer<__nv_bfloat16> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(in.q.size()), dout(dout_b.size());
+  DeviceBuffer<float> lse(static_cast<std::size_t>(c.bh) * c.n_q), delta(static_cast<std::size_t>(c.bh) * c.n_q);
+  DeviceBuffer<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+  q.upload(in.q);
+  k.upload(in.k);
+  v.upload(in.v);
+  dout.upload(dout_b);
+  dq.upload(b.dq0);
+  dk.upload(b.dk0);
+  dv.upload(b.dv0);
+  poison(out);
+  poison(lse);
+  poison(delta);
+  const float scale = static_cast<float>(c.scale());
+  attn::cuda::attention_flash_bf16(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+                                   scale);
+  attn::cuda::attention_flash_bf16_backward(dq.get(), dk.get(), dv.get(), delta.get(), dout.get(), q.get(), k.get(),
+                                            v.get(), out.get(), lse.get(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
+  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
+  return judge_backward(increment(dq.download(), b.dq0), increment(dk.download(), b.dk0),
+                        increment(dv.download(), b.dv0), ref_dq, ref_dk, ref_dv, kBf16Bound);
 }
 
 // Awkward sizes: 1 and 7 are smaller than one 64-row tile, 129 is two tiles plus one row,
@@ -396,6 +478,7 @@ int main() {
       {"2 flash fp32", test_flash_fp32},
       {"3 flash bf16 mma", test_flash_bf16},
       {"4 flash fp32 backward", test_flash_fp32_backward},
+      {"6 flash bf16 backward", test_flash_bf16_backward},
   };
 
   const attn::cuda::DeviceStatus status = attn::cuda::device_status();
