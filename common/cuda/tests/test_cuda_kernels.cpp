@@ -5,7 +5,8 @@
 //   References  reference_forward / reference_backward: the formulas as double loops, nothing fused
 //   Error       relative_error = max |got − ref| / max |ref|   (why: see below)
 //   Cases       awkward sizes: n = 1, 7, 129, 1000; d = 64, 128; causal or not; n_q ≠ n_k twice
-//   Tests       one per (kernel, case): naive, flash_fp32 (+ lse), flash_bf16, flash_fp32_backward
+//   Tests       one per (kernel, case): naive, flash_fp32 (+ lse), flash_bf16 (+ lse),
+//               flash_fp32_backward, flash_hopper (Hopper + sm_90a only), flash_bf16_backward
 //   main        without a device every test prints "skipped: no CUDA device (<why>)" — never passed
 //
 // Error measure: max |got − ref| over max |ref|, per output tensor. An attention output is a
@@ -16,11 +17,14 @@
 // Bounds: FP32 1e-5 (float rounding over sums of ≤ 1000 terms stays around 1e-6); BF16 1e-2 (P is
 // rounded to bf16 before P·V and the output is bf16: 2 × 2^-9 ≈ 0.4% at worst; the reference is
 // computed from the same bf16-rounded inputs, so input rounding is not counted against the kernel).
+// The BF16 backward keeps the 1e-2: P and dS are rounded to bf16 before the products that use
+// them, and D = dO·O sees the forward's bf16 output; everything is accumulated in FP32.
 #include <cuda_bf16.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -228,6 +232,7 @@ void poison(DeviceBuffer<T>& buffer) {
 struct Result {
   bool ok;
   std::string detail;
+  bool skipped = false;  // the kernel cannot run here (detail says why): counted as skipped, never passed
 };
 
 std::string err_text(const char* label, double err, double bound) {
@@ -360,6 +365,27 @@ Result test_flash_bf16(const Case& c, std::uint64_t seed) {
   return judge_flash_bf16(out.download(), lse.download(), ref, ref_lse);
 }
 
+// Rung 5 runs only on a Hopper GPU from a build with sm_90a code; elsewhere it is skipped.
+Result test_flash_hopper(const Case& c, std::uint64_t seed) {
+  const std::string why = attn::cuda::attention_flash_hopper_unavailable();
+  if (!why.empty()) return {false, why, true};
+  const Bf16Inputs in = make_bf16_inputs(make_inputs(c, seed));
+  std::vector<double> ref, ref_lse;
+  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
+
+  DeviceBuffer<__nv_bfloat16> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(ref.size());
+  DeviceBuffer<float> lse(ref_lse.size());
+  q.upload(in.q);
+  k.upload(in.k);
+  v.upload(in.v);
+  poison(out);
+  poison(lse);
+  attn::cuda::attention_flash_hopper(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d,
+                                     c.causal, static_cast<float>(c.scale()));
+  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
+  return judge_flash_bf16(out.download(), lse.download(), ref, ref_lse);
+}
+
 // Random dout and starting gradients for a backward test (the gradients accumulate, so they
 // start from random values and the test checks the increment).
 struct BackwardInputs {
@@ -467,8 +493,20 @@ std::vector<Case> kernel_test_cases() {
 
 // The emulator includes this file for its references and cases, and brings its own main.
 #ifndef ATTN_CUDA_TESTS_NO_MAIN
-int main() {
+// attn_cuda_tests [CASE …]: only the listed cases (0-based indices into kernel_test_cases()) of
+// every kernel — the sanitizers' runs take the small ones; no argument runs them all.
+int main(int argc, char** argv) {
   const std::vector<Case> cases = kernel_test_cases();
+  std::vector<bool> selected(cases.size(), argc <= 1);
+  for (int i = 1; i < argc; ++i) {
+    char* end = nullptr;
+    const long idx = std::strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || idx < 0 || idx >= static_cast<long>(cases.size())) {
+      std::fprintf(stderr, "attn_cuda_tests: '%s' is not a case index 0..%zu\n", argv[i], cases.size() - 1);
+      return 2;
+    }
+    selected[static_cast<std::size_t>(idx)] = true;
+  }
   struct Kernel {
     const char* name;
     std::function<Result(const Case&, std::uint64_t)> run;
@@ -478,6 +516,7 @@ int main() {
       {"2 flash fp32", test_flash_fp32},
       {"3 flash bf16 mma", test_flash_bf16},
       {"4 flash fp32 backward", test_flash_fp32_backward},
+      {"5 flash hopper wgmma", test_flash_hopper},
       {"6 flash bf16 backward", test_flash_bf16_backward},
   };
 
@@ -489,8 +528,10 @@ int main() {
   int passed = 0, failed = 0, skipped = 0;
   std::uint64_t seed = 2024;
   for (const Kernel& kernel : kernels)
-    for (const Case& c : cases) {
-      ++seed;  // fresh inputs for every test
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      ++seed;  // fresh inputs for every test (the same seed for a case whether or not others run)
+      if (!selected[ci]) continue;
+      const Case& c = cases[ci];
       const std::string name = std::string(kernel.name) + "  " + c.str();
       if (!status.available) {
         std::printf("%-62s skipped: no CUDA device (%s)\n", name.c_str(), status.error.c_str());
@@ -502,6 +543,11 @@ int main() {
         r = kernel.run(c, seed);
       } catch (const std::exception& e) {
         r = {false, std::string("exception: ") + e.what()};
+      }
+      if (r.skipped) {
+        std::printf("%-62s skipped: %s\n", name.c_str(), r.detail.c_str());
+        ++skipped;
+        continue;
       }
       std::printf("%-62s %s  %s\n", name.c_str(), r.ok ? "ok    " : "FAILED", r.detail.c_str());
       std::fflush(stdout);

@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 
 #include "attn/cuda/check.hpp"
 
@@ -74,6 +75,21 @@ void attention_flash_fp32_backward(float* dq, float* dk, float* dv, float* delta
                                    const float* q, const float* k, const float* v, const float* out,
                                    const float* lse, int bh, int n_q, int n_k, int d, bool causal,
                                    float scale, cudaStream_t stream = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// 5. Hopper only (sm_90a): rung 3's forward the FlashAttention-3 way — TMA copies into swizzled
+//    shared memory, wgmma for both products, a producer warpgroup and two consumer warpgroups
+//    handing over through mbarriers, the consumers ping-ponging. Same contract as rung 3.
+//    Untested on hardware so far (src/05_flash_hopper_wgmma.cu says what that means).
+//    attention_flash_hopper_unavailable() returns "" when this device and this build can run
+//    it, else the reason (not a Hopper GPU; built without sm_90a code); the launcher throws
+//    std::runtime_error with that reason.
+// ---------------------------------------------------------------------------------------------
+std::string attention_flash_hopper_unavailable();
+
+void attention_flash_hopper(__nv_bfloat16* out, float* lse, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                            const __nv_bfloat16* v, int bh, int n_q, int n_k, int d, bool causal, float scale,
+                            cudaStream_t stream = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // 6. Backward of rung 3 (FlashAttention-2's backward on tensor cores): BF16 dout, q, k, v, out and
