@@ -3,7 +3,7 @@
 // on the host instead of a GPU. Outputs start as NaN (the tests poison device memory the same
 // way), so a value a kernel forgets to write fails. Ends with "N passed, N failed".
 //   emu_main            all 45 emulated (kernel, case) tests; rung 5's 9 reported as skipped
-//   emu_main 3          only case 3 of every kernel (0-based, the order of kernel_test_cases())
+//   emu_main 3 7        only cases 3 and 7 of every kernel (0-based, the order of kernel_test_cases())
 //   ATTN_EMU_KERNELS=3,6 emu_main     only rungs 3 and 6 (the digit that starts each kernel's name)
 #include <chrono>
 #include <cstdio>
@@ -115,7 +115,15 @@ Result emu_test_flash_bf16_backward(const Case& c, std::uint64_t seed) {
 
 int main(int argc, char** argv) {
   const std::vector<Case> cases = kernel_test_cases();
-  const int only = argc > 1 ? std::atoi(argv[1]) : -1;
+  std::vector<bool> selected(cases.size(), argc <= 1);  // emu_main [CASE …]: only these cases
+  for (int i = 1; i < argc; ++i) {
+    const int idx = std::atoi(argv[i]);
+    if (idx < 0 || idx >= static_cast<int>(cases.size())) {
+      std::fprintf(stderr, "emu_main: '%s' is not a case index 0..%zu\n", argv[i], cases.size() - 1);
+      return 2;
+    }
+    selected[static_cast<std::size_t>(idx)] = true;
+  }
   const char* kernel_filter = std::getenv("ATTN_EMU_KERNELS");  // e.g. "3,6"; unset: every kernel
   struct Kernel {
     const char* name;
@@ -134,7 +142,7 @@ int main(int argc, char** argv) {
   for (const Kernel& kernel : kernels)
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       ++seed;
-      if (only >= 0 && static_cast<int>(ci) != only) continue;
+      if (!selected[ci]) continue;
       if (kernel_filter != nullptr && std::strchr(kernel_filter, kernel.name[0]) == nullptr) continue;
       const Case& c = cases[ci];
       const auto t0 = std::chrono::steady_clock::now();
@@ -155,7 +163,7 @@ int main(int argc, char** argv) {
   int skipped = 0;
   if (kernel_filter == nullptr || std::strchr(kernel_filter, '5') != nullptr)
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
-      if (only >= 0 && static_cast<int>(ci) != only) continue;
+      if (!selected[ci]) continue;
       std::printf("%-62s skipped: not emulated (TMA, mbarrier, wgmma: GPU only)\n",
                   ("5 flash hopper wgmma  " + cases[ci].str()).c_str());
       ++skipped;

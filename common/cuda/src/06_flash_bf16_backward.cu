@@ -29,8 +29,11 @@
 // rows go through shared memory too.
 //
 // Shared memory: K, V, 2 × Q, 2 × dO (64 × (D + 8) bf16 each), dSᵀ (64 × 72 bf16), lse and D of
-// two stages (4 × 64 floats): 64 KB at D = 64, 113 KB at D = 128.
+// two stages (4 × 64 floats): 64 KiB at D = 64, 112 KiB at D = 128 (two blocks fit in an SM's
+// 228 KiB).
 // Registers per thread: dK and dV accumulators (2 × D/8 × 4 floats), Sᵀ and dPᵀ (2 × 8 × 4).
+// ptxas (CUDA 13.0, sm_90a): 236 registers at D = 64; at D = 128 255 and a 28-byte spill — the
+// 128 accumulator floats of dK and dV are the price of keeping them on chip for the whole walk.
 // Fragment layouts: mma_bf16.cuh.
 #include <algorithm>
 #include <cmath>

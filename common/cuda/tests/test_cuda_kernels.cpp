@@ -347,7 +347,11 @@ Result judge_flash_bf16(const std::vector<__nv_bfloat16>& out, const std::vector
           err_text("rel.err", err, kBf16Bound) + ", " + err_text("lse", err_lse, kBf16LseBound)};
 }
 
-Result test_flash_bf16(const Case& c, std::uint64_t seed) {
+// Rungs 3 and 5 share their contract; one test body runs either.
+using Bf16Forward = void (*)(__nv_bfloat16*, float*, const __nv_bfloat16*, const __nv_bfloat16*,
+                             const __nv_bfloat16*, int, int, int, int, bool, float, cudaStream_t);
+
+Result run_bf16_forward(Bf16Forward forward, const Case& c, std::uint64_t seed) {
   const Bf16Inputs in = make_bf16_inputs(make_inputs(c, seed));
   std::vector<double> ref, ref_lse;
   reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
@@ -359,31 +363,21 @@ Result test_flash_bf16(const Case& c, std::uint64_t seed) {
   v.upload(in.v);
   poison(out);
   poison(lse);
-  attn::cuda::attention_flash_bf16(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
-                                   static_cast<float>(c.scale()));
+  forward(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+          static_cast<float>(c.scale()), nullptr);
   ATTN_CUDA_CHECK(cudaDeviceSynchronize());
   return judge_flash_bf16(out.download(), lse.download(), ref, ref_lse);
+}
+
+Result test_flash_bf16(const Case& c, std::uint64_t seed) {
+  return run_bf16_forward(attn::cuda::attention_flash_bf16, c, seed);
 }
 
 // Rung 5 runs only on a Hopper GPU from a build with sm_90a code; elsewhere it is skipped.
 Result test_flash_hopper(const Case& c, std::uint64_t seed) {
   const std::string why = attn::cuda::attention_flash_hopper_unavailable();
   if (!why.empty()) return {false, why, true};
-  const Bf16Inputs in = make_bf16_inputs(make_inputs(c, seed));
-  std::vector<double> ref, ref_lse;
-  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
-
-  DeviceBuffer<__nv_bfloat16> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(ref.size());
-  DeviceBuffer<float> lse(ref_lse.size());
-  q.upload(in.q);
-  k.upload(in.k);
-  v.upload(in.v);
-  poison(out);
-  poison(lse);
-  attn::cuda::attention_flash_hopper(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d,
-                                     c.causal, static_cast<float>(c.scale()));
-  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
-  return judge_flash_bf16(out.download(), lse.download(), ref, ref_lse);
+  return run_bf16_forward(attn::cuda::attention_flash_hopper, c, seed);
 }
 
 // Random dout and starting gradients for a backward test (the gradients accumulate, so they
