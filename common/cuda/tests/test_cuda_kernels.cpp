@@ -510,8 +510,10 @@ int main(int argc, char** argv) {
       {"2 flash fp32", test_flash_fp32},
       {"3 flash bf16 mma", test_flash_bf16},
       {"4 flash fp32 backward", test_flash_fp32_backward},
-      {"5 flash hopper wgmma", test_flash_hopper},
+      // Rung 6 before rung 5: the seeds then match the emulator's (which has no rung 5), and the
+      // rungs that can be checked elsewhere report before the one that needs a Hopper.
       {"6 flash bf16 backward", test_flash_bf16_backward},
+      {"5 flash hopper wgmma", test_flash_hopper},
   };
 
   const attn::cuda::DeviceStatus status = attn::cuda::device_status();
