@@ -2,7 +2,7 @@
 // with FP32 accumulation, 8192³), then every kernel's TFLOP/s and its % of the matching roof for
 // each n and d. Timed with CUDA events after warm-up; the median of the repeats is reported.
 //   attn_cuda_bench [--n 1024,2048,...] [--d 64,128] [--causal] [--repeats 5] [--tokens 262144]
-//                   [--naive-gib 4] [--no-backward] [--json FILE]
+//                   [--naive-gib 4] [--no-backward] [--no-hopper] [--json FILE]
 // Without a device it prints "skipped: no CUDA device (<why>)" and exits 0.
 // The measuring itself lives in the library (src/bench.cu, attn/cuda/bench.hpp; chapter 11 uses it
 // too); this file is the command line, the printing and the JSON.
@@ -42,6 +42,7 @@ void usage() {
       "  --naive-gib G   memory budget for the naive path's scores (default 4)\n"
       "  --gemm N        roof GEMM size N³ (default 8192)\n"
       "  --no-backward   skip the backwards (rungs 4 and 6)\n"
+      "  --no-hopper     skip rung 5 even where it could run\n"
       "  --json FILE     also write the results as JSON\n");
 }
 
@@ -100,6 +101,8 @@ Options parse(int argc, char** argv) {
       o.naive_gib = std::atof(value("--naive-gib"));
     } else if (a == "--gemm") {
       o.gemm = std::max(256, std::atoi(value("--gemm")));
+    } else if (a == "--no-hopper") {
+      o.hopper = false;
     } else if (a == "--no-backward") {
       o.backward = false;
     } else if (a == "--json") {

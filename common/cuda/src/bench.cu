@@ -177,7 +177,7 @@ GpuBenchSize run_size(const GpuBenchConfig& o, cublasHandle_t cublas, int d, int
       row.check_bf16 = rel_diff(got_f, naive_out, check_count);
     }
     // 5. the Hopper rung on the same inputs, where this device and build can run it
-    const std::string hopper_why = attn::cuda::attention_flash_hopper_unavailable();
+    const std::string hopper_why = o.hopper ? attn::cuda::attention_flash_hopper_unavailable() : "--no-hopper";
     if (hopper_why.empty()) {
       DeviceBuffer<bf16> oh(count);
       row.flash_hopper = tflops(fwd_flops * row.bh, time_ms([&] {

@@ -23,6 +23,7 @@ struct GpuBenchConfig {
   long long tokens = 262144;       // BH · n per problem: 256k query rows keep 4096 blocks in flight at any n
   double naive_gib = 4.0;          // the naive path's n × n scores per head must fit in this budget
   bool backward = true;            // time the backwards (rungs 4 and 6)
+  bool hopper = true;              // time rung 5 where this device and build can run it
   int gemm = 8192;                 // roof GEMM size gemm³
 };
 
