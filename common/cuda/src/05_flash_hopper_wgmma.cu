@@ -133,12 +133,18 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const CUtensorMap
 }
 
 // ---- named barriers (ids 1, 2: the consumers' turns; id 0 is __syncthreads) ----
-__device__ __forceinline__ void named_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+// Immediate ids, so that ptxas reserves only barriers 0–2 (a register id makes it reserve all 16).
+template <int Id>
+__device__ __forceinline__ void named_sync_n() {
+  asm volatile("bar.sync %0, 256;\n" ::"n"(Id) : "memory");
 }
-__device__ __forceinline__ void named_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+template <int Id>
+__device__ __forceinline__ void named_arrive_n() {
+  asm volatile("bar.arrive %0, 256;\n" ::"n"(Id) : "memory");
 }
+// Consumer cw's turn (barrier 1 + cw): wait for it, or hand it over.
+__device__ __forceinline__ void wait_turn(int cw) { cw == 0 ? named_sync_n<1>() : named_sync_n<2>(); }
+__device__ __forceinline__ void give_turn(int cw) { cw == 0 ? named_arrive_n<1>() : named_arrive_n<2>(); }
 
 // ---- wgmma ----
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -320,7 +326,7 @@ flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap tm_q, const __gr
   float m[2] = {-INFINITY, -INFINITY};  // raw running max (no scale), as rung 3
   float l[2] = {0.0f, 0.0f};
 
-  if (cw == 1) named_arrive(1, 256);  // consumer 0 issues first
+  if (cw == 1) give_turn(0);  // consumer 0 issues first
   mbar_wait(full_q, 0);
 
   for (int j = 0; j < n_tiles; ++j) {
@@ -333,7 +339,7 @@ flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap tm_q, const __gr
     float s[kHopperKeyTile / 2];
 #pragma unroll
     for (int i = 0; i < kHopperKeyTile / 2; ++i) s[i] = 0.0f;
-    named_sync(1 + cw, 256);
+    wait_turn(cw);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
@@ -343,7 +349,7 @@ flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap tm_q, const __gr
       wgmma_m64n128k16_ss(s, da, db);
     }
     wgmma_commit();
-    named_arrive(1 + (1 - cw), 256);  // the other consumer's turn
+    give_turn(1 - cw);  // the other consumer's turn
     wgmma_wait<0>();
     fence_registers(s);
 
@@ -409,7 +415,7 @@ flash_hopper_forward_kernel(const __grid_constant__ CUtensorMap tm_q, const __gr
     fence_registers(o);
     mbar_arrive(empty(st));  // this thread is done with stage st
   }
-  if (cw == 0) named_sync(1, 256);  // consumer 1's last hand-over, so no arrival is left pending
+  if (cw == 0) wait_turn(0);  // consumer 1's last hand-over, so no arrival is left pending
 
   // Output and lse, as rung 3 (O / ℓ in bf16, zeros for rows that saw no key).
   out += static_cast<long long>(head) * n_q * D;
