@@ -115,8 +115,11 @@ int main(int argc, char** argv) {
     nar.table(length_table(results), /*as_result=*/true);
     if (!nar.quiet()) std::cout << bleu_chart(results);
     const double first = r.buckets.front().bleu, last = r.buckets.back().bleu;
-    nar.result(_f("BLEU {} (5-10) -> {} (51-60): {:.0f}% lower", format_score(first), format_score(last),
-                           100.0 * (1.0 - last / first)));
+    // A relative drop needs a positive, finite starting BLEU (an all-zero model scores 0 everywhere).
+    const bool drop_known = std::isfinite(first) && std::isfinite(last) && first > 0.0;
+    const std::string drop = drop_known ? _f("{:.0f}% lower", 100.0 * (1.0 - last / first))
+                                        : std::string(_("no relative drop: short sentences already score 0"));
+    nar.result(_f("BLEU {} (5-10) -> {} (51-60): {}", format_score(first), format_score(last), drop));
     nar.say(_("articles: BLEU 35.2 at length 10 -> 18.7 at length 50 (no source given); Bahdanau et al. 2014, Table 1: "
             "RNNenc-50 17.82 BLEU on all test sentences (RNNsearch-50: 26.75)."));
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/data/bleu.hpp: corpus_bleu");
@@ -154,14 +157,14 @@ int main(int argc, char** argv) {
             "on the decoder carrying its place through its own steps and guesses, and c holds too little detail "
             "of a long sentence to put it back on track."));
 
-    if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.step(_("What the attention chapters change"), "c  →  c_i = Σ_j α_ij h_j");
     nar.say(_("chapter 01 keeps every h_j and lets each decoder step choose its own mixture of them."));
     nar.takeaway({
         _f("One fixed vector (c = h_S, {} numbers) carries short sentences: BLEU {} at 5-10 words.",
                     c.size(), format_score(first)),
-        _f("It collapses as sentences grow: BLEU {} at 51-60 words ({:.0f}% lower), exact match {}% -> {}%.",
-                    format_score(last), 100.0 * (1.0 - last / first), format_score(r.buckets.front().exact),
+        _f("It collapses as sentences grow: BLEU {} at 51-60 words ({}), exact match {}% -> {}%.",
+                    format_score(last), drop, format_score(r.buckets.front().exact),
                     format_score(r.buckets.back().exact)),
         _f("Every target position loses as sentences grow; the first five words hold best ({}% right at 51-60 "
                     "words), the largest drop is at positions {} ({}% -> {}%).", format_score(early_long),

@@ -5,6 +5,7 @@
 //   build/bin/05_positional_encoding --export out   also writes every tensor as .npy + manifest.json
 // Export names: X X_swapped output output_swapped sinusoidal_pe sinusoidal_shift pe_similarity
 // learned_pe rope_cos rope_sin q k q_rot k_rot rope_bound alibi_slopes alibi_bias alibi_bias_head1.
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -38,7 +39,12 @@ int main(int argc, char** argv) {
         return n >= 2 && n <= 12 ? std::string() : _f("needs 2 to 12 words, got {}", n);
       });
   ch.app().add_option("--d-model", d_model, _("embedding size (even)"))->capture_default_str()
-      ->check(CLI::Range(4, 64) & CLI::Validator([](std::string& s) { return std::stoul(s) % 2 == 0 ? "" : _("must be even"); }, "EVEN"));
+      ->check(CLI::Range(4, 64) & CLI::Validator([](std::string& s) {
+        // Only judges numbers; anything else is CLI::Range's to reject (never throws: exit 2).
+        std::size_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size() && v % 2 != 0 ? _("must be even") : "";
+      }, "EVEN"));
   ch.app().add_option("--positions", positions, _("length of the position tables shown"))->capture_default_str()->check(CLI::Range(12, 256));
   ch.app().add_option("--heads", heads, _("ALiBi heads"))->capture_default_str()->check(CLI::Range(1, 64));
   bool train = false;
@@ -224,16 +230,19 @@ int main(int argc, char** argv) {
         const double final_loss = train_extrapolation(model, xcfg);
         std::filesystem::create_directories(data_dir() + "/ch05");
         save_checkpoint(data_dir() + "/" + file, model.registry(),
-                        {{_("encoding"), position_encoding_name(e)}, {"steps", std::to_string(xcfg.steps)},
+                        {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(xcfg.steps)},
                          {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
         nar.say(_f("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), xcfg.steps,
                             final_loss, file));
       } else {
-        const auto path = find_data_file(file);
-        if (!path) throw std::runtime_error(_f("no checkpoint {} (run with --train to make it)", file));
-        load_checkpoint(*path, model.registry());
+        load_checkpoint(require_data_file(file), model.registry(), false, nullptr,
+                        {{"encoding", position_encoding_name(e)}});
       }
       results.push_back(extrapolation_table_row(model, xcfg));
+      for (const ExtrapolationResult& r : results.back())  // no verdict from a NaN or ±inf figure
+        if (r.available && !(std::isfinite(r.loss) && std::isfinite(r.accuracy)))
+          throw std::runtime_error(_f("{}: {} loss {} is not finite; no verdict can be drawn from it", file,
+                                               position_encoding_name(e), r.loss));
     }
     Table xt_tbl({_("encoding"), _("loss L"), _("acc L"), _("loss 2L"), _("acc 2L"), _("loss 4L"), _("acc 4L")});
     for (std::size_t i = 0; i < results.size(); ++i) {

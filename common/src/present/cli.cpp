@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "attn/present/i18n.hpp"
+#include "attn/present/terminal.hpp"
+#include "attn/present/i18n.hpp"  // last of ours: it defines the _ macro
 #include "attn/tensor/openblas.hpp"
 
 namespace attn {
@@ -37,7 +38,9 @@ ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, in
   fmt_->label("REQUIRED", _("REQUIRED"));
   fmt_->label("Excludes", _("Excludes"));
   fmt_->label("Needs", _("Needs"));
-  app_.add_option("--seed", seed_, _("random seed: same seed, same numbers on any machine"))
+  app_.add_option("--seed", seed_, _("random seed. The same seed gives bit-identical numbers with the same OpenBLAS "
+                                     "kernel and thread count (shown in the header), and numbers within 1e-6 of each "
+                                     "other across kernels"))
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t(0), std::uint64_t(4294967295u)));
   app_.add_flag("--quiet", quiet_, _("print results only"));
@@ -62,7 +65,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     // CLI11's own message stays as it is (it names the flag); the lines around it are translated.
-    std::cerr << info_.folder << ": " << e.what() << "\n"
+    std::cerr << info_.folder << ": " << escape_control(e.what()) << "\n"
               << _f("Run '{} --help' for the options.", info_.folder) << "\n";
     return kExitUsage;
   }
@@ -76,11 +79,12 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
   opts.full = full_;
   opts.pause = pause_;
   opts.color = color_wanted(no_color_);
-  if (!export_dir_.empty()) {
+  if (parse_only) return export_dir_.empty() && app_.count("--export") > 0 ? kExitUsage : kExitOk;
+  if (app_.count("--export") > 0) {  // given, even as "": prepare_export_dir refuses an empty name
     try {
       prepare_export_dir(export_dir_);
     } catch (const std::exception& e) {
-      std::cerr << info_.folder << ": " << e.what() << "\n";
+      std::cerr << info_.folder << ": " << escape_control(e.what()) << "\n";
       return kExitUsage;
     }
     opts.export_dir = export_dir_;
@@ -92,7 +96,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     nar.finish();
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << info_.folder << ": " << _("error: ") << e.what() << "\n";
+    std::cerr << info_.folder << ": " << _("error: ") << escape_control(e.what()) << "\n";
     return kExitError;
   }
   return kExitOk;

@@ -29,7 +29,10 @@ std::vector<fs::path> locale_candidates() {
   if (const char* env = std::getenv("ATTN_LOCALE_DIR"); env && *env) c.emplace_back(env);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);  // Linux: the running program
-  if (!ec) c.push_back(exe.parent_path().parent_path() / "locale");
+  if (!ec) {
+    c.push_back(exe.parent_path().parent_path() / "locale");  // build*/bin/<program> -> build*/locale
+    c.push_back(exe.parent_path().parent_path() / "share" / "attention_step_by_step" / "locale");  // installed
+  }
 #ifdef ATTN_BUILD_LOCALE_DIR
   c.emplace_back(ATTN_BUILD_LOCALE_DIR);
 #endif

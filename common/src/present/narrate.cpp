@@ -59,7 +59,7 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   pause_if_asked();
   ++step_;
   if (opts_.quiet) return;
-  std::string left = _f("Step {}/{}  {}", step_, total_steps_, title);
+  std::string left = _f("Step {}/{}  {}", step_, total_steps_, escape_control(title));
   if (!formula.empty()) left += "  " + formula;
   const std::size_t cols = terminal_columns(), used = display_width(left) + display_width(source);
   auto bold = [&](const std::string& s) { return opts_.color ? "\x1b[1m" + s + "\x1b[0m" : s; };
@@ -94,21 +94,21 @@ std::string wrapped(const std::string& prefix, const std::string& text, std::siz
 }  // namespace
 
 void Narrator::say(const std::string& text) {
-  if (!opts_.quiet) out_ << wrapped("  ", text, 4);
+  if (!opts_.quiet) out_ << wrapped("  ", escape_control(text), 4);
 }
 
 void Narrator::code(const std::string& where) {
-  if (!opts_.quiet) out_ << wrapped(std::string("  ") + _("code: "), where, 8);
+  if (!opts_.quiet) out_ << wrapped(std::string("  ") + _("code: "), escape_control(where), 8);
 }
 
 void Narrator::why(const std::string& text) {
   if (!opts_.quiet) {
     const std::string prefix = std::string("  ") + _("why: ");
-    out_ << wrapped(prefix, text, display_width(prefix));
+    out_ << wrapped(prefix, escape_control(text), display_width(prefix));
   }
 }
 
-void Narrator::result(const std::string& text) { out_ << wrapped("  ", text, 4); }
+void Narrator::result(const std::string& text) { out_ << wrapped("  ", escape_control(text), 4); }
 
 void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
   recorder_.add(name, shape, data, step_);
@@ -122,7 +122,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
                     const std::string& caption) {
   record(name, m);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   MatrixStyle style;
   style.full = opts_.full;
   out_ << format_matrix(m, rows, cols, style);
@@ -131,7 +131,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
 void Narrator::show(const std::string& name, const Vec& v, const Labels& labels, const std::string& caption) {
   record(name, v);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   Mat row = xt::zeros<float>({std::size_t(1), v.size()});
   for (std::size_t j = 0; j < v.size(); ++j) row(0, j) = v(j);
   MatrixStyle style;
@@ -144,7 +144,7 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
                     const std::string& caption, const std::string& slice_name) {
   record(name, t);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 1);
   MatrixStyle style;
   style.full = opts_.full;
@@ -160,7 +160,7 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
   if (!recorder_.has(name)) record(name, m);
   if (opts_.quiet) return;
   style.color = opts_.color;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ") " << _("heatmap") << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ") " << _("heatmap") << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   out_ << format_heatmap(m, rows, cols, style);
 }
 
@@ -172,7 +172,7 @@ void Narrator::table(const Table& t, bool as_result) {
 void Narrator::takeaway(const std::vector<std::string>& lines) {
   const std::string title = _("Takeaway");
   out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";
-  for (const auto& l : lines) out_ << wrapped("  • ", l, 4);
+  for (const auto& l : lines) out_ << wrapped("  • ", escape_control(l), 4);
 }
 
 void Narrator::finish() {
@@ -182,7 +182,8 @@ void Narrator::finish() {
     throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
-    out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(), *opts_.export_dir) << "\n";
+    out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(),
+                      escape_control(*opts_.export_dir)) << "\n";
   }
 }
 

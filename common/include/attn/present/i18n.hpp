@@ -32,7 +32,8 @@ Language language_from_environment();
 // /proc/self/cmdline so that it is known before any option text is built), else the environment.
 Language language_from_command_line_or_environment();
 // The folder holding <lang>/LC_MESSAGES/attn.mo: $ATTN_LOCALE_DIR, else locale/ in the build folder
-// that holds the program (build*/bin/<program> -> build*/locale), else the one this build wrote.
+// that holds the program (build*/bin/<program> -> build*/locale), else an installed copy's
+// (DIR/bin/<program> -> DIR/share/attention_step_by_step/locale), else the one this build wrote.
 // Empty when none exists.
 std::string locale_dir();
 
