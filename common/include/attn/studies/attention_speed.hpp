@@ -40,7 +40,7 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
 // One CUDA kernel at one size, as chapter 11's GPU step measured it (a copy of
 // attn::cuda::GpuBenchRow, which attn_core cannot see: the CUDA library is optional).
 struct GpuAttentionRow {
-  std::string kernel;        // "naive" | "flash_fp32" | "flash_bf16" | "backward_fp32"
+  std::string kernel;        // "naive", "flash_fp32", "flash_bf16", "flash_hopper", "backward_fp32", "backward_bf16"
   std::size_t n = 0, d = 0, bh = 0;
   bool causal = false;
   double tflops = 0.0;
