@@ -190,10 +190,10 @@ void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Me
   write_safetensors(path, tensors, metadata);
 }
 
-void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata) {
+void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra, Metadata* metadata) {
   TensorMap tensors = read_safetensors(path, metadata);
   // Validate everything before touching a single parameter.
-  for (const auto& e : reg.entries()) {
+  for (const auto& e : slots) {
     auto it = tensors.find(e.name);
     if (it == tensors.end()) fail(path, "tensor '" + e.name + "' is missing (the model needs " + shape_str(e.shape) + ")");
     if (it->second.shape != e.shape)
@@ -201,12 +201,20 @@ void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_ext
                      shape_str(e.shape));
   }
   if (!allow_extra)
-    for (const auto& [name, t] : tensors)
-      if (!reg.find(name)) fail(path, "tensor '" + name + "' is not a parameter of this model");
-  for (const auto& e : reg.entries()) {
+    for (const auto& [name, t] : tensors) {
+      const bool wanted = std::any_of(slots.begin(), slots.end(), [&](const TensorSlot& e) { return e.name == name; });
+      if (!wanted) fail(path, "tensor '" + name + "' is not a parameter of this model");
+    }
+  for (const auto& e : slots) {
     const auto& t = tensors.at(e.name);
-    std::copy(t.data.begin(), t.data.end(), e.value);
+    std::copy(t.data.begin(), t.data.end(), e.data);
   }
+}
+
+void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata) {
+  std::vector<TensorSlot> slots;
+  for (const auto& e : reg.entries()) slots.push_back({e.name, e.shape, e.value});
+  load_tensors(path, slots, allow_extra, metadata);
 }
 
 }  // namespace attn

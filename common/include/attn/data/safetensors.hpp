@@ -36,6 +36,17 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
 // Reads and validates the whole file; only F32 tensors are accepted.
 TensorMap read_safetensors(const std::string& path, Metadata* metadata = nullptr);
 
+// A place to load one named tensor into: a model's parameter, as its visit_params names it.
+struct TensorSlot {
+  std::string name;
+  Shape shape;
+  float* data;  // product(shape) floats
+};
+// Loads every slot by name, all or nothing: a missing tensor, a shape mismatch or (unless
+// allow_extra) a tensor no slot asks for throws SafetensorsError before anything is copied.
+void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra = false,
+                  Metadata* metadata = nullptr);
+
 // Every registered parameter by name.
 void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata = {});
 // Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch or
