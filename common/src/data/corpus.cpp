@@ -267,4 +267,11 @@ std::string toy_language_rules() {
   return s;
 }
 
+const SentencePair& first_pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length) {
+  if (pairs.empty()) throw std::invalid_argument("first_pair_of_length: no pairs");
+  for (const auto& p : pairs)
+    if (p.src.size() == length) return p;
+  return pairs.front();
+}
+
 }  // namespace attn

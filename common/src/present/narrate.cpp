@@ -134,6 +134,10 @@ void Narrator::table(const Table& t, bool as_result) {
   out_ << t.render();
 }
 
+void Narrator::block(const std::string& text) {
+  if (!opts_.quiet) out_ << text;
+}
+
 void Narrator::takeaway(const std::vector<std::string>& lines) {
   out_ << "\n" << (opts_.color ? "\x1b[1mTakeaway\x1b[0m" : "Takeaway") << "\n";
   for (const auto& l : lines) out_ << "  • " << l << "\n";
