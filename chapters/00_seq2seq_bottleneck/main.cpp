@@ -7,41 +7,26 @@
 // Export names: src_embeddings encoder_states context decoder_states decoder_logits
 // position_accuracy; DIR/results.json holds the by-length figures (model "no_attention").
 #include <cmath>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attn/present/chapter_models.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 
-namespace {
-// The first test pair of the given source length.
-const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t len) {
-  for (const auto& p : pairs)
-    if (p.src.size() == len) return p;
-  return pairs.front();
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   ChapterApp ch("00", /*default_seed=*/1, /*total_steps=*/7);
-  bool train = false;
-  std::string checkpoint;
-  TrainConfig tc;
-  ch.app().add_flag("--train", train, "train the model from scratch (saves to --checkpoint or data/ch00/)");
-  ch.app().add_option("--checkpoint", checkpoint, "load (or with --train, write) this safetensors file");
-  ch.app().add_option("--steps", tc.steps, "training steps with --train")->capture_default_str()->check(CLI::Range(1, 100000));
+  ChapterModels models(ch, {"no_attention"});
   ch.set_question("Question: can one fixed vector carry a whole sentence — and what happens as sentences grow?");
 
   return ch.run(argc, argv, [&](Narrator& nar) {
-    tc.seed = nar.options().seed;
-    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const ToyCorpus& corpus = models.corpus();
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
-    const ChapterModel cm = chapter_model("00", "no_attention", corpus, train, checkpoint, tc, !nar.quiet());
+    const ChapterModel cm = models.seq2seq("no_attention", nar);
     const Seq2Seq& m = cm.model;
 
     // ---------------------------------------------------------------- one sentence, end to end
@@ -49,7 +34,7 @@ int main(int argc, char** argv) {
     nar.say(fmt::format("{} training, {} validation, {} test pairs; source lengths 4–60; {} source and {} target words",
                         corpus.train.size(), corpus.valid.size(), corpus.test.size(), sv.size() - 4, tv.size() - 4));
     nar.say("rules: adjectives follow their noun, verbs end their clause, and a verb ends in -a/-o by its subject's animacy");
-    const SentencePair& ex = pair_of_length(corpus.test, 9);
+    const SentencePair& ex = first_pair_of_length(corpus.test, 9);
     nar.say("source:    " + fmt::format("{}", fmt::join(ex.src, " ")));
     nar.say("reference: " + fmt::format("{}", fmt::join(ex.tgt, " ")));
     nar.result(describe_model(cm));
@@ -101,7 +86,7 @@ int main(int argc, char** argv) {
     nar.say(fmt::format("greedy decoding of all {} test sentences; corpus BLEU-4, exact match and token accuracy per bucket",
                         corpus.test.size()));
     nar.table(length_table(results), /*as_result=*/true);
-    if (!nar.quiet()) std::cout << bleu_chart(results);
+    nar.block(bleu_chart(results));
     const double first = r.buckets.front().bleu, last = r.buckets.back().bleu;
     nar.result(fmt::format("BLEU {} (5-10) -> {} (51-60): {:.0f}% lower", format_score(first), format_score(last),
                            100.0 * (1.0 - last / first)));

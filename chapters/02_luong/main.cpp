@@ -8,12 +8,12 @@
 // alpha_global alpha_local_m alpha_local_p local_p_positions local_p_alignment score_times step_times;
 // DIR/results.json holds the by-length figures of luong_dot, luong_general, luong_local_p, bahdanau.
 #include <cmath>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "attn/attention/alignment.hpp"
+#include "attn/present/chapter_models.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -21,46 +21,29 @@
 using namespace attn;
 
 namespace {
-const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t len) {
-  for (const auto& p : pairs)
-    if (p.src.size() == len) return p;
-  return pairs.front();
-}
 Vec row0(const Mat& m) { return row_of(m, 0); }
 std::string us(double s) { return fmt::format("{:.1f}", s * 1e6); }
 }  // namespace
 
 int main(int argc, char** argv) {
   ChapterApp ch("02", /*default_seed=*/1, /*total_steps=*/7);
-  bool train = false;
-  std::string checkpoint, checkpoint_dir, bahdanau_path;
-  TrainConfig tc;
-  ch.app().add_flag("--train", train, "train luong_dot, luong_general and luong_local_p from scratch");
-  ch.app().add_option("--checkpoint-dir", checkpoint_dir, "load (or with --train, write) the Luong models here (default data/ch02)");
-  ch.app().add_option("--checkpoint", checkpoint, "load (or with --train, write) the global-general model here");
-  ch.app().add_option("--bahdanau", bahdanau_path, "chapter 01's model (default: data/ch01/bahdanau.safetensors)");
-  ch.app().add_option("--steps", tc.steps, "training steps with --train")->capture_default_str()->check(CLI::Range(1, 100000));
+  ChapterModels models(ch, {"luong_dot", "luong_general", "luong_local_p"}, /*checkpoint_model=*/"luong_general");
+  models.add_earlier("--bahdanau", "01", "bahdanau");
   ch.set_question("Question: does a cheaper score — a dot product — attend as well as Bahdanau's network, and is it faster?");
 
   return ch.run(argc, argv, [&](Narrator& nar) {
-    tc.seed = nar.options().seed;
-    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const ToyCorpus& corpus = models.corpus();
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
-    auto path_for = [&](const std::string& name) {
-      if (name == "luong_general" && !checkpoint.empty()) return checkpoint;
-      return checkpoint_dir.empty() ? std::string() : checkpoint_dir + "/" + name + ".safetensors";
-    };
     std::vector<ChapterModel> luong;
-    for (const char* name : {"luong_dot", "luong_general", "luong_local_p"})
-      luong.push_back(chapter_model("02", name, corpus, train, path_for(name), tc, !nar.quiet()));
-    const ChapterModel bah = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, tc);
-    const Seq2Seq& general = luong[1].model;
+    for (const char* name : {"luong_dot", "luong_general", "luong_local_p"}) luong.push_back(models.seq2seq(name, nar));
+    const ChapterModel bah = models.seq2seq("bahdanau", nar);
+    const Seq2Seq &general = luong[1].model, &lp = luong[2].model;  // in the order loaded above
 
     // ---------------------------------------------------------------- three scores, same states
     nar.step("Attend with the new state", "h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)",
              "Luong et al. 2015, §3");
     for (const auto& cm : luong) nar.result(describe_model(cm));
-    const SentencePair& ex = pair_of_length(corpus.test, 10);
+    const SentencePair& ex = first_pair_of_length(corpus.test, 10);
     const DecodeTrace tr = greedy_trace(general, sv.encode(ex.src), ex.src.size() + 10);
     const DecodeTrace& general_trace = tr;
     const std::size_t t = std::min<std::size_t>(3, tr.tape.steps.size() - 1);  // the 4th output word
@@ -69,8 +52,8 @@ int main(int argc, char** argv) {
     nar.say("source:    " + fmt::format("{}", fmt::join(ex.src, " ")));
     nar.say("reference: " + fmt::format("{}", fmt::join(ex.tgt, " ")));
     nar.say(fmt::format("decoder step t = {} of the global-general model; Bahdanau scored with s_(t−1), Luong with h_t", t + 1));
-    nar.show("h_t", row0(h_t), {}, "the decoder's state after its GRU step (128)");
-    nar.show("H", H, ex.src, {}, "encoder states h̄_s (S × 128)");
+    nar.show("h_t", row0(h_t), {}, fmt::format("the decoder's state after its GRU step ({})", h_t.shape(1)));
+    nar.show("H", H, ex.src, {}, fmt::format("encoder states h̄_s (S × {})", H.shape(1)));
     nar.why("attending after the RNN step means the attention is not inside the recurrence's input — it feeds h̃_t forward instead.");
 
     nar.step("Three score functions", "dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])", "eq. 8");
@@ -80,26 +63,28 @@ int main(int argc, char** argv) {
     const Tensor3 enc = tr.tape.enc;
     LuongStepT<float> sd, sg, sc;
     Mat dot_s, gen_s, cat_s;
-    luong_scores_forward(dot_s, sd, h_t, enc, general.luong, LuongScore::Dot);
-    luong_scores_forward(gen_s, sg, h_t, enc, general.luong, LuongScore::General);
+    luong_scores_forward(dot_s, sd, h_t, enc, general.luong().attention, LuongScore::Dot);
+    luong_scores_forward(gen_s, sg, h_t, enc, general.luong().attention, LuongScore::General);
     luong_scores_forward(cat_s, sc, h_t, enc, concat, LuongScore::Concat);
-    nar.record("W_a", general.luong.w_a);
+    nar.record("W_a", general.luong().attention.w_a);
     nar.record("W_c", concat.w_c);
     nar.record("v_c", concat.v_c);
     nar.show("luong_dot_scores", row0(dot_s), ex.src, "h_tᵀh̄_s: no parameters (needs equal sizes)");
-    nar.show("luong_general_scores", row0(gen_s), ex.src, "h_tᵀW_a h̄_s with the trained W_a (128×128)");
-    nar.show("luong_concat_scores", row0(cat_s), ex.src, "v_cᵀtanh(W_c[h_t; h̄_s]), W_c (256×64) freshly initialised (seed)");
+    const Mat& w_a = general.luong().attention.w_a;
+    nar.show("luong_general_scores", row0(gen_s), ex.src,
+             fmt::format("h_tᵀW_a h̄_s with the trained W_a ({}×{})", w_a.shape(0), w_a.shape(1)));
+    nar.show("luong_concat_scores", row0(cat_s), ex.src,
+             fmt::format("v_cᵀtanh(W_c[h_t; h̄_s]), W_c ({}×{}) freshly initialised (seed)", concat.w_c.shape(0), concat.w_c.shape(1)));
     nar.say("dot scores this general model's states without its W_a: the two need not agree — the model was trained with W_a.");
     nar.why("dot and general are one matrix product per step; concat is Bahdanau's network with h_t in place of s_{t−1}.");
 
     nar.step("Global vs local windows", "local-m: p_t = t · local-p: p_t = S·σ(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)", "eq. 9–10");
     LuongStepT<float> glob, locm;
     Mat ctx;
-    luong_forward(ctx, glob, h_t, enc, general.luong, LuongConfig{LuongScore::General, LuongWindow::Global, 5}, t);
-    luong_forward(ctx, locm, h_t, enc, general.luong, LuongConfig{LuongScore::General, LuongWindow::LocalM, 2}, t);
+    luong_forward(ctx, glob, h_t, enc, general.luong().attention, LuongConfig{LuongScore::General, LuongWindow::Global, 5}, t);
+    luong_forward(ctx, locm, h_t, enc, general.luong().attention, LuongConfig{LuongScore::General, LuongWindow::LocalM, 2}, t);
     nar.show("alpha_global", row0(glob.alpha), ex.src, "softmax over every source word");
     nar.show("alpha_local_m", row0(locm.alpha), ex.src, fmt::format("same scores, window |s − {}| ≤ 2 (p_t = t; 0-based)", t));
-    const Seq2Seq& lp = luong[2].model;
     const DecodeTrace tp = greedy_trace(lp, sv.encode(ex.src), ex.src.size() + 10);
     const std::size_t tl = std::min(t, tp.tape.steps.size() - 1);
     nar.show("alpha_local_p", row0(tp.tape.steps[tl].luong.alpha), ex.src,
@@ -128,10 +113,11 @@ int main(int argc, char** argv) {
     for (const auto& cm : luong) results.emplace_back(model_name(cm.model.cfg), evaluate_model(cm.model, corpus.test, sv, tv));
     results.emplace_back("bahdanau", evaluate_model(bah.model, corpus.test, sv, tv));
     nar.table(length_table(results), /*as_result=*/true);
-    if (!nar.quiet()) std::cout << bleu_chart(results);
+    nar.block(bleu_chart(results));
+    const EvalResult &r_general = result_named(results, "luong_general"), &r_bahdanau = result_named(results, "bahdanau");
     double worst_gap = 0;
-    for (std::size_t b = 0; b < results[1].second.buckets.size(); ++b)
-      worst_gap = std::max(worst_gap, std::abs(results[1].second.buckets[b].bleu - results[3].second.buckets[b].bleu));
+    for (std::size_t b = 0; b < r_general.buckets.size(); ++b)
+      worst_gap = std::max(worst_gap, std::abs(r_general.buckets[b].bleu - r_bahdanau.buckets[b].bleu));
     nar.result(fmt::format("global-general vs Bahdanau: largest gap in any bucket {:.1f} BLEU", worst_gap));
     if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
     nar.why("all four models share the encoder, sizes, data, steps and seed; only the attention differs.");
@@ -181,8 +167,10 @@ int main(int argc, char** argv) {
                            "the claim {}.", speedup, ms[0] / ms[1], verdict));
     nar.say("repeated runs on this shared 2-core machine move these ratios by a few hundredths; dot and general "
             "alone are several times faster per call (previous step), the whole step much less so.");
-    nar.say("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models interleaved step by step, models of the issue's sizes "
-            "(E 32, encoder 2×64, decoder 128, A 64), other programs possibly running at the same time.");
+    const Seq2SeqConfig& sz = timed_cfgs.front();
+    nar.say(fmt::format("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models interleaved step by step, models of the issue's sizes "
+                        "(E {}, encoder 2×{}, decoder {}, A {}), other programs possibly running at the same time.",
+                        sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
     nar.why("the GRUs, the output layer and every backward pass cost the same in both models, so a training step gains "
             "less than the score function alone.");
 

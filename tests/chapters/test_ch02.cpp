@@ -15,7 +15,7 @@
 
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 #include "seq2seq_pins.hpp"
 
 using namespace attn;
@@ -29,9 +29,7 @@ const char* kProgram = "02_luong";
 }  // namespace
 
 TEST_CASE("chapter 02 runs every step and prints the speed ratios with their conditions") {
-  const RunResult r = run_program(kProgram, {"--no-color"});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 7; ++s) CHECK(r.has("Step " + std::to_string(s) + "/7"));
+  const RunResult r = check_chapter_runs(kProgram, {"--no-color"});
   CHECK(r.has("Chapter 02 · Luong attention"));
   CHECK(r.has("luong_dot_scores (10)"));
   CHECK(r.has("Bahdanau µs"));
