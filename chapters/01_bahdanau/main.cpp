@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
                            format_score(b0), format_score(b5), 100.0 * (1.0 - b5 / b0), format_score(n5), b5 - n5));
     nar.say("articles: attention restores BLEU 28.5 at length 50 (no source given); Bahdanau et al. 2014, Table 1: "
             "RNNsearch-50 26.75 vs RNNenc-50 17.82 BLEU (all sentences); their Fig. 2: RNNsearch-50 holds its BLEU as sentences grow while RNNenc falls.");
-    if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.why("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector.");
 
     nar.step("What attention costs", "O(S) score evaluations per output word");

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     for (std::size_t b = 0; b < r_general.buckets.size(); ++b)
       worst_gap = std::max(worst_gap, std::abs(r_general.buckets[b].bleu - r_bahdanau.buckets[b].bleu));
     nar.result(fmt::format("global-general vs Bahdanau: largest gap in any bucket {:.1f} BLEU", worst_gap));
-    if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.why("all four models share the encoder, sizes, data, steps and seed; only the attention differs.");
 
     nar.step("Cost of one score function", "time per call: scores + softmax + context, B = 1");

@@ -102,7 +102,7 @@ void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& met
 Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size_t src_vocab, std::size_t tgt_vocab,
                      Metadata* metadata) {
   if (!std::filesystem::is_regular_file(path))
-    throw SafetensorsError(path + ": checkpoint not found (run the chapter with --train to make one)");
+    throw SafetensorsError(path + ": checkpoint not found (write one with --train --checkpoint " + path + ")");
   Rng rng(0);
   Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng);
   std::vector<TensorSlot> slots;
@@ -110,9 +110,7 @@ Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size
     if (t.size() > 0) slots.push_back({tensor, shape_of(t), t.data()});
   });
   Metadata meta;
-  load_tensors(path, slots, /*allow_extra=*/false, &meta);
-  if (meta.count("model") && meta.at("model") != name)
-    throw SafetensorsError(path + ": holds model '" + meta.at("model") + "', expected '" + name + "'");
+  load_tensors(path, slots, /*allow_extra=*/false, &meta, {{"model", name}});
   if (metadata) *metadata = meta;
   return m;
 }

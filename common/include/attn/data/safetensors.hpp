@@ -6,7 +6,7 @@
 // Writes are atomic (a temporary file renamed over the target). Reads validate everything first
 // — truncation, header length, JSON, dtype, offsets in range, no overlap, no holes, byte count vs
 // shape — and throw SafetensorsError naming the file and the tensor. load_checkpoint changes no
-// parameter unless every one of them can be loaded.
+// parameter unless every one of them can be loaded, and refuses non-finite values.
 #pragma once
 
 #include <map>
@@ -42,16 +42,20 @@ struct TensorSlot {
   Shape shape;
   float* data;  // product(shape) floats
 };
-// Loads every slot by name, all or nothing: a missing tensor, a shape mismatch or (unless
-// allow_extra) a tensor no slot asks for throws SafetensorsError before anything is copied.
+// Loads every slot by name, all or nothing: a missing tensor, a shape mismatch, (unless
+// allow_extra) a tensor no slot asks for, a NaN or ±inf value, or a metadata entry in expect that
+// is missing or different throws SafetensorsError before anything is copied. load_checkpoint is
+// this with a registry's entries as the slots.
 void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra = false,
-                  Metadata* metadata = nullptr);
+                  Metadata* metadata = nullptr, const Metadata& expect = {});
 
 // Every registered parameter by name.
 void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata = {});
-// Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch or
-// (unless allow_extra) a tensor the model does not have throws before anything is copied.
+// Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch,
+// (unless allow_extra) a tensor the model does not have, a NaN or ±inf value, or a metadata entry
+// in expect that is missing or different (e.g. {{"model", "bahdanau"}}) throws before anything
+// is copied.
 void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra = false,
-                     Metadata* metadata = nullptr);
+                     Metadata* metadata = nullptr, const Metadata& expect = {});
 
 }  // namespace attn

@@ -33,6 +33,9 @@ class ChapterApp {
   void add_json_flag(const std::string& help);
   // The chapter's number ("01"), as registered in chapters.cpp.
   const std::string& number() const { return info_.number; }
+  // For fuzz/fuzz_options.cpp: run() stops after parsing and checking the command line (exit
+  // status as usual, nothing created on disk, the chapter body never runs).
+  static inline bool parse_only = false;
 
  private:
   ChapterInfo info_;

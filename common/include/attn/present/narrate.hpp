@@ -55,6 +55,8 @@ class Narrator {
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
 
+  // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
+  void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
   // Preformatted lines (a chart) printed as they are; left out with --quiet.
