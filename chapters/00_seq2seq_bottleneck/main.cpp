@@ -38,7 +38,10 @@ int main(int argc, char** argv) {
   ch.app().add_flag("--train", train, _("train the model from scratch (saves to --checkpoint or data/ch00/)"));
   ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) this safetensors file"));
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
-  ch.app().get_option("--seed")->description(_("which 9-word test sentence steps 1-4 follow (1: the first), and the seed of --train"));
+  {  // what --seed changes in this chapter, then the promise every chapter makes
+    CLI::Option* seed = ch.app().get_option("--seed");
+    seed->description(_f("{}. {}", _("which 9-word test sentence steps 1-4 follow (1: the first), and the seed of --train"), seed->get_description()));
+  }
   ch.set_question(_("Question: can one fixed vector carry a whole sentence — and what happens as sentences grow?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {

@@ -47,8 +47,11 @@ int main(int argc, char** argv) {
   ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Bahdanau model here"));
   ch.app().add_option("--baseline", baseline, "chapter 00's model (default: data/ch00/no_attention.safetensors)");
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
-  ch.app().get_option("--seed")->description(_("which reordered 10-word test sentence steps 1-5 follow (1: the first), "
-                                              "and the seed of --train"));
+  {  // what --seed changes in this chapter, then the promise every chapter makes
+    CLI::Option* seed = ch.app().get_option("--seed");
+    seed->description(_f("{}. {}", _("which reordered 10-word test sentence steps 1-5 follow (1: the first), "
+                                  "and the seed of --train"), seed->get_description()));
+  }
   ch.set_question(_("Question: what if the decoder could look back at every source word, and choose where to look?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {

@@ -50,8 +50,11 @@ int main(int argc, char** argv) {
   ch.app().add_flag("--time-training", time_training,
                     _("also time one training step of each model (step 6, the articles' 1.5–2× claim; a few seconds more)"));
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
-  ch.app().get_option("--seed")->description(_("which 10-word test sentence steps 1-3 follow (1: the first), the untrained "
-                                              "concat weights, and the seed of --train"));
+  {  // what --seed changes in this chapter, then the promise every chapter makes
+    CLI::Option* seed = ch.app().get_option("--seed");
+    seed->description(_f("{}. {}", _("which 10-word test sentence steps 1-3 follow (1: the first), the untrained "
+                                  "concat weights, and the seed of --train"), seed->get_description()));
+  }
   ch.set_question(_("Question: does a cheaper score — a dot product — attend as well as Bahdanau's network, and is it faster?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
