@@ -31,6 +31,7 @@ ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, in
       app_(_f("Chapter {} · {} — {}", info_.number, tr(info_.title), tr(info_.teaches)), info_.folder),
       total_steps_(total_steps),
       seed_(default_seed) {
+  app_.option_defaults()->group(_("Options"));  // the heading over the options in --help
   app_.set_help_flag("-h,--help", _("print this help message and exit"));
   auto fmt_ = app_.get_formatter();
   fmt_->label("Usage", _("Usage"));
