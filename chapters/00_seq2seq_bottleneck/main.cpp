@@ -22,7 +22,7 @@ using namespace attn;
 int main(int argc, char** argv) {
   ChapterApp ch("00", /*default_seed=*/1, /*total_steps=*/7);
   ChapterModels models(ch, {"no_attention"});
-  ch.app().get_option("--seed")->description(_("which 9-word test sentence steps 1-4 follow (1: the first), and the seed of --train"));
+  ch.describe_seed(_("which 9-word test sentence steps 1-4 follow (1: the first), and the seed of --train"));
   ch.set_question(_("Question: can one fixed vector carry a whole sentence — and what happens as sentences grow?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {

@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
   models.add_earlier("--bahdanau", "01", "bahdanau");
   ch.app().add_flag("--time-training", time_training,
                     _("also time one training step of each model (step 6, the articles' 1.5–2× claim; a few seconds more)"));
-  ch.app().get_option("--seed")->description(_("which 10-word test sentence steps 1-3 follow (1: the first), the untrained "
-                                              "concat weights, and the seed of --train"));
+  ch.describe_seed(_("which 10-word test sentence steps 1-3 follow (1: the first), the untrained concat weights, "
+                     "and the seed of --train"));
   ch.set_question(_("Question: does a cheaper score — a dot product — attend as well as Bahdanau's network, and is it faster?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {

@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
       Mat ref = xt::cast<float>(attention_reference(qh, kh, vh, causal ? causal_mask(cn) : Mat{}));
       Mat oh = xt::view(o, 0);
       nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e}", cn, cd,
-                             causal ? _("causal") : "non-causal", double(xt::amax(xt::abs(oh - ref))())));
+                             causal ? _("causal") : _("non-causal"), double(xt::amax(xt::abs(oh - ref))())));
       if (!causal) {
         nar.record("check_output", oh);
         nar.record("check_reference", ref);

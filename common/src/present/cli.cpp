@@ -32,6 +32,7 @@ ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, in
       app_(_f("Chapter {} · {} — {}", info_.number, tr(info_.title), tr(info_.teaches)), info_.folder),
       total_steps_(total_steps),
       seed_(default_seed) {
+  app_.option_defaults()->group(_("Options"));  // the heading over the options in --help
   app_.set_help_flag("-h,--help", _("print this help message and exit"));
   auto fmt_ = app_.get_formatter();
   fmt_->label("Usage", _("Usage"));
@@ -55,6 +56,11 @@ ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, in
 }
 
 void ChapterApp::add_json_flag(const std::string& help) { app_.add_flag("--json", json_, help); }
+
+void ChapterApp::describe_seed(const std::string& what) {
+  CLI::Option* seed = app_.get_option("--seed");
+  seed->description(_f("{}. {}", what, seed->get_description()));
+}
 
 int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>& body) {
   ensure_fast_openblas(argc, argv);

@@ -31,6 +31,8 @@ class ChapterApp {
   // Adds --json: with it stdout carries only the document the body hands to Narrator::json()
   // (printed after the run; a run that hands none fails), and the narration goes to stderr.
   void add_json_flag(const std::string& help);
+  // What --seed changes in this chapter, said before the promise every chapter makes in --help.
+  void describe_seed(const std::string& what);
   // The chapter's number ("01"), as registered in chapters.cpp.
   const std::string& number() const { return info_.number; }
   // For fuzz/fuzz_options.cpp: run() stops after parsing and checking the command line (exit
