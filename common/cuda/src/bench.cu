@@ -82,6 +82,14 @@ double rel_diff(const std::vector<float>& a, const std::vector<float>& b, std::s
   return ref > 0.0 ? diff / ref : diff;
 }
 
+// The same for a bf16 device output: its first `count` values against the naive FP32 output.
+double rel_diff_bf16(const DeviceBuffer<bf16>& out, const std::vector<float>& ref, std::size_t count) {
+  const std::vector<bf16> got = out.download();
+  std::vector<float> got_f(count);
+  for (std::size_t i = 0; i < count; ++i) got_f[i] = __bfloat162float(got[i]);
+  return rel_diff(got_f, ref, count);
+}
+
 // ---- roof ------------------------------------------------------------------------------------
 
 GpuRoof measure_roofs_with(const GpuBenchConfig& o, cublasHandle_t cublas) {
@@ -170,12 +178,7 @@ GpuBenchSize run_size(const GpuBenchConfig& o, cublasHandle_t cublas, int d, int
                         attn::cuda::attention_flash_bf16(ob.get(), lse.get(), qb.get(), kb.get(), vb.get(), row.bh, n,
                                                          n, d, causal, scale);
                       }, o.warmup, o.repeats));
-    if (check_count > 0) {
-      std::vector<bf16> got = ob.download();
-      std::vector<float> got_f(check_count);
-      for (std::size_t i = 0; i < check_count; ++i) got_f[i] = __bfloat162float(got[i]);
-      row.check_bf16 = rel_diff(got_f, naive_out, check_count);
-    }
+    if (check_count > 0) row.check_bf16 = rel_diff_bf16(ob, naive_out, check_count);
     // 5. the Hopper rung on the same inputs, where this device and build can run it
     const std::string hopper_why = o.hopper ? attn::cuda::attention_flash_hopper_unavailable() : "--no-hopper";
     if (hopper_why.empty()) {
@@ -184,12 +187,7 @@ GpuBenchSize run_size(const GpuBenchConfig& o, cublasHandle_t cublas, int d, int
                             attn::cuda::attention_flash_hopper(oh.get(), nullptr, qb.get(), kb.get(), vb.get(), row.bh,
                                                                n, n, d, causal, scale);
                           }, o.warmup, o.repeats));
-      if (check_count > 0) {
-        std::vector<bf16> got = oh.download();
-        std::vector<float> got_f(check_count);
-        for (std::size_t i = 0; i < check_count; ++i) got_f[i] = __bfloat162float(got[i]);
-        row.check_hopper = rel_diff(got_f, naive_out, check_count);
-      }
+      if (check_count > 0) row.check_hopper = rel_diff_bf16(oh, naive_out, check_count);
     } else {
       row.note += std::string(row.note.empty() ? "" : "; ") + "rung 5 skipped: " + hopper_why;
     }
