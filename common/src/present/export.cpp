@@ -156,6 +156,13 @@ void prepare_export_dir(const std::string& dir) {
   probe_writable(p.parent, p.sibling("probe", ::getpid()), "the folder holding the export,");
 }
 
+void ExportRecorder::add_manifest_field(const std::string& key, const std::string& json_text) {
+  if (key == "chapter" || key == "seed" || key == "tensors" || key == "files")
+    throw ExportError("manifest field '" + key + "' is reserved");
+  if (!nlohmann::json::accept(json_text)) throw ExportError("manifest field '" + key + "' is not JSON");
+  fields_.emplace_back(key, json_text);
+}
+
 void ExportRecorder::write(const std::string& dir, const std::string& chapter, std::uint64_t seed) const {
   prepare_export_dir(dir);
   const ExportPaths p = export_paths(dir);
@@ -166,6 +173,7 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
   try {
     fs::create_directories(staging);
     nlohmann::json manifest = {{"chapter", chapter}, {"seed", seed}, {"tensors", nlohmann::json::array()}};
+    for (const auto& [key, text] : fields_) manifest[key] = nlohmann::json::parse(text);
     for (const auto& t : tensors_) {
       const std::string file = t.name + ".npy";
       write_npy((staging / file).string(), t.data.data(), t.shape);

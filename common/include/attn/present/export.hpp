@@ -41,6 +41,9 @@ class ExportRecorder {
   // A whole file written beside the tensors (e.g. "results.json"); listed under "files".
   void add_file(const std::string& file, std::string bytes);
   bool has(const std::string& name) const;
+  // An extra top-level manifest field (e.g. chapter 08's "config"), given as JSON text; throws
+  // ExportError when the text is not JSON or the key is one of the contract's own.
+  void add_manifest_field(const std::string& key, const std::string& json_text);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
   // Writes every tensor and the manifest into dir (created if missing).
@@ -49,6 +52,7 @@ class ExportRecorder {
  private:
   std::vector<RecordedTensor> tensors_;
   std::vector<std::pair<std::string, std::string>> files_;  // name, bytes
+  std::vector<std::pair<std::string, std::string>> fields_;  // extra manifest fields: key, JSON text
 };
 
 // Creates dir if needed, checks that it holds nothing but a previous export, and proves that it

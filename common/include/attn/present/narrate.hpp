@@ -56,6 +56,9 @@ class Narrator {
   void record(const std::string& name, const Mat& m);
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
+  void record(const std::string& name, const Tensor4& t);
+  // An extra manifest field for --export (JSON text), e.g. a model's "config".
+  void manifest_field(const std::string& key, const std::string& json_text);
 
   // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
   void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
