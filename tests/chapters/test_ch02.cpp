@@ -28,8 +28,13 @@ namespace {
 const char* kProgram = "02_luong";
 }  // namespace
 
-TEST_CASE("chapter 02 runs every step and prints the speed ratios with their conditions") {
-  const RunResult r = check_chapter_runs(kProgram, {"--no-color"});
+TEST_CASE("chapter 02 runs every step; --time-training adds step 6 with the speed ratios and their conditions") {
+  const RunResult d = check_chapter_runs(kProgram, {"--no-color"});
+  CHECK_FALSE(d.has("ms / step"));
+  CHECK(d.has("--time-training measures it"));
+  CHECK(d.has("dot vs Bahdanau: "));
+  const RunResult r = check_chapter_runs(kProgram, {"--no-color", "--time-training"});
+  CHECK(announced_steps(r) == announced_steps(d) + 1);  // one more step, the timed training steps
   CHECK(r.has("Chapter 02 · Luong attention"));
   CHECK(r.has("luong_dot_scores (10)"));
   CHECK(r.has("Bahdanau µs"));

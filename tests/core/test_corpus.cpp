@@ -117,13 +117,16 @@ TEST_CASE("batching: one exact source length per batch, teacher-forcing frames, 
   for (std::size_t i = 1; i < sorted.size(); ++i) CHECK(sorted[i].src_len >= sorted[i - 1].src_len);
 }
 
-TEST_CASE("first_pair_of_length: the first pair of that source length, else the first pair") {
+TEST_CASE("pair_of_length: the nth pair of that source length (from 1, wrapping), else the first pair") {
   std::vector<SentencePair> pairs(3);
   pairs[0].src = {"a", "b"};
   pairs[1].src = {"a", "b", "c"};
   pairs[2].src = {"x", "y", "z"};
-  CHECK(&first_pair_of_length(pairs, 3) == &pairs[1]);
-  CHECK(&first_pair_of_length(pairs, 2) == &pairs[0]);
-  CHECK(&first_pair_of_length(pairs, 9) == &pairs[0]);
-  CHECK_THROWS_AS(first_pair_of_length({}, 3), std::invalid_argument);
+  CHECK(&pair_of_length(pairs, 3) == &pairs[1]);
+  CHECK(&pair_of_length(pairs, 3, 2) == &pairs[2]);
+  CHECK(&pair_of_length(pairs, 3, 3) == &pairs[1]);  // wraps
+  CHECK(&pair_of_length(pairs, 3, 0) == &pairs[2]);  // 0: the last
+  CHECK(&pair_of_length(pairs, 2, 5) == &pairs[0]);
+  CHECK(&pair_of_length(pairs, 9) == &pairs[0]);
+  CHECK_THROWS_AS(pair_of_length({}, 3), std::invalid_argument);
 }

@@ -267,11 +267,13 @@ std::string toy_language_rules() {
   return s;
 }
 
-const SentencePair& first_pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length) {
-  if (pairs.empty()) throw std::invalid_argument("first_pair_of_length: no pairs");
+const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length, std::uint64_t nth) {
+  if (pairs.empty()) throw std::invalid_argument("pair_of_length: no pairs");
+  std::vector<const SentencePair*> found;
   for (const auto& p : pairs)
-    if (p.src.size() == length) return p;
-  return pairs.front();
+    if (p.src.size() == length) found.push_back(&p);
+  if (found.empty()) return pairs.front();
+  return *found[std::size_t((nth + found.size() - 1) % found.size())];
 }
 
 }  // namespace attn

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attn/present/i18n.hpp"
+
 namespace attn {
 
 ChapterModels::ChapterModels(ChapterApp& ch, std::vector<std::string> own, std::string checkpoint_model)
@@ -18,24 +20,23 @@ ChapterModels::ChapterModels(ChapterApp& ch, std::vector<std::string> own, std::
   const std::string where = "data/ch" + chapter_ + "/";
   CLI::App& app = ch_.app();
   if (own_.size() == 1) {
-    app.add_flag("--train", train_, fmt::format("train the {} model from scratch (saves to --checkpoint or {})", own_.front(), where));
+    app.add_flag("--train", train_, _f("train the {} model from scratch (saves to --checkpoint or {})", own_.front(), where));
   } else {
-    app.add_flag("--train", train_, fmt::format("train {} from scratch (saves to --checkpoint-dir or {})",
-                                                fmt::join(own_, ", "), where));
+    app.add_flag("--train", train_, _f("train {} from scratch (saves to --checkpoint-dir or {})", fmt::join(own_, ", "), where));
     app.add_option("--checkpoint-dir", checkpoint_dir_,
-                   fmt::format("load (or with --train, write) the models <name>.safetensors here (default {})", where))
+                   _f("load (or with --train, write) the models <name>.safetensors here (default {})", where))
         ->type_name("DIR");
   }
-  app.add_option("--checkpoint", checkpoint_, fmt::format("load (or with --train, write) the {} model here", checkpoint_model_))
+  app.add_option("--checkpoint", checkpoint_, _f("load (or with --train, write) the {} model here", checkpoint_model_))
       ->type_name("PATH");
-  app.add_option("--steps", steps_, "training steps with --train")->capture_default_str()->check(CLI::Range(1, 100000));
+  app.add_option("--steps", steps_, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
 }
 
 void ChapterModels::add_earlier(const std::string& flag, const std::string& chapter, const std::string& name) {
   earlier_.push_back({flag, chapter, name, ""});
   ch_.app()
       .add_option(flag, earlier_.back().path,
-                  fmt::format("chapter {}'s model (default: data/ch{}/{}.safetensors)", chapter, chapter, name))
+                  _f("chapter {}'s model (default: data/ch{}/{}.safetensors)", chapter, chapter, name))
       ->type_name("PATH");
 }
 

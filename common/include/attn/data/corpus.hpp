@@ -44,9 +44,10 @@ SentencePair toy_sentence(std::uint64_t seed, std::size_t length);
 // The same from a running generator (what make_toy_corpus uses).
 SentencePair toy_sentence(Rng& rng, std::size_t length);
 
-// The first pair whose source has `length` tokens; pairs.front() when none has (a chapter's example
-// sentence). Throws std::invalid_argument when pairs is empty.
-const SentencePair& first_pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length);
+// A chapter's example sentence: among the pairs whose source has `length` tokens, the nth, counting
+// from 1 and wrapping around (nth = 1: the first, 0: the last; chapters pass their --seed);
+// pairs.front() when none has that length. Throws std::invalid_argument when pairs is empty.
+const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length, std::uint64_t nth = 1);
 
 // Translates a source sentence by the rules (throws std::invalid_argument on words or structure
 // outside the grammar). toy_sentence(...).tgt == toy_translate(toy_sentence(...).src).tgt.
