@@ -12,6 +12,7 @@
 #include "attn/data/vocab.hpp"
 #include "attn/nn/layernorm.hpp"
 #include "attn/position/sinusoidal.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "tensor/layer_kernels.hpp"
 
 namespace attn {
@@ -194,7 +195,7 @@ class IncrementalDecoder {
         for (std::size_t c = 0; c < dh; ++c) s += q[o + c] * k[j][o + c];
         scores_[j] = s * scale;
       }
-      softmax_row_t(weights_.data(), scores_.data(), static_cast<const float*>(nullptr), n);
+      softmax_row(weights_.data(), scores_.data(), nullptr, n);
       for (std::size_t c = 0; c < dh; ++c) out[o + c] = 0;
       for (std::size_t j = 0; j < n; ++j)
         for (std::size_t c = 0; c < dh; ++c) out[o + c] += weights_[j] * v[j][o + c];
