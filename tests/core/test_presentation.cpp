@@ -132,3 +132,16 @@ TEST_CASE("Narrator::finish catches a chapter that ran fewer steps than announce
   nar.step("only one");
   CHECK_THROWS_AS(nar.finish(), std::logic_error);
 }
+
+TEST_CASE("Narrator records a 4-D tensor (layers × heads × T × S) with its shape") {
+  std::ostringstream out;
+  NarratorOptions opts;
+  Narrator nar(chapter_info("07"), opts, 1, out);
+  nar.step("One");
+  Tensor4 t = xt::zeros<float>({std::size_t(2), std::size_t(3), std::size_t(4), std::size_t(5)});
+  t(1, 2, 3, 4) = 7.0f;
+  nar.record("cross_weights", t);
+  REQUIRE(nar.recorder().tensors().size() == 1);
+  CHECK(nar.recorder().tensors()[0].shape == Shape{2, 3, 4, 5});
+  CHECK(nar.recorder().tensors()[0].data.back() == 7.0f);
+}

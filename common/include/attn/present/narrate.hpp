@@ -53,6 +53,7 @@ class Narrator {
   void record(const std::string& name, const Mat& m);
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
+  void record(const std::string& name, const Tensor4& t);
 
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);

@@ -1,0 +1,240 @@
+// Chapter 07 · Cross-attention — the queries come from one sequence, the keys and values from
+// another: a decoder reading its encoder, an image reading its caption. A tiny example with real
+// words (every tensor labelled), self-attention as the case X = Y, sources of any length, text
+// conditioning an 8×8 image latent, then a trained Transformer's cross-attention beside Bahdanau's.
+//   build/bin/07_cross_attention                 the lesson (under 5 s)
+//   build/bin/07_cross_attention --export out    also writes every tensor as .npy + manifest.json
+// Export names: Y X W_Q W_K W_V Q K V scores weights output (the tiny example); image_latent
+// image_text image_W_Q image_W_K image_W_V image_weights image_output (the image); cross_weights
+// (layers × heads × T × S) and bahdanau_weights (T × S) for the trained models' sentence.
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "attn/attention/cross_attention.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/data/alignment.hpp"
+#include "attn/data/batching.hpp"
+#include "attn/data/corpus.hpp"
+#include "attn/data/word_vectors.hpp"
+#include "attn/present/cli.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/present/side_by_side.hpp"
+#include "attn/studies/image_conditioning.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+using namespace attn;
+
+namespace {
+CLI::Validator words_between(std::size_t lo, std::size_t hi) {
+  return CLI::Validator(
+      [lo, hi](const std::string& s) {
+        const auto n = split_words(s).size();
+        return n >= lo && n <= hi ? std::string() : fmt::format("needs {} to {} words, got {}", lo, hi, n);
+      },
+      fmt::format("{} to {} words", lo, hi));
+}
+std::pair<double, double> row_sum_range(const Mat& w) {  // (min, max) of the row sums
+  double lo = INFINITY, hi = -INFINITY;
+  for (std::size_t i = 0; i < w.shape(0); ++i) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < w.shape(1); ++j) s += w(i, j);
+    lo = std::min(lo, s), hi = std::max(hi, s);
+  }
+  return {lo, hi};
+}
+
+// A word that can stand between "the" and "cat" in the toy grammar is an adjective.
+bool is_adjective(const std::string& w) {
+  try {
+    toy_translate({"the", w, "cat", "sleeps"});
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+// The first test pair of 8 to 12 words with an adjective (which moves behind its noun) and a verb
+// that moves at least two places to the end of its clause.
+const SentencePair& reordered_test_pair(const std::vector<SentencePair>& test) {
+  for (const auto& p : test) {
+    if (p.src.size() < 8 || p.src.size() > 12) continue;
+    bool adjective = false, verb_moved = false;
+    for (const auto& w : p.src) adjective = adjective || is_adjective(w);
+    for (std::size_t i = 0; i < p.alignment.size(); ++i) verb_moved = verb_moved || int(i) - p.alignment[i] >= 2;
+    if (adjective && verb_moved) return p;
+  }
+  throw std::runtime_error("no test sentence of 8-12 words with an adjective and a moved verb");
+}
+// Bahdanau's α for each reference target word, with the reference fed to the decoder (teacher
+// forcing): (T, S), row i = where the model looks while writing target word i.
+Mat bahdanau_weights(const Seq2Seq& m, const SentencePair& p, const Vocab& sv, const Vocab& tv) {
+  const Batch b = make_batches({p}, sv, tv, 1).front();
+  Seq2SeqTape tape;
+  seq2seq_forward(tape, m, b);
+  Mat w = Mat::from_shape({p.tgt.size(), p.src.size()});
+  for (std::size_t i = 0; i < p.tgt.size(); ++i)
+    for (std::size_t j = 0; j < p.src.size(); ++j) w(i, j) = tape.steps[i].alpha()(0, j);
+  return w;
+}
+std::string percent(const AlignmentAgreement& a) {
+  return fmt::format("{}/{} ({:.0f}%)", a.hits, a.total, 100.0 * a.share());
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  ChapterApp ch("07", /*default_seed=*/7, /*total_steps=*/9);
+  std::string source = "the cat is sleeping", target = "le chat dort";
+  std::size_t d_model = 8, d_k = 4;
+  std::string transformer_path, bahdanau_path;
+  ch.app().add_option("--source", source, "the sequence that is read: keys and values (2 to 12 words)")
+      ->capture_default_str()->check(words_between(2, 12));
+  ch.app().add_option("--target", target, "the sequence that asks: queries (1 to 12 words)")
+      ->capture_default_str()->check(words_between(1, 12));
+  ch.app().add_option("--d-model", d_model, "width of both sequences' vectors")->capture_default_str()->check(CLI::Range(2, 64));
+  ch.app().add_option("--d-k", d_k, "query/key/value width")->capture_default_str()->check(CLI::Range(1, 64));
+  ch.app().add_option("--transformer", transformer_path, "chapter 08's model (default: the shipped one in data/ch08/)");
+  ch.app().add_option("--bahdanau", bahdanau_path, "chapter 01's model (default: data/ch01/bahdanau.safetensors)");
+  ch.set_question("Question: how does a decoder read a sentence it did not write — and a picture read its caption?");
+
+  return ch.run(argc, argv, [&](Narrator& nar) {
+    const Labels src = split_words(source), tgt = split_words(target);
+    const std::size_t S = src.size(), T = tgt.size();
+    Rng rng(nar.options().seed);
+
+    // ---------------------------------------------------------------- the mechanism, small
+    nar.step("Two sequences", "X ∈ ℝ^(S×d) is read,  Y ∈ ℝ^(T×d) asks");
+    const Mat X = word_vectors(src, d_model, nar.options().seed), Y = word_vectors(tgt, d_model, nar.options().seed);
+    nar.show("X", X, src, {}, fmt::format("(S×d) = ({}×{}): the encoder's output, one row per source word", S, d_model));
+    nar.show("Y", Y, tgt, {}, fmt::format("(T×d) = ({}×{}): the decoder's states, one row per target word", T, d_model));
+    nar.say("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder layers)");
+    nar.why("self-attention mixed one sequence with itself; a translator must mix what it writes with what it reads.");
+
+    nar.step("Queries from Y, keys and values from X", "Q = Y·W_Q,  K = X·W_K,  V = X·W_V", "Vaswani et al. 2017, §3.2.3");
+    const CrossAttentionWeights W = init_cross_attention(rng, d_model, d_model, d_k, d_k);
+    nar.show("W_Q", W.w_q, {}, {}, fmt::format("(d×d_k) = ({}×{}); W_K and W_V have the same shape", d_model, d_k));
+    nar.record("W_K", W.w_k);
+    nar.record("W_V", W.w_v);
+    const CrossAttentionTrace tr = cross_attention(Y, X, W);
+    nar.show("Q", tr.q, tgt, {}, fmt::format("(T×d_k) = ({}×{}): what each target word is looking for", T, d_k));
+    nar.show("K", tr.k, src, {}, fmt::format("(S×d_k) = ({}×{}): what each source word offers", S, d_k));
+    nar.show("V", tr.v, src, {}, fmt::format("(S×d_v) = ({}×{}): what each source word hands over", S, d_k));
+    nar.why("the only change from chapter 03: Q is computed from a different sequence than K and V.");
+
+    nar.step("Score every target word against every source word", "scores = Q·Kᵀ / √d_k  (T×S)", "eq. 1");
+    nar.show("scores", tr.attn.scores, tgt, src, fmt::format("rows: {} target words, columns: {} source words", T, S));
+    nar.show("weights", tr.attn.weights, tgt, src, "softmax of each row");
+    nar.heatmap("weights", tr.attn.weights, tgt, src, "", {0.0, 1.0});
+    const auto [lo, hi] = row_sum_range(tr.attn.weights);
+    nar.result(fmt::format("weights are {}×{} (target × source); row sums: min {:.6f}, max {:.6f}", T, S, lo, hi));
+    nar.why("row i is a distribution over the source: where target word i looks. These weights are random, so the "
+            "pattern means nothing yet; step 8 shows a trained model's.");
+
+    nar.step("Mix the source's values", "output = weights·V  (T×d_v)");
+    nar.show("output", tr.attn.output, tgt, {}, fmt::format("(T×d_v) = ({}×{}): one row per target word", T, d_k));
+    const Mat reference = xt::cast<float>(attention_reference(tr.q, tr.k, tr.v));
+    nar.result(fmt::format("max |output − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
+                           max_abs_diff(tr.attn.output, reference)));
+    nar.why("each target word receives a blend of source information; the output has the target's length, not the source's.");
+
+    nar.step("Self-attention is the case X = Y", "SelfAttn(Y) = CrossAttn(Y, Y)");
+    const SelfAttentionTrace self = self_attention(Y, SelfAttentionWeights{W.w_q, W.w_k, W.w_v});
+    const CrossAttentionTrace same = cross_attention(Y, Y, W);
+    nar.result(fmt::format("cross_attention(Y, Y) vs chapter 03's self_attention(Y), same weights: max |Δweights| = {:.1e}, "
+                           "max |Δoutput| = {:.1e}; both {}×{}",
+                           max_abs_diff(same.attn.weights, self.attn.weights),
+                           max_abs_diff(same.attn.output, self.attn.output), T, T));
+    nar.why("one function serves both; the Transformer's decoder uses it twice per layer: with Y (causal) and with X.");
+
+    nar.step("A source of any length", "weights ∈ ℝ^(T×S): S is free");
+    Table lengths({"S", "source (first words)", "weights", "output", "row sums", "largest weight"});
+    for (std::size_t s_len : {2u, 4u, 8u, 16u, 32u, 60u}) {
+      const SentencePair p = toy_sentence(nar.options().seed, std::max<std::size_t>(s_len, 4));
+      const Labels words(p.src.begin(), p.src.begin() + std::ptrdiff_t(s_len));
+      const CrossAttentionTrace t = cross_attention(Y, word_vectors(words, d_model, nar.options().seed), W);
+      const auto [rlo, rhi] = row_sum_range(t.attn.weights);
+      lengths.add({std::to_string(s_len), fmt::format("{} …", fmt::join(Labels(words.begin(), words.begin() + 3 - (s_len == 2)), " ")),
+                   fmt::format("{}×{}", t.attn.weights.shape(0), t.attn.weights.shape(1)),
+                   fmt::format("{}×{}", t.attn.output.shape(0), t.attn.output.shape(1)),
+                   fmt::format("{:.4f}-{:.4f}", rlo, rhi), fmt::format("{:.3f}", double(xt::amax(t.attn.weights)()))});
+    }
+    nar.table(lengths, /*as_result=*/true);
+    nar.result(fmt::format("the same W_Q, W_K, W_V ({} numbers) read every source; the output stays {}×{}",
+                           W.w_q.size() + W.w_k.size() + W.w_v.size(), T, d_k));
+    nar.why("no weight has a dimension of size S: the decoder can read a 2-word or a 60-word source alike; "
+            "only the weights' width and the cost (T·S scores) grow.");
+
+    // ---------------------------------------------------------------- text conditions an image
+    nar.step("Text steers an image", "Q = latent·W_Q (64×d_k),  K = text·W_K,  V = text·W_V (5×d_k)",
+             "Rombach et al. 2022, §3.3");
+    const ImageConditioning im = image_conditioning_example(nar.options().seed);
+    const std::size_t n_pos = im.side * im.side;
+    Labels pos;
+    for (std::size_t p = 0; p < n_pos; ++p) pos.push_back(fmt::format("({},{})", p / im.side, p % im.side));
+    nar.say("built in: a scene painted on an 8×8 latent grid (below, left); each region has a content vector and every");
+    nar.say("position is its region's vector plus N(0, 0.3²) noise; the 5 text tokens are toy word vectors; W_Q is solved");
+    nar.say("so that a clean region scores 4.0 on its own word and 0 on the others (what training would have to learn).");
+    nar.show("image_latent", im.latent, pos, {}, fmt::format("(64×{}): queries' input, one row per grid position", im.latent.shape(1)));
+    nar.show("image_text", im.text, im.words, {}, fmt::format("(5×{}): the prompt \"{}\"", im.text.shape(1), fmt::join(im.words, ", ")));
+    nar.record("image_W_Q", im.w.w_q);
+    nar.record("image_W_K", im.w.w_k);
+    nar.record("image_W_V", im.w.w_v);
+    nar.show("image_weights", im.trace.attn.weights, pos, im.words, "(64×5): row p says which words position p reads");
+    nar.record("image_output", im.trace.attn.output);
+    if (!nar.quiet()) {
+      std::vector<std::string> maps, titles;
+      auto letters = [&](const std::vector<int>& cells) {
+        std::string s;
+        for (const auto& row : grid_letters(cells, im.words, im.side)) s += row + "\n";
+        return s;
+      };
+      maps.push_back(letters(im.layout)), titles.push_back("painted");
+      maps.push_back(letters(im.reads)), titles.push_back("reads most");
+      for (std::size_t w = 0; w < im.words.size(); ++w) {
+        Mat per_word = Mat::from_shape({im.side, im.side});
+        for (std::size_t p = 0; p < n_pos; ++p) per_word(p / im.side, p % im.side) = im.trace.attn.weights(p, w);
+        const std::string map = format_heatmap(per_word, {}, {}, {0.0, 1.0});
+        maps.push_back(map.substr(0, map.rfind('\n', map.rfind("legend:")) + 1));
+        titles.push_back(im.words[w]);
+      }
+      std::fputs(side_by_side(maps, titles).c_str(), stdout);
+      nar.say("letters: the first letter of the word painted at / read most by each position; maps: weight on each word, "
+              "shading ' ░▒▓█' from 0 to 1");
+    }
+    nar.result(fmt::format("{} of {} positions read most from the word painted there; mean weight on that word {:.3f} "
+                           "(a clean region: {:.3f})", im.hits, n_pos, im.mean_own_weight, std::exp(4.0) / (std::exp(4.0) + 4.0)));
+    nar.why("every pixel region asks the prompt its own question; the values it gets back (image_output) are how the "
+            "words change that region. Stable Diffusion v1 does this at its U-Net's 8×8 level with 77 CLIP tokens.");
+
+    // ---------------------------------------------------------------- a trained model
+    nar.step("A trained model's alignment: Bahdanau (chapter 01)", "α_ij, teacher-forced on the reference");
+    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const SentencePair& ex = reordered_test_pair(corpus.test);
+    const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
+    const Mat bw = bahdanau_weights(bm.model, ex, corpus.source_vocab, corpus.target_vocab);
+    const std::vector<int> b_align = argmax_alignment(bw);
+    nar.say("source:    " + fmt::format("{}", fmt::join(ex.src, " ")));
+    nar.say("reference: " + fmt::format("{}", fmt::join(ex.tgt, " ")));
+    std::vector<int> one_based;
+    for (int j : ex.alignment) one_based.push_back(j + 1);
+    nar.say(fmt::format("true alignment (target word i translates source word j): {}", fmt::join(one_based, " ")));
+    nar.heatmap("bahdanau_weights", bw, ex.tgt, ex.src, "rows: target words, columns: source words", {0.0, 1.0});
+    nar.result(fmt::format("Bahdanau ({}): argmax agrees with the true alignment at {} target words",
+                           bm.path, percent(alignment_agreement(b_align, ex.alignment))));
+    nar.why("the test sentence moves adjectives behind their nouns and verbs to the end: the bright cells leave the diagonal.");
+
+    nar.step("A trained Transformer's cross-attention, layer by layer, head by head", "softmax(Q_dec·K_encᵀ/√d_head)");
+    nar.result("chapter 08's trained Transformer is not shipped yet (no checkpoint in data/ch08/): its heatmaps and "
+               "their agreement with Bahdanau and the true alignment are not shown.");
+    nar.why("every decoder layer has its own cross-attention, and every head its own weights over the source.");
+
+    nar.takeaway({
+        fmt::format("Cross-attention is self-attention with Q from one sequence and K, V from another: weights T×S "
+                    "({}×{} here), and X = Y gives back self-attention exactly.", T, S),
+        "No weight depends on the source length: the same W_Q, W_K, W_V read 2 or 60 source words.",
+        fmt::format("The same mechanism lets 64 image positions read 5 words: {} of 64 read the word painted there.", im.hits),
+    });
+  });
+}

@@ -1,0 +1,180 @@
+// Chapter 07 end to end: every step runs with shapes and token labels; the export satisfies the
+// contract (exact names) and the tiny example recomputes from its .npy files alone (Q = Y·W_Q,
+// K = X·W_K, V = X·W_V, scores, weights, output, in double); the image example's weights recompute
+// and its printed count matches them; the trained-model step's alignment agreement is recounted
+// from the exported weights and the corpus's true alignment; bad flags exit 2, a missing model 1.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/data/alignment.hpp"
+#include "attn/data/corpus.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/models/seq2seq_train.hpp"
+#include "attn/present/terminal.hpp"
+#include "attn/studies/image_conditioning.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "run_program.hpp"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+const char* kProgram = "07_cross_attention";
+
+// The first capture group of `pattern` in `text`, or "" (fails the test).
+std::string capture(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  const bool found = std::regex_search(text, m, std::regex(pattern));
+  CHECK_MESSAGE(found, "no line matches " << pattern);
+  return found ? m[1].str() : std::string();
+}
+}  // namespace
+
+TEST_CASE("chapter 07 runs every step with shapes and token labels") {
+  const RunResult r = run_program(kProgram, {"--no-color"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  for (int s = 1; s <= 9; ++s) CHECK(r.has("Step " + std::to_string(s) + "/9"));
+  CHECK(r.has("Chapter 07 · Cross-attention"));
+  CHECK(r.has("X (4×8)"));
+  CHECK(r.has("Y (3×8)"));
+  CHECK(r.has("Q (3×4)"));
+  CHECK(r.has("K (4×4)"));
+  CHECK(r.has("scores (3×4)"));
+  CHECK(r.has("weights (3×4) heatmap"));
+  CHECK(r.has("          the      cat       is sleeping"));  // source words over the columns
+  CHECK(r.has("weights are 3×4 (target × source); row sums: min 1.000000, max 1.000000"));
+  CHECK(r.has("max |Δweights| = 0.0e+00, max |Δoutput| = 0.0e+00; both 3×3"));
+  CHECK(r.has("image_weights (64×5)"));
+  CHECK(r.has("Takeaway"));
+  for (const char* s_len : {"3×2", "3×4", "3×8", "3×16", "3×32", "3×60"}) CHECK_MESSAGE(r.has(s_len), "no row with weights " << s_len);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  // No printed line is wider than 100 columns.
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(display_width(line) <= 100, line);
+}
+
+TEST_CASE("chapter 07 --export: the tiny example recomputes from its .npy files") {
+  const fs::path dir = scratch_dir("ch07-export");
+  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string(), "--seed", "11", "--source",
+                                             "a b c d e", "--target", "x y", "--d-k", "3"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::ifstream mf(dir / "manifest.json");
+  REQUIRE(mf.good());
+  const auto j = nlohmann::json::parse(mf);
+  CHECK(j["chapter"] == "07");
+  CHECK(j["seed"] == 11);
+  std::set<std::string> names;
+  for (const auto& t : j["tensors"]) {
+    names.insert(t["name"].get<std::string>());
+    CHECK(read_npy((dir / t["file"].get<std::string>()).string()).shape == t["shape"].get<Shape>());
+  }
+  for (const char* n : {"Y", "X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "weights", "output", "image_latent", "image_text",
+                        "image_W_Q", "image_W_K", "image_W_V", "image_weights", "image_output", "bahdanau_weights"})
+    CHECK_MESSAGE(names.count(n) == 1, "missing export " << n);
+  auto load = [&](const std::string& n) { return npy_to_mat(read_npy((dir / (n + ".npy")).string()), n); };
+  const Mat Y = load("Y"), X = load("X"), Q = load("Q"), K = load("K"), V = load("V");
+  CHECK(shape_of(Y) == Shape{2, 8});
+  CHECK(shape_of(X) == Shape{5, 8});
+  CHECK(max_abs_diff(Q, gemm_reference(Y, load("W_Q"))) < 1e-5);  // queries from the target …
+  CHECK(max_abs_diff(K, gemm_reference(X, load("W_K"))) < 1e-5);  // … keys and values from the source
+  CHECK(max_abs_diff(V, gemm_reference(X, load("W_V"))) < 1e-5);
+  const Mat S = load("scores");
+  REQUIRE(shape_of(S) == Shape{2, 5});
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t k = 0; k < 5; ++k) {
+      double dot = 0.0;
+      for (std::size_t c = 0; c < 3; ++c) dot += double(Q(i, c)) * K(k, c);
+      CHECK(std::abs(dot / std::sqrt(3.0) - S(i, k)) < 1e-5);
+    }
+  CHECK(max_abs_diff(load("weights"), softmax_reference(S)) < 1e-6);
+  CHECK(max_abs_diff(load("output"), attention_reference(Q, K, V)) < 1e-5);
+
+  // The image example: 64 queries from the latent, 5 keys and values from the text.
+  const Mat L = load("image_latent"), E = load("image_text"), IW = load("image_weights");
+  REQUIRE(shape_of(IW) == Shape{64, 5});
+  const Mat iq = xt::cast<float>(gemm_reference(L, load("image_W_Q"))), ik = xt::cast<float>(gemm_reference(E, load("image_W_K")));
+  const Mat iv = xt::cast<float>(gemm_reference(E, load("image_W_V")));
+  CHECK(max_abs_diff(IW, softmax_reference(xt::cast<float>(gemm_reference(iq, ik, Op::N, Op::T)) / std::sqrt(float(iq.shape(1))))) < 1e-4);
+  CHECK(max_abs_diff(load("image_output"), attention_reference(iq, ik, iv)) < 1e-4);
+  // The printed count is the number of positions whose argmax is the painted word.
+  const ImageConditioning im = image_conditioning_example(11);
+  const std::size_t hits = alignment_agreement(argmax_alignment(IW), im.layout).hits;
+  CHECK(capture(r.out, "(\\d+) of 64 positions read most from the word painted there") == std::to_string(hits));
+
+  // Bahdanau's alignment of the chosen test sentence: rows sum to 1; the agreement printed is recounted.
+  const Mat B = load("bahdanau_weights");
+  for (std::size_t i = 0; i < B.shape(0); ++i) {
+    double row = 0.0;
+    for (std::size_t k = 0; k < B.shape(1); ++k) row += B(i, k);
+    CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 07: the trained-model agreement is recounted from the export and the corpus") {
+  const fs::path dir = scratch_dir("ch07-trained");
+  const RunResult r = run_program(kProgram, {"--no-color", "--export", dir.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string source = capture(r.out, "source: +([a-z ]+)\\n");
+  const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+  const SentencePair* pair = nullptr;
+  for (const auto& p : corpus.test) {
+    std::string s;
+    for (const auto& w : p.src) s += (s.empty() ? "" : " ") + w;
+    if (s == source) pair = &p;
+  }
+  REQUIRE_MESSAGE(pair != nullptr, "the printed source is not a test sentence: " << source);
+  CHECK(pair->src.size() >= 8);
+  CHECK(pair->src.size() <= 12);
+  const Mat B = npy_to_mat(read_npy((dir / "bahdanau_weights.npy").string()), "bahdanau_weights");
+  REQUIRE(shape_of(B) == Shape{pair->tgt.size(), pair->src.size()});
+  const AlignmentAgreement a = alignment_agreement(argmax_alignment(B), pair->alignment);
+  CHECK(r.has(fmt::format("agrees with the true alignment at {}/{} (", a.hits, a.total)));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 07 bad flags exit 2 and name the flag; a missing model exits 1 naming the file") {
+  struct Case { std::vector<std::string> args; const char* mentions; };
+  const std::vector<Case> cases = {
+      {{"--seed", "abc"}, "--seed"},
+      {{"--source", "lonely"}, "--source"},
+      {{"--target", ""}, "--target"},
+      {{"--d-k", "0"}, "--d-k"},
+      {{"--d-model", "65"}, "--d-model"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+  };
+  for (const auto& c : cases) {
+    const RunResult r = run_program(kProgram, c.args);
+    CAPTURE(c.args[0]);
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.err_has(c.mentions), "stderr was: " << r.err);
+    CHECK(r.out.empty());
+  }
+  const RunResult m = run_program(kProgram, {"--quiet", "--bahdanau", "/nonexistent/b.safetensors"});
+  CHECK(m.status == 1);
+  CHECK_MESSAGE(m.err_has("/nonexistent/b.safetensors"), "stderr was: " << m.err);
+}
+
+TEST_CASE("chapter 07 --quiet keeps the results; the run is deterministic for a seed") {
+  const RunResult q = run_program(kProgram, {"--quiet"});
+  REQUIRE(q.status == 0);
+  CHECK_FALSE(q.has("Step 1/9"));
+  CHECK(q.has("row sums"));
+  CHECK(q.has("of 64 positions read most"));
+  CHECK(q.has("Takeaway"));
+  const RunResult a = run_program(kProgram, {"--no-color", "--seed", "5"});
+  const RunResult b = run_program(kProgram, {"--no-color", "--seed", "5"});
+  CHECK(a.out == b.out);
+}
