@@ -109,10 +109,11 @@ int main(int argc, char** argv) {
     const Mat X = word_vectors(src, d_model, nar.options().seed), Y = word_vectors(tgt, d_model, nar.options().seed);
     nar.show("X", X, src, {}, fmt::format("(S×d) = ({}×{}): the encoder's output, one row per source word", S, d_model));
     nar.show("Y", Y, tgt, {}, fmt::format("(T×d) = ({}×{}): the decoder's states, one row per target word", T, d_model));
-    nar.say("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder layers)");
-    nar.why("self-attention mixed one sequence with itself; a translator must mix what it writes with what it reads.");
+    nar.say("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder)");
+    nar.why("self-attention mixed one sequence with itself; a translator mixes what it writes with what");
+    nar.say("     it reads.");
 
-    nar.step("Queries from Y, keys and values from X", "Q = Y·W_Q,  K = X·W_K,  V = X·W_V", "Vaswani et al. 2017, §3.2.3");
+    nar.step("Queries from Y, keys and values from X", "Q = Y·W_Q, K = X·W_K, V = X·W_V", "Vaswani §3.2.3");
     const CrossAttentionWeights W = init_cross_attention(rng, d_model, d_model, d_k, d_k);
     nar.show("W_Q", W.w_q, {}, {}, fmt::format("(d×d_k) = ({}×{}); W_K and W_V have the same shape", d_model, d_k));
     nar.record("W_K", W.w_k);
@@ -129,53 +130,63 @@ int main(int argc, char** argv) {
     nar.heatmap("weights", tr.attn.weights, tgt, src, "", {0.0, 1.0});
     const auto [lo, hi] = row_sum_range(tr.attn.weights);
     nar.result(fmt::format("weights are {}×{} (target × source); row sums: min {:.6f}, max {:.6f}", T, S, lo, hi));
-    nar.why("row i is a distribution over the source: where target word i looks. These weights are random, so the "
-            "pattern means nothing yet; step 8 shows a trained model's.");
+    nar.why("row i is a distribution over the source: where target word i looks.");
+    nar.say("(W_Q, W_K, W_V are random here, so the pattern means nothing yet; steps 8 and 9 show trained ones)");
 
     nar.step("Mix the source's values", "output = weights·V  (T×d_v)");
     nar.show("output", tr.attn.output, tgt, {}, fmt::format("(T×d_v) = ({}×{}): one row per target word", T, d_k));
     const Mat reference = xt::cast<float>(attention_reference(tr.q, tr.k, tr.v));
     nar.result(fmt::format("max |output − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
                            max_abs_diff(tr.attn.output, reference)));
-    nar.why("each target word receives a blend of source information; the output has the target's length, not the source's.");
+    nar.why("each target word receives a blend of the source; the output has the target's length.");
 
     nar.step("Self-attention is the case X = Y", "SelfAttn(Y) = CrossAttn(Y, Y)");
     const SelfAttentionTrace self = self_attention(Y, SelfAttentionWeights{W.w_q, W.w_k, W.w_v});
     const CrossAttentionTrace same = cross_attention(Y, Y, W);
-    nar.result(fmt::format("cross_attention(Y, Y) vs chapter 03's self_attention(Y), same weights: max |Δweights| = {:.1e}, "
-                           "max |Δoutput| = {:.1e}; both {}×{}",
+    nar.say("cross_attention(Y, Y) against chapter 03's self_attention(Y) with the same W_Q, W_K, W_V:");
+    nar.result(fmt::format("max |Δweights| = {:.1e}, max |Δoutput| = {:.1e}; both {}×{}",
                            max_abs_diff(same.attn.weights, self.attn.weights),
                            max_abs_diff(same.attn.output, self.attn.output), T, T));
-    nar.why("one function serves both; the Transformer's decoder uses it twice per layer: with Y (causal) and with X.");
+    nar.why("one function serves both; a Transformer decoder layer uses it twice: on Y, then on X.");
 
     nar.step("A source of any length", "weights ∈ ℝ^(T×S): S is free");
+    std::vector<double> largest;
     Table lengths({"S", "source (first words)", "weights", "output", "row sums", "largest weight"});
     for (std::size_t s_len : {2u, 4u, 8u, 16u, 32u, 60u}) {
       const SentencePair p = toy_sentence(nar.options().seed, std::max<std::size_t>(s_len, 4));
       const Labels words(p.src.begin(), p.src.begin() + std::ptrdiff_t(s_len));
       const CrossAttentionTrace t = cross_attention(Y, word_vectors(words, d_model, nar.options().seed), W);
       const auto [rlo, rhi] = row_sum_range(t.attn.weights);
-      lengths.add({std::to_string(s_len), fmt::format("{} …", fmt::join(Labels(words.begin(), words.begin() + 3 - (s_len == 2)), " ")),
+      const Labels first(words.begin(), words.begin() + std::ptrdiff_t(std::min<std::size_t>(3, s_len)));
+      lengths.add({std::to_string(s_len), fmt::format("{}{}", fmt::join(first, " "), s_len > 3 ? " …" : ""),
                    fmt::format("{}×{}", t.attn.weights.shape(0), t.attn.weights.shape(1)),
                    fmt::format("{}×{}", t.attn.output.shape(0), t.attn.output.shape(1)),
                    fmt::format("{:.4f}-{:.4f}", rlo, rhi), fmt::format("{:.3f}", double(xt::amax(t.attn.weights)()))});
+      largest.push_back(double(xt::amax(t.attn.weights)()));
     }
     nar.table(lengths, /*as_result=*/true);
     nar.result(fmt::format("the same W_Q, W_K, W_V ({} numbers) read every source; the output stays {}×{}",
                            W.w_q.size() + W.w_k.size() + W.w_v.size(), T, d_k));
-    nar.why("no weight has a dimension of size S: the decoder can read a 2-word or a 60-word source alike; "
-            "only the weights' width and the cost (T·S scores) grow.");
+    nar.say(fmt::format("largest weight: {:.3f} at S = 2, {:.3f} at S = 60 — a row's unit of weight is shared by more "
+                        "words", largest.front(), largest.back()));
+    nar.why("no weight has a dimension of size S, so one decoder reads 2 or 60 source words alike;");
+    nar.say("     only the weights' width and the cost (T·S scores) grow with the source.");
 
     // ---------------------------------------------------------------- text conditions an image
-    nar.step("Text steers an image", "Q = latent·W_Q (64×d_k),  K = text·W_K,  V = text·W_V (5×d_k)",
-             "Rombach et al. 2022, §3.3");
-    const ImageConditioning im = image_conditioning_example(nar.options().seed);
+    nar.step("Text steers an image", "Q = Z·W_Q (64×d_k), K = E·W_K, V = E·W_V", "Rombach et al. 2022, §3.3");
+    const ImageConditioningConfig icfg;
+    const ImageConditioning im = image_conditioning_example(nar.options().seed, icfg);
+    const double others = double(im.words.size() - 1), clean_own = std::exp(icfg.gain) / (std::exp(icfg.gain) + others);
     const std::size_t n_pos = im.side * im.side;
     Labels pos;
     for (std::size_t p = 0; p < n_pos; ++p) pos.push_back(fmt::format("({},{})", p / im.side, p % im.side));
-    nar.say("built in: a scene painted on an 8×8 latent grid (below, left); each region has a content vector and every");
-    nar.say("position is its region's vector plus N(0, 0.3²) noise; the 5 text tokens are toy word vectors; W_Q is solved");
-    nar.say("so that a clean region scores 4.0 on its own word and 0 on the others (what training would have to learn).");
+    nar.say("Z: 64 latent positions (an 8×8 grid) ask; E: the prompt's 5 text tokens answer. Built in:");
+    nar.say("  · a scene painted on the grid (below, left); each word's region has a content vector, and each");
+    nar.say(fmt::format("    position's latent is its region's vector plus N(0, {:.1f}²) noise;", icfg.noise));
+    nar.say("  · the text tokens are toy word vectors (a stand-in for the text encoder); W_K, W_V random;");
+    nar.say(fmt::format("  · W_Q solved so that a clean region scores {:.1f} on its own word, 0 on the others", icfg.gain));
+    nar.say("    (the association a trained U-Net learns from captioned images).");
+    nar.say("Measured: which words the noisy grid reads.");
     nar.show("image_latent", im.latent, pos, {}, fmt::format("(64×{}): queries' input, one row per grid position", im.latent.shape(1)));
     nar.show("image_text", im.text, im.words, {}, fmt::format("(5×{}): the prompt \"{}\"", im.text.shape(1), fmt::join(im.words, ", ")));
     nar.record("image_W_Q", im.w.w_q);
@@ -185,6 +196,7 @@ int main(int argc, char** argv) {
     nar.record("image_output", im.trace.attn.output);
     if (!nar.quiet()) {
       std::vector<std::string> maps, titles;
+      std::string legend;
       auto letters = [&](const std::vector<int>& cells) {
         std::string s;
         for (const auto& row : grid_letters(cells, im.words, im.side)) s += row + "\n";
@@ -192,21 +204,28 @@ int main(int argc, char** argv) {
       };
       maps.push_back(letters(im.layout)), titles.push_back("painted");
       maps.push_back(letters(im.reads)), titles.push_back("reads most");
+      HeatmapStyle one_char{0.0, 1.0};
+      one_char.cell_width = 1;
       for (std::size_t w = 0; w < im.words.size(); ++w) {
         Mat per_word = Mat::from_shape({im.side, im.side});
         for (std::size_t p = 0; p < n_pos; ++p) per_word(p / im.side, p % im.side) = im.trace.attn.weights(p, w);
-        const std::string map = format_heatmap(per_word, {}, {}, {0.0, 1.0});
-        maps.push_back(map.substr(0, map.rfind('\n', map.rfind("legend:")) + 1));
+        const std::string map = format_heatmap(per_word, Labels(im.side, ""), {}, one_char);
+        legend = map.substr(map.rfind("legend:"));
+        std::string cells;  // the grid alone: each row without its 6-column margin and empty label
+        for (std::size_t at = 0, r = 0; r < im.side; ++r, at = map.find('\n', at) + 1)
+          cells += map.substr(at + 6, map.find('\n', at) - at - 6) + "\n";
+        maps.push_back(cells);
         titles.push_back(im.words[w]);
       }
       std::fputs(side_by_side(maps, titles).c_str(), stdout);
-      nar.say("letters: the first letter of the word painted at / read most by each position; maps: weight on each word, "
-              "shading ' ░▒▓█' from 0 to 1");
+      nar.say("letters: the first letter of the word painted at, and read most by, each position;");
+      nar.say("maps: the weight each position puts on one word,");
+      nar.say("      " + legend.substr(8, legend.find("; '·'") - 8));
     }
-    nar.result(fmt::format("{} of {} positions read most from the word painted there; mean weight on that word {:.3f} "
-                           "(a clean region: {:.3f})", im.hits, n_pos, im.mean_own_weight, std::exp(4.0) / (std::exp(4.0) + 4.0)));
-    nar.why("every pixel region asks the prompt its own question; the values it gets back (image_output) are how the "
-            "words change that region. Stable Diffusion v1 does this at its U-Net's 8×8 level with 77 CLIP tokens.");
+    nar.result(fmt::format("{} of {} positions read most from the word painted there", im.hits, n_pos));
+    nar.result(fmt::format("mean weight on that word {:.3f} (a clean region's: {:.3f})", im.mean_own_weight, clean_own));
+    nar.why("each region asks the prompt its own question; the values it gets back (image_output) are");
+    nar.say("     how the words change that region. Stable Diffusion v1 reads 77 CLIP tokens of 768 numbers.");
 
     // ---------------------------------------------------------------- a trained model
     nar.step("A trained model's alignment: Bahdanau (chapter 01)", "α_ij, teacher-forced on the reference");
@@ -221,20 +240,20 @@ int main(int argc, char** argv) {
     for (int j : ex.alignment) one_based.push_back(j + 1);
     nar.say(fmt::format("true alignment (target word i translates source word j): {}", fmt::join(one_based, " ")));
     nar.heatmap("bahdanau_weights", bw, ex.tgt, ex.src, "rows: target words, columns: source words", {0.0, 1.0});
-    nar.result(fmt::format("Bahdanau ({}): argmax agrees with the true alignment at {} target words",
-                           bm.path, percent(alignment_agreement(b_align, ex.alignment))));
-    nar.why("the test sentence moves adjectives behind their nouns and verbs to the end: the bright cells leave the diagonal.");
+    nar.say("model: " + bm.path);
+    nar.result(fmt::format("Bahdanau's argmax agrees with the true alignment at {} target words",
+                           percent(alignment_agreement(b_align, ex.alignment))));
+    nar.why("adjectives move behind their nouns and verbs to the end: the bright cells leave the diagonal.");
 
-    nar.step("A trained Transformer's cross-attention, layer by layer, head by head", "softmax(Q_dec·K_encᵀ/√d_head)");
-    nar.result("chapter 08's trained Transformer is not shipped yet (no checkpoint in data/ch08/): its heatmaps and "
-               "their agreement with Bahdanau and the true alignment are not shown.");
-    nar.why("every decoder layer has its own cross-attention, and every head its own weights over the source.");
+    nar.step("A trained Transformer's cross-attention, per layer and head", "softmax(Q_dec·K_encᵀ/√d_head)");
+    nar.result("chapter 08's trained Transformer is not shipped yet (no checkpoint in data/ch08/):");
+    nar.result("its heatmaps and their agreement with Bahdanau and the true alignment are not shown.");
+    nar.why("every decoder layer has its own cross-attention, every head its own weights over the source.");
 
     nar.takeaway({
-        fmt::format("Cross-attention is self-attention with Q from one sequence and K, V from another: weights T×S "
-                    "({}×{} here), and X = Y gives back self-attention exactly.", T, S),
+        fmt::format("Q from one sequence, K and V from another: weights T×S ({}×{} here); X = Y is self-attention.", T, S),
         "No weight depends on the source length: the same W_Q, W_K, W_V read 2 or 60 source words.",
-        fmt::format("The same mechanism lets 64 image positions read 5 words: {} of 64 read the word painted there.", im.hits),
+        fmt::format("64 image positions read a 5-word prompt: {} of 64 read the word painted there.", im.hits),
     });
   });
 }

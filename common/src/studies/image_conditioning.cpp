@@ -14,10 +14,10 @@
 namespace attn {
 namespace {
 
-// The scene, one character per position: s sky, u sun, t tree, h house, g grass.
+// The scene, one character per position: s sky, m moon, t tree, h house, g grass.
 const char* const kScene[8] = {
-    "sssssuus",
-    "sssssuus",
+    "sssssmms",
+    "sssssmms",
     "ttssssss",
     "ttshhhhs",
     "ttghhhhg",
@@ -69,13 +69,13 @@ MatD mul(const MatD& a, const MatD& b, bool b_t = false) {
 
 ImageConditioning image_conditioning_example(std::uint64_t seed, const ImageConditioningConfig& cfg) {
   ImageConditioning ex;
-  ex.words = {"sky", "sun", "tree", "house", "grass"};
+  ex.words = {"sky", "moon", "tree", "house", "grass"};
   const std::size_t n_words = ex.words.size(), n_pos = ex.side * ex.side;
   if (cfg.d_latent < n_words || cfg.d_k < n_words)
     throw std::invalid_argument("image_conditioning_example: d_latent and d_k must be at least the number of words (5)");
   for (std::size_t r = 0; r < ex.side; ++r)
     for (std::size_t c = 0; c < ex.side; ++c) {
-      const std::string letters = "suthg";
+      const std::string letters = "smthg";
       ex.layout.push_back(int(letters.find(kScene[r][c])));
     }
 

@@ -4,7 +4,7 @@
 // answer, and the weights are (64 × 5).
 //
 // What is built in, so that the example means something without training a diffusion model:
-//   · a layout painted on the grid: every position shows one of the words (sky, sun, tree, …);
+//   · a layout painted on the grid: every position shows one of the words (sky, moon, tree, …);
 //   · each word's region has a content vector c_w; a position's latent is c_w + N(0, noise²);
 //   · the text tokens are toy word vectors (a stand-in for the text encoder); W_K, W_V random;
 //   · W_Q is solved so that a clean region vector c_w scores exactly `gain` (after the 1/√d_k
@@ -45,7 +45,7 @@ struct ImageConditioning {
   double mean_own_weight = 0.0; // mean weight a position puts on its painted word
 };
 
-// The 8×8 scene "sky, sun, tree, house, grass" (deterministic for a seed).
+// The 8×8 scene "sky, moon, tree, house, grass" (deterministic for a seed).
 ImageConditioning image_conditioning_example(std::uint64_t seed, const ImageConditioningConfig& cfg = {});
 
 // One text row per grid row, one character per position: the first letter of its word.
