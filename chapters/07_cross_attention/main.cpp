@@ -79,6 +79,18 @@ Mat bahdanau_weights(const Seq2Seq& m, const SentencePair& p, const Vocab& sv, c
     for (std::size_t j = 0; j < p.src.size(); ++j) w(i, j) = tape.steps[i].alpha()(0, j);
   return w;
 }
+// A heatmap's grid alone: its first `rows` lines without the 6-column margin of an empty row label.
+std::string grid_only(const std::string& heatmap, std::size_t rows) {
+  std::string cells;
+  for (std::size_t at = 0, r = 0; r < rows; ++r, at = heatmap.find('\n', at) + 1)
+    cells += heatmap.substr(at + 6, heatmap.find('\n', at) - at - 6) + "\n";
+  return cells;
+}
+HeatmapStyle one_char_cells() {
+  HeatmapStyle st{0.0, 1.0};
+  st.cell_width = 1;
+  return st;
+}
 std::string percent(const AlignmentAgreement& a) {
   return fmt::format("{}/{} ({:.0f}%)", a.hits, a.total, 100.0 * a.share());
 }
@@ -204,17 +216,12 @@ int main(int argc, char** argv) {
       };
       maps.push_back(letters(im.layout)), titles.push_back("painted");
       maps.push_back(letters(im.reads)), titles.push_back("reads most");
-      HeatmapStyle one_char{0.0, 1.0};
-      one_char.cell_width = 1;
       for (std::size_t w = 0; w < im.words.size(); ++w) {
         Mat per_word = Mat::from_shape({im.side, im.side});
         for (std::size_t p = 0; p < n_pos; ++p) per_word(p / im.side, p % im.side) = im.trace.attn.weights(p, w);
-        const std::string map = format_heatmap(per_word, Labels(im.side, ""), {}, one_char);
+        const std::string map = format_heatmap(per_word, Labels(im.side, ""), {}, one_char_cells());
         legend = map.substr(map.rfind("legend:"));
-        std::string cells;  // the grid alone: each row without its 6-column margin and empty label
-        for (std::size_t at = 0, r = 0; r < im.side; ++r, at = map.find('\n', at) + 1)
-          cells += map.substr(at + 6, map.find('\n', at) - at - 6) + "\n";
-        maps.push_back(cells);
+        maps.push_back(grid_only(map, im.side));
         titles.push_back(im.words[w]);
       }
       std::fputs(side_by_side(maps, titles).c_str(), stdout);
