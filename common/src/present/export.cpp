@@ -50,6 +50,13 @@ void prepare_export_dir(const std::string& dir) {
   fs::remove(probe, ec);
 }
 
+void ExportRecorder::add_manifest_field(const std::string& key, const std::string& json_text) {
+  if (key == "chapter" || key == "seed" || key == "tensors")
+    throw ExportError("manifest field '" + key + "' is reserved");
+  if (!nlohmann::json::accept(json_text)) throw ExportError("manifest field '" + key + "' is not JSON");
+  fields_.emplace_back(key, json_text);
+}
+
 void ExportRecorder::write(const std::string& dir, const std::string& chapter, std::uint64_t seed) const {
   prepare_export_dir(dir);
   const fs::path staging = fs::path(dir) / fmt::format(".attn-export-{}", ::getpid());
@@ -57,6 +64,7 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
   fs::remove_all(staging, ec);
   fs::create_directories(staging);
   nlohmann::json manifest = {{"chapter", chapter}, {"seed", seed}, {"tensors", nlohmann::json::array()}};
+  for (const auto& [key, text] : fields_) manifest[key] = nlohmann::json::parse(text);
   try {
     for (const auto& t : tensors_) {
       const std::string file = t.name + ".npy";

@@ -83,6 +83,9 @@ void Narrator::record(const std::string& name, const Mat& m) { record_raw(name, 
 void Narrator::record(const std::string& name, const Vec& v) { record_raw(name, shape_of(v), v.data()); }
 void Narrator::record(const std::string& name, const Tensor3& t) { record_raw(name, shape_of(t), t.data()); }
 void Narrator::record(const std::string& name, const Tensor4& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::manifest_field(const std::string& key, const std::string& json_text) {
+  recorder_.add_manifest_field(key, json_text);
+}
 
 void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                     const std::string& caption) {

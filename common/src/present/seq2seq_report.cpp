@@ -63,6 +63,11 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
 }
 
 void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
+  write_results_json(dir, models, "{}");
+}
+
+void write_results_json(const std::string& dir, const std::vector<NamedResult>& models,
+                        const std::string& extra_json_object) {
   namespace fs = std::filesystem;
   nlohmann::ordered_json j;
   for (const char* key : {"bleu_by_length", "exact_match_by_length", "token_accuracy_by_length"})
@@ -74,6 +79,9 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
       j["exact_match_by_length"][name][b.bucket.label()] = std::stod(format_score(b.exact));
       j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
     }
+  const auto extra = nlohmann::ordered_json::parse(extra_json_object);
+  if (!extra.is_object()) throw std::invalid_argument("write_results_json: extra fields must be a JSON object");
+  for (const auto& [key, value] : extra.items()) j[key] = value;
   fs::create_directories(dir);
   const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
   {

@@ -54,6 +54,8 @@ class Narrator {
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
   void record(const std::string& name, const Tensor4& t);
+  // An extra manifest field for --export (JSON text), e.g. a model's "config".
+  void manifest_field(const std::string& key, const std::string& json_text);
 
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
