@@ -9,6 +9,7 @@
 // (layers × heads × T × S) and bahdanau_weights (T × S) for the trained models' sentence.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -19,7 +20,10 @@
 #include "attn/data/alignment.hpp"
 #include "attn/data/batching.hpp"
 #include "attn/data/corpus.hpp"
+#include "attn/data/data_files.hpp"
 #include "attn/data/word_vectors.hpp"
+#include "attn/models/transformer_decode.hpp"
+#include "attn/models/transformer_train.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/present/side_by_side.hpp"
@@ -90,6 +94,33 @@ HeatmapStyle one_char_cells() {
   HeatmapStyle st{0.0, 1.0};
   st.cell_width = 1;
   return st;
+}
+// The trained Transformer's cross-attention over the pair, teacher-forced: (layers, heads, T, S), row i
+// being the step that writes target word i (the map's last row, the step writing <eos>, is dropped).
+Tensor4 reference_cross_weights(const Transformer& m, const SentencePair& p, const Vocab& sv, const Vocab& tv) {
+  const Tensor4 all = transformer_attention(m, sv.encode(p.src), tv.encode(p.tgt)).cross;
+  Tensor4 w = Tensor4::from_shape({all.shape(0), all.shape(1), p.tgt.size(), p.src.size()});
+  for (std::size_t l = 0; l < w.shape(0); ++l)
+    for (std::size_t h = 0; h < w.shape(1); ++h)
+      for (std::size_t i = 0; i < w.shape(2); ++i)
+        for (std::size_t j = 0; j < w.shape(3); ++j) w(l, h, i, j) = all(l, h, i, j);
+  return w;
+}
+Mat head_of(const Tensor4& w, std::size_t l, std::size_t h) {  // (L, H, T, S) -> (T, S)
+  Mat m = Mat::from_shape({w.shape(2), w.shape(3)});
+  for (std::size_t i = 0; i < w.shape(2); ++i)
+    for (std::size_t j = 0; j < w.shape(3); ++j) m(i, j) = w(l, h, i, j);
+  return m;
+}
+Labels numbers(std::size_t n) {  // "1", "2", …
+  Labels out;
+  for (std::size_t i = 1; i <= n; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+std::string numbered(const Labels& words) {  // "1 the  2 cat  …"
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += fmt::format("{}{} {}", i ? "  " : "", i + 1, words[i]);
+  return out;
 }
 std::string percent(const AlignmentAgreement& a) {
   return fmt::format("{}/{} ({:.0f}%)", a.hits, a.total, 100.0 * a.share());
@@ -253,14 +284,73 @@ int main(int argc, char** argv) {
     nar.why("adjectives move behind their nouns and verbs to the end: the bright cells leave the diagonal.");
 
     nar.step("A trained Transformer's cross-attention, per layer and head", "softmax(Q_dec·K_encᵀ/√d_head)");
-    nar.result("chapter 08's trained Transformer is not shipped yet (no checkpoint in data/ch08/):");
-    nar.result("its heatmaps and their agreement with Bahdanau and the true alignment are not shown.");
+    const std::optional<std::string> shipped = find_data_file("ch08/transformer_post.safetensors");
+    std::string transformer_summary = "Chapter 08's trained Transformer is not shipped yet.";
+    if (transformer_path.empty() && !shipped) {
+      nar.result("chapter 08's trained Transformer is not shipped yet (no data/ch08/transformer_post.safetensors):");
+      nar.result("its heatmaps and their agreement with Bahdanau and the true alignment are not shown.");
+    } else {
+      const std::string tpath = transformer_path.empty() ? *shipped : transformer_path;
+      const Transformer tm = load_transformer(tpath);
+      const Tensor4 cw = reference_cross_weights(tm, ex, corpus.source_vocab, corpus.target_vocab);
+      nar.record("cross_weights", cw);
+      const std::size_t L = cw.shape(0), H = cw.shape(1);
+      nar.say(fmt::format("model: {} ({} decoder layers × {} heads), the same sentence, teacher-forced;", tpath, L, H));
+      nar.say(fmt::format("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words",
+                          L, H, cw.shape(2), cw.shape(3)));
+      Table agree({"layer", "head", "argmax = Bahdanau's", "argmax = true alignment"});
+      std::size_t best_l = 0, best_h = 0, best_hits = 0;
+      std::string legend;
+      for (std::size_t l = 0; l < L; ++l) {
+        std::vector<std::string> maps, titles;
+        std::string labels;
+        for (const auto& w : ex.tgt) labels += w + "\n";
+        maps.push_back(labels), titles.push_back("");
+        Mat mean = xt::zeros<float>({ex.tgt.size(), ex.src.size()});
+        for (std::size_t h = 0; h < H; ++h) {
+          const Mat m = head_of(cw, l, h);
+          mean += m / float(H);
+          const std::string map = format_heatmap(m, Labels(m.shape(0), ""), {}, one_char_cells());
+          legend = map.substr(map.rfind("legend:"));
+          maps.push_back(grid_only(map, m.shape(0))), titles.push_back(fmt::format("L{} H{}", l + 1, h + 1));
+          const std::vector<int> a = argmax_alignment(m);
+          const AlignmentAgreement vt = alignment_agreement(a, ex.alignment);
+          agree.add({std::to_string(l + 1), std::to_string(h + 1), percent(alignment_agreement(a, b_align)), percent(vt)});
+          if (vt.hits > best_hits) best_hits = vt.hits, best_l = l, best_h = h;
+        }
+        const std::vector<int> am = argmax_alignment(mean);
+        agree.add({std::to_string(l + 1), "mean", percent(alignment_agreement(am, b_align)),
+                   percent(alignment_agreement(am, ex.alignment))});
+        if (!nar.quiet()) std::fputs(side_by_side(maps, titles).c_str(), stdout);
+      }
+      nar.say("      " + legend.substr(8, legend.find("; '·'") - 8));
+      agree.add({"Bahdanau", "", "", percent(alignment_agreement(b_align, ex.alignment))});
+      nar.table(agree, /*as_result=*/true);
+      nar.say("(for each target word: is the source word with the largest weight the same?");
+      nar.say(" 'mean': the layer's heads averaged)");
+      const Mat best = head_of(cw, best_l, best_h);
+      if (!nar.quiet()) {
+        const HeatmapStyle st{0.0, 1.0};
+        auto no_legend = [](const std::string& map) { return map.substr(0, map.rfind("    legend:")); };
+        std::fputs(side_by_side({no_legend(format_heatmap(bw, ex.tgt, numbers(ex.src.size()), st)),
+                                 no_legend(format_heatmap(best, Labels(ex.tgt.size(), ""), numbers(ex.src.size()), st))},
+                                {"Bahdanau (chapter 01)", fmt::format("Transformer layer {} head {}", best_l + 1, best_h + 1)})
+                       .c_str(),
+                   stdout);
+        nar.say("columns: " + numbered(ex.src));
+      }
+      transformer_summary = fmt::format("Best Transformer head (layer {}, head {}): {}/{} words aligned as the corpus says; "
+                                        "Bahdanau: {}/{}.", best_l + 1, best_h + 1, best_hits, ex.tgt.size(),
+                                        alignment_agreement(b_align, ex.alignment).hits, ex.tgt.size());
+      nar.result(transformer_summary);
+    }
     nar.why("every decoder layer has its own cross-attention, every head its own weights over the source.");
 
     nar.takeaway({
         fmt::format("Q from one sequence, K and V from another: weights T×S ({}×{} here); X = Y is self-attention.", T, S),
         "No weight depends on the source length: the same W_Q, W_K, W_V read 2 or 60 source words.",
         fmt::format("64 image positions read a 5-word prompt: {} of 64 read the word painted there.", im.hits),
+        transformer_summary,
     });
   });
 }

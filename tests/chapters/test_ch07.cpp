@@ -20,6 +20,7 @@
 #include "attn/data/corpus.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/models/transformer_train.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/studies/image_conditioning.hpp"
 #include "attn/tensor/blas.hpp"
@@ -58,6 +59,13 @@ TEST_CASE("chapter 07 runs every step with shapes and token labels") {
   CHECK(r.has("max |Δweights| = 0.0e+00, max |Δoutput| = 0.0e+00; both 3×3"));
   CHECK(r.has("image_weights (64×5)"));
   CHECK(r.has("Takeaway"));
+  // Step 9 shows the shipped Transformer when there is one, and says plainly when there is none.
+  if (fs::exists(fs::path(ATTN_DATA_DIR) / "ch08" / "transformer_post.safetensors")) {
+    CHECK(r.has("Best Transformer head (layer "));
+    CHECK_FALSE(r.has("not shipped yet"));
+  } else {
+    CHECK(r.has("chapter 08's trained Transformer is not shipped yet"));
+  }
   for (const char* s_len : {"3×2", "3×4", "3×8", "3×16", "3×32", "3×60"}) CHECK_MESSAGE(r.has(s_len), "no row with weights " << s_len);
   CHECK(r.out.find('\x1b') == std::string::npos);
   // No printed line is wider than 100 columns.
@@ -145,6 +153,54 @@ TEST_CASE("chapter 07: the trained-model agreement is recounted from the export 
   fs::remove_all(dir);
 }
 
+TEST_CASE("chapter 07 step 9 on a Transformer given by --transformer: cross_weights and the agreement table") {
+  // An untrained model (the plumbing does not depend on training): the exported weights have the
+  // shape (layers, heads, T, S), their rows sum to 1, and every row of the table recounts.
+  const fs::path dir = scratch_dir("ch07-transformer");
+  fs::create_directories(dir);
+  const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+  TransformerModelConfig cfg;
+  cfg.src_vocab = corpus.source_vocab.size(), cfg.tgt_vocab = corpus.target_vocab.size();
+  cfg.d_model = 16, cfg.n_heads = 2, cfg.d_ff = 32, cfg.enc_layers = 1, cfg.dec_layers = 3;
+  Rng rng(5);
+  const std::string model = (dir / "untrained.safetensors").string();
+  save_transformer(model, transformer_init(cfg, rng));
+  const fs::path out = dir / "export";
+  const RunResult r = run_program(kProgram, {"--no-color", "--transformer", model, "--export", out.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.has("(3 decoder layers × 2 heads)"));
+  CHECK(r.has("L3 H2"));
+  CHECK_FALSE(r.has("not shipped yet"));
+  const std::string source = capture(r.out, "source: +([a-z ]+)\\n");
+  const SentencePair* pair = nullptr;
+  for (const auto& p : corpus.test) {
+    std::string s;
+    for (const auto& w : p.src) s += (s.empty() ? "" : " ") + w;
+    if (s == source) pair = &p;
+  }
+  REQUIRE(pair != nullptr);
+  const NpyArray cw = read_npy((out / "cross_weights.npy").string());
+  const std::size_t T = pair->tgt.size(), S = pair->src.size();
+  REQUIRE(cw.shape == Shape{3, 2, T, S});
+  const Mat B = npy_to_mat(read_npy((out / "bahdanau_weights.npy").string()), "bahdanau_weights");
+  const std::vector<int> b_align = argmax_alignment(B);
+  for (std::size_t l = 0; l < 3; ++l)
+    for (std::size_t h = 0; h < 2; ++h) {
+      Mat m = Mat::from_shape({T, S});
+      for (std::size_t i = 0; i < T; ++i) {
+        double row = 0.0;
+        for (std::size_t j = 0; j < S; ++j) row += (m(i, j) = cw.data[((l * 2 + h) * T + i) * S + j]);
+        CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+      }
+      const AlignmentAgreement vb = alignment_agreement(argmax_alignment(m), b_align);
+      const AlignmentAgreement vt = alignment_agreement(argmax_alignment(m), pair->alignment);
+      const std::string row = fmt::format("\\n *{} +{} +{}/{} \\(\\d+%\\) +{}/{} \\(", l + 1, h + 1, vb.hits, vb.total,
+                                          vt.hits, vt.total);
+      CHECK_MESSAGE(std::regex_search(r.out, std::regex(row)), "no table row " << row);
+    }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("chapter 07 bad flags exit 2 and name the flag; a missing model exits 1 naming the file") {
   struct Case { std::vector<std::string> args; const char* mentions; };
   const std::vector<Case> cases = {
@@ -165,6 +221,9 @@ TEST_CASE("chapter 07 bad flags exit 2 and name the flag; a missing model exits 
   const RunResult m = run_program(kProgram, {"--quiet", "--bahdanau", "/nonexistent/b.safetensors"});
   CHECK(m.status == 1);
   CHECK_MESSAGE(m.err_has("/nonexistent/b.safetensors"), "stderr was: " << m.err);
+  const RunResult t = run_program(kProgram, {"--quiet", "--transformer", "/nonexistent/t.safetensors"});
+  CHECK(t.status == 1);
+  CHECK_MESSAGE(t.err_has("/nonexistent/t.safetensors"), "stderr was: " << t.err);
 }
 
 TEST_CASE("chapter 07 --quiet keeps the results; the run is deterministic for a seed") {
