@@ -11,6 +11,7 @@
 #include <set>
 
 #include "attn/models/transformer.hpp"
+#include "attn/models/transformer_decode.hpp"
 #include "attn/nn/gradcheck.hpp"
 
 using namespace attn;
@@ -210,4 +211,74 @@ TEST_CASE("transformer parameters: names, count, registry, double copy, bad conf
   bad.src.pop_back();
   TransformerTape tape;
   CHECK_THROWS_AS(transformer_forward(tape, m, bad), ShapeError);
+}
+
+TEST_CASE("transformer decoding: the KV-cached steps equal the teacher-forced pass, both norms") {
+  for (NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre}) {
+    Rng rng(8);
+    TransformerModelConfig cfg = tiny_cfg(norm, norm == NormPlacement::Post);
+    const Transformer m = transformer_init(cfg, rng);
+    const std::vector<int> src = {4, 5, 6, 7, 8}, out = {9, 4, 10, 5};
+    const TransformerTape tape = transformer_teacher_forced(m, src, out);
+    const Mat cached = transformer_step_log_probs(m, src, {1, 9, 4, 10, 5});
+    REQUIRE(cached.shape(0) == tape.probs.shape(0));
+    double worst = 0;
+    for (std::size_t i = 0; i < cached.shape(0); ++i)
+      for (std::size_t v = 0; v < cached.shape(1); ++v)
+        worst = std::max(worst, std::abs(double(cached(i, v)) - std::log(double(tape.probs(i, v)))));
+    INFO(std::string(norm_name(norm)) << ": worst |Δ log p| " << worst);
+    CHECK(worst < 1e-5);
+  }
+}
+
+TEST_CASE("transformer decoding: greedy = beam 1, beam output ends cleanly, batch = one by one") {
+  Rng rng(9);
+  const Transformer m = transformer_init(tiny_cfg(NormPlacement::Pre, true), rng);
+  const std::vector<int> src = {4, 5, 6, 7, 8, 6, 5, 4};  // two sentences of length 4
+  const auto g = transformer_greedy(m, src, 2, 4, 9);
+  const auto b1 = transformer_beam(m, src, 2, 4, 9, 1, 0.0);
+  CHECK(g == b1);
+  const auto b4 = transformer_beam(m, src, 2, 4, 9, 4);
+  REQUIRE(b4.size() == 2);
+  for (const auto& ids : b4) {
+    CHECK(ids.size() <= 9);
+    for (int id : ids) CHECK(id != 2);  // no <eos> inside an output
+  }
+  const auto first = transformer_beam(m, {4, 5, 6, 7}, 1, 4, 9, 4);
+  CHECK(first.front() == b4.front());
+  CHECK(gnmt_length_penalty(1, 0.6) == doctest::Approx(1.0));
+  CHECK(gnmt_length_penalty(7, 0.6) == doctest::Approx(std::pow(2.0, 0.6)));
+}
+
+TEST_CASE("beam_candidates: the best (parent, token) pairs by cumulative log-probability") {
+  Mat logp = {{-0.1f, -2.0f, -3.0f}, {-0.5f, -0.2f, -4.0f}};
+  const auto c = beam_candidates({-1.0, -0.5}, logp, 3);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0].parent == 1);
+  CHECK(c[0].token == 1);
+  CHECK(c[0].score == doctest::Approx(-0.7));
+  CHECK(c[1].parent == 1);
+  CHECK(c[1].token == 0);
+  CHECK(c[2].parent == 0);
+  CHECK(c[2].token == 0);
+  // a dead hypothesis (−∞) is never extended
+  const auto d = beam_candidates({-INFINITY, 0.0}, logp, 6);
+  CHECK(d.size() == 3);
+  for (const auto& x : d) CHECK(x.parent == 1);
+  CHECK_THROWS_AS(beam_candidates({0.0}, logp, 2), ShapeError);
+}
+
+TEST_CASE("transformer attention weights of one sentence: shapes, rows sum to 1, causal") {
+  Rng rng(10);
+  const Transformer m = transformer_init(tiny_cfg(NormPlacement::Post, true), rng);
+  const TransformerAttention a = transformer_attention(m, {4, 5, 6, 7, 8}, {9, 10});
+  CHECK(shape_of(a.enc_self) == Shape{2, 2, 5, 5});
+  CHECK(shape_of(a.dec_self) == Shape{2, 2, 3, 3});
+  CHECK(shape_of(a.cross) == Shape{2, 2, 3, 5});
+  for (std::size_t i = 0; i < 3; ++i) {
+    double s = 0;
+    for (std::size_t j = 0; j < 5; ++j) s += a.cross(1, 1, i, j);
+    CHECK(s == doctest::Approx(1.0).epsilon(1e-5));
+    for (std::size_t j = i + 1; j < 3; ++j) CHECK(a.dec_self(0, 1, i, j) == 0.0f);
+  }
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -47,6 +48,26 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
   ct.metadata = {};
   load_transformer(ct.path, nullptr, &ct.metadata);  // the metadata exactly as stored
   return ct;
+}
+
+Table metric_table(const std::vector<NamedResult>& models, const std::vector<std::string>& titles,
+                   LengthMetric metric) {
+  if (titles.size() != models.size()) throw std::invalid_argument("metric_table: one title per model");
+  std::vector<std::string> header = {metric == LengthMetric::Bleu    ? "BLEU"
+                                     : metric == LengthMetric::Exact ? "exact %"
+                                                                     : "token %"};
+  header.insert(header.end(), titles.begin(), titles.end());
+  Table t(header);
+  auto cell = [&](const BucketMetrics& b) {
+    return format_score(metric == LengthMetric::Bleu ? b.bleu : metric == LengthMetric::Exact ? b.exact : b.token_acc);
+  };
+  const std::size_t n = models.empty() ? 0 : models.front().second.buckets.size();
+  for (std::size_t k = 0; k <= n; ++k) {
+    std::vector<std::string> row = {k < n ? models.front().second.buckets[k].bucket.label() : "all"};
+    for (const auto& [name, r] : models) row.push_back(cell(k < n ? r.buckets[k] : r.overall));
+    t.add(row);
+  }
+  return t;
 }
 
 std::string sparkline(const std::vector<float>& ys, std::size_t width, bool log_scale) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -27,6 +28,12 @@ Batch batch_of_length(const ToyCorpus& corpus, std::size_t batch, std::size_t sr
     if (b.src_len == src_len && b.size == batch) return b;
   throw std::invalid_argument("no training batch of " + std::to_string(batch) + " sentences of length " +
                               std::to_string(src_len));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 }  // namespace
@@ -88,20 +95,22 @@ StepTiming time_transformer_step(const TransformerModelConfig& c, const ToyCorpu
   Adam adam(reg, ac);
   const Batch b = batch_of_length(corpus, batch, src_len);
   TransformerTape tape;
-  std::vector<double> ms;
+  std::vector<double> ms, cpu;
   for (std::size_t i = 0; i < reps + 2; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
     reg.zero_grad();
     transformer_forward(tape, m, b);
     transformer_backward(g, tape, m, b);
     clip_grad_norm(reg, 1.0);
     adam.step();
     const double dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (i >= 2) ms.push_back(dt);
+    const double dc = 1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC;
+    if (i >= 2) ms.push_back(dt), cpu.push_back(dc);
   }
-  std::sort(ms.begin(), ms.end());
   StepTiming t;
-  t.median_ms = ms.empty() ? 0.0 : (ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]));
+  t.median_ms = median(ms);
+  t.median_cpu_ms = median(cpu);
   t.batch = batch;
   t.src_len = src_len;
   t.tgt_len = b.tgt_len;

@@ -18,11 +18,11 @@
 namespace attn {
 
 struct TransformerTrainConfig {
-  std::size_t steps = 3000;
+  std::size_t steps = 1500;
   std::size_t batch = 64;
   std::size_t valid_every = 250;  // greedy validation BLEU (and at the last step); 0 = only at the end
   bool validate = true;           // false: no validation at all (short studies); best = the last model
-  double lr_factor = 1.0;         // eq. 3's scale: lr = factor · d^−½ · min(step^−½, step · warmup^−³ᐟ²)
+  double lr_factor = 0.5;         // eq. 3's scale: lr = factor · d^−½ · min(step^−½, step · warmup^−³ᐟ²)
   std::int64_t warmup = 400;
   bool use_warmup = true;         // false: the peak rate from step 1, then the same decay
   double clip = 1.0;              // max global gradient norm (0 = no clipping)

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "attn/models/transformer_train.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/present/table.hpp"
 
 namespace attn {
 
@@ -22,6 +24,12 @@ struct ChapterTransformer {
 ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, const std::string& checkpoint,
                                        const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
                                        int threads, bool progress = false);
+
+// One metric for several models, narrow enough for 100 columns: rows = length buckets + "all",
+// one column per model headed by titles[i]; cells as format_score prints them.
+enum class LengthMetric { Bleu, Exact, TokenAccuracy };
+Table metric_table(const std::vector<NamedResult>& models, const std::vector<std::string>& titles,
+                   LengthMetric metric);
 
 // One line of Unicode blocks (▁▂▃▄▅▆▇█) for ys, averaged into `width` columns, scaled between the
 // smallest and the largest value (log10 scale when log_scale and every value is positive):

@@ -41,8 +41,11 @@ std::vector<WarmupRun> warmup_study(const TransformerModelConfig& cfg, const Toy
 
 // Median milliseconds of one training step on batch `batch` of source length src_len (the
 // target is one longer: <bos> … or … <eos>), over `reps` steps after 2 warm-up steps.
+// Also the median CPU time of the process per step (std::clock: all threads together), which on a
+// busy shared machine estimates what the step costs on an idle one with one thread.
 struct StepTiming {
   double median_ms = 0.0;
+  double median_cpu_ms = 0.0;
   std::size_t batch = 0, src_len = 0, tgt_len = 0, reps = 0;
 };
 StepTiming time_transformer_step(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
