@@ -295,11 +295,13 @@ int main(int argc, char** argv) {
       const Tensor4 cw = reference_cross_weights(tm, ex, corpus.source_vocab, corpus.target_vocab);
       nar.record("cross_weights", cw);
       const std::size_t L = cw.shape(0), H = cw.shape(1);
-      nar.say(fmt::format("model: {} ({} decoder layers × {} heads), the same sentence, teacher-forced;", tpath, L, H));
+      nar.say(fmt::format("model: {} ({} decoder layers × {} heads),", tpath, L, H));
+      nar.say("the same sentence, teacher-forced (the reference fed to the decoder, as for Bahdanau);");
       nar.say(fmt::format("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words",
                           L, H, cw.shape(2), cw.shape(3)));
       Table agree({"layer", "head", "argmax = Bahdanau's", "argmax = true alignment"});
       std::size_t best_l = 0, best_h = 0, best_hits = 0;
+      std::vector<std::string> perfect;  // per layer: "layer l: n of H"
       std::string legend;
       for (std::size_t l = 0; l < L; ++l) {
         std::vector<std::string> maps, titles;
@@ -307,6 +309,7 @@ int main(int argc, char** argv) {
         for (const auto& w : ex.tgt) labels += w + "\n";
         maps.push_back(labels), titles.push_back("");
         Mat mean = xt::zeros<float>({ex.tgt.size(), ex.src.size()});
+        std::size_t all_words = 0;
         for (std::size_t h = 0; h < H; ++h) {
           const Mat m = head_of(cw, l, h);
           mean += m / float(H);
@@ -317,7 +320,9 @@ int main(int argc, char** argv) {
           const AlignmentAgreement vt = alignment_agreement(a, ex.alignment);
           agree.add({std::to_string(l + 1), std::to_string(h + 1), percent(alignment_agreement(a, b_align)), percent(vt)});
           if (vt.hits > best_hits) best_hits = vt.hits, best_l = l, best_h = h;
+          all_words += vt.hits == vt.total;
         }
+        perfect.push_back(fmt::format("layer {}: {} of {}", l + 1, all_words, H));
         const std::vector<int> am = argmax_alignment(mean);
         agree.add({std::to_string(l + 1), "mean", percent(alignment_agreement(am, b_align)),
                    percent(alignment_agreement(am, ex.alignment))});
@@ -343,6 +348,7 @@ int main(int argc, char** argv) {
                                         "Bahdanau: {}/{}.", best_l + 1, best_h + 1, best_hits, ex.tgt.size(),
                                         alignment_agreement(b_align, ex.alignment).hits, ex.tgt.size());
       nar.result(transformer_summary);
+      nar.result(fmt::format("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, ", ")));
     }
     nar.why("every decoder layer has its own cross-attention, every head its own weights over the source.");
 
