@@ -17,7 +17,7 @@
 
 #include "attn/attention/cross_attention.hpp"
 #include "attn/attention/self_attention.hpp"
-#include "attn/data/alignment.hpp"
+#include "attn/attention/alignment.hpp"
 #include "attn/data/batching.hpp"
 #include "attn/data/corpus.hpp"
 #include "attn/data/data_files.hpp"
@@ -122,7 +122,7 @@ std::string numbered(const Labels& words) {  // "1 the  2 cat  …"
   for (std::size_t i = 0; i < words.size(); ++i) out += fmt::format("{}{} {}", i ? "  " : "", i + 1, words[i]);
   return out;
 }
-std::string percent(const AlignmentAgreement& a) {
+std::string percent(const AlignmentScore& a) {
   return fmt::format("{}/{} ({:.0f}%)", a.hits, a.total, 100.0 * a.share());
 }
 }  // namespace
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
     nar.heatmap("bahdanau_weights", bw, ex.tgt, ex.src, "rows: target words, columns: source words", {0.0, 1.0});
     nar.say("model: " + bm.path);
     nar.result(fmt::format("Bahdanau's argmax agrees with the true alignment at {} target words",
-                           percent(alignment_agreement(b_align, ex.alignment))));
+                           percent(alignment_hits(b_align, ex.alignment))));
     nar.why("adjectives move behind their nouns and verbs to the end: the bright cells leave the diagonal.");
 
     nar.step("A trained Transformer's cross-attention, per layer and head", "softmax(Q_dec·K_encᵀ/√d_head)");
@@ -317,19 +317,19 @@ int main(int argc, char** argv) {
           legend = map.substr(map.rfind("legend:"));
           maps.push_back(grid_only(map, m.shape(0))), titles.push_back(fmt::format("L{} H{}", l + 1, h + 1));
           const std::vector<int> a = argmax_alignment(m);
-          const AlignmentAgreement vt = alignment_agreement(a, ex.alignment);
-          agree.add({std::to_string(l + 1), std::to_string(h + 1), percent(alignment_agreement(a, b_align)), percent(vt)});
+          const AlignmentScore vt = alignment_hits(a, ex.alignment);
+          agree.add({std::to_string(l + 1), std::to_string(h + 1), percent(alignment_hits(a, b_align)), percent(vt)});
           if (vt.hits > best_hits) best_hits = vt.hits, best_l = l, best_h = h;
           all_words += vt.hits == vt.total;
         }
         perfect.push_back(fmt::format("layer {}: {} of {}", l + 1, all_words, H));
         const std::vector<int> am = argmax_alignment(mean);
-        agree.add({std::to_string(l + 1), "mean", percent(alignment_agreement(am, b_align)),
-                   percent(alignment_agreement(am, ex.alignment))});
+        agree.add({std::to_string(l + 1), "mean", percent(alignment_hits(am, b_align)),
+                   percent(alignment_hits(am, ex.alignment))});
         if (!nar.quiet()) std::fputs(side_by_side(maps, titles).c_str(), stdout);
       }
       nar.say("      " + legend.substr(8, legend.find("; '·'") - 8));
-      agree.add({"Bahdanau", "", "", percent(alignment_agreement(b_align, ex.alignment))});
+      agree.add({"Bahdanau", "", "", percent(alignment_hits(b_align, ex.alignment))});
       nar.table(agree, /*as_result=*/true);
       nar.say("(for each target word: is the source word with the largest weight the same?");
       nar.say(" 'mean': the layer's heads averaged)");
@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
       }
       transformer_summary = fmt::format("Best Transformer head (layer {}, head {}): {}/{} words aligned as the corpus says; "
                                         "Bahdanau: {}/{}.", best_l + 1, best_h + 1, best_hits, ex.tgt.size(),
-                                        alignment_agreement(b_align, ex.alignment).hits, ex.tgt.size());
+                                        alignment_hits(b_align, ex.alignment).hits, ex.tgt.size());
       nar.result(transformer_summary);
       nar.result(fmt::format("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, ", ")));
     }

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/data/alignment.hpp"
+#include "attn/attention/alignment.hpp"
 #include "attn/data/corpus.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/models/seq2seq_train.hpp"
@@ -59,8 +59,8 @@ void check_agreement_table(const std::string& out, const NpyArray& cw, const Mat
         for (std::size_t j = 0; j < S; ++j) row += (m(i, j) = float(cw.data[((l * H + h) * T + i) * S + j]));
         CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
       }
-      const AlignmentAgreement vb = alignment_agreement(argmax_alignment(m), b_align);
-      const AlignmentAgreement vt = alignment_agreement(argmax_alignment(m), pair.alignment);
+      const AlignmentScore vb = alignment_hits(argmax_alignment(m), b_align);
+      const AlignmentScore vt = alignment_hits(argmax_alignment(m), pair.alignment);
       const std::string row = fmt::format("\\n *{} +{} +{}/{} \\(\\d+%\\) +{}/{} \\(", l + 1, h + 1, vb.hits, vb.total,
                                           vt.hits, vt.total);
       CHECK_MESSAGE(std::regex_search(out, std::regex(row)), "no table row " << row);
@@ -159,7 +159,7 @@ TEST_CASE("chapter 07 --export: the tiny example recomputes from its .npy files"
   CHECK(max_abs_diff(load("image_output"), attention_reference(iq, ik, iv)) < 1e-4);
   // The printed count is the number of positions whose argmax is the painted word.
   const ImageConditioning im = image_conditioning_example(11);
-  const std::size_t hits = alignment_agreement(argmax_alignment(IW), im.layout).hits;
+  const std::size_t hits = alignment_hits(argmax_alignment(IW), im.layout).hits;
   CHECK(capture(r.out, "(\\d+) of 64 positions read most from the word painted there") == std::to_string(hits));
 
   // Bahdanau's alignment of the chosen test sentence: rows sum to 1; the agreement printed is recounted.
@@ -182,7 +182,7 @@ TEST_CASE("chapter 07: the trained models' agreement is recounted from the expor
   CHECK(pair.src.size() <= 12);
   const Mat B = npy_to_mat(read_npy((dir / "bahdanau_weights.npy").string()), "bahdanau_weights");
   REQUIRE(shape_of(B) == Shape{pair.tgt.size(), pair.src.size()});
-  const AlignmentAgreement a = alignment_agreement(argmax_alignment(B), pair.alignment);
+  const AlignmentScore a = alignment_hits(argmax_alignment(B), pair.alignment);
   CHECK(r.has(fmt::format("agrees with the true alignment at {}/{} (", a.hits, a.total)));
   if (fs::exists(dir / "cross_weights.npy")) {  // the shipped Transformer (step 9)
     check_agreement_table(r.out, read_npy((dir / "cross_weights.npy").string()), B, pair);

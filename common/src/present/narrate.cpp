@@ -56,7 +56,7 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   pause_if_asked();
   ++step_;
   if (opts_.quiet) return;
-  std::string left = fmt::format("Step {}/{}  {}", step_, total_steps_, title);
+  std::string left = escape_control(fmt::format("Step {}/{}  {}", step_, total_steps_, title));
   if (!formula.empty()) left += "  " + formula;
   if (opts_.color) left = "\x1b[1m" + left + "\x1b[0m";
   const std::size_t used = display_width(left) + display_width(source);
@@ -66,14 +66,14 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
 }
 
 void Narrator::say(const std::string& text) {
-  if (!opts_.quiet) out_ << "  " << text << "\n";
+  if (!opts_.quiet) out_ << "  " << escape_control(text) << "\n";
 }
 
 void Narrator::why(const std::string& text) {
-  if (!opts_.quiet) out_ << "  why: " << text << "\n";
+  if (!opts_.quiet) out_ << "  why: " << escape_control(text) << "\n";
 }
 
-void Narrator::result(const std::string& text) { out_ << "  " << text << "\n"; }
+void Narrator::result(const std::string& text) { out_ << "  " << escape_control(text) << "\n"; }
 
 void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
   recorder_.add(name, shape, data, step_);
@@ -91,7 +91,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
                     const std::string& caption) {
   record(name, m);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   MatrixStyle style;
   style.full = opts_.full;
   out_ << format_matrix(m, rows, cols, style);
@@ -100,7 +100,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
 void Narrator::show(const std::string& name, const Vec& v, const Labels& labels, const std::string& caption) {
   record(name, v);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   Mat row = xt::zeros<float>({std::size_t(1), v.size()});
   for (std::size_t j = 0; j < v.size(); ++j) row(0, j) = v(j);
   MatrixStyle style;
@@ -113,7 +113,7 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
                     const std::string& caption, const std::string& slice_name) {
   record(name, t);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 4);
   MatrixStyle style;
   style.full = opts_.full;
@@ -129,7 +129,7 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
   if (!recorder_.has(name)) record(name, m);
   if (opts_.quiet) return;
   style.color = opts_.color;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   out_ << format_heatmap(m, rows, cols, style);
 }
 
@@ -140,7 +140,7 @@ void Narrator::table(const Table& t, bool as_result) {
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {
   out_ << "\n" << (opts_.color ? "\x1b[1mTakeaway\x1b[0m" : "Takeaway") << "\n";
-  for (const auto& l : lines) out_ << "  • " << l << "\n";
+  for (const auto& l : lines) out_ << "  • " << escape_control(l) << "\n";
 }
 
 void Narrator::finish() {
@@ -150,7 +150,7 @@ void Narrator::finish() {
     throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
-    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << *opts_.export_dir << "\n";
+    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << escape_control(*opts_.export_dir) << "\n";
   }
 }
 

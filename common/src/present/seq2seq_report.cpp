@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/terminal.hpp"
 
@@ -62,13 +63,9 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
   return out;
 }
 
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
-  write_results_json(dir, models, "{}");
-}
+std::string results_json(const std::vector<NamedResult>& models) { return results_json(models, "{}"); }
 
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models,
-                        const std::string& extra_json_object) {
-  namespace fs = std::filesystem;
+std::string results_json(const std::vector<NamedResult>& models, const std::string& extra_json_object) {
   nlohmann::ordered_json j;
   for (const char* key : {"bleu_by_length", "exact_match_by_length", "token_accuracy_by_length"})
     j[key] = nlohmann::ordered_json::object();
@@ -80,13 +77,23 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
       j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
     }
   const auto extra = nlohmann::ordered_json::parse(extra_json_object);
-  if (!extra.is_object()) throw std::invalid_argument("write_results_json: extra fields must be a JSON object");
+  if (!extra.is_object()) throw std::invalid_argument("results_json: extra fields must be a JSON object");
   for (const auto& [key, value] : extra.items()) j[key] = value;
+  return j.dump(2) + "\n";
+}
+
+void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
+  write_results_json(dir, models, "{}");
+}
+
+void write_results_json(const std::string& dir, const std::vector<NamedResult>& models,
+                        const std::string& extra_json_object) {
+  namespace fs = std::filesystem;
   fs::create_directories(dir);
   const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
   {
     std::ofstream f(tmp);
-    f << j.dump(2) << "\n";
+    f << results_json(models, extra_json_object);
     if (!f) throw std::runtime_error(target.string() + ": cannot write");
   }
   fs::rename(tmp, target);
@@ -95,7 +102,10 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
 ChapterModel chapter_model(const std::string& chapter, const std::string& name, const ToyCorpus& corpus, bool train,
                            const std::string& checkpoint, const TrainConfig& tc, bool progress) {
   ChapterModel cm;
-  cm.path = checkpoint.empty() ? shipped_checkpoint(chapter, name) : checkpoint;
+  // A shipped checkpoint that cannot be found is an installation problem: say where we looked.
+  cm.path = !checkpoint.empty() ? checkpoint
+            : train             ? shipped_checkpoint(chapter, name)
+                                : require_data_file("ch" + chapter + "/" + name + ".safetensors");
   const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
   if (!train) {
     cm.model = load_seq2seq(cm.path, name, vs, vt, &cm.metadata);

@@ -6,7 +6,7 @@
 
 #include <xtensor/xmanipulation.hpp>
 
-#include "attn/data/alignment.hpp"
+#include "attn/attention/alignment.hpp"
 #include "attn/data/word_vectors.hpp"
 #include "attn/tensor/blas.hpp"
 #include "attn/tensor/rng.hpp"
@@ -102,7 +102,7 @@ ImageConditioning image_conditioning_example(std::uint64_t seed, const ImageCond
 
   ex.trace = cross_attention(ex.latent, ex.text, ex.w);  // weights: (64, 5)
   ex.reads = argmax_alignment(ex.trace.attn.weights);
-  ex.hits = alignment_agreement(ex.reads, ex.layout).hits;
+  ex.hits = alignment_hits(ex.reads, ex.layout).hits;
   for (std::size_t p = 0; p < n_pos; ++p) ex.mean_own_weight += ex.trace.attn.weights(p, std::size_t(ex.layout[p]));
   ex.mean_own_weight /= double(n_pos);
   return ex;

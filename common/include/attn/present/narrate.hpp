@@ -57,6 +57,8 @@ class Narrator {
   // An extra manifest field for --export (JSON text), e.g. a model's "config".
   void manifest_field(const std::string& key, const std::string& json_text);
 
+  // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
+  void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
   // The closing lines: what was measured and what it means (always printed).
