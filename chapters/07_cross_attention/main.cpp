@@ -295,8 +295,8 @@ int main(int argc, char** argv) {
       const Tensor4 cw = reference_cross_weights(tm, ex, corpus.source_vocab, corpus.target_vocab);
       nar.record("cross_weights", cw);
       const std::size_t L = cw.shape(0), H = cw.shape(1);
-      nar.say(fmt::format("model: {} ({} decoder layers × {} heads),", tpath, L, H));
-      nar.say("the same sentence, teacher-forced (the reference fed to the decoder, as for Bahdanau);");
+      nar.say("model: " + tpath);
+      nar.say(fmt::format("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
       nar.say(fmt::format("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words",
                           L, H, cw.shape(2), cw.shape(3)));
       Table agree({"layer", "head", "argmax = Bahdanau's", "argmax = true alignment"});
