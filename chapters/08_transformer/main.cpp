@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
       extra["train_ms_per_step"] = {{"ms", std::stod(fmt::format("{:.1f}", st.median_ms))}, {"batch", st.batch},
                                     {"src_len", st.src_len}, {"tgt_len", st.tgt_len}, {"threads", threads}, {"steps", st.reps},
                                     {"cpu_ms", std::stod(fmt::format("{:.1f}", st.median_cpu_ms))}};
-      write_results_json(*nar.options().export_dir, results, extra.dump());
+      nar.export_file("results.json", results_json(results, extra.dump()));  // written with the tensors
     }
     nar.why("at toy lengths the feed-forward and projections dominate; the T² score term takes over as T grows.");
 
