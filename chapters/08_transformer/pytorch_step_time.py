@@ -6,6 +6,8 @@ Post-Norm layers, ReLU, no dropout, sinusoidal positions, embeddings x sqrt(d), 
 target embedding; label smoothing 0.1; Adam (0.9, 0.98, 1e-9); global-norm clipping at 1. The batch
 has the shape chapter 08 times: 64 sentences, source 30, target 31 tokens. Median of 7 steps after 2
 warm-up steps, with the thread count given (default 1, as the chapter's default --threads).
+Not yet run: /usr/bin/python3 on the build machine has no torch module, so chapter 08 prints
+that the comparison was not measured.
 Run:  /usr/bin/python3 chapters/08_transformer/pytorch_step_time.py [threads]  > data/ch08/pytorch_step_time.json
 """
 import json

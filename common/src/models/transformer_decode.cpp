@@ -312,7 +312,7 @@ std::vector<std::vector<int>> transformer_beam(const Transformer& m, const std::
         const std::size_t from = b * beam + cand.parent;
         if (cand.token == Vocab::eos) {
           // an <eos> among the top `beam` candidates ends its hypothesis (as in fairseq)
-          if (rank++ < beam && finished[b].size() < beam)
+          if (rank++ < beam)
             finished[b].push_back({hyp[from], cand.score / gnmt_length_penalty(hyp[from].size() + 1, alpha)});
           continue;
         }
@@ -324,7 +324,13 @@ std::vector<std::vector<int>> transformer_beam(const Transformer& m, const std::
         next_hyp[to] = hyp[from];
         next_hyp[to].push_back(cand.token);
       }
-      if (finished[b].size() >= beam) done[b] = true;
+      // Stop when no live hypothesis can still beat the best finished one: Σ log p only falls, and
+      // lp grows with length, so a live score can at best reach cum / lp(max_len).
+      double best_fin = neg_inf, best_live = neg_inf;
+      for (const auto& f : finished[b]) best_fin = std::max(best_fin, f.score);
+      for (std::size_t k = 0; k < slot; ++k)
+        best_live = std::max(best_live, next_cum[b * beam + k] / gnmt_length_penalty(max_len, alpha));
+      if (slot == 0 || (!finished[b].empty() && best_live <= best_fin)) done[b] = true;
     }
     bool all_done = true;
     for (std::size_t b = 0; b < batch; ++b) all_done = all_done && done[b];

@@ -2,7 +2,9 @@
 //   greedy   y_i = argmax p(y | y_<i, x), one token at a time, until <eos> or max_len
 //   beam     keeps the `beam` best partial translations by Σ log p; a finished one (ending in
 //            <eos>) is ranked by Σ log p / lp(|Y|), lp = ((5 + |Y|) / 6)^α, |Y| counting <eos>
-//            (GNMT length penalty, Wu et al. 2016, eq. 14; α = 0.6)
+//            (GNMT length penalty, Wu et al. 2016, eq. 14; α = 0.6); an <eos> among the `beam` best
+//            candidates of a step finishes its hypothesis; a sentence stops when no live hypothesis
+//            can still beat the best finished one (or at max_len)
 // Both decode incrementally: each layer keeps the keys and values of the tokens so far (a KV
 // cache), and the cross-attention keys and values of the source are projected once per sentence;
 // an identity test checks the cached steps against the teacher-forced forward.

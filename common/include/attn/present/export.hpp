@@ -51,8 +51,8 @@ class ExportRecorder {
 
  private:
   std::vector<RecordedTensor> tensors_;
-  std::vector<std::pair<std::string, std::string>> fields_;  // key, JSON text
-  std::vector<std::pair<std::string, std::string>> files_;   // name, bytes
+  std::vector<std::pair<std::string, std::string>> files_;  // name, bytes
+  std::vector<std::pair<std::string, std::string>> fields_;  // extra manifest fields: key, JSON text
 };
 
 // Creates dir if needed, checks that it holds nothing but a previous export, and proves that it

@@ -31,9 +31,6 @@ std::string results_json(const std::vector<NamedResult>& models);
 // The same with extra top-level fields (a JSON object as text), e.g. chapter 08's timing.
 std::string results_json(const std::vector<NamedResult>& models, const std::string& extra_json_object);
 void write_results_json(const std::string& dir, const std::vector<NamedResult>& models);
-// The same plus extra top-level fields (a JSON object as text, e.g. chapter 08's parameter counts).
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models,
-                        const std::string& extra_json_object);
 
 // A chapter's model: trained now (train = true; saved to checkpoint or the shipped path) or loaded
 // from checkpoint (when not empty) or the shipped data/chNN/<name>.safetensors.
