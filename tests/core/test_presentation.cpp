@@ -137,6 +137,31 @@ TEST_CASE("Narrator::finish catches a chapter that ran fewer steps than announce
   CHECK_THROWS_AS(nar.finish(), std::logic_error);
 }
 
+TEST_CASE("Narrator records a 4-D tensor (layers × heads × T × S) with its shape") {
+  std::ostringstream out;
+  NarratorOptions opts;
+  Narrator nar(chapter_info("07"), opts, 1, out);
+  nar.step("One");
+  Tensor4 t = xt::zeros<float>({std::size_t(2), std::size_t(3), std::size_t(4), std::size_t(5)});
+  t(1, 2, 3, 4) = 7.0f;
+  nar.record("cross_weights", t);
+  REQUIRE(nar.recorder().tensors().size() == 1);
+  CHECK(nar.recorder().tensors()[0].shape == Shape{2, 3, 4, 5});
+  CHECK(nar.recorder().tensors()[0].data.back() == 7.0f);
+}
+
+TEST_CASE("format_heatmap: an explicit cell width of 1 draws one character per cell") {
+  const Mat w = {{0.0f, 1.0f, 0.5f}, {1.0f, 0.0f, 0.0f}};
+  HeatmapStyle st;
+  st.vmin = 0.0, st.vmax = 1.0, st.cell_width = 1;
+  const std::string h = format_heatmap(w, {"a", "b"}, {"x", "y", "z"}, st);
+  CHECK(h.find("    a  █▒\n") != std::string::npos);
+  CHECK(h.find("    b █  \n") != std::string::npos);
+  CHECK(h.find(" x ") == std::string::npos);  // no room for column labels in one-column cells
+  st.cell_width = 0;
+  CHECK(format_heatmap(w, {"a", "b"}, {"x", "y", "z"}, st).find("  x   y   z") != std::string::npos);
+}
+
 TEST_CASE("Table::render cuts a table wider than max_width into blocks that repeat the first column") {
   Table t({"name", "aaaaaaaa", "bbbbbbbb", "cccccccc"});
   t.add({"x", "1", "2", "3"});

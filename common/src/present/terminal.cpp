@@ -316,8 +316,8 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
   }
   const double span = hi > lo ? hi - lo : 1.0;
   // Cells are wide enough for short column labels; big maps use one column per cell.
-  std::size_t cell_w = 1;
-  if (cols <= 16) {
+  std::size_t cell_w = style.cell_width > 0 ? style.cell_width : 1;
+  if (style.cell_width == 0 && cols <= 16) {
     cell_w = 3;
     for (std::size_t j = 0; j < cols && j < col_labels.size(); ++j)
       cell_w = std::max(cell_w, std::min<std::size_t>(6, display_width(col_labels[j])));

@@ -54,6 +54,7 @@ struct HeatmapStyle {
   double vmin = NAN, vmax = NAN;  // NAN: the finite min / max of the data
   bool color = false;
   std::size_t max_side = 64;      // larger maps are block-averaged down to this many cells
+  std::size_t cell_width = 0;     // columns per cell; 0: wide enough for the labels when ≤ 16 columns, else 1
 };
 
 // Heatmap: five shades ' ░▒▓█' from vmin to vmax (plus a colour ramp when style.color), '·' for
