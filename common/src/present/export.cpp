@@ -36,6 +36,16 @@ bool ExportRecorder::has(const std::string& name) const {
   return false;
 }
 
+void ExportRecorder::set_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens) {
+  for (auto& t : tensors_)
+    if (t.name == name) {
+      t.query_tokens = query_tokens;
+      t.key_tokens = key_tokens;
+      return;
+    }
+  throw ExportError(fmt::format("export: no tensor '{}' to attach tokens to", name));
+}
+
 void prepare_export_dir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
@@ -61,7 +71,10 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
     for (const auto& t : tensors_) {
       const std::string file = t.name + ".npy";
       write_npy((staging / file).string(), t.data.data(), t.shape);
-      manifest["tensors"].push_back({{"name", t.name}, {"file", file}, {"shape", t.shape}, {"step", t.step}});
+      nlohmann::json entry = {{"name", t.name}, {"file", file}, {"shape", t.shape}, {"step", t.step}};
+      if (!t.query_tokens.empty()) entry["query_tokens"] = t.query_tokens;
+      if (!t.key_tokens.empty()) entry["key_tokens"] = t.key_tokens;
+      manifest["tensors"].push_back(entry);
     }
     std::ofstream m(staging / "manifest.json");
     m << manifest.dump(2) << "\n";

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/present/html_view.hpp"
 #include "attn/tensor/openblas.hpp"
 
 namespace attn {
@@ -82,6 +83,14 @@ void Narrator::record_raw(const std::string& name, const Shape& shape, const flo
 void Narrator::record(const std::string& name, const Mat& m) { record_raw(name, shape_of(m), m.data()); }
 void Narrator::record(const std::string& name, const Vec& v) { record_raw(name, shape_of(v), v.data()); }
 void Narrator::record(const std::string& name, const Tensor3& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::record(const std::string& name, const Tensor4& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens) {
+  recorder_.set_tokens(name, query_tokens, key_tokens);
+}
+
+void Narrator::attention_view(const AttentionSet& set) {
+  if (opts_.html_file) html_views_.push_back(set);
+}
 
 void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                     const std::string& caption) {
@@ -123,6 +132,11 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
 void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                        const std::string& caption, HeatmapStyle style) {
   if (!recorder_.has(name)) record(name, m);
+  if (opts_.html_file) {  // the page draws it too: one layer, one head
+    Tensor3 one = Tensor3::from_shape({1, m.shape(0), m.shape(1)});
+    std::copy(m.begin(), m.end(), one.begin());
+    html_views_.push_back({caption.empty() ? name : name + ": " + caption, rows, cols, {one}, false});
+  }
   if (opts_.quiet) return;
   style.color = opts_.color;
   out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + caption) << "\n";
@@ -147,6 +161,15 @@ void Narrator::finish() {
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
     out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << *opts_.export_dir << "\n";
+  }
+  if (opts_.html_file) {
+    if (html_views_.empty()) {
+      out_ << "\nNo heatmap or attention view in this run: no HTML page written\n";
+    } else {
+      write_head_view_html(*opts_.html_file, fmt::format("Chapter {} · {}", info_.number, info_.title), html_views_);
+      out_ << "\nWrote " << html_views_.size() << " attention view" << (html_views_.size() == 1 ? "" : "s")
+           << " to " << *opts_.html_file << " (open it in a browser; no network needed)\n";
+    }
   }
 }
 

@@ -25,6 +25,7 @@ struct RecordedTensor {
   Shape shape;
   std::vector<float> data;
   int step = 0;
+  Labels query_tokens, key_tokens;  // written as "query_tokens" / "key_tokens" when not empty
 };
 
 class ExportRecorder {
@@ -32,6 +33,8 @@ class ExportRecorder {
   // Keeps a copy. A name may be recorded once; a second time throws (names are identifiers).
   void add(const std::string& name, const Shape& shape, const float* data, int step);
   bool has(const std::string& name) const;
+  // The tokens along a recorded tensor's query and key axes (throws ExportError for an unknown name).
+  void set_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
   // Writes every tensor and the manifest into dir (created if missing).

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "attn/attention/attention_stats.hpp"
 #include "attn/present/chapters.hpp"
 #include "attn/present/export.hpp"
 #include "attn/present/table.hpp"
@@ -25,6 +26,7 @@ struct NarratorOptions {
   bool full = false;
   bool pause = false;  // --step: wait for Enter after each step (only when stdin is a terminal)
   std::optional<std::string> export_dir;
+  std::optional<std::string> html_file;  // --html FILE: every heatmap and attention view, one page
 };
 
 class Narrator {
@@ -49,10 +51,15 @@ class Narrator {
   // Heatmap of a matrix (recorded under `name` unless that name was already recorded).
   void heatmap(const std::string& name, const Mat& m, const Labels& rows = {}, const Labels& cols = {},
                const std::string& caption = "", HeatmapStyle style = {});
+  // Adds every layer × head of a model's attention to the --html page (prints nothing).
+  void attention_view(const AttentionSet& set);
   // Record for --export without printing.
   void record(const std::string& name, const Mat& m);
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
+  void record(const std::string& name, const Tensor4& t);
+  // The tokens an exported tensor's axes carry, written beside it in manifest.json.
+  void record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
 
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
@@ -75,6 +82,7 @@ class Narrator {
   int total_steps_;
   int step_ = 0;
   ExportRecorder recorder_;
+  std::vector<AttentionSet> html_views_;
 };
 
 }  // namespace attn
