@@ -83,7 +83,7 @@ TEST_CASE("previous-token and prefix-matching scores on an induction pattern") {
   const std::vector<int> tokens = {7, 8, 9, 7, 8, 9};
   Mat induction = xt::zeros<float>({6, 6}), prev = xt::zeros<float>({6, 6});
   for (std::size_t i = 0; i < 6; ++i) {
-    induction(i, i >= 3 ? i - 2 : 0) = 1.0f;
+    induction(i, i >= 3 ? i - 2 : i) = 1.0f;
     prev(i, i >= 1 ? i - 1 : 0) = 1.0f;
   }
   CHECK(prefix_matching_score(induction, tokens) == doctest::Approx(1.0));
@@ -179,7 +179,7 @@ TEST_CASE("multi_head_recombine: reproduces the forward, and a zeroed head drops
   MultiHead p = multi_head_init(8, 2, 2, rng, true);
   p.b_o = rng.normal_vec(8);
   Tensor3 x = rng.normal_tensor3(2, 5, 8), out, again;
-  MultiHeadCache cache;
+  MultiHeadCacheT<float> cache;
   multi_head_forward(out, cache, x, x, p, causal_mask(5));
   multi_head_recombine(again, cache, p);
   CHECK(max_abs_diff(out, again) < 1e-6);
@@ -300,10 +300,11 @@ TEST_CASE("induction task: distinct tokens per period, exact repeats, next-token
 TEST_CASE("studies: head stats by layer, edits vs unchanged model, importance agreement") {
   // A hand-built head pattern: layer 0 previous-token, layer 1 uniform.
   const std::size_t T = 6;
-  Tensor3 l0 = xt::zeros<float>({1, T, T}), l1 = xt::zeros<float>({1, T, T});
+  Tensor3 l0 = xt::zeros<float>({std::size_t(1), T, T}), l1 = xt::zeros<float>({std::size_t(1), T, T});
   for (std::size_t i = 0; i < T; ++i) l0(0, i, i ? i - 1 : 0) = 1.0f;
   xt::view(l1, 0, xt::all(), xt::all()) = causal_uniform(T);
-  const auto stats = head_stats({{l0, l1}}, {{}}, true);
+  const std::vector<std::vector<Tensor3>> examples = {{l0, l1}};
+  const auto stats = head_stats(examples, {std::vector<int>{}}, true);
   REQUIRE(stats.size() == 2);
   CHECK(stats[0].previous_token == doctest::Approx(1.0));
   CHECK(stats[0].distance == doctest::Approx(5.0 / 6.0));  // rows 1..5 look 1 back, row 0 at itself

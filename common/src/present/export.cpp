@@ -27,7 +27,7 @@ void ExportRecorder::add(const std::string& name, const Shape& shape, const floa
   if (has(name)) throw ExportError(fmt::format("export: tensor '{}' recorded twice", name));
   std::size_t n = 1;
   for (auto d : shape) n *= d;
-  tensors_.push_back({name, shape, std::vector<float>(data, data + n), step});
+  tensors_.push_back({name, shape, std::vector<float>(data, data + n), step, {}, {}});
 }
 
 bool ExportRecorder::has(const std::string& name) const {
