@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
   ChapterApp ch("10", /*default_seed=*/1, /*total_steps=*/8);
   bool train = false;
   InductionTrainConfig tc;
-  tc.model = {64, 64, 4, 2, 64};
-  tc.task = {64, 48, 6, 20};
+  tc.model = {48, 48, 4, 2, 48};  // vocabulary 48, d 48, 4 heads of 12, 2 layers, context 48
+  tc.task = {48, 40, 5, 16};      // 40 tokens, a period of 5 to 16 distinct tokens
+  tc.batch = 24;
   std::size_t eval_n = 64;
   ch.app().add_flag("--train", train, "retrain both induction models (seeds S and S + 1) and rewrite data/ch10/");
   ch.app().add_option("--train-steps", tc.steps, "Adam steps per model with --train")->capture_default_str()->check(CLI::Range(1, 200000));

@@ -135,3 +135,21 @@ TEST_CASE("chapter 10 bad flags exit 2 naming the flag; --help lists the options
   CHECK(h.status == 0);
   for (const char* f : {"--train", "--html", "--export", "--eval"}) CHECK(h.has(f));
 }
+
+TEST_CASE("--html through the shared narrator: chapters 03 and 04 write their heatmaps and per-head weights") {
+  const fs::path dir = scratch_dir("ch10-html-others");
+  fs::create_directories(dir);
+  for (const char* program : {"03_self_attention", "04_multi_head"}) {
+    const fs::path page = dir / (std::string(program) + ".html");
+    const RunResult r = run_program(program, {"--quiet", "--html", page.string()});
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(r.has("attention view"));
+    std::ifstream f(page);
+    const std::string html((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    CHECK_MESSAGE(html.find("\"weights") != std::string::npos, program << " drew no weights");
+  }
+  const RunResult bad = run_program("03_self_attention", {"--html", dir.string()});
+  CHECK(bad.status == 2);
+  CHECK(bad.err_has("--html"));
+  fs::remove_all(dir);
+}

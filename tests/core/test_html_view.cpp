@@ -93,10 +93,16 @@ TEST_CASE("narrator --html: every heatmap shown becomes a view, written by finis
   m(1, 2) = 1.0f;
   nar.heatmap("weights", m, {"a", "b"}, {"x", "y", "z"}, "a caption");
   nar.attention_view(sample_set());
+  Tensor3 heads = xt::zeros<float>({2, 2, 3});  // rows are distributions: drawn as two heads
+  heads(0, 0, 0) = heads(0, 1, 1) = heads(1, 0, 2) = heads(1, 1, 2) = 1.0f;
+  nar.show("per_head_weights", heads);
+  nar.show("not_weights", Tensor3(heads * 2.0f));  // rows sum to 2: not attention, not drawn
   nar.finish();
   const std::string html = slurp(page);
   CHECK(html.find("weights: a caption") != std::string::npos);
   CHECK(html.find("\"sample\"") != std::string::npos);
-  CHECK(out.str().find("Wrote 2 attention views to") != std::string::npos);
+  CHECK(html.find("per_head_weights") != std::string::npos);
+  CHECK(html.find("not_weights") == std::string::npos);
+  CHECK(out.str().find("Wrote 3 attention views to") != std::string::npos);
   fs::remove(page);
 }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -20,6 +21,23 @@ std::string rule() {
   std::string r;
   for (std::size_t i = 0; i < kWidth; ++i) r += "─";
   return r;
+}
+
+// Every row non-negative and summing to 1: a tensor of attention weights (per head), which the
+// --html page can draw even when the chapter printed it as numbers or its own heatmaps.
+bool rows_are_distributions(const Tensor3& t) {
+  if (t.size() == 0) return false;
+  const std::size_t cols = t.shape(2);
+  for (std::size_t r = 0; r < t.shape(0) * t.shape(1); ++r) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float x = t.data()[r * cols + j];
+      if (!(x >= 0.0f)) return false;
+      s += x;
+    }
+    if (std::abs(s - 1.0) > 1e-3) return false;
+  }
+  return true;
 }
 
 std::string dims(const Shape& s) {
@@ -82,7 +100,10 @@ void Narrator::record_raw(const std::string& name, const Shape& shape, const flo
 
 void Narrator::record(const std::string& name, const Mat& m) { record_raw(name, shape_of(m), m.data()); }
 void Narrator::record(const std::string& name, const Vec& v) { record_raw(name, shape_of(v), v.data()); }
-void Narrator::record(const std::string& name, const Tensor3& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::record(const std::string& name, const Tensor3& t) {
+  record_raw(name, shape_of(t), t.data());
+  if (opts_.html_file && rows_are_distributions(t)) html_views_.push_back({name, {}, {}, {t}, false});
+}
 void Narrator::record(const std::string& name, const Tensor4& t) { record_raw(name, shape_of(t), t.data()); }
 void Narrator::record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens) {
   recorder_.set_tokens(name, query_tokens, key_tokens);
@@ -116,7 +137,9 @@ void Narrator::show(const std::string& name, const Vec& v, const Labels& labels,
 
 void Narrator::show(const std::string& name, const Tensor3& t, const Labels& rows, const Labels& cols,
                     const std::string& caption, const std::string& slice_name) {
-  record(name, t);
+  record_raw(name, shape_of(t), t.data());
+  if (opts_.html_file && rows_are_distributions(t))
+    html_views_.push_back({caption.empty() ? name : name + ": " + caption, rows, cols, {t}, false});
   if (opts_.quiet) return;
   out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
   const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 4);

@@ -1,8 +1,10 @@
 // The narrator every chapter speaks through: a header naming the chapter, seed and BLAS kernel;
 // numbered steps ("Step 2/6") with the formula and its source; tensors printed with name, shape
 // and token labels (elided when large, --full shows all); heatmaps; tables; a "why" line per
-// step; a closing takeaway. Every shown tensor is recorded for --export. With --quiet only
-// results (tables marked as results, result lines, the takeaway) are printed.
+// step; a closing takeaway. Every shown tensor is recorded for --export; every heatmap, every
+// shown (heads, T_q, T_k) tensor whose rows are distributions and every attention_view() goes
+// into the --html page. With --quiet only results (tables marked as results, result lines, the
+// takeaway) are printed.
 #pragma once
 
 #include <cstdint>
