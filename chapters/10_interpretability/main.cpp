@@ -74,6 +74,14 @@ std::string meta(const Metadata& md, const std::string& key) {
   const auto it = md.find(key);
   return it == md.end() ? "?" : it->second;
 }
+// Cuts the last line (a heatmap's legend) off `block` and returns it.
+std::string without_last_line(std::string& block) {
+  while (!block.empty() && block.back() == '\n') block.pop_back();
+  const std::size_t cut = block.rfind('\n');
+  std::string last = cut == std::string::npos ? block : block.substr(cut + 1);
+  block = cut == std::string::npos ? "" : block.substr(0, cut + 1);
+  return last;
+}
 std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
 Mat per_head(const std::vector<HeadStat>& s, std::size_t layers, std::size_t heads, double HeadStat::*field) {
   Mat m = xt::zeros<float>({layers, heads});
@@ -102,28 +110,34 @@ int main(int argc, char** argv) {
     const std::size_t L = m.cfg.layers, H = m.cfg.heads;
     Rng eval_rng(2024);
     const InductionBatch eval = induction_batch(eval_rng, tc.task, eval_n);
+    Table summary({"claim", "measured here", "verdict"});
 
     // ---------------------------------------------------------------- 1. looking
-    nar.step("Looking: every layer × head", "P = softmax(QKᵀ/√d_h + M) per head", "Vig 2019 (BertViz)");
-    nar.result(fmt::format("induction model: 2-layer attention-only, d = {}, {} heads per layer, vocabulary {}, "
-                           "{} parameters", m.cfg.d_model, H, m.cfg.vocab, parameter_count(m)));
+    nar.step("Looking: every layer × head", "P = softmax(QKᵀ/√d_h + M)", "Vig 2019 (BertViz)");
+    nar.result(fmt::format("induction model: {} attention-only layers × {} heads, d = {}, vocabulary {}, {} parameters", L, H,
+                           m.cfg.d_model, m.cfg.vocab, parameter_count(m)));
     Rng show_rng(7);
-    const InductionBatch shown = induction_batch(show_rng, {tc.task.vocab, 16, 6, 6}, 1);
+    const InductionBatch shown = induction_batch(show_rng, {tc.task.vocab, 17, 6, 6}, 1);  // 17 > 16: 1-column cells
     const std::vector<int> seq = shown.sequence(0);
     const Labels toks = token_labels(seq);
     const std::vector<Tensor3> w = attn_only_weights(m, seq);
     nar.say(fmt::format("input: 6 random tokens, repeated: {}", fmt::join(toks, " ")));
+    std::string legend;
     for (std::size_t l = 0; l < L && !nar.quiet(); ++l) {
       std::vector<std::string> maps, titles;
       for (std::size_t h = 0; h < H; ++h) {
         HeatmapStyle hs;
         hs.vmin = 0.0;
         hs.vmax = 1.0;
-        maps.push_back(format_heatmap(slice_of(w[l], h), toks, toks, hs));
+        std::string map = format_heatmap(slice_of(w[l], h), h == 0 ? toks : Labels(toks.size(), ""),
+                                         Labels(toks.size(), ""), hs);
+        legend = without_last_line(map);
+        maps.push_back(map);
         titles.push_back(head_name(l, h));
       }
-      std::cout << side_by_side(maps, titles, 2);
+      std::cout << side_by_side(maps, titles, 1);
     }
+    nar.say(legend.substr(legend.find_first_not_of(' ')));
     const Tensor4 w4 = stack_layers(w);
     nar.record("attn_weights_induction", w4);
     nar.record_tokens("attn_weights_induction", toks, toks);
@@ -131,10 +145,10 @@ int main(int argc, char** argv) {
     nar.why("rows are queries, columns keys; a head is a pattern of where each position reads from.");
 
     // ---------------------------------------------------------------- 2. induction heads
-    nar.step("Induction heads", "prefix matching · copying", "Elhage et al. 2021; Olsson et al. 2022");
+    nar.step("Induction heads", "prefix matching, copying", "Elhage et al. 2021; Olsson et al. 2022");
     if (!a.curve.empty())
       nar.result(fmt::format("training loss ({} steps, every {}): {:.2f} {} {:.2f}", meta(a.md, "steps"), meta(a.md, "curve_every"),
-                             a.curve.front(), sparkline(a.curve, 60), a.curve.back()));
+                             a.curve.front(), sparkline(a.curve, 48), a.curve.back()));
     std::vector<std::vector<Tensor3>> ex;
     std::vector<std::vector<int>> ex_tokens;
     for (std::size_t s = 0; s < eval.batch; ++s) {
@@ -160,8 +174,17 @@ int main(int argc, char** argv) {
     nar.result(fmt::format("previous-token head {} (score {:.3f}); induction head {} (prefix matching {:.3f})",
                            head_name(0, prev_head), stats[prev_head].previous_token, head_name(1, ind_head),
                            stats[H + ind_head].prefix_matching));
-    nar.result(fmt::format("zeroing {} raises the second-repeat loss {:.3f} -> {:.3f}; zeroing {}: -> {:.3f}",
-                           head_name(0, prev_head), base.second, worst_prev, head_name(1, ind_head), worst_ind));
+    nar.result(fmt::format("second-repeat loss {:.3f}; with {} zeroed {:.3f} ({:+.3f}); with {} zeroed {:.3f} ({:+.3f})",
+                           base.second, head_name(0, prev_head), worst_prev, worst_prev - base.second,
+                           head_name(1, ind_head), worst_ind, worst_ind - base.second));
+    // K-composition: does the induction head need the previous-token head to find its key?
+    std::vector<std::vector<Tensor3>> ex_cut;
+    for (const auto& t : ex_tokens) ex_cut.push_back(attn_only_weights(m, t, {{0, prev_head, HeadEdit::zero, 1}}));
+    const double pm_cut = head_stats(ex_cut, ex_tokens, true)[H + ind_head].prefix_matching;
+    const bool composes = pm_cut < 0.5 * stats[H + ind_head].prefix_matching;
+    nar.result(fmt::format("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, prev_head),
+                           head_name(1, ind_head), stats[H + ind_head].prefix_matching, pm_cut,
+                           composes ? "it reads the head's output" : "it finds its key without it"));
     const Mat pm = per_head(head_stats({w}, {seq}, true), L, H, &HeadStat::prefix_matching);
     nar.record("prefix_matching", pm);
     nar.result(fmt::format("on the sequence drawn in step 1: prefix matching of {} = {:.4f}", head_name(1, ind_head),
@@ -170,12 +193,11 @@ int main(int argc, char** argv) {
     for (std::size_t l = 0; l < L; ++l)
       for (std::size_t h = 0; h < H; ++h) copying(l, h) = float(copying_score(ov_circuit(m, l, h)));
     nar.record("copying", copying);
-    nar.say("the chapter 09 language model: not available yet (its checkpoint has not shipped), so its scores are not shown.");
-    nar.why("the first repeat is noise; the second is predictable only by finding where the current token appeared before.");
+    nar.say("the chapter 09 language model: not available yet (no checkpoint shipped); not measured.");
+    nar.why("the first repeat is noise; the second is predictable by finding the token's earlier copy.");
 
     // ---------------------------------------------------------------- 3. claim 1
-    nar.step("Claim 1: shallow heads look near, deep heads far", "distance = Σ_j P_ij |i − j|",
-             "Clark et al. 2019; Dosovitskiy et al. 2021");
+    nar.step("Claim 1: shallow heads look near, deep far", "Σ_j P_ij |i − j|", "Dosovitskiy et al. 2021");
     const std::vector<LayerStat> by_layer = layer_means(stats);
     Table lt({"model", "layer", "mean distance", "entropy (nats)", "H / log n"});
     for (const LayerStat& s : by_layer)
@@ -187,13 +209,17 @@ int main(int argc, char** argv) {
     const bool grows = by_layer.back().distance > by_layer.front().distance;
     nar.result(fmt::format("verdict: distance {} with depth here ({:.2f} -> {:.2f} tokens)", grows ? "grows" : "does not grow",
                            by_layer.front().distance, by_layer.back().distance));
-    nar.say("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some far-looking heads");
-    nar.say("already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads in BERT's lower layers.");
+    summary.add({"1 distance grows with depth", fmt::format("{:.2f} -> {:.2f} tokens, layer 0 -> {}", by_layer.front().distance,
+                                                            by_layer.back().distance, L - 1),
+                 grows ? "holds" : "does not hold"});
+    nar.say("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some");
+    nar.say("far-looking heads already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads");
+    nar.say("in BERT's lower layers.");
     nar.say("the Transformer's encoder (chapter 08) and the chapter 09 LM: not available yet, not measured.");
-    nar.why("two layers is shallow, but the division of labour is sharp: the previous-token head looks 1 back.");
+    nar.why("two layers is shallow, but the labour is divided: the previous-token head looks 1 back.");
 
     // ---------------------------------------------------------------- 4. claim 2
-    nar.step("Claim 2: translation heads learn word alignments", "argmax_j α_ij == a(i)", "Bahdanau et al. 2014, Fig. 3");
+    nar.step("Claim 2: attention learns word alignments", "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const ChapterModel bah = chapter_model("01", "bahdanau", corpus, false, "", TrainConfig{});
     const std::vector<SentencePair> pairs(corpus.test.begin(), corpus.test.begin() + 150);
@@ -209,21 +235,25 @@ int main(int argc, char** argv) {
       HeatmapStyle hs;
       hs.vmin = 0.0;
       hs.vmax = 1.0;
-      std::cout << side_by_side({format_heatmap(align, ex_pair.tgt, ex_pair.src, hs), format_heatmap(truth, ex_pair.tgt, ex_pair.src, hs)},
-                                {"Bahdanau α (teacher-forced)", "true alignment"});
+      std::string left = format_heatmap(align, ex_pair.tgt, ex_pair.src, hs), right = format_heatmap(truth, ex_pair.tgt, ex_pair.src, hs);
+      without_last_line(right);
+      const std::string legend2 = without_last_line(left);
+      std::cout << side_by_side({left, right}, {"Bahdanau α (teacher-forced)", "true alignment"});
+      nar.say(legend2.substr(legend2.find_first_not_of(' ')));
     }
     Tensor3 align3 = Tensor3::from_shape({1, align.shape(0), align.shape(1)});
     std::copy(align.begin(), align.end(), align3.begin());
     nar.attention_view({"Bahdanau α (chapter 01)", ex_pair.tgt, ex_pair.src, {align3}, false});
-    nar.result(fmt::format("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on the aligned source word",
+    nar.result(fmt::format("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word",
                            100.0 * bah_acc, [&] { std::size_t n = 0; for (const auto& p : pairs) n += p.tgt.size(); return n; }()));
-    nar.result(fmt::format("verdict: {}", bah_acc >= 0.8 ? "holds for Bahdanau's attention (≥ 80%)"
-                                         : bah_acc >= 0.5 ? "partly: most words, not all" : "does not hold here"));
+    const std::string align_verdict = bah_acc >= 0.8 ? "holds" : bah_acc >= 0.5 ? "partly" : "does not hold";
+    nar.result(fmt::format("verdict: {} (holds: ≥ 80% of words; partly: ≥ 50%)", align_verdict));
+    summary.add({"2 attention aligns words", fmt::format("Bahdanau: {:.1f}% argmax hits", 100.0 * bah_acc), align_verdict});
     nar.say("the Transformer's cross-attention heads (chapter 08): not available yet, not measured.");
-    nar.why("the corpus generator knows which source word each target word translates, reorderings included.");
+    nar.why("the corpus generator knows which source word each target word translates, reorderings too.");
 
     // ---------------------------------------------------------------- 5. claim 3
-    nar.step("Claim 3: some heads collapse to uniform", "H_i / log n_i ≥ 0.95", "Clark et al. 2019 §3");
+    nar.step("Claim 3: some heads collapse to uniform", "H_i / log n_i ≥ 0.95", "Clark et al. 2019");
     std::vector<HeadEditSpec> flat;
     std::string flat_names;
     for (const HeadStat& s : stats)
@@ -231,10 +261,14 @@ int main(int argc, char** argv) {
         flat.push_back({s.layer, s.head, HeadEdit::zero, 1});
         flat_names += (flat_names.empty() ? "" : ", ") + fmt::format("{} ({:.3f})", head_name(s.layer, s.head), s.uniformity);
       }
-    std::string unif;
-    for (const HeadStat& s : stats) unif += fmt::format("{} {:.2f}  ", head_name(s.layer, s.head), s.uniformity);
-    nar.say("H / log n per head: " + unif);
+    for (std::size_t l = 0; l < L; ++l) {
+      std::string unif;
+      for (std::size_t h = 0; h < H; ++h) unif += fmt::format("  {} {:.2f}", head_name(l, h), stats[l * H + h].uniformity);
+      nar.say(fmt::format("H / log n, layer {}:{}", l, unif));
+    }
     const std::vector<int> pred = repeat_targets(eval, 0);
+    summary.add({"3 heads collapse to uniform", fmt::format("{} of {} heads within 5%", flat.size(), L * H),
+                 flat.empty() ? "not here" : "holds"});
     if (flat.empty()) {
       nar.result(fmt::format("verdict: no head is within 5% of uniform here (0 of {})", L * H));
     } else {
@@ -248,8 +282,7 @@ int main(int argc, char** argv) {
     nar.why("a uniform head averages its whole past: a bag of words, not a pointer.");
 
     // ---------------------------------------------------------------- 6. claim 4
-    nar.step("Claim 4: weights can be perturbed without changing the output", "TVD = ½ Σ|p − p'|",
-             "Jain & Wallace 2019 §4; Wiegreffe & Pinter 2019 §3");
+    nar.step("Claim 4: perturbed weights, same output", "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4");
     const OutputChange seeds = model_difference(a.model, b.model, eval.tokens, pred, eval.batch);
     const double seed_dloss = std::abs(seeds.loss_change);
     nar.result(fmt::format("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}", meta(a.md, "seed"),
@@ -265,50 +298,63 @@ int main(int argc, char** argv) {
           ++edits;
         }
     nar.table(pt, true);
-    nar.result(fmt::format("verdict: {} of {} single-head edits change the output less than a different seed does", below, edits));
+    nar.result(fmt::format("verdict: {} of {} single-head edits change the output less than another seed does", below, edits));
     if (below < edits)
       nar.result(fmt::format("the other {} change it more: those heads' weights carry the computation", edits - below));
-    nar.say("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly");
-    nar.say("unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the yardstick to judge that by.");
+    summary.add({"4 perturbing weights changes little", fmt::format("{} of {} edits below the seed TVD {:.3f}", below, edits, seeds.tvd),
+                 2 * below > edits ? "mostly holds" : 2 * below == edits ? "half" : "mostly does not"});
+    nar.say("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers'");
+    nar.say("outputs nearly unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the");
+    nar.say("yardstick to judge that by.");
     nar.why("if a head's weights can be shuffled freely, they cannot be what the prediction rests on.");
 
     // ---------------------------------------------------------------- 7. claim 5
-    nar.step("Claim 5: gradients show importance better than attention", "τ(attention, leave-one-out)",
-             "Jain & Wallace 2019 §4.1");
-    std::vector<std::vector<int>> seqs(ex_tokens.begin(), ex_tokens.begin() + std::ptrdiff_t(std::min<std::size_t>(32, ex_tokens.size())));
-    const ImportanceAgreement ag = importance_agreement(m, seqs, 5);
-    Table kt({"ranking", "Kendall τ vs leave-one-out", "vs gradient × input"});
+    nar.step("Claim 5: gradients beat attention", "Kendall τ vs leave-one-out", "Jain & Wallace 2019 §4.1");
+    // Query: the last token of the second repeat, whose one earlier copy's successor is the answer.
+    std::vector<std::vector<int>> seqs;
+    std::vector<std::size_t> queries;
+    for (std::size_t s = 0; s < std::min<std::size_t>(32, eval.batch); ++s) {
+      seqs.push_back(ex_tokens[s]);
+      queries.push_back(2 * eval.periods[s] - 2);
+    }
+    const ImportanceAgreement ag = importance_agreement(m, seqs, queries, 5);
+    Table kt({"ranking", "Kendall τ vs leave-one-out", "vs gradient × input", "top-1 = LOO's"});
     Vec tau = xt::zeros<float>({L});
     double best_attn = -1.0;
     for (std::size_t l = 0; l < L; ++l) {
-      kt.add({fmt::format("attention, layer {}", l), fmt::format("{:+.3f}", ag.attn_vs_loo[l]), fmt::format("{:+.3f}", ag.attn_vs_grad[l])});
+      kt.add({fmt::format("attention, layer {}", l), fmt::format("{:+.3f}", ag.attn_vs_loo[l]),
+              fmt::format("{:+.3f}", ag.attn_vs_grad[l]), fmt::format("{:.0f}%", 100.0 * ag.attn_top1[l])});
       tau(l) = float(ag.attn_vs_loo[l]);
       best_attn = std::max(best_attn, ag.attn_vs_loo[l]);
     }
-    kt.add({"gradient × input", fmt::format("{:+.3f}", ag.grad_vs_loo), "—"});
-    kt.add({"uniform attention", fmt::format("{:+.3f}", ag.uniform_vs_loo), "—"});
-    kt.add({"random scores", fmt::format("{:+.3f} ± {:.3f}", ag.random_vs_loo, ag.random_spread), "—"});
+    kt.add({"gradient × input", fmt::format("{:+.3f}", ag.grad_vs_loo), "—", fmt::format("{:.0f}%", 100.0 * ag.grad_top1)});
+    kt.add({"uniform attention", fmt::format("{:+.3f}", ag.uniform_vs_loo), "—", "—"});
+    kt.add({"random scores (± s.e.)", fmt::format("{:+.3f} ± {:.3f}", ag.random_vs_loo, ag.random_spread), "—", "—"});
     nar.table(kt, true);
     nar.record("kendall_tau", tau);
-    nar.result(fmt::format("over {} sequences, each predicting its last token from the {} before it", ag.sequences,
-                           tc.task.length - 1));
+    nar.result(fmt::format("over {} sequences, each at the last token of its second repeat (one earlier copy to find)",
+                           ag.sequences));
     nar.result(fmt::format("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f})",
                            ag.grad_vs_loo > best_attn ? "gradients agree with leave-one-out better"
                                                       : "attention agrees with leave-one-out at least as well",
                            ag.grad_vs_loo, best_attn));
-    nar.say("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings in BiLSTMs.");
-    nar.why("leave-one-out asks the model directly; attention and gradients are two cheaper guesses at the same answer.");
+    summary.add({"5 gradients beat attention", fmt::format("τ: gradient {:+.3f}, attention ≤ {:+.3f}", ag.grad_vs_loo, best_attn),
+                 ag.grad_vs_loo > best_attn ? "holds" : "does not hold"});
+    nar.say("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings");
+    nar.say("in BiLSTM classifiers, and a stronger one between gradients and leave-one-out.");
+    nar.why("leave-one-out asks the model directly; attention and gradients are two cheaper guesses at it.");
 
     // ---------------------------------------------------------------- 8. summary
-    nar.step("What held here");
-    nar.say("use the --html page (or BertViz with the export, see README) to look at every head yourself.");
+    nar.step("What held here", "", "on this course's models");
+    nar.table(summary, /*as_result=*/true);
+    nar.say("to look at every head yourself: --html FILE (offline), or BertViz with --export (see README).");
     nar.takeaway({
-        fmt::format("Induction heads: {} (previous token) feeds {} (prefix matching {:.2f}); second-repeat loss {:.3f}, "
-                    "{:.3f} / {:.3f} with either zeroed.", head_name(0, prev_head), head_name(1, ind_head),
-                    stats[H + ind_head].prefix_matching, base.second, worst_prev, worst_ind),
+        fmt::format("Induction: {} (previous token) {} {} (prefix matching {:.2f}).", head_name(0, prev_head),
+                    composes ? "feeds" : "and", head_name(1, ind_head), stats[H + ind_head].prefix_matching),
+        fmt::format("Second-repeat loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed.", base.second, worst_prev,
+                    head_name(0, prev_head), worst_ind, head_name(1, ind_head)),
         fmt::format("Alignment: Bahdanau's argmax hits the true source word for {:.1f}% of target words.", 100.0 * bah_acc),
-        fmt::format("Perturbation: {} of {} single-head edits move the output less than a model from another seed does.",
-                    below, edits),
+        fmt::format("Perturbation: {} of {} single-head edits move the output less than another seed does.", below, edits),
     });
   });
 }

@@ -331,8 +331,10 @@ TEST_CASE("studies: head stats by layer, edits vs unchanged model, importance ag
   CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));  // mean over heads of rows that sum to 1
   CHECK(ti.grad_input.size() == 11);
   CHECK(ti.leave_one_out.size() == 11);
-  const ImportanceAgreement ag = importance_agreement(m, {b.sequence(0), b.sequence(1)}, 1);
+  const ImportanceAgreement ag = importance_agreement(m, {b.sequence(0), b.sequence(1)}, {10, 6}, 1);
   CHECK(ag.sequences == 2);
+  for (double t : ag.attn_top1) CHECK((t >= 0.0 && t <= 1.0));
+  CHECK_THROWS_AS(importance_agreement(m, {b.sequence(0)}, {}, 1), std::invalid_argument);
   CHECK(ag.uniform_vs_loo == 0.0);
   for (double t : ag.attn_vs_loo) CHECK((t >= -1.0 && t <= 1.0));
 }

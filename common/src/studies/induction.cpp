@@ -112,9 +112,10 @@ Mat ov_circuit(const AttnOnly& m, std::size_t layer, std::size_t head) {
   return matmul(matmul(ev, wo), m.w_u);                                               // (V, V)
 }
 
-std::vector<Tensor3> attn_only_weights(const AttnOnly& m, const std::vector<int>& tokens) {
+std::vector<Tensor3> attn_only_weights(const AttnOnly& m, const std::vector<int>& tokens,
+                                       const std::vector<HeadEditSpec>& edits) {
   AttnOnlyCache cache;
-  attn_only_forward(cache, m, tokens, std::vector<int>(tokens.size(), -1), 1);
+  attn_only_forward(cache, m, tokens, std::vector<int>(tokens.size(), -1), 1, edits);
   std::vector<Tensor3> out;
   for (const auto& a : cache.attn) out.push_back(xt::view(a.weights, 0, xt::all(), xt::all(), xt::all()));
   return out;

@@ -157,21 +157,37 @@ TokenImportance token_importance(const AttnOnly& m, const std::vector<int>& toke
   return r;
 }
 
+namespace {
+std::size_t argmax(const std::vector<double>& v) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+}  // namespace
+
 ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<std::vector<int>>& sequences,
-                                         std::uint64_t seed) {
+                                         const std::vector<std::size_t>& queries, std::uint64_t seed) {
+  if (queries.size() != sequences.size())
+    throw std::invalid_argument("importance_agreement: one query position per sequence");
   ImportanceAgreement a;
   a.attn_vs_loo.assign(m.cfg.layers, 0.0);
   a.attn_vs_grad.assign(m.cfg.layers, 0.0);
+  a.attn_top1.assign(m.cfg.layers, 0.0);
   Rng rng(seed);
   std::vector<double> random_taus;
-  for (const auto& seq : sequences) {
-    if (seq.size() < 3) continue;
-    const std::size_t q = seq.size() - 2;
-    const TokenImportance ti = token_importance(m, seq, q, seq.back());
+  for (std::size_t s = 0; s < sequences.size(); ++s) {
+    const auto& seq = sequences[s];
+    const std::size_t q = queries[s];
+    if (q < 1 || q + 1 >= seq.size()) continue;  // a query needs a past and a next token
+    const TokenImportance ti = token_importance(m, seq, q, seq[q + 1]);
+    const std::size_t top = argmax(ti.leave_one_out);
     for (std::size_t l = 0; l < m.cfg.layers; ++l) {
       a.attn_vs_loo[l] += kendall_tau(ti.attention[l], ti.leave_one_out);
       a.attn_vs_grad[l] += kendall_tau(ti.attention[l], ti.grad_input);
+      a.attn_top1[l] += argmax(ti.attention[l]) == top;
     }
+    a.grad_top1 += argmax(ti.grad_input) == top;
     a.grad_vs_loo += kendall_tau(ti.grad_input, ti.leave_one_out);
     a.uniform_vs_loo += kendall_tau(std::vector<double>(q + 1, 1.0 / double(q + 1)), ti.leave_one_out);
     std::vector<double> noise(q + 1);
@@ -183,13 +199,15 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
   const double n = double(a.sequences);
   for (auto& x : a.attn_vs_loo) x /= n;
   for (auto& x : a.attn_vs_grad) x /= n;
+  for (auto& x : a.attn_top1) x /= n;
+  a.grad_top1 /= n;
   a.grad_vs_loo /= n;
   a.uniform_vs_loo /= n;
   double mean = 0.0, var = 0.0;
   for (double x : random_taus) mean += x / n;
   for (double x : random_taus) var += (x - mean) * (x - mean) / n;
   a.random_vs_loo = mean;
-  a.random_spread = std::sqrt(var);
+  a.random_spread = std::sqrt(var / n);
   return a;
 }
 

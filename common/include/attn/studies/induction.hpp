@@ -65,7 +65,9 @@ RepeatLosses repeat_losses(const AttnOnly& m, const InductionBatch& b, const std
 // Elhage et al.'s OV circuit of head h in layer l, direct path: W_E·W_V^h·W_O^h·W_U (V × V).
 Mat ov_circuit(const AttnOnly& m, std::size_t layer, std::size_t head);
 
-// Per layer (H, T, T) weights of sequence b of a batch (one forward pass, no edits).
-std::vector<Tensor3> attn_only_weights(const AttnOnly& m, const std::vector<int>& tokens);
+// Per layer (H, T, T) weights of one sequence (one forward pass, with `edits` applied on the way:
+// an edited head shows its edited weights, and later layers see its changed output).
+std::vector<Tensor3> attn_only_weights(const AttnOnly& m, const std::vector<int>& tokens,
+                                       const std::vector<HeadEditSpec>& edits = {});
 
 }  // namespace attn

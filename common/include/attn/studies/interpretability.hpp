@@ -72,14 +72,16 @@ struct TokenImportance {
 TokenImportance token_importance(const AttnOnly& m, const std::vector<int>& tokens, std::size_t query, int target);
 struct ImportanceAgreement {
   std::vector<double> attn_vs_loo, attn_vs_grad;  // per layer: mean Kendall τ over the sequences
+  std::vector<double> attn_top1;                  // per layer: share whose largest weight is LOO's top token
+  double grad_top1 = 0.0;                         // the same for gradient × input
   double grad_vs_loo = 0.0;
   double uniform_vs_loo = 0.0;  // uniform attention: τ_b = 0 (it ranks nothing)
   double random_vs_loo = 0.0;   // random scores: mean τ (chance)
-  double random_spread = 0.0;   // standard deviation of that τ over the sequences
+  double random_spread = 0.0;   // standard error of that mean (sd over the sequences / √n)
   std::size_t sequences = 0;
 };
-// For each sequence of the batch: query = its second-to-last position, target = its last token.
+// For each sequence s: the loss of predicting sequences[s][queries[s] + 1] at position queries[s].
 ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<std::vector<int>>& sequences,
-                                         std::uint64_t seed);
+                                         const std::vector<std::size_t>& queries, std::uint64_t seed);
 
 }  // namespace attn
