@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
       }
       std::cout << side_by_side(maps, titles, 1);
     }
-    nar.say(legend.substr(legend.find_first_not_of(' ')));
+    if (!legend.empty()) nar.say(legend.substr(legend.find_first_not_of(' ')));
     const Tensor4 w4 = stack_layers(w);
     nar.record("attn_weights_induction", w4);
     nar.record_tokens("attn_weights_induction", toks, toks);
