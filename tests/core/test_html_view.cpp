@@ -11,41 +11,20 @@
 #include <sstream>
 
 #include "attn/present/html_view.hpp"
+#include "head_view_sample.hpp"
 #include "attn/present/narrate.hpp"
 
 using namespace attn;
+using head_view_sample::count;
+using head_view_sample::sample_set;
 namespace fs = std::filesystem;
 
 namespace {
-// Two layers × three heads over 5 tokens: head 0 the identity, head 1 previous-token, head 2
-// all on the first token; layer 1 the same shifted (for a visible layer switch).
-AttentionSet sample_set() {
-  AttentionSet s;
-  s.name = "sample";
-  s.query_tokens = s.key_tokens = {"the", "cat", "<sat>", "on", "mats"};
-  s.causal = true;
-  for (std::size_t l = 0; l < 2; ++l) {
-    Tensor3 t = xt::zeros<float>({3, 5, 5});
-    for (std::size_t i = 0; i < 5; ++i) {
-      t(0, i, i) = 1.0f;
-      t(1, i, i ? i - 1 : 0) = 1.0f;
-      t(2, i, l) = i >= l ? 1.0f : 0.0f;
-      if (i < l) t(2, i, 0) = 1.0f;
-    }
-    s.layers.push_back(t);
-  }
-  return s;
-}
 std::string slurp(const fs::path& p) {
   std::ifstream f(p);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
 }
 }  // namespace
 
