@@ -103,8 +103,11 @@ int main(int argc, char** argv) {
     nar.table(length_table(results), /*as_result=*/true);
     if (!nar.quiet()) std::cout << bleu_chart(results);
     const double first = r.buckets.front().bleu, last = r.buckets.back().bleu;
-    nar.result(fmt::format("BLEU {} (5-10) -> {} (51-60): {:.0f}% lower", format_score(first), format_score(last),
-                           100.0 * (1.0 - last / first)));
+    // A relative drop needs a positive, finite starting BLEU (an all-zero model scores 0 everywhere).
+    const bool drop_known = std::isfinite(first) && std::isfinite(last) && first > 0.0;
+    const std::string drop = drop_known ? fmt::format("{:.0f}% lower", 100.0 * (1.0 - last / first))
+                                        : "no relative drop: short sentences already score 0";
+    nar.result(fmt::format("BLEU {} (5-10) -> {} (51-60): {}", format_score(first), format_score(last), drop));
     nar.say("articles: BLEU 35.2 at length 10 -> 18.7 at length 50 (no source given); Bahdanau et al. 2014, Table 1: "
             "RNNenc-50 17.82 BLEU on all test sentences (RNNsearch-50: 26.75).");
     nar.why("token accuracy counts words in the right place: fluent output with the wrong words still earns n-gram credit.");
@@ -129,14 +132,14 @@ int main(int argc, char** argv) {
     nar.why("c is written last by the encoder and read first by the decoder: by the time it has to say word 1, word 1 "
             "passed through S GRU steps, overwritten by everything after it.");
 
-    if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.step("What the attention chapters change", "c  →  c_i = Σ_j α_ij h_j");
     nar.say("chapter 01 keeps every h_j and lets each decoder step choose its own mixture of them.");
     nar.takeaway({
         fmt::format("One fixed vector (c = h_S, {} numbers) carries short sentences: BLEU {} at 5-10 words.",
                     c.size(), format_score(first)),
-        fmt::format("It collapses as sentences grow: BLEU {} at 51-60 words ({:.0f}% lower), exact match {}% -> {}%.",
-                    format_score(last), 100.0 * (1.0 - last / first), format_score(r.buckets.front().exact),
+        fmt::format("It collapses as sentences grow: BLEU {} at 51-60 words ({}), exact match {}% -> {}%.",
+                    format_score(last), drop, format_score(r.buckets.front().exact),
                     format_score(r.buckets.back().exact)),
         "The loss is where the vector must remember longest: the first words of long sentences (table above).",
     });

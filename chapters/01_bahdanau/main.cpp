@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attn/attention/alignment.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -97,19 +98,14 @@ int main(int argc, char** argv) {
     nar.why("each step gets a fresh context: a 60-word sentence no longer has to fit in one vector.");
 
     nar.step("The whole alignment", "A = (α_ij)  target × source");
-    Mat align = Mat::from_shape({tr.tape.steps.size(), ex.src.size()});
-    for (std::size_t r = 0; r < tr.tape.steps.size(); ++r)
-      for (std::size_t j = 0; j < ex.src.size(); ++j) align(r, j) = tr.tape.steps[r].bahdanau.alpha(0, j);
-    nar.heatmap("alignment", align, out_words, ex.src, "rows: output words, columns: source words", {0.0, 1.0});
-    std::size_t off = 0, agree = 0;
-    for (std::size_t r = 0; r < ex.tgt.size() && r < tr.ids.size(); ++r) {
-      std::size_t arg = 0;
-      for (std::size_t j = 0; j < ex.src.size(); ++j) if (align(r, j) > align(r, arg)) arg = j;
-      agree += arg == std::size_t(ex.alignment[r]);
-      off += arg != r;
-    }
+    nar.heatmap("alignment", tr.alignment, out_words, ex.src, "rows: output words, columns: source words", {0.0, 1.0});
+    std::vector<int> looks = argmax_alignment(tr.alignment);  // the rows of the words written (not <eos>)
+    looks.resize(std::min(looks.size(), tr.ids.size()));
+    const AlignmentScore agree = alignment_hits(looks, ex.alignment);
+    std::size_t off = 0;
+    for (std::size_t r = 0; r < looks.size() && r < ex.tgt.size(); ++r) off += looks[r] != int(r);
     nar.result(fmt::format("{} of {} output words look hardest at the source word they translate; {} of them off the diagonal",
-                           agree, ex.tgt.size(), off));
+                           agree.hits, agree.total, off));
     nar.why("adjectives follow their noun and verbs go to the end of their clause: the bright cells step off the diagonal there.");
 
     nar.step("BLEU by sentence length, beside chapter 00", "same test split, greedy decoding");
@@ -122,7 +118,7 @@ int main(int argc, char** argv) {
                            format_score(b0), format_score(b5), 100.0 * (1.0 - b5 / b0), format_score(n5), b5 - n5));
     nar.say("articles: attention restores BLEU 28.5 at length 50 (no source given); Bahdanau et al. 2014, Table 1: "
             "RNNsearch-50 26.75 vs RNNenc-50 17.82 BLEU (all sentences); their Fig. 2: RNNsearch-50 holds its BLEU as sentences grow while RNNenc falls.");
-    if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.why("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector.");
 
     nar.step("What attention costs", "O(S) score evaluations per output word");

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attn/attention/alignment.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -105,28 +106,19 @@ int main(int argc, char** argv) {
              fmt::format("the local-p model at step {}: p_t = {:.2f}, D = {}, σ = D/2", tl + 1,
                          double(tp.tape.steps[tl].luong.p(0)), lp.cfg.luong.half_width));
     Mat positions = Mat::from_shape({tp.tape.steps.size(), std::size_t(2)});
-    Mat lp_align = Mat::from_shape({tp.tape.steps.size(), ex.src.size()});
     Labels lp_out;
     for (std::size_t r = 0; r < tp.tape.steps.size(); ++r) {
       positions(r, 0) = tp.tape.steps[r].luong.p(0);
       positions(r, 1) = r < ex.alignment.size() ? float(ex.alignment[r]) : float(ex.src.size());
-      for (std::size_t j = 0; j < ex.src.size(); ++j) lp_align(r, j) = tp.tape.steps[r].luong.alpha(0, j);
       lp_out.push_back(r < tp.ids.size() ? tv.token(tp.ids[r]) : "<eos>");
     }
     nar.show("local_p_positions", positions, lp_out, {"p_t", "true s"}, "predicted centre vs the source word translated (0-based)");
-    nar.heatmap("local_p_alignment", lp_align, lp_out, ex.src, "the local-p model's α (rows: output words)", {0.0, 1.0});
-    auto hits = [&](const DecodeTrace& d) {  // output words whose largest α is on the word they translate
-      std::size_t n = 0;
-      for (std::size_t r = 0; r < ex.tgt.size() && r < d.tape.steps.size(); ++r) {
-        const Mat& a = d.tape.steps[r].luong.alpha;
-        std::size_t arg = 0;
-        for (std::size_t j = 0; j < ex.src.size(); ++j) if (a(0, j) > a(0, arg)) arg = j;
-        n += arg == std::size_t(ex.alignment[r]);
-      }
-      return n;
-    };
+    nar.heatmap("local_p_alignment", tp.alignment, lp_out, ex.src, "the local-p model's α (rows: output words)", {0.0, 1.0});
+    // output words whose largest α is on the word they translate
+    const AlignmentScore hits_lp = alignment_hits(tp.alignment, ex.alignment);
+    const AlignmentScore hits_general = alignment_hits(general_trace.alignment, ex.alignment);
     nar.result(fmt::format("largest α on the word being translated: local-p {} of {}, global general {} of {} output words",
-                           hits(tp), ex.tgt.size(), hits(general_trace), ex.tgt.size()));
+                           hits_lp.hits, hits_lp.total, hits_general.hits, hits_general.total));
     nar.why("local attention looks at 2D + 1 words; local-m assumes monotonic order, local-p learns where to look — "
             "which the reorderings here require.");
 
@@ -141,7 +133,7 @@ int main(int argc, char** argv) {
     for (std::size_t b = 0; b < results[1].second.buckets.size(); ++b)
       worst_gap = std::max(worst_gap, std::abs(results[1].second.buckets[b].bleu - results[3].second.buckets[b].bleu));
     nar.result(fmt::format("global-general vs Bahdanau: largest gap in any bucket {:.1f} BLEU", worst_gap));
-    if (nar.options().export_dir) write_results_json(*nar.options().export_dir, results);
+    nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.why("all four models share the encoder, sizes, data, steps and seed; only the attention differs.");
 
     nar.step("Cost of one score function", "time per call: scores + softmax + context, B = 1");

@@ -105,16 +105,26 @@ int main(int argc, char** argv) {
     MultiHeadCacheT<float> cache;
     multi_head_forward(layer_out, cache, x3, x3, p);
     nar.result(fmt::format("max |output − training layer's multi_head_forward| = {:.1e}", max_abs_diff(t.output, slice_of(layer_out, 0))));
-    if (const auto gx = find_data_file("golden/mha/X.npy")) {
-      auto gm = [](const char* n) { return npy_to_mat(read_npy(*find_data_file(fmt::format("golden/mha/{}.npy", n))), n); };
-      auto gv = [](const char* n) { return npy_to_vec(read_npy(*find_data_file(fmt::format("golden/mha/{}.npy", n))), n); };
+    if (const auto gx_path = find_data_file("golden/mha/X.npy")) {
+      // The whole set comes from X.npy's folder; each file is shape-checked under its own name.
+      const std::string dir = gx_path->substr(0, gx_path->size() - std::string("X.npy").size());
+      auto golden = [&](const char* n, std::vector<std::size_t> shape) {
+        const std::string path = dir + n + ".npy";
+        NpyArray a = read_npy(path);
+        expect_npy_shape(a, shape, path);
+        return a;
+      };
+      auto gm = [&](const char* n, std::size_t rows) { return npy_to_mat(golden(n, {rows, 16}), n); };
+      auto gv = [&](const char* n) { return npy_to_vec(golden(n, {16}), n); };
+      const Mat gx = gm("X", kAnyDim);
+      if (gx.shape(0) == 0) throw NpyError(dir + "X.npy: holds no tokens (shape (0, 16))");
       MultiHead g;
       g.n_heads = g.n_kv_heads = 4;
-      g.w_q = gm("W_Q"), g.w_k = gm("W_K"), g.w_v = gm("W_V"), g.w_o = gm("W_O");
+      g.w_q = gm("W_Q", 16), g.w_k = gm("W_K", 16), g.w_v = gm("W_V", 16), g.w_o = gm("W_O", 16);
       g.b_q = gv("b_Q"), g.b_k = gv("b_K"), g.b_v = gv("b_V"), g.b_o = gv("b_O");
-      const Mat want = gm("output");
+      const Mat want = gm("output", gx.shape(0));
       nar.result(fmt::format("PyTorch parity: nn.MultiheadAttention (16 wide, 4 heads, biases) vs ours on the golden "
-                             "inputs: max |diff| = {:.1e} (data/golden/mha)", max_abs_diff(multi_head_trace(gm("X"), g).output, want)));
+                             "inputs: max |diff| = {:.1e} (data/golden/mha)", max_abs_diff(multi_head_trace(gx, g).output, want)));
     }
     nar.why("concatenation alone would keep heads apart; W_O is where their findings are combined.");
 

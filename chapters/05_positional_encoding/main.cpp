@@ -5,6 +5,7 @@
 //   build/bin/05_positional_encoding --export out   also writes every tensor as .npy + manifest.json
 // Export names: X X_swapped output output_swapped sinusoidal_pe sinusoidal_shift pe_similarity
 // learned_pe rope_cos rope_sin q k q_rot k_rot rope_bound alibi_slopes alibi_bias alibi_bias_head1.
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -37,7 +38,12 @@ int main(int argc, char** argv) {
         return n >= 2 && n <= 12 ? std::string() : fmt::format("needs 2 to 12 words, got {}", n);
       });
   ch.app().add_option("--d-model", d_model, "embedding size (even)")->capture_default_str()
-      ->check(CLI::Range(4, 64) & CLI::Validator([](std::string& s) { return std::stoul(s) % 2 == 0 ? "" : "must be even"; }, "EVEN"));
+      ->check(CLI::Range(4, 64) & CLI::Validator([](std::string& s) {
+        // Only judges numbers; anything else is CLI::Range's to reject (never throws: exit 2).
+        std::size_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size() && v % 2 != 0 ? "must be even" : "";
+      }, "EVEN"));
   ch.app().add_option("--positions", positions, "length of the position tables shown")->capture_default_str()->check(CLI::Range(12, 256));
   ch.app().add_option("--heads", heads, "ALiBi heads")->capture_default_str()->check(CLI::Range(1, 64));
   bool train = false;
@@ -192,11 +198,14 @@ int main(int argc, char** argv) {
         nar.say(fmt::format("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), xcfg.steps,
                             final_loss, file));
       } else {
-        const auto path = find_data_file(file);
-        if (!path) throw std::runtime_error("no checkpoint " + file + " (run with --train to make it)");
-        load_checkpoint(*path, model.registry());
+        load_checkpoint(require_data_file(file), model.registry(), false, nullptr,
+                        {{"encoding", position_encoding_name(e)}});
       }
       results.push_back(extrapolation_table_row(model, xcfg));
+      for (const ExtrapolationResult& r : results.back())  // no verdict from a NaN or ±inf figure
+        if (r.available && !(std::isfinite(r.loss) && std::isfinite(r.accuracy)))
+          throw std::runtime_error(fmt::format("{}: {} loss {} is not finite; no verdict can be drawn from it", file,
+                                               position_encoding_name(e), r.loss));
     }
     Table xt_tbl({"encoding", "loss L", "acc L", "loss 2L", "acc 2L", "loss 4L", "acc 4L"});
     for (std::size_t i = 0; i < results.size(); ++i) {

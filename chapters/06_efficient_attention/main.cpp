@@ -44,7 +44,12 @@ int main(int argc, char** argv) {
   ch.app().add_option("--window", sweep_cfg.window, "window half-width w of the sweep (2w − 1 keys)")->capture_default_str()
       ->check(CLI::Range(1, 4096));
   ch.app().add_option("--max-full-mib", sweep_cfg.max_full_mib, "skip full attention when scores + weights need more")
-      ->capture_default_str()->check(CLI::Range(1.0, 1e6));
+      ->capture_default_str()
+      ->check(CLI::Validator([](std::string& s) {  // CLI::Range lets nan through (every comparison is false)
+        double x = 0.0;
+        try { x = std::stod(s); } catch (const std::exception&) { return std::string(); }  // Range reports it
+        return std::isfinite(x) ? std::string() : "must be a finite number";
+      }, "FINITE") & CLI::Range(1.0, 1e6));
   ch.app().add_option("--decode-steps", decode_steps, "tokens generated in the KV-cache step")->capture_default_str()
       ->check(CLI::Range(8, 4096));
   ch.set_question("Question: exact attention costs n² — what do window, sparse, linear and tiled attention buy, and at what error?");

@@ -75,7 +75,7 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   pause_if_asked();
   ++step_;
   if (opts_.quiet) return;
-  std::string left = fmt::format("Step {}/{}  {}", step_, total_steps_, title);
+  std::string left = escape_control(fmt::format("Step {}/{}  {}", step_, total_steps_, title));
   if (!formula.empty()) left += "  " + formula;
   if (opts_.color) left = "\x1b[1m" + left + "\x1b[0m";
   const std::size_t used = display_width(left) + display_width(source);
@@ -85,14 +85,14 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
 }
 
 void Narrator::say(const std::string& text) {
-  if (!opts_.quiet) out_ << "  " << text << "\n";
+  if (!opts_.quiet) out_ << "  " << escape_control(text) << "\n";
 }
 
 void Narrator::why(const std::string& text) {
-  if (!opts_.quiet) out_ << "  why: " << text << "\n";
+  if (!opts_.quiet) out_ << "  why: " << escape_control(text) << "\n";
 }
 
-void Narrator::result(const std::string& text) { out_ << "  " << text << "\n"; }
+void Narrator::result(const std::string& text) { out_ << "  " << escape_control(text) << "\n"; }
 
 void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
   recorder_.add(name, shape, data, step_);
@@ -117,7 +117,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
                     const std::string& caption) {
   record(name, m);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   MatrixStyle style;
   style.full = opts_.full;
   out_ << format_matrix(m, rows, cols, style);
@@ -126,7 +126,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
 void Narrator::show(const std::string& name, const Vec& v, const Labels& labels, const std::string& caption) {
   record(name, v);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   Mat row = xt::zeros<float>({std::size_t(1), v.size()});
   for (std::size_t j = 0; j < v.size(); ++j) row(0, j) = v(j);
   MatrixStyle style;
@@ -141,7 +141,7 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
   if (opts_.html_file && rows_are_distributions(t))
     html_views_.push_back({caption.empty() ? name : name + ": " + caption, rows, cols, {t}, false});
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 4);
   MatrixStyle style;
   style.full = opts_.full;
@@ -162,7 +162,7 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
   }
   if (opts_.quiet) return;
   style.color = opts_.color;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   out_ << format_heatmap(m, rows, cols, style);
 }
 
@@ -173,7 +173,7 @@ void Narrator::table(const Table& t, bool as_result) {
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {
   out_ << "\n" << (opts_.color ? "\x1b[1mTakeaway\x1b[0m" : "Takeaway") << "\n";
-  for (const auto& l : lines) out_ << "  • " << l << "\n";
+  for (const auto& l : lines) out_ << "  • " << escape_control(l) << "\n";
 }
 
 void Narrator::finish() {
@@ -183,7 +183,7 @@ void Narrator::finish() {
     throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
-    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << *opts_.export_dir << "\n";
+    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << escape_control(*opts_.export_dir) << "\n";
   }
   if (opts_.html_file) {
     if (html_views_.empty()) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/terminal.hpp"
 
@@ -62,8 +63,7 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
   return out;
 }
 
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
-  namespace fs = std::filesystem;
+std::string results_json(const std::vector<NamedResult>& models) {
   nlohmann::ordered_json j;
   for (const char* key : {"bleu_by_length", "exact_match_by_length", "token_accuracy_by_length"})
     j[key] = nlohmann::ordered_json::object();
@@ -74,11 +74,16 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
       j["exact_match_by_length"][name][b.bucket.label()] = std::stod(format_score(b.exact));
       j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
     }
+  return j.dump(2) + "\n";
+}
+
+void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
+  namespace fs = std::filesystem;
   fs::create_directories(dir);
   const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
   {
     std::ofstream f(tmp);
-    f << j.dump(2) << "\n";
+    f << results_json(models);
     if (!f) throw std::runtime_error(target.string() + ": cannot write");
   }
   fs::rename(tmp, target);
@@ -87,7 +92,10 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
 ChapterModel chapter_model(const std::string& chapter, const std::string& name, const ToyCorpus& corpus, bool train,
                            const std::string& checkpoint, const TrainConfig& tc, bool progress) {
   ChapterModel cm;
-  cm.path = checkpoint.empty() ? shipped_checkpoint(chapter, name) : checkpoint;
+  // A shipped checkpoint that cannot be found is an installation problem: say where we looked.
+  cm.path = !checkpoint.empty() ? checkpoint
+            : train             ? shipped_checkpoint(chapter, name)
+                                : require_data_file("ch" + chapter + "/" + name + ".safetensors");
   const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
   if (!train) {
     cm.model = load_seq2seq(cm.path, name, vs, vt, &cm.metadata);

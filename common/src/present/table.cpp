@@ -24,6 +24,7 @@ Table& Table::add(std::vector<std::string> row) {
   if (row.size() != header_.size())
     throw std::invalid_argument("Table::add: row has " + std::to_string(row.size()) + " cells, header has " +
                                 std::to_string(header_.size()));
+  for (auto& cell : row) cell = escape_control(cell, /*keep_newlines=*/false);  // cells may quote input
   rows_.push_back(std::move(row));
   return *this;
 }

@@ -35,6 +35,52 @@ bool is_zero_width(char32_t cp) { return (cp >= 0x300 && cp <= 0x36F) || cp == 0
 
 }  // namespace
 
+std::string escape_control(const std::string& s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && !(keep_newlines && (c == '\n' || c == '\t'))) || c == 0x7f)
+        out += fmt::format("\\x{:02x}", c);
+      else
+        out += char(c);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (no overlongs, surrogates or values past U+10FFFF) is kept,
+    // except the C1 controls U+0080–U+009F; anything else is shown byte by byte.
+    const int extra = (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    bool ok = extra > 0;
+    char32_t cp = extra == 1 ? (c & 0x1F) : extra == 2 ? (c & 0x0F) : (c & 0x07);
+    for (int k = 1; ok && k <= extra; ++k) {
+      if (i + std::size_t(k) >= s.size()) {
+        ok = false;
+        break;
+      }
+      const auto b = static_cast<unsigned char>(s[i + std::size_t(k)]);
+      if ((b & 0xC0) != 0x80) ok = false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (ok) {
+      const char32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+      ok = cp >= min_cp[extra] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (!ok) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (cp >= 0x80 && cp <= 0x9F) {
+      out += fmt::format("\\u{:04x}", unsigned(cp));
+      i += std::size_t(extra) + 1;
+    } else {
+      out.append(s, i, std::size_t(extra) + 1);
+      i += std::size_t(extra) + 1;
+    }
+  }
+  return out;
+}
+
 std::size_t display_width(const std::string& s) {
   std::size_t w = 0, i = 0;
   while (i < s.size()) {
@@ -107,7 +153,7 @@ std::vector<std::size_t> visible(std::size_t n, std::size_t max, bool full) {
 }
 
 std::string label_or_index(const Labels& labels, std::size_t i) {
-  return i < labels.size() ? labels[i] : std::to_string(i);
+  return i < labels.size() ? escape_control(labels[i], /*keep_newlines=*/false) : std::to_string(i);
 }
 
 }  // namespace

@@ -15,17 +15,6 @@
 
 namespace attn {
 
-long long available_memory_bytes() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) return -1;
-  char line[256];
-  long long kib = -1;
-  while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
-  std::fclose(f);
-  return kib < 0 ? -1 : kib * 1024;
-}
-
 AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::size_t d, std::size_t heads,
                                   bool causal, double sgemm, const AttentionBenchOptions& opts) {
   AttentionBenchRow row;

@@ -29,6 +29,9 @@ class ChapterApp {
   int run(int argc, char** argv, const std::function<void(Narrator&)>& body);
   // The question shown under the header.
   void set_question(std::string q) { question_ = std::move(q); }
+  // For fuzz/fuzz_options.cpp: run() stops after parsing and checking the command line (exit
+  // status as usual, nothing created on disk, the chapter body never runs).
+  static inline bool parse_only = false;
 
  private:
   ChapterInfo info_;

@@ -63,6 +63,8 @@ class Narrator {
   // The tokens an exported tensor's axes carry, written beside it in manifest.json.
   void record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
 
+  // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
+  void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
   // The closing lines: what was measured and what it means (always printed).

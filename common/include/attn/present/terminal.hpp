@@ -10,6 +10,12 @@
 
 namespace attn {
 
+// Untrusted text (file names, checkpoint metadata, --sentence) made safe to print: control
+// characters become visible escapes — C0 bytes as \x1b, DEL as \x7f, C1 code points as \u009b,
+// bytes that are not valid UTF-8 as \xff — so an ESC sequence cannot clear the screen or move
+// the cursor. '\n' and '\t' are kept when keep_newlines (running text), escaped otherwise (labels).
+std::string escape_control(const std::string& s, bool keep_newlines = true);
+
 // Columns a UTF-8 string occupies in a terminal (East Asian wide characters count 2).
 std::size_t display_width(const std::string& s);
 // Pad (or cut, ending with '…') to exactly `width` columns; right-aligned when right = true.

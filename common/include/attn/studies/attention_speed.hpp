@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/attention/fast_attention.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -39,7 +40,7 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
 // One CUDA kernel at one size, as chapter 11's GPU step measured it (a copy of
 // attn::cuda::GpuBenchRow, which attn_core cannot see: the CUDA library is optional).
 struct GpuAttentionRow {
-  std::string kernel;        // "naive" | "flash_fp32" | "flash_bf16" | "backward_fp32"
+  std::string kernel;        // "naive", "flash_fp32", "flash_bf16", "flash_hopper", "backward_fp32", "backward_bf16"
   std::size_t n = 0, d = 0, bh = 0;
   bool causal = false;
   double tflops = 0.0;
@@ -58,7 +59,6 @@ std::string attention_bench_json(const std::string& blas_kernel, int threads, do
 // roof — an n×n matrix written and read back is limited by it, not by the FMA units.
 double copy_bandwidth_gbs(std::size_t bytes = std::size_t(256) << 20);
 
-// MemAvailable from /proc/meminfo in bytes, or -1.
-long long available_memory_bytes();
+// (available_memory_bytes(), used to skip sizes that do not fit, is in attn/tensor/memory.hpp.)
 
 }  // namespace attn
