@@ -36,6 +36,17 @@ bool ExportRecorder::has(const std::string& name) const {
   return false;
 }
 
+void ExportRecorder::set_manifest_field(const std::string& key, const std::string& json_value) {
+  if (key == "chapter" || key == "seed" || key == "tensors") throw ExportError("manifest key \"" + key + "\" is reserved");
+  if (!nlohmann::json::accept(json_value)) throw ExportError("manifest field \"" + key + "\" is not valid JSON");
+  for (auto& f : fields_)
+    if (f.first == key) {
+      f.second = json_value;
+      return;
+    }
+  fields_.emplace_back(key, json_value);
+}
+
 void prepare_export_dir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
@@ -62,6 +73,7 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
       const std::string file = t.name + ".npy";
       write_npy((staging / file).string(), t.data.data(), t.shape);
       manifest["tensors"].push_back({{"name", t.name}, {"file", file}, {"shape", t.shape}, {"step", t.step}});
+    for (const auto& [key, value] : fields_) manifest[key] = nlohmann::json::parse(value);
     }
     std::ofstream m(staging / "manifest.json");
     m << manifest.dump(2) << "\n";

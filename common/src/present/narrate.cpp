@@ -82,6 +82,10 @@ void Narrator::record_raw(const std::string& name, const Shape& shape, const flo
 void Narrator::record(const std::string& name, const Mat& m) { record_raw(name, shape_of(m), m.data()); }
 void Narrator::record(const std::string& name, const Vec& v) { record_raw(name, shape_of(v), v.data()); }
 void Narrator::record(const std::string& name, const Tensor3& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::record(const std::string& name, const Tensor4& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::manifest_field(const std::string& key, const std::string& json_value) {
+  recorder_.set_manifest_field(key, json_value);
+}
 
 void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                     const std::string& caption) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/tensor/tensor.hpp"
@@ -32,6 +33,9 @@ class ExportRecorder {
   // Keeps a copy. A name may be recorded once; a second time throws (names are identifiers).
   void add(const std::string& name, const Shape& shape, const float* data, int step);
   bool has(const std::string& name) const;
+  // An extra top-level manifest entry (e.g. a model's "config"); value is JSON text. Throws
+  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors).
+  void set_manifest_field(const std::string& key, const std::string& json_value);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
   // Writes every tensor and the manifest into dir (created if missing).
@@ -39,6 +43,7 @@ class ExportRecorder {
 
  private:
   std::vector<RecordedTensor> tensors_;
+  std::vector<std::pair<std::string, std::string>> fields_;
 };
 
 // Creates dir if needed and proves it is writable (by creating and removing a probe file).

@@ -53,6 +53,9 @@ class Narrator {
   void record(const std::string& name, const Mat& m);
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
+  void record(const std::string& name, const Tensor4& t);
+  // An extra top-level entry of the export's manifest.json (value: JSON text).
+  void manifest_field(const std::string& key, const std::string& json_value);
 
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
