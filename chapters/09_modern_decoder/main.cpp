@@ -47,10 +47,19 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-batch", setup.train.batch, "windows of 256 tokens per step with --train")
       ->capture_default_str()->check(CLI::Range(1, 256));
   ch.app().add_option("--corpus", setup.bible_dump, "the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)");
+  // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
+  ch.app().callback([&] {
+    if (train) return;
+    if (auto tok_file = find_data_file("ch09/tokenizer.json")) {
+      const std::size_t n = bpe_encode(bpe_load(*tok_file), prompt).size();
+      if (n + n_tokens > 256)
+        throw CLI::ValidationError("--prompt", fmt::format("{} tokens + --tokens {} exceed the context of 256", n,
+                                                           n_tokens));
+    }
+  });
   ch.set_question("Question: what did decoders change after 2017 — and can a 1M-parameter one learn to write?");
 
   return ch.run(argc, argv, [&](Narrator& nar) {
-    if (n_tokens + 1 > 256) throw std::invalid_argument("--tokens leaves no room for the prompt");
     // ------------------------------------------------------------------ the shipped model (or --train)
     TinyLm lm;
     if (train) {

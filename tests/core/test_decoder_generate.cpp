@@ -94,7 +94,7 @@ TEST_CASE("paged KV cache: block tables, memory, and the same tokens as the cont
   CHECK_THROWS_AS(paged_kv_row(c, s1, 3), std::out_of_range);
   paged_kv_free_sequence(c, s0);
   CHECK(c.blocks_in_use() == 1);
-  for (int i = 0; i < 20; ++i) paged_kv_append_slot(c, s1);  // 23 tokens: 6 blocks, the whole pool
+  for (int i = 0; i < 21; ++i) paged_kv_append_slot(c, s1);  // 24 tokens: 6 full blocks, the whole pool
   CHECK_THROWS_AS(paged_kv_append_slot(c, s1), std::runtime_error);
 
   // A batch of mixed lengths through one pool gives each sequence the tokens it gets alone.

@@ -237,7 +237,7 @@ void export_block0(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trac
   nar.record("W_up", b.ffn.up.w);
   nar.record("W_down", b.ffn.down.w);
   nar.record("attn_weights", trace.attn_weights);
-  const std::size_t last = trace.attn_weights.shape(0) - 1, t = trace.attn_weights.shape(2);
+  const std::size_t last = trace.attn_weights.shape(0) - 1;
   const Mat w = xt::view(trace.attn_weights, last, 0, xt::all(), xt::all());
   HeatmapStyle style;
   style.color = nar.options().color;
