@@ -7,7 +7,8 @@
 //   build/bin/09_modern_decoder --train            relearn tokenizer + model (scripts/install-deps --corpus)
 //   build/bin/09_modern_decoder --export out       block 0 in full, attn_weights, manifest "config"
 // Export names: block0_input block0_output attn_norm_weight W_Q W_K W_V W_O ffn_norm_weight W_gate
-// W_up W_down attn_weights (layers × heads × T × T) rmsnorm_x rmsnorm_y layernorm_y next_probs.
+// W_up W_down attn_weights (layers × heads × T × T, for the prompt) attn_last_layer_head0 rmsnorm_x
+// rmsnorm_y layernorm_y next_probs; manifest.json also holds "config" and "rope_pairing".
 #include <cmath>
 #include <filesystem>
 
@@ -29,7 +30,8 @@ int main(int argc, char** argv) {
   float temperature = 0.8f, top_p = 0.95f;
   bool bench = false, train = false;
   TinyLmTrainSetup setup;
-  setup.train.steps = 1000;
+  setup.train.steps = 300;  // the shipped model's recipe (300 × 8 windows; see README for the time)
+  setup.train.batch = 8;
   ch.app().add_option("--prompt", prompt, "text the model continues")->capture_default_str()
       ->check([](const std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); });
   ch.app().add_option("--tokens", n_tokens, "tokens to generate (prompt + tokens ≤ 256)")->capture_default_str()

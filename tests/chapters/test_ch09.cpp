@@ -23,7 +23,7 @@ namespace {
 
 // The shipped model's validation loss on the first 32 windows of 256 held-out tokens, as the
 // chapter prints it (nats per token). Re-pin after `09_modern_decoder --train`.
-constexpr double kPinnedValidLoss = 5.1339;
+constexpr double kPinnedValidLoss = 3.0793;
 
 std::size_t utf8_columns(const std::string& s) {
   std::size_t n = 0;
@@ -53,7 +53,7 @@ TEST_CASE("chapter 09 runs from the shipped files: every step, caches agree, lin
   CHECK(r.has("GQA with 2 K/V heads stores 4× less than MHA here"));
   CHECK(r.has("tokens identical: yes"));
   CHECK(r.has("tokens equal to each sequence decoded alone with the contiguous cache: yes"));
-  CHECK(r.has("total                                         997,760"));
+  CHECK(r.has("997,760"));
   CHECK(r.has("Takeaway"));
   CHECK_FALSE(generated_text(r.out).empty());
   std::istringstream in(r.out);

@@ -2,7 +2,8 @@
 // attn/models/decoder_lm.hpp): finite-difference checks in double of SwiGLU, one Pre-Norm block
 // (RMSNorm, GQA with RoPE, SwiGLU, residuals) and the whole model on a tiny config; the float forward
 // against the double one; cached decoding against recomputation; files.
-// Map: swiglu · block grads · model grads · float = double · cache = recompute · RoPE offset · files.
+// Map: swiglu · block grads · model grads · float = double · cache = recompute · RoPE offset · files ·
+// the shipped model.
 // Tolerance for gradients: relative error < 1e-6 (see test_layers_grad.cpp for the reasoning).
 #include <doctest/doctest.h>
 
@@ -11,8 +12,10 @@
 #include <filesystem>
 
 #include "attn/models/decoder_lm.hpp"
+#include "attn/models/decoder_lm_train.hpp"
 #include "attn/nn/gradcheck.hpp"
 #include "attn/nn/swiglu.hpp"
+#include "attn/studies/tiny_lm.hpp"
 #include "attn/tensor/mask.hpp"
 
 using namespace attn;
@@ -20,6 +23,9 @@ using namespace attn;
 namespace {
 
 constexpr double kTol = 1e-6;
+// The shipped model's validation loss (nats per token, 32 windows of 256 held-out tokens); re-pin
+// after `09_modern_decoder --train` (tests/chapters/test_ch09.cpp pins the printed figure too).
+constexpr double kShippedValidLoss = 3.0793;
 
 MatD randn(Rng& rng, std::size_t r, std::size_t c, double scale = 1.0) {
   MatD m({r, c});
@@ -228,4 +234,44 @@ TEST_CASE("decoder LM: parameter count, checkpoint round trip, bad files") {
   badc.n_kv_heads = 3;
   CHECK_THROWS_AS(check_config(badc), std::invalid_argument);
   CHECK(config_from_json(config_json(cfg)).d_ff == cfg.d_ff);
+}
+
+TEST_CASE("shipped chapter 09 model: files load, validation loss pinned and equal to the curve's last point") {
+  const TinyLm lm = load_tiny_lm();
+  CHECK(lm.tokenizer.vocab_size() == 512);
+  CHECK(parameter_count(lm.model) == 997760);
+  CHECK(lm.metadata.at("rope_pairing") == "interleaved");
+  // 32 windows of 256 held-out tokens: the figure chapter 09 prints and training recorded last.
+  const double loss = decoder_lm_eval_loss(lm.model, lm.valid_tokens, 32, 256);
+  CHECK(loss == doctest::Approx(kShippedValidLoss).epsilon(0.0005));
+  CHECK(loss == doctest::Approx(lm.curve.back().valid_loss).epsilon(1e-5));
+  // The trace API chapter 10 reads: every layer's weights and the loss of the sequence.
+  const std::vector<int> ids = bpe_encode(lm.tokenizer, "And God said, Let there be light");
+  const DecoderLMTrace tr = decoder_lm_trace(lm.model, ids);
+  CHECK(shape_of(tr.attn_weights) == Shape{5, 8, ids.size(), ids.size()});
+  CHECK(tr.loss > 0.0);
+  CHECK(std::isfinite(tr.loss));
+}
+
+TEST_CASE("training: the loss falls on a repetitive text, and the same seed gives the same bits") {
+  std::vector<int> toks;
+  for (int i = 0; i < 400; ++i) toks.push_back((i * 7) % 11);  // a cycle the model can learn
+  DecoderLMConfig cfg = tiny_config();
+  LmTrainConfig tc;
+  tc.steps = 30;
+  tc.batch = 4;
+  tc.time = 8;
+  tc.lr = 1e-2;
+  tc.min_lr = 1e-3;
+  tc.warmup = 5;
+  tc.eval_every = 10;
+  tc.eval_windows = 4;
+  const LmTrainResult a = train_decoder_lm(cfg, toks, toks, tc), b = train_decoder_lm(cfg, toks, toks, tc);
+  CHECK(a.curve.size() == 3);
+  CHECK(a.curve.back().valid_loss < 0.5 * std::log(11.0));
+  CHECK(a.model.tok_emb == b.model.tok_emb);
+  CHECK(a.model.blocks[1].ffn.down.w == b.model.blocks[1].ffn.down.w);
+  tc.seed = 2;
+  const LmTrainResult c = train_decoder_lm(cfg, toks, toks, tc);
+  CHECK(c.model.tok_emb != a.model.tok_emb);
 }
