@@ -148,6 +148,17 @@ bool exchange(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
+void ExportRecorder::set_manifest_field(const std::string& key, const std::string& json_value) {
+  if (key == "chapter" || key == "seed" || key == "tensors" || key == "files") throw ExportError("manifest key \"" + key + "\" is reserved");
+  if (!nlohmann::json::accept(json_value)) throw ExportError("manifest field \"" + key + "\" is not valid JSON");
+  for (auto& f : fields_)
+    if (f.first == key) {
+      f.second = json_value;
+      return;
+    }
+  fields_.emplace_back(key, json_value);
+}
+
 void prepare_export_dir(const std::string& dir) {
   if (dir.empty()) throw ExportError("--export: needs a folder name, got an empty string");
   std::error_code ec;
@@ -193,6 +204,7 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
       manifest["files"].push_back(file);
       kill_point(point);
     }
+    for (const auto& [key, value] : fields_) manifest[key] = nlohmann::json::parse(value);
     std::ofstream m(staging / "manifest.json");
     m << manifest.dump(2) << "\n";
     m.close();

@@ -112,6 +112,9 @@ void Narrator::record_tokens(const std::string& name, const Labels& query_tokens
 void Narrator::attention_view(const AttentionSet& set) {
   if (opts_.html_file) html_views_.push_back(set);
 }
+void Narrator::manifest_field(const std::string& key, const std::string& json_value) {
+  recorder_.set_manifest_field(key, json_value);
+}
 
 void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                     const std::string& caption) {

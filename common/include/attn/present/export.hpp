@@ -44,6 +44,9 @@ class ExportRecorder {
   bool has(const std::string& name) const;
   // The tokens along a recorded tensor's query and key axes (throws ExportError for an unknown name).
   void set_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
+  // An extra top-level manifest entry (e.g. a model's "config"); value is JSON text. Throws
+  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors).
+  void set_manifest_field(const std::string& key, const std::string& json_value);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
   // Writes every tensor and the manifest into dir (created if missing).
@@ -52,6 +55,7 @@ class ExportRecorder {
  private:
   std::vector<RecordedTensor> tensors_;
   std::vector<std::pair<std::string, std::string>> files_;  // name, bytes
+  std::vector<std::pair<std::string, std::string>> fields_;
 };
 
 // Creates dir if needed, checks that it holds nothing but a previous export, and proves that it

@@ -62,6 +62,8 @@ class Narrator {
   void record(const std::string& name, const Tensor4& t);
   // The tokens an exported tensor's axes carry, written beside it in manifest.json.
   void record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
+  // An extra top-level entry of the export's manifest.json (value: JSON text).
+  void manifest_field(const std::string& key, const std::string& json_value);
 
   // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
   void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
