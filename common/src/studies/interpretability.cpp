@@ -211,4 +211,61 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
   return a;
 }
 
+namespace {
+std::vector<Tensor3> split_layers(const Tensor4& w) {
+  std::vector<Tensor3> out;
+  for (std::size_t l = 0; l < w.shape(0); ++l) out.push_back(xt::view(w, l, xt::all(), xt::all(), xt::all()));
+  return out;
+}
+// −log softmax(logits_t)[target] in double.
+double token_loss(const Mat& logits, std::size_t t, int target) {
+  double mx = -std::numeric_limits<double>::infinity();
+  for (std::size_t v = 0; v < logits.shape(1); ++v) mx = std::max(mx, double(logits(t, v)));
+  double sum = 0.0;
+  for (std::size_t v = 0; v < logits.shape(1); ++v) sum += std::exp(double(logits(t, v)) - mx);
+  return mx + std::log(sum) - double(logits(t, std::size_t(target)));
+}
+}  // namespace
+
+LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::size_t n, std::uint64_t seed) {
+  if (period < 2 || 2 * period > m.cfg.context)
+    throw std::invalid_argument("decoder_lm_induction: period " + std::to_string(period) + " must be ≥ 2 and fit twice in " +
+                                std::to_string(m.cfg.context) + " positions");
+  Rng rng(seed);
+  LmInduction r;
+  r.period = period;
+  std::vector<std::vector<Tensor3>> examples;
+  std::vector<std::vector<int>> tokens;
+  for (std::size_t s = 0; s < n; ++s) {
+    std::vector<int> seq(2 * period);
+    for (std::size_t i = 0; i < period; ++i) seq[i] = seq[i + period] = int(rng.below(std::uint32_t(m.cfg.vocab)));
+    const DecoderLMTrace tr = decoder_lm_trace(m, seq);
+    examples.push_back(split_layers(tr.attn_weights));
+    tokens.push_back(seq);
+    double first = 0.0, second = 0.0;
+    for (std::size_t t = 0; t + 1 < seq.size(); ++t)  // position t predicts token t + 1
+      (t + 1 < period ? first : second) += token_loss(tr.logits, t, seq[t + 1]);
+    r.first += first / double(period - 1);
+    r.second += second / double(period);
+    ++r.sequences;
+  }
+  r.first /= double(n);
+  r.second /= double(n);
+  r.heads = head_stats(examples, tokens, true);
+  return r;
+}
+
+std::vector<HeadStat> decoder_lm_text_stats(const DecoderLM& m, const std::vector<int>& tokens, std::size_t windows,
+                                            std::size_t time) {
+  std::vector<std::vector<Tensor3>> examples;
+  for (std::size_t w = 0; w < windows && (w + 1) * time <= tokens.size(); ++w) {
+    const std::vector<int> win(tokens.begin() + std::ptrdiff_t(w * time), tokens.begin() + std::ptrdiff_t((w + 1) * time));
+    examples.push_back(split_layers(decoder_lm_trace(m, win).attn_weights));
+  }
+  if (examples.empty())
+    throw std::invalid_argument("decoder_lm_text_stats: " + std::to_string(tokens.size()) + " tokens hold no window of " +
+                                std::to_string(time));
+  return head_stats(examples, {}, true);
+}
+
 }  // namespace attn

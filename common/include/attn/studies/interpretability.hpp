@@ -17,6 +17,7 @@
 #include "attn/attention/attention_stats.hpp"
 #include "attn/data/corpus.hpp"
 #include "attn/models/attn_only.hpp"
+#include "attn/models/decoder_lm.hpp"
 #include "attn/models/seq2seq.hpp"
 
 namespace attn {
@@ -83,5 +84,19 @@ struct ImportanceAgreement {
 // For each sequence s: the loss of predicting sequences[s][queries[s] + 1] at position queries[s].
 ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<std::vector<int>>& sequences,
                                          const std::vector<std::size_t>& queries, std::uint64_t seed);
+
+// ---- the chapter 09 language model -----------------------------------------------------------
+struct LmInduction {
+  std::vector<HeadStat> heads;       // prefix matching etc. per head, over the repeated sequences
+  double first = 0.0, second = 0.0;  // mean next-token loss on the first and on the second copy
+  std::size_t sequences = 0, period = 0;
+};
+// n sequences of `period` random token ids (uniform over the vocabulary, drawn from seed), each
+// repeated twice (2·period ≤ the model's context): Olsson et al.'s test on a trained LM.
+LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::size_t n, std::uint64_t seed);
+// Head stats of the LM on `windows` consecutive windows of `time` tokens of real text (fewer when
+// the text is short; throws std::invalid_argument when not even one fits).
+std::vector<HeadStat> decoder_lm_text_stats(const DecoderLM& m, const std::vector<int>& tokens, std::size_t windows,
+                                            std::size_t time);
 
 }  // namespace attn
