@@ -80,6 +80,11 @@ EvalResult evaluate_translations(const std::vector<Tokens>& hyps, const std::vec
   return r;
 }
 
+EvalResult evaluate_translator(const TranslateFn& translate, const std::vector<SentencePair>& pairs,
+                               const std::vector<LengthBucket>& buckets) {
+  return evaluate_translations(translate(pairs), pairs, buckets);
+}
+
 EvalResult evaluate_model(const Seq2Seq& m, const std::vector<SentencePair>& pairs, const Vocab& src_vocab,
                           const Vocab& tgt_vocab, const std::vector<LengthBucket>& buckets) {
   const auto trans = translate_pairs(m, pairs, src_vocab, tgt_vocab);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct EvalResult {
 
 EvalResult evaluate_translations(const std::vector<Tokens>& hyps, const std::vector<SentencePair>& pairs,
                                  const std::vector<LengthBucket>& buckets = default_length_buckets());
+// Any translation function (a Seq2Seq, a Transformer greedy or beam, …): its outputs for pairs, in
+// pair order, scored as evaluate_translations does.
+using TranslateFn = std::function<std::vector<Tokens>(const std::vector<SentencePair>&)>;
+EvalResult evaluate_translator(const TranslateFn& translate, const std::vector<SentencePair>& pairs,
+                               const std::vector<LengthBucket>& buckets = default_length_buckets());
 EvalResult evaluate_model(const Seq2Seq& m, const std::vector<SentencePair>& pairs, const Vocab& src_vocab,
                           const Vocab& tgt_vocab, const std::vector<LengthBucket>& buckets = default_length_buckets());
 

@@ -47,6 +47,8 @@ class ExportRecorder {
   // An extra top-level manifest entry (e.g. a model's "config"); value is JSON text. Throws
   // ExportError for invalid JSON or a reserved key (chapter, seed, tensors).
   void set_manifest_field(const std::string& key, const std::string& json_value);
+  // The same (chapter 08's name for it).
+  void add_manifest_field(const std::string& key, const std::string& json_text);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
   // Writes every tensor and the manifest into dir (created if missing).

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Times one training step of chapter 08's Transformer in PyTorch (CPU), for the speed comparison.
+
+The same model as data/ch08/transformer_post.safetensors: d_model 64, 4 heads, d_ff 256, 2 + 2
+Post-Norm layers, ReLU, no dropout, sinusoidal positions, embeddings x sqrt(d), output tied to the
+target embedding; label smoothing 0.1; Adam (0.9, 0.98, 1e-9); global-norm clipping at 1. The batch
+has the shape chapter 08 times: 64 sentences, source 30, target 31 tokens. Median of 7 steps after 2
+warm-up steps, with the thread count given (default 1, as the chapter's default --threads).
+Run:  /usr/bin/python3 chapters/08_transformer/pytorch_step_time.py [threads]  > data/ch08/pytorch_step_time.json
+"""
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+torch.set_num_threads(threads)
+torch.manual_seed(1)
+D, H, FF, L, V, B, S, T = 64, 4, 256, 2, 53, 64, 30, 31
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.src = torch.nn.Embedding(V, D)
+        self.tgt = torch.nn.Embedding(V, D)
+        self.core = torch.nn.Transformer(D, H, L, L, FF, dropout=0.0, batch_first=True)
+        self.bias = torch.nn.Parameter(torch.zeros(V))
+        pos = torch.arange(64).unsqueeze(1)
+        freq = torch.exp(-math.log(10000.0) * torch.arange(0, D, 2) / D)
+        pe = torch.zeros(64, D)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+        self.register_buffer("pe", pe)
+        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(T))
+
+    def forward(self, src, tgt):
+        x = self.src(src) * math.sqrt(D) + self.pe[: src.shape[1]]
+        y = self.tgt(tgt) * math.sqrt(D) + self.pe[: tgt.shape[1]]
+        h = self.core(x, y, tgt_mask=self.mask)
+        return h @ self.tgt.weight.t() + self.bias
+
+
+model = Model()
+opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.1)
+src = torch.randint(4, V, (B, S))
+tgt_in = torch.randint(4, V, (B, T))
+tgt_out = torch.randint(4, V, (B, T))
+times = []
+for i in range(9):
+    t0 = time.perf_counter()
+    opt.zero_grad()
+    loss = loss_fn(model(src, tgt_in).reshape(-1, V), tgt_out.reshape(-1))
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    if i >= 2:
+        times.append((time.perf_counter() - t0) * 1000.0)
+print(json.dumps({"pytorch_ms_per_step": round(statistics.median(times), 1), "batch": B, "src_len": S,
+                  "tgt_len": T, "threads": threads, "steps": len(times), "torch": torch.__version__,
+                  "parameters": sum(p.numel() for p in model.parameters()),
+                  "load_average_1min": os.getloadavg()[0]}))

@@ -1,0 +1,39 @@
+// Presentation for chapter 08 (no numerics here): getting the chapter's Transformer (shipped
+// checkpoint, --checkpoint PATH or --train, with a progress bar), and drawing its training curves
+// as one-line charts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/models/transformer_train.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/present/table.hpp"
+
+namespace attn {
+
+struct ChapterTransformer {
+  Transformer model;
+  std::string path;     // the file loaded or written
+  Metadata metadata;    // as stored in the file
+  TrainingCurves curves;
+  bool trained = false;
+};
+// Trained now (train = true; saved to checkpoint or data/ch08/transformer.safetensors, with
+// threads recorded in the metadata) or loaded from checkpoint or the shipped file.
+ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, const std::string& checkpoint,
+                                       const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
+                                       int threads, bool progress = false);
+
+// One metric for several models, narrow enough for 100 columns: rows = length buckets + "all",
+// one column per model headed by titles[i]; cells as format_score prints them.
+enum class LengthMetric { Bleu, Exact, TokenAccuracy };
+Table metric_table(const std::vector<NamedResult>& models, const std::vector<std::string>& titles,
+                   LengthMetric metric);
+
+// One line of Unicode blocks (▁▂▃▄▅▆▇█) for ys, averaged into `width` columns, scaled between the
+// smallest and the largest value (log10 scale when log_scale and every value is positive):
+//   "▇▅▃▂▂▁▁▁▁▁"
+std::string sparkline(const std::vector<float>& ys, std::size_t width = 60, bool log_scale = false);
+
+}  // namespace attn

@@ -1,0 +1,54 @@
+// Measured experiments on the Transformer of attn/models/transformer.hpp (chapter 08):
+//   Post-Norm vs Pre-Norm (Xiong et al. 2020, "On Layer Normalization in the Transformer
+//   Architecture"): the gradient norm of each layer's parameters at initialisation, and short
+//   training runs with and without learning-rate warm-up, loss after K steps, several seeds;
+//   the training step's time (forward + backward + Adam), median of several steps after warm-up.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/data/corpus.hpp"
+#include "attn/models/transformer.hpp"
+
+namespace attn {
+
+// The gradient norm of each layer group ("embeddings", "enc.0", …, "dec.N", "final norms", "out")
+// at initialisation (seed), for one fixed batch of the corpus's training split.
+struct LayerGradNorms {
+  std::vector<std::string> layers;
+  std::vector<double> norms;
+};
+LayerGradNorms grad_norms_at_init(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
+                                  std::uint64_t seed);
+
+// One short run: mean training loss over the last 10 of `steps` steps (NaN if it diverged).
+struct WarmupRun {
+  NormPlacement norm;
+  bool warmup;
+  std::uint64_t seed;
+  double final_loss;
+};
+struct WarmupStudyConfig {
+  std::size_t steps = 300, batch = 32;
+  std::int64_t warmup = 150;   // with warm-up: the rate rises over these steps
+  double lr_factor = 2.0;      // eq. 3's factor (the peak rate is factor · d^−½ · warmup^−½)
+  std::vector<std::uint64_t> seeds = {1, 2, 3};
+};
+std::vector<WarmupRun> warmup_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
+                                    const WarmupStudyConfig& sc);
+
+// Median milliseconds of one training step on batch `batch` of source length src_len (the
+// target is one longer: <bos> … or … <eos>), over `reps` steps after 2 warm-up steps.
+// Also the median CPU time of the process per step (std::clock: all threads together), which on a
+// busy shared machine estimates what the step costs on an idle one with one thread.
+struct StepTiming {
+  double median_ms = 0.0;
+  double median_cpu_ms = 0.0;
+  std::size_t batch = 0, src_len = 0, tgt_len = 0, reps = 0;
+};
+StepTiming time_transformer_step(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
+                                 std::size_t src_len, std::size_t reps, std::uint64_t seed = 1);
+
+}  // namespace attn

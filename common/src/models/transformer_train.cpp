@@ -1,0 +1,212 @@
+// Training loop and checkpoints of the Transformer (see attn/models/transformer_train.hpp).
+#include "attn/models/transformer_train.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "attn/data/batching.hpp"
+#include "attn/data/bleu.hpp"
+#include "attn/models/transformer_decode.hpp"
+#include "attn/nn/loss.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/nn/schedule.hpp"
+
+namespace attn {
+
+double transformer_learning_rate(const TransformerTrainConfig& tc, std::size_t d_model, std::int64_t step) {
+  const Schedule s = Schedule::inverse_sqrt(double(d_model), std::max<std::int64_t>(tc.warmup, 1), tc.lr_factor);
+  if (tc.use_warmup || step >= tc.warmup) return learning_rate(s, step);
+  return learning_rate(s, std::max<std::int64_t>(tc.warmup, 1));  // the peak, held until the decay
+}
+
+double transformer_bleu(const Transformer& m, const std::vector<SentencePair>& pairs, const Vocab& src_vocab,
+                        const Vocab& tgt_vocab) {
+  const std::vector<Tokens> hyps = transformer_translate_pairs(m, pairs, src_vocab, tgt_vocab);
+  std::vector<Tokens> refs;
+  for (const auto& p : pairs) refs.push_back(p.tgt);
+  return 100.0 * corpus_bleu(hyps, refs).bleu;
+}
+
+TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
+                                         const TransformerTrainConfig& tc) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Rng init_rng(tc.seed);
+  Transformer m = transformer_init(cfg, init_rng), g = zeros_like(m);
+  ParamRegistry reg;
+  register_params(reg, m, g);
+  AdamConfig ac;
+  ac.beta2 = 0.98f;  // §5.3
+  ac.eps = 1e-9f;
+  Adam adam(reg, ac);
+  Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
+  TransformerTrainResult res;
+  res.best = m;
+  res.best_bleu = -1.0;
+  std::vector<Batch> epoch;
+  std::size_t next = 0;
+  TransformerTape tape;
+  for (std::size_t step = 1; step <= tc.steps; ++step) {
+    if (next == epoch.size()) {
+      epoch = make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order);
+      next = 0;
+    }
+    const Batch& b = epoch[next++];
+    reg.zero_grad();
+    const float loss = transformer_forward(tape, m, b);
+    transformer_backward(g, tape, m, b);
+    const double norm = tc.clip > 0 ? clip_grad_norm(reg, tc.clip) : grad_norm(reg);
+    adam.step(float(transformer_learning_rate(tc, cfg.d_model, std::int64_t(step))));
+    res.train_losses.push_back(loss);
+    res.grad_norms.push_back(float(norm));
+    if (tc.on_step) tc.on_step(step, loss, std::int64_t(count_targets(b.tgt_out, Vocab::pad)));
+    if (!tc.validate) {
+      if (step == tc.steps) res.best = m, res.best_step = step;
+    } else if (step == tc.steps || (tc.valid_every > 0 && step % tc.valid_every == 0)) {
+      const TransformerValidPoint vp{step, transformer_bleu(m, corpus.valid, corpus.source_vocab, corpus.target_vocab)};
+      res.valid.push_back(vp);
+      if (vp.bleu > res.best_bleu) {  // ties keep the earlier model
+        res.best_bleu = vp.bleu;
+        res.best_step = step;
+        res.best = m;
+      }
+    }
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+TrainingCurves curves_of(const TransformerTrainResult& r) {
+  TrainingCurves c;
+  c.train_loss = r.train_losses;
+  c.grad_norm = r.grad_norms;
+  for (const auto& v : r.valid) {
+    c.valid_step.push_back(float(v.step));
+    c.valid_bleu.push_back(float(v.bleu));
+  }
+  return c;
+}
+
+namespace {
+
+const char* const kCurveNames[] = {"curve.train_loss", "curve.grad_norm", "curve.valid_step", "curve.valid_bleu"};
+
+std::vector<float>* curve_slot(TrainingCurves& c, const std::string& name) {
+  if (name == kCurveNames[0]) return &c.train_loss;
+  if (name == kCurveNames[1]) return &c.grad_norm;
+  if (name == kCurveNames[2]) return &c.valid_step;
+  if (name == kCurveNames[3]) return &c.valid_bleu;
+  return nullptr;
+}
+
+std::size_t meta_size(const std::string& path, const Metadata& meta, const std::string& key) {
+  const auto it = meta.find(key);
+  if (it == meta.end()) throw SafetensorsError(path + ": metadata lacks '" + key + "'");
+  try {
+    std::size_t used = 0;
+    const long v = std::stol(it->second, &used);
+    if (used != it->second.size() || v <= 0 || v > 1000000) throw std::invalid_argument("range");
+    return std::size_t(v);
+  } catch (const std::exception&) {
+    throw SafetensorsError(path + ": metadata '" + key + "' = '" + it->second + "' is not a positive size");
+  }
+}
+
+}  // namespace
+
+void save_transformer(const std::string& path, const Transformer& m, const TrainingCurves& curves,
+                      const Metadata& metadata) {
+  TensorMap tensors;
+  for_each_param(
+      [&](const std::string& name, const auto& x) {
+        if (x.size() == 0) return;
+        TensorF32 t;
+        t.shape = shape_of(x);
+        t.data.assign(x.begin(), x.end());
+        tensors[name] = std::move(t);
+      },
+      m);
+  TrainingCurves c = curves;
+  for (const char* name : kCurveNames) {
+    const std::vector<float>& v = *curve_slot(c, name);
+    if (!v.empty()) tensors[name] = TensorF32{Shape{v.size()}, v};
+  }
+  Metadata meta = metadata;
+  const TransformerModelConfig& cfg = m.cfg;
+  meta["model"] = "transformer";
+  meta["d_model"] = std::to_string(cfg.d_model);
+  meta["heads"] = std::to_string(cfg.n_heads);
+  meta["d_ff"] = std::to_string(cfg.d_ff);
+  meta["enc_layers"] = std::to_string(cfg.enc_layers);
+  meta["dec_layers"] = std::to_string(cfg.dec_layers);
+  meta["norm"] = norm_name(cfg.norm);
+  meta["tie_output"] = cfg.tie_output ? "1" : "0";
+  meta["src_vocab"] = std::to_string(cfg.src_vocab);
+  meta["tgt_vocab"] = std::to_string(cfg.tgt_vocab);
+  write_safetensors(path, tensors, meta);
+}
+
+Transformer load_transformer(const std::string& path, TrainingCurves* curves, Metadata* metadata) {
+  if (!std::filesystem::is_regular_file(path))
+    throw SafetensorsError(path + ": checkpoint not found (run the chapter with --train to make one)");
+  Metadata meta;
+  TensorMap tensors = read_safetensors(path, &meta);
+  if (!meta.count("model") || meta.at("model") != "transformer")
+    throw SafetensorsError(path + ": holds model '" + (meta.count("model") ? meta.at("model") : "") +
+                           "', expected 'transformer'");
+  TransformerModelConfig cfg;
+  cfg.d_model = meta_size(path, meta, "d_model");
+  cfg.n_heads = meta_size(path, meta, "heads");
+  cfg.d_ff = meta_size(path, meta, "d_ff");
+  cfg.enc_layers = meta_size(path, meta, "enc_layers");
+  cfg.dec_layers = meta_size(path, meta, "dec_layers");
+  cfg.src_vocab = meta_size(path, meta, "src_vocab");
+  cfg.tgt_vocab = meta_size(path, meta, "tgt_vocab");
+  try {
+    cfg.norm = norm_from_name(meta.count("norm") ? meta.at("norm") : "");
+  } catch (const std::invalid_argument& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+  cfg.tie_output = !meta.count("tie_output") || meta.at("tie_output") != "0";
+  Rng rng(0);
+  Transformer m;
+  try {
+    m = transformer_init(cfg, rng);
+  } catch (const std::invalid_argument& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+  // Check everything first, then copy: nothing half-loaded.
+  std::size_t used = 0;
+  for_each_param(
+      [&](const std::string& name, const auto& x) {
+        if (x.size() == 0) return;
+        const auto it = tensors.find(name);
+        if (it == tensors.end()) throw SafetensorsError(path + ": tensor '" + name + "' is missing");
+        if (it->second.shape != shape_of(x))
+          throw SafetensorsError(path + ": tensor '" + name + "' has shape " + shape_str(it->second.shape) +
+                                 ", the model needs " + shape_str(shape_of(x)));
+        ++used;
+      },
+      m);
+  TrainingCurves c;
+  for (const auto& [name, t] : tensors) {
+    if (std::vector<float>* slot = curve_slot(c, name)) {
+      *slot = t.data;
+      ++used;
+    }
+  }
+  if (used != tensors.size()) throw SafetensorsError(path + ": holds tensors this Transformer does not have");
+  for_each_param(
+      [&](const std::string& name, auto& x) {
+        if (x.size() == 0) return;
+        const auto& src = tensors.at(name).data;
+        std::copy(src.begin(), src.end(), x.begin());
+      },
+      m);
+  if (curves) *curves = std::move(c);
+  if (metadata) *metadata = meta;
+  return m;
+}
+
+}  // namespace attn

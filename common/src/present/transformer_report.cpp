@@ -1,0 +1,94 @@
+// Chapter 08's model loading and curve drawing (see attn/present/transformer_report.hpp).
+#include "attn/present/transformer_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attn/models/seq2seq_train.hpp"
+#include "attn/present/progress.hpp"
+
+namespace attn {
+
+ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, const std::string& checkpoint,
+                                       const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
+                                       int threads, bool progress) {
+  ChapterTransformer ct;
+  ct.path = checkpoint.empty() ? shipped_checkpoint("08", "transformer") : checkpoint;
+  if (!train) {
+    ct.model = load_transformer(ct.path, &ct.curves, &ct.metadata);
+    return ct;
+  }
+  ct.trained = true;
+  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
+  TransformerTrainConfig with_bar = tc;
+  with_bar.on_step = bar.callback();
+  TransformerModelConfig c = cfg;
+  c.src_vocab = corpus.source_vocab.size();
+  c.tgt_vocab = corpus.target_vocab.size();
+  const TransformerTrainResult r = train_transformer(c, corpus, with_bar);
+  bar.finish();
+  ct.model = r.best;
+  ct.curves = curves_of(r);
+  ct.metadata = {{"steps", std::to_string(tc.steps)},
+                 {"batch", std::to_string(tc.batch)},
+                 {"warmup", std::to_string(tc.warmup)},
+                 {"lr_factor", fmt::format("{}", tc.lr_factor)},
+                 {"seed", std::to_string(tc.seed)},
+                 {"threads", std::to_string(threads)},
+                 {"best_step", std::to_string(r.best_step)},
+                 {"valid_bleu", fmt::format("{:.2f}", r.best_bleu)},
+                 {"train_seconds", fmt::format("{:.1f}", r.seconds)}};
+  if (std::filesystem::path(ct.path).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(ct.path).parent_path());
+  save_transformer(ct.path, ct.model, ct.curves, ct.metadata);
+  ct.metadata = {};
+  load_transformer(ct.path, nullptr, &ct.metadata);  // the metadata exactly as stored
+  return ct;
+}
+
+Table metric_table(const std::vector<NamedResult>& models, const std::vector<std::string>& titles,
+                   LengthMetric metric) {
+  if (titles.size() != models.size()) throw std::invalid_argument("metric_table: one title per model");
+  std::vector<std::string> header = {metric == LengthMetric::Bleu    ? "BLEU"
+                                     : metric == LengthMetric::Exact ? "exact %"
+                                                                     : "token %"};
+  header.insert(header.end(), titles.begin(), titles.end());
+  Table t(header);
+  auto cell = [&](const BucketMetrics& b) {
+    return format_score(metric == LengthMetric::Bleu ? b.bleu : metric == LengthMetric::Exact ? b.exact : b.token_acc);
+  };
+  const std::size_t n = models.empty() ? 0 : models.front().second.buckets.size();
+  for (std::size_t k = 0; k <= n; ++k) {
+    std::vector<std::string> row = {k < n ? models.front().second.buckets[k].bucket.label() : "all"};
+    for (const auto& [name, r] : models) row.push_back(cell(k < n ? r.buckets[k] : r.overall));
+    t.add(row);
+  }
+  return t;
+}
+
+std::string sparkline(const std::vector<float>& ys, std::size_t width, bool log_scale) {
+  static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (ys.empty() || width == 0) return "";
+  const bool use_log = log_scale && std::all_of(ys.begin(), ys.end(), [](float y) { return y > 0; });
+  const std::size_t cols = std::min(width, ys.size());
+  std::vector<double> v(cols, 0.0);
+  for (std::size_t c = 0; c < cols; ++c) {
+    const std::size_t lo = c * ys.size() / cols, hi = std::max(lo + 1, (c + 1) * ys.size() / cols);
+    double s = 0;
+    for (std::size_t i = lo; i < hi; ++i) s += use_log ? std::log10(double(ys[i])) : double(ys[i]);
+    v[c] = s / double(hi - lo);
+  }
+  const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+  std::string out;
+  for (double x : v) {
+    const double t = *mx > *mn ? (x - *mn) / (*mx - *mn) : 0.5;
+    out += kBlocks[std::min<std::size_t>(7, std::size_t(std::lround(t * 7.0)))];
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,121 @@
+// Post-Norm vs Pre-Norm and the training step's time (see attn/studies/transformer_study.hpp).
+#include "attn/studies/transformer_study.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "attn/data/batching.hpp"
+#include "attn/models/transformer_train.hpp"
+#include "attn/nn/optim.hpp"
+
+namespace attn {
+
+namespace {
+
+TransformerModelConfig with_vocab(TransformerModelConfig cfg, const ToyCorpus& corpus) {
+  cfg.src_vocab = corpus.source_vocab.size();
+  cfg.tgt_vocab = corpus.target_vocab.size();
+  return cfg;
+}
+
+// The first training batch (input order) of exactly `batch` sentences of source length src_len.
+Batch batch_of_length(const ToyCorpus& corpus, std::size_t batch, std::size_t src_len) {
+  for (const Batch& b : make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, batch))
+    if (b.src_len == src_len && b.size == batch) return b;
+  throw std::invalid_argument("no training batch of " + std::to_string(batch) + " sentences of length " +
+                              std::to_string(src_len));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                                  std::uint64_t seed) {
+  const TransformerModelConfig cfg = with_vocab(c, corpus);
+  Rng rng(seed);
+  const Transformer m = transformer_init(cfg, rng);
+  Transformer g = zeros_like(m);
+  const Batch b = batch_of_length(corpus, batch, 20);
+  TransformerTape tape;
+  transformer_forward(tape, m, b);
+  transformer_backward(g, tape, m, b);
+  LayerGradNorms out;
+  for (const auto& [name, norm] : layer_grad_norms(g)) {
+    out.layers.push_back(name);
+    out.norms.push_back(norm);
+  }
+  return out;
+}
+
+std::vector<WarmupRun> warmup_study(const TransformerModelConfig& c, const ToyCorpus& corpus,
+                                    const WarmupStudyConfig& sc) {
+  std::vector<WarmupRun> runs;
+  for (NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre})
+    for (bool warm : {true, false})
+      for (std::uint64_t seed : sc.seeds) {
+        TransformerModelConfig cfg = with_vocab(c, corpus);
+        cfg.norm = norm;
+        TransformerTrainConfig tc;
+        tc.steps = sc.steps;
+        tc.batch = sc.batch;
+        tc.warmup = sc.warmup;
+        tc.lr_factor = sc.lr_factor;
+        tc.use_warmup = warm;
+        tc.clip = 0.0;  // no clipping: it would hide what the learning rate does
+        tc.validate = false;
+        tc.seed = seed;
+        const TransformerTrainResult r = train_transformer(cfg, corpus, tc);
+        const std::size_t n = std::min<std::size_t>(10, r.train_losses.size());
+        double sum = 0;
+        for (std::size_t i = r.train_losses.size() - n; i < r.train_losses.size(); ++i) sum += r.train_losses[i];
+        const double mean = sum / double(n);
+        runs.push_back({norm, warm, seed, std::isfinite(mean) ? mean : std::numeric_limits<double>::quiet_NaN()});
+      }
+  return runs;
+}
+
+StepTiming time_transformer_step(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                                 std::size_t src_len, std::size_t reps, std::uint64_t seed) {
+  const TransformerModelConfig cfg = with_vocab(c, corpus);
+  Rng rng(seed);
+  Transformer m = transformer_init(cfg, rng), g = zeros_like(m);
+  ParamRegistry reg;
+  register_params(reg, m, g);
+  AdamConfig ac;
+  ac.lr = 1e-4f;
+  Adam adam(reg, ac);
+  const Batch b = batch_of_length(corpus, batch, src_len);
+  TransformerTape tape;
+  std::vector<double> ms, cpu;
+  for (std::size_t i = 0; i < reps + 2; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
+    reg.zero_grad();
+    transformer_forward(tape, m, b);
+    transformer_backward(g, tape, m, b);
+    clip_grad_norm(reg, 1.0);
+    adam.step();
+    const double dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double dc = 1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC;
+    if (i >= 2) ms.push_back(dt), cpu.push_back(dc);
+  }
+  StepTiming t;
+  t.median_ms = median(ms);
+  t.median_cpu_ms = median(cpu);
+  t.batch = batch;
+  t.src_len = src_len;
+  t.tgt_len = b.tgt_len;
+  t.reps = reps;
+  return t;
+}
+
+}  // namespace attn
