@@ -57,7 +57,7 @@ TEST_CASE("chapter 10 --export: names, tokens in the manifest, prefix matching r
     names.insert(t["name"].get<std::string>());
     if (t["name"] == "attn_weights_induction") weights_entry = t;
   }
-  for (const char* n : {"attn_weights_induction", "head_entropy", "head_distance", "alignment_accuracy",
+  for (const char* n : {"attn_weights_induction", "head_entropy", "head_distance", "alignment_accuracy_bahdanau",
                         "prefix_matching", "copying", "kendall_tau"})
     CHECK_MESSAGE(names.count(n) == 1, "missing export " << n);
   REQUIRE(weights_entry.contains("query_tokens"));
@@ -99,6 +99,13 @@ TEST_CASE("chapter 10 --export: names, tokens in the manifest, prefix matching r
         best = h;
       }
     }
+  // Chapter 08's cross-attention accuracies, when its checkpoint is shipped: (decoder layers, heads) in [0, 1].
+  if (r.has("chapter 08 Transformer: best head")) {
+    REQUIRE(names.count("alignment_accuracy") == 1);
+    const NpyArray acc = read_npy((dir / "alignment_accuracy.npy").string());
+    CHECK(acc.shape.size() == 2);
+    for (double a : acc.data) CHECK((a >= 0.0 && a <= 1.0));
+  }
   // The printed line names the induction head of the evaluation set; recompute its score too.
   const std::regex line(R"(prefix matching of L1H(\d) = ([0-9.]+))");
   std::smatch m;
@@ -120,6 +127,7 @@ TEST_CASE("chapter 10 --html writes one offline page with every model's views") 
   const std::string html((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   CHECK(html.find("induction model") != std::string::npos);
   CHECK(html.find("Bahdanau") != std::string::npos);
+  if (r.has("chapter 08 Transformer")) CHECK(html.find("Transformer cross-attention") != std::string::npos);
   CHECK(html.find("https://") == std::string::npos);
   fs::remove_all(dir);
 }

@@ -338,3 +338,54 @@ TEST_CASE("studies: head stats by layer, edits vs unchanged model, importance ag
   CHECK(ag.uniform_vs_loo == 0.0);
   for (double t : ag.attn_vs_loo) CHECK((t >= -1.0 && t <= 1.0));
 }
+
+TEST_CASE("studies on chapter 08 and 09's models: shapes, ranges, and a forced alignment") {
+  // A tiny random Transformer: per-head accuracies are shares in [0, 1]; the encoder stats are
+  // non-causal rows over the source; a cross head forced onto the alignment would score 1.
+  const ToyCorpus corpus = make_toy_corpus({3, 40, 5, 20, 4, 12});
+  TransformerModelConfig cfg;
+  cfg.src_vocab = corpus.source_vocab.size();
+  cfg.tgt_vocab = corpus.target_vocab.size();
+  cfg.d_model = 16;
+  cfg.n_heads = 2;
+  cfg.d_ff = 32;
+  cfg.enc_layers = cfg.dec_layers = 2;
+  Rng rng(8);
+  const Transformer tf = transformer_init(cfg, rng);
+  const SentencePair& p = corpus.test[0];
+  const TransformerAttention ta = transformer_attention(tf, p, corpus.source_vocab, corpus.target_vocab);
+  REQUIRE(ta.cross.size() == 2);
+  CHECK(shape_of(ta.cross[1]) == Shape{2, p.tgt.size() + 1, p.src.size()});
+  CHECK(shape_of(ta.enc_self[0]) == Shape{2, p.src.size(), p.src.size()});
+  const CrossAlignment ca = transformer_alignment(tf, {corpus.test.begin(), corpus.test.begin() + 3}, corpus.source_vocab,
+                                                  corpus.target_vocab);
+  CHECK(shape_of(ca.accuracy) == Shape{2, 2});
+  for (float a : ca.accuracy) CHECK((a >= 0.0f && a <= 1.0f));
+  CHECK(ca.words == corpus.test[0].tgt.size() + corpus.test[1].tgt.size() + corpus.test[2].tgt.size());
+  CHECK(ca.enc.size() == 4);
+  Mat forced = xt::zeros<float>({p.tgt.size() + 1, p.src.size()});
+  for (std::size_t i = 0; i < p.alignment.size(); ++i) forced(i, std::size_t(p.alignment[i])) = 1.0f;
+  CHECK(argmax_alignment_accuracy(forced, p.alignment) == 1.0);
+
+  // A tiny random decoder LM: repeated random tokens give per-head stats for every head and two
+  // finite losses; text stats refuse text shorter than one window.
+  DecoderLMConfig lc;
+  lc.vocab = 300;
+  lc.d_model = 16;
+  lc.n_layers = 2;
+  lc.n_heads = 2;
+  lc.n_kv_heads = 1;
+  lc.d_ff = 32;
+  lc.context = 32;
+  const DecoderLM lm = decoder_lm_init(lc, 5);
+  const LmInduction li = decoder_lm_induction(lm, 8, 3, 1);
+  CHECK(li.heads.size() == 4);
+  CHECK(li.sequences == 3);
+  CHECK((std::isfinite(li.first) && std::isfinite(li.second) && li.first > 0.0));
+  for (const HeadStat& h : li.heads) CHECK((h.prefix_matching >= 0.0 && h.prefix_matching <= 1.0));
+  CHECK_THROWS_AS(decoder_lm_induction(lm, 17, 1, 1), std::invalid_argument);  // 34 > context 32
+  std::vector<int> text(40);
+  for (std::size_t i = 0; i < text.size(); ++i) text[i] = int(i % 300);
+  CHECK(decoder_lm_text_stats(lm, text, 3, 16).size() == 4);
+  CHECK_THROWS_AS(decoder_lm_text_stats(lm, text, 1, 41), std::invalid_argument);
+}

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attn/data/batching.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "attn/tensor/mask.hpp"
 
 namespace attn {
@@ -266,6 +267,42 @@ std::vector<HeadStat> decoder_lm_text_stats(const DecoderLM& m, const std::vecto
     throw std::invalid_argument("decoder_lm_text_stats: " + std::to_string(tokens.size()) + " tokens hold no window of " +
                                 std::to_string(time));
   return head_stats(examples, {}, true);
+}
+
+TransformerAttention transformer_attention(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab,
+                                           const Vocab& tgt_vocab) {
+  const std::vector<Batch> batches = make_batches({pair}, src_vocab, tgt_vocab, 1);
+  TransformerTape tape;
+  transformer_forward(tape, m, batches.at(0));
+  TransformerAttention a;
+  auto first = [](const Tensor4& w) { return Tensor3(xt::view(w, 0, xt::all(), xt::all(), xt::all())); };
+  for (const auto& e : tape.enc) a.enc_self.push_back(first(e.att.weights));
+  for (const auto& d : tape.dec) {
+    a.dec_self.push_back(first(d.self_att.weights));
+    a.cross.push_back(first(d.cross_att.weights));
+  }
+  return a;
+}
+
+CrossAlignment transformer_alignment(const Transformer& m, const std::vector<SentencePair>& pairs,
+                                     const Vocab& src_vocab, const Vocab& tgt_vocab) {
+  CrossAlignment r;
+  const std::size_t layers = m.cfg.dec_layers, heads = m.cfg.n_heads;
+  MatD hits = xt::zeros<double>({layers, heads});
+  std::vector<std::vector<Tensor3>> enc_examples;
+  for (const SentencePair& p : pairs) {
+    const TransformerAttention a = transformer_attention(m, p, src_vocab, tgt_vocab);
+    for (std::size_t l = 0; l < layers; ++l)
+      for (std::size_t h = 0; h < heads; ++h)
+        hits(l, h) += argmax_alignment_accuracy(slice_of(a.cross[l], h), p.alignment) * double(p.alignment.size());
+    r.words += p.alignment.size();
+    enc_examples.push_back(a.enc_self);
+  }
+  r.accuracy = xt::zeros<float>({layers, heads});
+  for (std::size_t l = 0; l < layers; ++l)
+    for (std::size_t h = 0; h < heads; ++h) r.accuracy(l, h) = r.words ? float(hits(l, h) / double(r.words)) : 0.0f;
+  r.enc = head_stats(enc_examples, {}, false);
+  return r;
 }
 
 }  // namespace attn

@@ -18,6 +18,7 @@
 #include "attn/data/corpus.hpp"
 #include "attn/models/attn_only.hpp"
 #include "attn/models/decoder_lm.hpp"
+#include "attn/models/transformer.hpp"
 #include "attn/models/seq2seq.hpp"
 
 namespace attn {
@@ -84,6 +85,23 @@ struct ImportanceAgreement {
 // For each sequence s: the loss of predicting sequences[s][queries[s] + 1] at position queries[s].
 ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<std::vector<int>>& sequences,
                                          const std::vector<std::size_t>& queries, std::uint64_t seed);
+
+// ---- the chapter 08 Transformer --------------------------------------------------------------
+struct TransformerAttention {
+  std::vector<Tensor3> enc_self;  // per encoder layer (H, S, S)
+  std::vector<Tensor3> dec_self;  // per decoder layer (H, T, T), T = len(tgt) + 1 (<eos> step last)
+  std::vector<Tensor3> cross;     // per decoder layer (H, T, S)
+};
+// Teacher-forced weights of one sentence pair.
+TransformerAttention transformer_attention(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab,
+                                           const Vocab& tgt_vocab);
+struct CrossAlignment {
+  Mat accuracy;                 // (dec_layers, heads): share of target words whose argmax is aligned
+  std::size_t words = 0;        // target words scored
+  std::vector<HeadStat> enc;    // encoder self-attention head stats over the same sentences
+};
+CrossAlignment transformer_alignment(const Transformer& m, const std::vector<SentencePair>& pairs,
+                                     const Vocab& src_vocab, const Vocab& tgt_vocab);
 
 // ---- the chapter 09 language model -----------------------------------------------------------
 struct LmInduction {
