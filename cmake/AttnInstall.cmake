@@ -12,3 +12,6 @@ endforeach()
 install(TARGETS ${attn_install_targets} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attention_step_by_step/data
         PATTERN "*.py" EXCLUDE)
+# The compiled translations (attn/present/i18n.hpp), beside the data: DIR/share/attention_step_by_step/locale.
+install(DIRECTORY ${CMAKE_BINARY_DIR}/locale/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attention_step_by_step/locale
+        OPTIONAL)

@@ -14,10 +14,25 @@
 #include <string>
 #include <vector>
 
+// Runs of spaces and line breaks as one space: narration wraps at the terminal's width, so a
+// sentence may continue on the next (indented) line.
+inline std::string squeeze_spaces(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !out.empty() && out.back() == ' ') continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
 struct RunResult {
   int status = -1;  // exit status (128 + signal if killed)
   std::string out, err;
-  bool has(const std::string& s) const { return out.find(s) != std::string::npos; }
+  // s appears as printed, or across a line break the narrator made.
+  bool has(const std::string& s) const {
+    return out.find(s) != std::string::npos || squeeze_spaces(out).find(squeeze_spaces(s)) != std::string::npos;
+  }
   bool err_has(const std::string& s) const { return err.find(s) != std::string::npos; }
 };
 

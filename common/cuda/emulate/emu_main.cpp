@@ -136,8 +136,12 @@ int main(int argc, char** argv) {
       {"4 flash fp32 backward", emu_test_flash_fp32_backward},
       {"6 flash bf16 backward", emu_test_flash_bf16_backward},
   };
+  // ATTN_EMU_QUICK=1 (CI): rung 6's two 1000 × 1000 cases, the slowest of all to emulate, are
+  // reported as skipped; its other 7 cases still cover every path (causal, n_q ≠ n_k, several
+  // query tiles per key block). scripts/cuda-emulate without --quick runs them.
+  const bool quick = std::getenv("ATTN_EMU_QUICK") != nullptr && std::string(std::getenv("ATTN_EMU_QUICK")) == "1";
   std::printf("emulated on the host (not a GPU run; see common/cuda/emulate/README.md)\n");
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, skipped = 0;
   std::uint64_t seed = 2024;  // the tests' seeds: one fresh seed per (kernel, case), in this order
   for (const Kernel& kernel : kernels)
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
@@ -145,6 +149,11 @@ int main(int argc, char** argv) {
       if (!selected[ci]) continue;
       if (kernel_filter != nullptr && std::strchr(kernel_filter, kernel.name[0]) == nullptr) continue;
       const Case& c = cases[ci];
+      if (quick && kernel.name[0] == '6' && c.n_q == 1000 && c.n_k == 1000) {
+        std::printf("%-62s skipped: quick mode (ATTN_EMU_QUICK=1)\n", (std::string(kernel.name) + "  " + c.str()).c_str());
+        ++skipped;
+        continue;
+      }
       const auto t0 = std::chrono::steady_clock::now();
       Result r{false, ""};
       try {
@@ -160,7 +169,6 @@ int main(int argc, char** argv) {
     }
   // Rung 5 (TMA, mbarrier transactions, wgmma) is beyond this emulator: its cases are skipped here
   // and run only on a Hopper GPU (tests/test_cuda_kernels.cpp).
-  int skipped = 0;
   if (kernel_filter == nullptr || std::strchr(kernel_filter, '5') != nullptr)
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       if (!selected[ci]) continue;

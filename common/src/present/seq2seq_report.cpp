@@ -11,24 +11,25 @@
 #include "attn/data/data_files.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/terminal.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
 
 std::string format_score(double x) { return fmt::format("{:.1f}", x); }
 
 Table length_table(const std::vector<NamedResult>& models) {
-  std::vector<std::string> header = {"source length", "sentences"};
+  std::vector<std::string> header = {_("source length"), _("sentences")};
   for (const auto& [name, r] : models) {
     header.push_back(name + " BLEU");
-    header.push_back("exact %");
-    header.push_back("tok %");
+    header.push_back(_("exact %"));
+    header.push_back(_("tok %"));
   }
   Table t(header);
   if (models.empty()) return t;
   const std::size_t nb = models.front().second.buckets.size();
   for (std::size_t b = 0; b <= nb; ++b) {
     const BucketMetrics& first = b < nb ? models.front().second.buckets[b] : models.front().second.overall;
-    std::vector<std::string> row = {b < nb ? first.bucket.label() : "all", std::to_string(first.sentences)};
+    std::vector<std::string> row = {b < nb ? first.bucket.label() : _("all"), std::to_string(first.sentences)};
     for (const auto& [name, r] : models) {
       const BucketMetrics& m = b < nb ? r.buckets[b] : r.overall;
       row.push_back(format_score(m.bleu));
@@ -133,9 +134,8 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
 
 std::string describe_model(const ChapterModel& cm) {
   auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
-  return fmt::format("{}: {} ({} parameters; {} steps of batch {}, {} s of training, best at step {}, "
-                     "valid BLEU {}) {} {}",
-                     model_title(cm.model.cfg), cm.trained ? "trained now" : "loaded", parameter_count(cm.model),
+  return _f("{}: {} ({} parameters; {} steps of batch {}, {} s of training, best at step {}, valid BLEU {}) {} {}",
+                     model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
                      get("steps"), get("batch"), get("train_seconds"), get("best_step"), get("valid_bleu"),
                      cm.trained ? "->" : "<-", cm.path);
 }

@@ -29,26 +29,45 @@ Table& Table::add(std::vector<std::string> row) {
   return *this;
 }
 
-std::string Table::render(const std::string& indent) const {
+std::string Table::render(const std::string& indent, std::size_t max_width) const {
   std::vector<std::size_t> w(header_.size());
   for (std::size_t j = 0; j < header_.size(); ++j) {
     w[j] = display_width(header_[j]);
     for (const auto& r : rows_) w[j] = std::max(w[j], display_width(r[j]));
   }
+  // Blocks of columns that fit in max_width; the first column (the row's name) starts every block.
+  std::vector<std::vector<std::size_t>> blocks(1, std::vector<std::size_t>{0});
+  std::size_t used = display_width(indent) + (w.empty() ? 0 : w[0]);
+  for (std::size_t j = 1; j < header_.size(); ++j) {
+    if (max_width > 0 && blocks.back().size() > 1 && used + 2 + w[j] > max_width) {
+      blocks.push_back({0});
+      used = display_width(indent) + w[0];
+    }
+    blocks.back().push_back(j);
+    used += 2 + w[j];
+  }
   std::string out;
   if (!title_.empty()) out += indent + title_ + "\n";
-  std::string rule = indent;
-  out += indent;
-  for (std::size_t j = 0; j < header_.size(); ++j) {
-    out += (j ? "  " : "") + fit(header_[j], w[j], j > 0);
-    rule += (j ? "  " : "");
-    for (std::size_t k = 0; k < w[j]; ++k) rule += "─";
-  }
-  out += "\n" + rule + "\n";
-  for (const auto& r : rows_) {
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const auto& cols = blocks[b];
+    if (b > 0) out += "\n";
+    std::string rule = indent;
     out += indent;
-    for (std::size_t j = 0; j < r.size(); ++j) out += (j ? "  " : "") + fit(r[j], w[j], j > 0 && looks_numeric(r[j]));
-    out += "\n";
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const std::size_t j = cols[k];
+      out += (k ? "  " : "") + fit(header_[j], w[j], j > 0);
+      rule += (k ? "  " : "");
+      for (std::size_t c = 0; c < w[j]; ++c) rule += "─";
+    }
+    out += "\n" + rule + "\n";
+    for (const auto& r : rows_) {
+      out += indent;
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        const std::size_t j = cols[k];
+        out += (k ? "  " : "") + fit(r[j], w[j], j > 0 && looks_numeric(r[j]));
+      }
+      out += "\n";
+    }
   }
   return out;
 }

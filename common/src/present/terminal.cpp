@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
 
@@ -117,6 +119,83 @@ std::string fit(const std::string& s, std::size_t width, bool right) {
   return right ? std::string(width - used, ' ') + out : out + std::string(width - used, ' ');
 }
 
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent,
+                                   std::size_t next_indent) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t line_w = 0, limit = width > first_indent + 10 ? width - first_indent : 10;
+  std::size_t last_start = 0;  // where the last piece added to `line` starts
+  auto flush = [&] {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(line);
+    line.clear();
+    line_w = 0;
+    limit = width > next_indent + 10 ? width - next_indent : 10;
+  };
+  // Pieces: a word with the spaces after it, or one wide (CJK) character with the spaces after it;
+  // a line may break before any piece.
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '\n') {
+      flush();
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    std::size_t tmp = i;
+    const bool wide = is_wide(next_code_point(text, tmp));
+    if (wide) {
+      i = tmp;
+    } else {
+      while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+        std::size_t j = i;
+        if (is_wide(next_code_point(text, j))) break;
+        i = j;
+      }
+    }
+    // An opening bracket or quote does not end a line: it travels with the character after it.
+    if (wide && i < text.size()) {
+      const std::string opened = text.substr(start, i - start);
+      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") {
+        std::size_t j = i;
+        const bool next_wide = is_wide(next_code_point(text, j));
+        if (next_wide) {
+          i = j;
+        } else {
+          while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+            std::size_t k = i;
+            if (is_wide(next_code_point(text, k))) break;
+            i = k;
+          }
+        }
+      }
+    }
+    while (i < text.size() && text[i] == ' ') ++i;
+    std::string piece = text.substr(start, i - start);
+    std::string bare = piece;
+    while (!bare.empty() && bare.back() == ' ') bare.pop_back();
+    const bool closing = wide && (bare == "，" || bare == "。" || bare == "；" || bare == "：" || bare == "、" ||
+                                  bare == "）" || bare == "！" || bare == "？");
+    if (line_w > 0 && line_w + display_width(bare) > limit) {
+      if (closing && last_start < line.size() && last_start > 0) {
+        // CJK punctuation does not start a line: the character before it moves down with it.
+        const std::string prev = line.substr(last_start);
+        line.erase(last_start);
+        flush();
+        line = prev;
+        line_w = display_width(prev);
+      } else if (!closing) {
+        flush();
+      }
+    }
+    last_start = line.size();
+    line += piece;
+    line_w += display_width(piece);
+  }
+  if (!line.empty() || lines.empty()) flush();
+  return lines;
+}
+
 std::string format_number(double x, int width, int precision) {
   if (std::isnan(x)) return fmt::format("{:>{}}", "nan", width);
   if (std::isinf(x)) return fmt::format("{:>{}}", x < 0 ? "-inf" : "inf", width);
@@ -124,6 +203,14 @@ std::string format_number(double x, int width, int precision) {
   if (a != 0.0 && (a >= 1e5 || a < std::pow(10.0, -precision)))
     return fmt::format("{:>{}.{}e}", x, width, std::max(1, precision - 2));
   return fmt::format("{:>{}.{}f}", x, width, precision);
+}
+
+std::size_t terminal_columns() {
+  const char* c = std::getenv("COLUMNS");
+  if (c == nullptr || *c == '\0') return 100;
+  char* end = nullptr;
+  const long v = std::strtol(c, &end, 10);
+  return *end == '\0' && v >= 40 && v <= 1000 ? std::size_t(v) : 100;
 }
 
 bool color_wanted(bool no_color_flag) {
@@ -264,10 +351,10 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
     out += "\n";
   }
   const double step = span / 5.0;
-  out += fmt::format("    legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
+  out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
                      format_number(lo + step, 0, 2), format_number(lo + 2 * step, 0, 2),
                      format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2));
-  if (factor > 1) out += fmt::format("; each cell averages {}×{} entries", factor, factor);
+  if (factor > 1) out += _f("; each cell averages {}×{} entries", factor, factor);
   out += "\n";
   return out;
 }

@@ -41,6 +41,8 @@ class Narrator {
   void step(const std::string& title, const std::string& formula = "", const std::string& source = "");
   void say(const std::string& text);  // a narration line
   void why(const std::string& text);  // "why: …", the reason for the step
+  // "code: attn/attention/self_attention.hpp: self_attention" — where the step's computation lives.
+  void code(const std::string& where);
   // A result line: printed even with --quiet.
   void result(const std::string& text);
 
