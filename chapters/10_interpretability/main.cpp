@@ -266,12 +266,14 @@ int main(int argc, char** argv) {
     nar.say("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some");
     nar.say("far-looking heads already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads");
     nar.say("in BERT's lower layers.");
+    std::vector<HeadStat> lm_text;  // the LM's heads on held-out text (claim 3 counts them too)
     if (lm) {
       const auto text_path = find_data_file("ch09/kjv_valid.txt");
       const auto tok_path = find_data_file("ch09/tokenizer.json");
       if (text_path && tok_path) {
         const std::vector<int> ids = bpe_encode(bpe_load(*tok_path), read_text_file(*text_path));
-        const std::vector<LayerStat> lm_layers = layer_means(decoder_lm_text_stats(*lm, ids, 4, 128));
+        lm_text = decoder_lm_text_stats(*lm, ids, 4, 128);
+        const std::vector<LayerStat> lm_layers = layer_means(lm_text);
         Table lmt({"model", "layer", "mean distance", "entropy (nats)", "H / log n"});
         for (const LayerStat& ls : lm_layers)
           lmt.add({"chapter 09 LM", std::to_string(ls.layer), fmt::format("{:.2f}", ls.distance),
@@ -390,10 +392,10 @@ int main(int argc, char** argv) {
       nar.say(fmt::format("H / log n, layer {}:{}", l, unif));
     }
     const std::vector<int> pred = repeat_targets(eval, 0);
-    summary.add({"3 heads collapse to uniform", fmt::format("{} of {} heads within 5%", flat.size(), L * H),
+    summary.add({"3 heads collapse to uniform", fmt::format("induction: {} of {} heads within 5%", flat.size(), L * H),
                  flat.empty() ? "not here" : "holds"});
     if (flat.empty()) {
-      nar.result(fmt::format("verdict: no head is within 5% of uniform here (0 of {})", L * H));
+      nar.result(fmt::format("verdict: no head of the induction model is within 5% of uniform (0 of {})", L * H));
     } else {
       const OutputChange c = edit_effect(m, eval.tokens, pred, eval.batch, flat);
       nar.result(fmt::format("{} of {} heads within 5% of uniform: {}", flat.size(), L * H, flat_names));
@@ -401,6 +403,25 @@ int main(int argc, char** argv) {
                              c.loss_change, c.tvd));
       nar.result(fmt::format("verdict: collapsed heads exist here, and removing them {}", std::abs(c.loss_change) < 0.05
                                  ? "barely matters (|Δloss| < 0.05)" : "does matter (|Δloss| ≥ 0.05)"));
+    }
+    // The other models' heads: counted (their forward passes take no head edits, so no ablation).
+    auto count_flat = [&](const std::vector<HeadStat>& hs, const char* model) {
+      std::string names;
+      std::size_t n = 0;
+      for (const HeadStat& h : hs)
+        if (h.uniformity >= 0.95 && n++ < 6) names += (n > 1 ? ", " : ": ") + head_name(h.layer, h.head);
+      nar.result(fmt::format("{}: {} of {} heads within 5% of uniform{}{}", model, n, hs.size(), names, n > 6 ? ", …" : ""));
+      return n;
+    };
+    if (!lm_text.empty()) {
+      const std::size_t n = count_flat(lm_text, "chapter 09 LM on held-out text");
+      summary.add({"3 … in the chapter 09 LM", fmt::format("{} of {} heads within 5%", n, lm_text.size()),
+                   n ? "holds" : "not here"});
+    }
+    if (ca) {
+      const std::size_t n = count_flat(ca->enc, "chapter 08 encoder");
+      summary.add({"3 … in the chapter 08 encoder", fmt::format("{} of {} heads within 5%", n, ca->enc.size()),
+                   n ? "holds" : "not here"});
     }
     nar.why("a uniform head averages its whole past: a bag of words, not a pointer.");
 

@@ -168,19 +168,6 @@ double mean_total_variation(const Mat& p, const Mat& q) {
   return 0.5 * s / double(p.shape(0));
 }
 
-double argmax_alignment_accuracy(const Mat& p, const std::vector<int>& alignment) {
-  std::size_t hits = 0, scored = 0;
-  for (std::size_t i = 0; i < p.shape(0) && i < alignment.size(); ++i) {
-    if (alignment[i] < 0) continue;
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < p.shape(1); ++j)
-      if (p(i, j) > p(i, best)) best = j;
-    hits += best == std::size_t(alignment[i]);
-    ++scored;
-  }
-  return scored ? double(hits) / double(scored) : 0.0;
-}
-
 }  // namespace attn
 
 namespace attn {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attn/attention/alignment.hpp"
 #include "attn/data/batching.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/tensor/mask.hpp"
@@ -79,13 +80,13 @@ Mat seq2seq_teacher_alignment(const Seq2Seq& m, const SentencePair& pair, const 
 
 double seq2seq_alignment_accuracy(const Seq2Seq& m, const std::vector<SentencePair>& pairs, const Vocab& src_vocab,
                                   const Vocab& tgt_vocab) {
-  double hits = 0.0, words = 0.0;
+  AlignmentScore total;
   for (const SentencePair& p : pairs) {
-    const Mat a = seq2seq_teacher_alignment(m, p, src_vocab, tgt_vocab);
-    hits += argmax_alignment_accuracy(a, p.alignment) * double(p.alignment.size());
-    words += double(p.alignment.size());
+    const AlignmentScore s = alignment_hits(seq2seq_teacher_alignment(m, p, src_vocab, tgt_vocab), p.alignment);
+    total.hits += s.hits;
+    total.total += s.total;
   }
-  return words > 0.0 ? hits / words : 0.0;
+  return total.share();
 }
 
 namespace {
@@ -288,19 +289,22 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
                                      const Vocab& src_vocab, const Vocab& tgt_vocab) {
   CrossAlignment r;
   const std::size_t layers = m.cfg.dec_layers, heads = m.cfg.n_heads;
-  MatD hits = xt::zeros<double>({layers, heads});
+  std::vector<AlignmentScore> scores(layers * heads);
   std::vector<std::vector<Tensor3>> enc_examples;
   for (const SentencePair& p : pairs) {
     const TransformerAttention a = transformer_attention(m, p, src_vocab, tgt_vocab);
     for (std::size_t l = 0; l < layers; ++l)
-      for (std::size_t h = 0; h < heads; ++h)
-        hits(l, h) += argmax_alignment_accuracy(slice_of(a.cross[l], h), p.alignment) * double(p.alignment.size());
-    r.words += p.alignment.size();
+      for (std::size_t h = 0; h < heads; ++h) {
+        const AlignmentScore s = alignment_hits(slice_of(a.cross[l], h), p.alignment);  // the <eos> row is not scored
+        scores[l * heads + h].hits += s.hits;
+        scores[l * heads + h].total += s.total;
+      }
     enc_examples.push_back(a.enc_self);
   }
+  r.words = scores.empty() ? 0 : scores[0].total;  // every head scores the same target words
   r.accuracy = xt::zeros<float>({layers, heads});
   for (std::size_t l = 0; l < layers; ++l)
-    for (std::size_t h = 0; h < heads; ++h) r.accuracy(l, h) = r.words ? float(hits(l, h) / double(r.words)) : 0.0f;
+    for (std::size_t h = 0; h < heads; ++h) r.accuracy(l, h) = float(scores[l * heads + h].share());
   r.enc = head_stats(enc_examples, {}, false);
   return r;
 }

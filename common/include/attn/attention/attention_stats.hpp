@@ -12,7 +12,7 @@
 //                  Σλ / Σ|λ| over M's eigenvalues, Elhage et al. 2021 ("positive eigenvalues")
 //   Kendall τ_b    rank agreement of two importance vectors, ties corrected (Kendall 1945)
 //   total variation ½ Σ_v |p_v − q_v| between two distributions (0 = same, 1 = disjoint)
-//   alignment      share of rows whose argmax key is the reference alignment's key
+// (Argmax alignment against a reference is attn/attention/alignment.hpp's alignment_hits.)
 #pragma once
 
 #include <cstddef>
@@ -50,9 +50,6 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
 double total_variation(const Vec& p, const Vec& q);
 // Mean over rows of the total variation between p's and q's rows (same shapes).
 double mean_total_variation(const Mat& p, const Mat& q);
-// alignment[i] = the key query row i should pick (< 0: not scored). Share of scored rows whose
-// argmax (first on ties) equals it; 0 when none is scored. Rows beyond alignment.size() are ignored.
-double argmax_alignment_accuracy(const Mat& p, const std::vector<int>& alignment);
 
 }  // namespace attn
 
