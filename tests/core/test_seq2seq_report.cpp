@@ -59,18 +59,15 @@ TEST_CASE("bleu_chart: a bar per bucket and model, scaled to 0–100") {
   CHECK(c.find("BLEU (0–100)") != std::string::npos);
 }
 
-TEST_CASE("write_results_json: the issue's shape, figures as printed") {
-  const fs::path dir = fs::temp_directory_path() / "attn-results-json";
-  fs::remove_all(dir);
-  write_results_json(dir.string(), {{"bahdanau", fake_result(1.0)}});
-  std::ifstream f(dir / "results.json");
-  const auto j = nlohmann::json::parse(f);
+TEST_CASE("results_json: the figures as printed, and extra top-level fields") {
+  const auto j = nlohmann::json::parse(results_json({{"bahdanau", fake_result(1.0)}}));
   CHECK(j["bleu_by_length"]["bahdanau"]["51-60"] == 51.0);
   CHECK(j["exact_match_by_length"]["bahdanau"]["5-10"] == 12.2);
   CHECK(j["token_accuracy_by_length"]["bahdanau"]["31-40"] == 50.0);
   CHECK(j["bleu_by_length"]["bahdanau"].size() == 6);
-  CHECK_FALSE(fs::exists(dir / ".results.json.tmp"));
-  fs::remove_all(dir);
+  const auto e = nlohmann::json::parse(results_json({{"bahdanau", fake_result(1.0)}}, R"({"train_ms_per_step": 3.5})"));
+  CHECK(e["train_ms_per_step"] == 3.5);
+  CHECK_THROWS_AS(results_json({}, "[1, 2]"), std::invalid_argument);
 }
 
 TEST_CASE("chapter_model: trains and saves, loads back the same, and names a missing file") {

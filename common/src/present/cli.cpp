@@ -1,6 +1,9 @@
 // The shared chapter command line (see attn/present/cli.hpp).
 #include "attn/present/cli.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
@@ -13,6 +16,18 @@
 namespace attn {
 
 namespace {
+// Why FILE cannot be written ("" when it can): its folder must exist and be writable, and FILE
+// must not be a folder. Checked before any work starts.
+std::string html_target_problem(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) return file + " is a folder, not a file";
+  fs::path dir = fs::path(file).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return "folder " + dir.string() + " does not exist";
+  if (::access(dir.c_str(), W_OK) != 0) return "folder " + dir.string() + " is not writable";
+  return "";
+}
 // The language must be known before the chapter builds its options' help text, so it is read from
 // the command line (and environment) here, before CLI11 parses anything. Returns an error message
 // when Chinese was asked for but no catalog exists (run() reports it).
@@ -51,6 +66,8 @@ ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, in
   app_.add_flag("--step", pause_, _("pause for Enter after each step (when stdin is a terminal)"));
   app_.add_option("--export", export_dir_, _("write every shown tensor as .npy plus manifest.json into DIR"))
       ->type_name("DIR");
+  app_.add_option("--html", html_file_, _("write every heatmap (and attention view) into one offline HTML page FILE"))
+      ->type_name("FILE");
   app_.add_option("--lang", lang_, _("language of the lesson: en (English) or zh (简体中文); default from LANG"))
       ->check(CLI::IsMember({"en", "zh"}));
 }
@@ -97,6 +114,14 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
       return kExitUsage;
     }
     opts.export_dir = export_dir_;
+  }
+  if (!html_file_.empty()) {
+    const std::string err = html_target_problem(html_file_);
+    if (!err.empty()) {
+      std::cerr << info_.folder << ": --html: " << err << "\n";
+      return kExitUsage;
+    }
+    opts.html_file = html_file_;
   }
   try {
     Narrator nar(info_, opts, total_steps_, json_ ? std::cerr : std::cout);

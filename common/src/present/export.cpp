@@ -33,7 +33,7 @@ void ExportRecorder::add(const std::string& name, const Shape& shape, const floa
   if (has(name)) throw ExportError(fmt::format("export: tensor '{}' recorded twice", name));
   std::size_t n = 1;
   for (auto d : shape) n *= d;
-  tensors_.push_back({name, shape, std::vector<float>(data, data + n), step});
+  tensors_.push_back({name, shape, std::vector<float>(data, data + n), step, {}, {}});
 }
 
 void ExportRecorder::add_file(const std::string& file, std::string bytes) {
@@ -49,6 +49,16 @@ bool ExportRecorder::has(const std::string& name) const {
   for (const auto& t : tensors_)
     if (t.name == name) return true;
   return false;
+}
+
+void ExportRecorder::set_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens) {
+  for (auto& t : tensors_)
+    if (t.name == name) {
+      t.query_tokens = query_tokens;
+      t.key_tokens = key_tokens;
+      return;
+    }
+  throw ExportError(fmt::format("export: no tensor '{}' to attach tokens to", name));
 }
 
 namespace {
@@ -138,6 +148,17 @@ bool exchange(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
+void ExportRecorder::set_manifest_field(const std::string& key, const std::string& json_value) {
+  if (key == "chapter" || key == "seed" || key == "tensors" || key == "files") throw ExportError("manifest key \"" + key + "\" is reserved");
+  if (!nlohmann::json::accept(json_value)) throw ExportError("manifest field \"" + key + "\" is not valid JSON");
+  for (auto& f : fields_)
+    if (f.first == key) {
+      f.second = json_value;
+      return;
+    }
+  fields_.emplace_back(key, json_value);
+}
+
 void prepare_export_dir(const std::string& dir) {
   if (dir.empty()) throw ExportError("--export: needs a folder name, got an empty string");
   std::error_code ec;
@@ -157,10 +178,7 @@ void prepare_export_dir(const std::string& dir) {
 }
 
 void ExportRecorder::add_manifest_field(const std::string& key, const std::string& json_text) {
-  if (key == "chapter" || key == "seed" || key == "tensors" || key == "files")
-    throw ExportError("manifest field '" + key + "' is reserved");
-  if (!nlohmann::json::accept(json_text)) throw ExportError("manifest field '" + key + "' is not JSON");
-  fields_.emplace_back(key, json_text);
+  set_manifest_field(key, json_text);  // chapter 08's name for chapter 09's set_manifest_field
 }
 
 void ExportRecorder::write(const std::string& dir, const std::string& chapter, std::uint64_t seed) const {
@@ -177,7 +195,10 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
     for (const auto& t : tensors_) {
       const std::string file = t.name + ".npy";
       write_npy((staging / file).string(), t.data.data(), t.shape);
-      manifest["tensors"].push_back({{"name", t.name}, {"file", file}, {"shape", t.shape}, {"step", t.step}});
+      nlohmann::json entry = {{"name", t.name}, {"file", file}, {"shape", t.shape}, {"step", t.step}};
+      if (!t.query_tokens.empty()) entry["query_tokens"] = t.query_tokens;
+      if (!t.key_tokens.empty()) entry["key_tokens"] = t.key_tokens;
+      manifest["tensors"].push_back(entry);
       kill_point(point);
     }
     for (const auto& [file, bytes] : files_) {
@@ -188,6 +209,7 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
       manifest["files"].push_back(file);
       kill_point(point);
     }
+    for (const auto& [key, value] : fields_) manifest[key] = nlohmann::json::parse(value);
     std::ofstream m(staging / "manifest.json");
     m << manifest.dump(2) << "\n";
     m.close();

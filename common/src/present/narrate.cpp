@@ -3,11 +3,13 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "attn/present/html_view.hpp"
 #include "attn/present/i18n.hpp"
 #include "attn/tensor/openblas.hpp"
 
@@ -21,6 +23,23 @@ std::string rule() {
   std::string r;
   for (std::size_t i = 0; i < kWidth; ++i) r += "─";
   return r;
+}
+
+// Every row non-negative and summing to 1: a tensor of attention weights (per head), which the
+// --html page can draw even when the chapter printed it as numbers or its own heatmaps.
+bool rows_are_distributions(const Tensor3& t) {
+  if (t.size() == 0) return false;
+  const std::size_t cols = t.shape(2);
+  for (std::size_t r = 0; r < t.shape(0) * t.shape(1); ++r) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float x = t.data()[r * cols + j];
+      if (!(x >= 0.0f)) return false;
+      s += x;
+    }
+    if (std::abs(s - 1.0) > 1e-3) return false;
+  }
+  return true;
 }
 
 std::string dims(const Shape& s) {
@@ -116,10 +135,20 @@ void Narrator::record_raw(const std::string& name, const Shape& shape, const flo
 
 void Narrator::record(const std::string& name, const Mat& m) { record_raw(name, shape_of(m), m.data()); }
 void Narrator::record(const std::string& name, const Vec& v) { record_raw(name, shape_of(v), v.data()); }
-void Narrator::record(const std::string& name, const Tensor3& t) { record_raw(name, shape_of(t), t.data()); }
+void Narrator::record(const std::string& name, const Tensor3& t) {
+  record_raw(name, shape_of(t), t.data());
+  if (opts_.html_file && rows_are_distributions(t)) html_views_.push_back({name, {}, {}, {t}, false});
+}
 void Narrator::record(const std::string& name, const Tensor4& t) { record_raw(name, shape_of(t), t.data()); }
-void Narrator::manifest_field(const std::string& key, const std::string& json_text) {
-  recorder_.add_manifest_field(key, json_text);
+void Narrator::record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens) {
+  recorder_.set_tokens(name, query_tokens, key_tokens);
+}
+
+void Narrator::attention_view(const AttentionSet& set) {
+  if (opts_.html_file) html_views_.push_back(set);
+}
+void Narrator::manifest_field(const std::string& key, const std::string& json_value) {
+  recorder_.set_manifest_field(key, json_value);
 }
 
 void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
@@ -146,7 +175,9 @@ void Narrator::show(const std::string& name, const Vec& v, const Labels& labels,
 
 void Narrator::show(const std::string& name, const Tensor3& t, const Labels& rows, const Labels& cols,
                     const std::string& caption, const std::string& slice_name) {
-  record(name, t);
+  record_raw(name, shape_of(t), t.data());
+  if (opts_.html_file && rows_are_distributions(t))
+    html_views_.push_back({caption.empty() ? name : name + ": " + caption, rows, cols, {t}, false});
   if (opts_.quiet) return;
   out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 1);
@@ -162,6 +193,11 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
 void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                        const std::string& caption, HeatmapStyle style) {
   if (!recorder_.has(name)) record(name, m);
+  if (opts_.html_file) {  // the page draws it too: one layer, one head
+    Tensor3 one = Tensor3::from_shape({1, m.shape(0), m.shape(1)});
+    std::copy(m.begin(), m.end(), one.begin());
+    html_views_.push_back({caption.empty() ? name : name + ": " + caption, rows, cols, {one}, false});
+  }
   if (opts_.quiet) return;
   style.color = opts_.color;
   out_ << "  " << name << " (" << dims(shape_of(m)) << ") " << _("heatmap") << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
@@ -192,6 +228,15 @@ void Narrator::finish() {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
     out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(),
                       escape_control(*opts_.export_dir)) << "\n";
+  }
+  if (opts_.html_file) {
+    if (html_views_.empty()) {
+      out_ << "\nNo heatmap or attention view in this run: no HTML page written\n";
+    } else {
+      write_head_view_html(*opts_.html_file, fmt::format("Chapter {} · {}", info_.number, info_.title), html_views_);
+      out_ << "\nWrote " << html_views_.size() << " attention view" << (html_views_.size() == 1 ? "" : "s")
+           << " to " << *opts_.html_file << " (open it in a browser; no network needed)\n";
+    }
   }
 }
 

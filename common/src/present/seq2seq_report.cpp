@@ -65,7 +65,7 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
   return out;
 }
 
-std::string results_json(const std::vector<NamedResult>& models) {
+std::string results_json(const std::vector<NamedResult>& models, const std::string& extra_json_object) {
   nlohmann::ordered_json j;
   for (const char* key : {"bleu_by_length", "exact_match_by_length", "token_accuracy_by_length"})
     j[key] = nlohmann::ordered_json::object();
@@ -76,19 +76,12 @@ std::string results_json(const std::vector<NamedResult>& models) {
       j["exact_match_by_length"][name][b.bucket.label()] = std::stod(format_score(b.exact));
       j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
     }
-  return j.dump(2) + "\n";
-}
-
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir);
-  const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
-  {
-    std::ofstream f(tmp);
-    f << results_json(models);
-    if (!f) throw std::runtime_error(target.string() + ": cannot write");
+  if (!extra_json_object.empty()) {
+    const auto extra = nlohmann::ordered_json::parse(extra_json_object);
+    if (!extra.is_object()) throw std::invalid_argument("results_json: extra fields must be a JSON object");
+    for (const auto& [key, value] : extra.items()) j[key] = value;
   }
-  fs::rename(tmp, target);
+  return j.dump(2) + "\n";
 }
 
 const EvalResult& result_named(const std::vector<NamedResult>& results, const std::string& name) {

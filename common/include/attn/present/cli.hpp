@@ -1,5 +1,5 @@
 // The command line every chapter shares (CLI11):
-//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR  --lang en|zh  [--json]
+//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR  --html FILE  --lang en|zh  [--json]
 // plus the chapter's own options, added to app() before run(). A bad value names the flag and
 // what is allowed and exits with status 2; an unwritable --export folder is refused before any
 // work starts; an error during the chapter prints "error: …" and exits 1.
@@ -46,7 +46,7 @@ class ChapterApp {
   int total_steps_;
   std::uint64_t seed_;
   bool quiet_ = false, no_color_ = false, full_ = false, pause_ = false, json_ = false;
-  std::string export_dir_;
+  std::string export_dir_, html_file_;
   std::string lang_;
   std::string question_;
 };

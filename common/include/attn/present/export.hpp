@@ -32,6 +32,7 @@ struct RecordedTensor {
   Shape shape;
   std::vector<float> data;
   int step = 0;
+  Labels query_tokens, key_tokens;  // written as "query_tokens" / "key_tokens" when not empty
 };
 
 class ExportRecorder {
@@ -41,8 +42,12 @@ class ExportRecorder {
   // A whole file written beside the tensors (e.g. "results.json"); listed under "files".
   void add_file(const std::string& file, std::string bytes);
   bool has(const std::string& name) const;
-  // An extra top-level manifest field (e.g. chapter 08's "config"), given as JSON text; throws
-  // ExportError when the text is not JSON or the key is one of the contract's own.
+  // The tokens along a recorded tensor's query and key axes (throws ExportError for an unknown name).
+  void set_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
+  // An extra top-level manifest entry (e.g. a model's "config"); value is JSON text. Throws
+  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors).
+  void set_manifest_field(const std::string& key, const std::string& json_value);
+  // The same (chapter 08's name for it).
   void add_manifest_field(const std::string& key, const std::string& json_text);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 

@@ -1,8 +1,10 @@
 // The narrator every chapter speaks through: a header naming the chapter, seed and BLAS kernel;
 // numbered steps ("Step 2/6") with the formula and its source; tensors printed with name, shape
 // and token labels (elided when large, --full shows all); heatmaps; tables; a "why" line per
-// step; a closing takeaway. Every shown tensor is recorded for --export. With --quiet only
-// results (tables marked as results, result lines, the takeaway) are printed.
+// step; a closing takeaway. Every shown tensor is recorded for --export; every heatmap, every
+// shown (heads, T_q, T_k) tensor whose rows are distributions and every attention_view() goes
+// into the --html page. With --quiet only results (tables marked as results, result lines, the
+// takeaway) are printed.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "attn/attention/attention_stats.hpp"
 #include "attn/present/chapters.hpp"
 #include "attn/present/export.hpp"
 #include "attn/present/table.hpp"
@@ -26,6 +29,7 @@ struct NarratorOptions {
   bool full = false;
   bool pause = false;  // --step: wait for Enter after each step (only when stdin is a terminal)
   std::optional<std::string> export_dir;
+  std::optional<std::string> html_file;  // --html FILE: every heatmap and attention view, one page
 };
 
 class Narrator {
@@ -52,13 +56,17 @@ class Narrator {
   // Heatmap of a matrix (recorded under `name` unless that name was already recorded).
   void heatmap(const std::string& name, const Mat& m, const Labels& rows = {}, const Labels& cols = {},
                const std::string& caption = "", HeatmapStyle style = {});
+  // Adds every layer × head of a model's attention to the --html page (prints nothing).
+  void attention_view(const AttentionSet& set);
   // Record for --export without printing.
   void record(const std::string& name, const Mat& m);
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
   void record(const std::string& name, const Tensor4& t);
-  // An extra manifest field for --export (JSON text), e.g. a model's "config".
-  void manifest_field(const std::string& key, const std::string& json_text);
+  // The tokens an exported tensor's axes carry, written beside it in manifest.json.
+  void record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
+  // An extra top-level entry of the export's manifest.json (value: JSON text).
+  void manifest_field(const std::string& key, const std::string& json_value);
 
   // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
   void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
@@ -89,6 +97,7 @@ class Narrator {
   int step_ = 0;
   ExportRecorder recorder_;
   std::optional<std::string> json_;
+  std::vector<AttentionSet> html_views_;
 };
 
 }  // namespace attn

@@ -29,10 +29,8 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
 
 // {"bleu_by_length": {"<model>": {"5-10": …}}, "exact_match_by_length": …, "token_accuracy_by_length": …}
 // as text (chapters pass it to Narrator::export_file), or written atomically to dir/results.json.
-std::string results_json(const std::vector<NamedResult>& models);
-// The same with extra top-level fields (a JSON object as text), e.g. chapter 08's timing.
-std::string results_json(const std::vector<NamedResult>& models, const std::string& extra_json_object);
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models);
+// extra_json_object: more top-level fields as a JSON object's text ("" for none).
+std::string results_json(const std::vector<NamedResult>& models, const std::string& extra_json_object = "");
 
 // A chapter's model: trained now (train = true; saved to checkpoint or the shipped path) or loaded
 // from checkpoint (when not empty) or the shipped data/chNN/<name>.safetensors.

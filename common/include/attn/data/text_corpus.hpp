@@ -1,0 +1,33 @@
+// Real text for the language model of chapter 09: the King James Bible (1611, public domain) as
+// Debian's bible-kjv package prints it (`bible -f Gen1:1-Rev22:21`: one verse per line, "Ge1:1 In
+// the beginning …"), split by whole chapters into training and held-out text, and random windows
+// of a token stream for training batches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/tensor/rng.hpp"
+
+namespace attn {
+
+// Reads a whole file; std::runtime_error naming the file when it cannot.
+std::string read_text_file(const std::string& path);
+
+struct KjvSplit {
+  std::string train, valid;  // verses without their references, one per line
+  std::size_t chapters_train = 0, chapters_valid = 0, verses = 0;
+};
+// Every `every`-th chapter (the last of each run of `every`) is held out. Throws
+// std::invalid_argument when a line does not start with a reference like "Ge1:1 " or no verse is found.
+KjvSplit kjv_split(const std::string& bible_dump, std::size_t every = 20);
+
+// B windows of T + 1 consecutive tokens at uniform random offsets: inputs = window[0 … T−1],
+// targets = window[1 … T], sequence b in rows b·T … b·T + T − 1.
+struct LmBatch {
+  std::vector<int> inputs, targets;
+};
+LmBatch sample_lm_batch(const std::vector<int>& tokens, std::size_t batch, std::size_t time, Rng& rng);
+
+}  // namespace attn

@@ -1,0 +1,222 @@
+// Byte-level BPE: training, encoding, decoding, files (see attn/data/bpe.hpp).
+#include "attn/data/bpe.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+namespace {
+
+bool is_letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80; }
+bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+std::uint64_t pair_key(int a, int b) { return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b); }
+
+// Replace every (a, b) in word by id, left to right.
+void merge_in_place(std::vector<int>& word, int a, int b, int id) {
+  std::size_t w = 0;
+  for (std::size_t r = 0; r < word.size(); ++r) {
+    if (r + 1 < word.size() && word[r] == a && word[r + 1] == b) {
+      word[w++] = id;
+      ++r;
+    } else {
+      word[w++] = word[r];
+    }
+  }
+  word.resize(w);
+}
+
+}  // namespace
+
+std::vector<std::string> bpe_pretokenize(const std::string& text) {
+  std::vector<std::string> chunks;
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  auto u = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  while (i < n) {
+    std::size_t j = i;
+    if (u(j) == ' ' && j + 1 < n && (is_letter(u(j + 1)) || is_digit(u(j + 1)))) ++j;  // leading space
+    if (is_letter(u(j))) {
+      while (j < n && is_letter(u(j))) ++j;
+    } else if (is_digit(u(j))) {
+      while (j < n && is_digit(u(j))) ++j;
+    } else {
+      ++j;  // any other single byte: punctuation, a lone space, a newline
+    }
+    chunks.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return chunks;
+}
+
+BpeTokenizer bpe_from_merges(const std::vector<std::pair<int, int>>& merges) {
+  BpeTokenizer tok;
+  for (int b = 0; b < 256; ++b) tok.pieces.push_back(std::string(1, char(b)));
+  for (const auto& [a, b] : merges) {
+    const int next = int(tok.pieces.size());
+    if (a < 0 || b < 0 || a >= next || b >= next)
+      throw BpeError("bpe: merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
+                     std::to_string(b) + " but only ids 0 … " + std::to_string(next - 1) + " exist at that point");
+    tok.merges.push_back({a, b, next, 0});
+    tok.pieces.push_back(tok.pieces[std::size_t(a)] + tok.pieces[std::size_t(b)]);
+  }
+  return tok;
+}
+
+BpeTokenizer bpe_train(const std::string& text, std::size_t vocab_size) {
+  if (vocab_size < 256) throw BpeError("bpe_train: vocab_size must be at least 256 (the bytes), got " +
+                                       std::to_string(vocab_size));
+  // Distinct chunks with their counts (std::map: a deterministic order).
+  std::map<std::string, std::int64_t> counts;
+  for (auto& c : bpe_pretokenize(text)) ++counts[c];
+  std::vector<std::vector<int>> words;
+  std::vector<std::int64_t> freq;
+  for (const auto& [w, c] : counts) {
+    std::vector<int> ids;
+    for (unsigned char ch : w) ids.push_back(ch);
+    words.push_back(std::move(ids));
+    freq.push_back(c);
+  }
+  BpeTokenizer tok = bpe_from_merges({});
+  while (tok.pieces.size() < vocab_size) {
+    // Count every adjacent pair, weighted by how often its chunk occurs.
+    std::unordered_map<std::uint64_t, std::int64_t> pairs;
+    for (std::size_t w = 0; w < words.size(); ++w)
+      for (std::size_t k = 0; k + 1 < words[w].size(); ++k) pairs[pair_key(words[w][k], words[w][k + 1])] += freq[w];
+    std::uint64_t best = 0;
+    std::int64_t best_count = 0;
+    for (const auto& [key, c] : pairs)
+      if (c > best_count || (c == best_count && key < best)) {
+        best = key;
+        best_count = c;
+      }
+    if (best_count < 2) break;  // nothing left worth merging
+    const int a = int(best >> 32), b = int(best & 0xffffffffu), id = int(tok.pieces.size());
+    for (auto& w : words) merge_in_place(w, a, b, id);
+    tok.merges.push_back({a, b, id, best_count});
+    tok.pieces.push_back(tok.pieces[std::size_t(a)] + tok.pieces[std::size_t(b)]);
+  }
+  return tok;
+}
+
+std::vector<int> bpe_encode(const BpeTokenizer& tok, const std::string& text) {
+  std::unordered_map<std::uint64_t, int> rank;  // pair -> merge rank
+  for (std::size_t r = 0; r < tok.merges.size(); ++r) rank[pair_key(tok.merges[r].left, tok.merges[r].right)] = int(r);
+  std::unordered_map<std::string, std::vector<int>> memo;  // a chunk always encodes the same way
+  std::vector<int> out;
+  for (const auto& chunk : bpe_pretokenize(text)) {
+    auto it = memo.find(chunk);
+    if (it == memo.end()) {
+      std::vector<int> ids;
+      for (unsigned char ch : chunk) ids.push_back(ch);
+      for (;;) {  // apply the earliest-learned merge present, everywhere in the chunk
+        int best = -1;
+        for (std::size_t k = 0; k + 1 < ids.size(); ++k) {
+          auto f = rank.find(pair_key(ids[k], ids[k + 1]));
+          if (f != rank.end() && (best < 0 || f->second < best)) best = f->second;
+        }
+        if (best < 0) break;
+        const BpeMerge& m = tok.merges[std::size_t(best)];
+        merge_in_place(ids, m.left, m.right, m.id);
+      }
+      it = memo.emplace(chunk, std::move(ids)).first;
+    }
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  return out;
+}
+
+std::string bpe_decode(const BpeTokenizer& tok, const std::vector<int>& ids) {
+  std::string s;
+  for (int id : ids) {
+    if (id < 0 || std::size_t(id) >= tok.pieces.size())
+      throw BpeError("bpe_decode: id " + std::to_string(id) + " outside the vocabulary of " +
+                     std::to_string(tok.pieces.size()));
+    s += tok.pieces[std::size_t(id)];
+  }
+  return s;
+}
+
+std::string bpe_piece_display(const BpeTokenizer& tok, int id) {
+  std::string out;
+  for (unsigned char c : bpe_decode(tok, {id})) {
+    if (c == ' ') out += "\u2423";  // ␣
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f || c >= 0x80) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else out += char(c);
+  }
+  return out;
+}
+
+void bpe_save(const std::string& path, const BpeTokenizer& tok) {
+  nlohmann::ordered_json j;
+  j["type"] = "byte-level BPE";
+  j["vocab_size"] = tok.vocab_size();
+  nlohmann::json merges = nlohmann::json::array();
+  for (const auto& m : tok.merges) merges.push_back({m.left, m.right});
+  j["merges"] = merges;
+  nlohmann::json counts = nlohmann::json::array();  // how often each pair occurred when chosen
+  for (const auto& m : tok.merges) counts.push_back(m.count);
+  j["counts"] = counts;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw BpeError("bpe_save: cannot write " + tmp);
+    f << j.dump() << "\n";
+    if (!f) throw BpeError("bpe_save: writing " + tmp + " failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw BpeError("bpe_save: cannot move " + tmp + " to " + path);
+  }
+}
+
+BpeTokenizer bpe_load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw BpeError("bpe_load: cannot open " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const std::exception& e) {
+    throw BpeError("bpe_load: " + path + " is not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("type", "") != "byte-level BPE" || !j.contains("merges") || !j["merges"].is_array())
+    throw BpeError("bpe_load: " + path + " is not a byte-level BPE file (needs \"type\" and \"merges\")");
+  std::vector<std::pair<int, int>> merges;
+  for (const auto& m : j["merges"]) {
+    if (!m.is_array() || m.size() != 2 || !m[0].is_number_integer() || !m[1].is_number_integer())
+      throw BpeError("bpe_load: " + path + ": merge " + std::to_string(merges.size()) + " is not a pair of ids");
+    merges.emplace_back(m[0].get<int>(), m[1].get<int>());
+  }
+  BpeTokenizer tok;
+  try {
+    tok = bpe_from_merges(merges);
+  } catch (const BpeError& e) {
+    throw BpeError(path + ": " + e.what());
+  }
+  if (j.contains("counts")) {
+    const auto& c = j["counts"];
+    if (!c.is_array() || c.size() != tok.merges.size())
+      throw BpeError("bpe_load: " + path + ": \"counts\" must hold one number per merge");
+    for (std::size_t r = 0; r < tok.merges.size(); ++r) tok.merges[r].count = c[r].get<std::int64_t>();
+  }
+  if (j.contains("vocab_size") && j["vocab_size"].get<std::size_t>() != tok.vocab_size())
+    throw BpeError("bpe_load: " + path + " says vocab_size " + j["vocab_size"].dump() + " but its merges give " +
+                   std::to_string(tok.vocab_size()));
+  return tok;
+}
+
+}  // namespace attn

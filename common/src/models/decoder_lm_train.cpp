@@ -1,0 +1,62 @@
+// Training loop of the decoder-only language model (see attn/models/decoder_lm_train.hpp).
+#include "attn/models/decoder_lm_train.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "attn/data/text_corpus.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/nn/schedule.hpp"
+
+namespace attn {
+
+LmTrainResult train_decoder_lm(const DecoderLMConfig& cfg, const std::vector<int>& train_tokens,
+                               const std::vector<int>& valid_tokens, const LmTrainConfig& tc) {
+  if (tc.steps == 0 || tc.batch == 0 || tc.time == 0 || tc.time > cfg.context)
+    throw std::invalid_argument("train_decoder_lm: need steps, batch > 0 and 0 < time <= context " +
+                                std::to_string(cfg.context));
+  const auto t0 = std::chrono::steady_clock::now();
+  LmTrainResult r;
+  r.model = decoder_lm_init(cfg, tc.seed);
+  DecoderLM grad = zeros_like(r.model);
+  ParamRegistry matrices, gains, all;
+  register_params(matrices, r.model, grad, ParamGroup::Matrices);
+  register_params(gains, r.model, grad, ParamGroup::Gains);
+  register_params(all, r.model, grad, ParamGroup::All);
+  AdamConfig ac;
+  ac.beta2 = tc.beta2;
+  ac.weight_decay = tc.weight_decay;
+  Adam opt_w(matrices, ac);
+  ac.weight_decay = 0.0f;
+  Adam opt_g(gains, ac);
+  const Schedule sched = Schedule::warmup_cosine(tc.lr, std::int64_t(tc.warmup), std::int64_t(tc.steps), tc.min_lr);
+  Rng rng(tc.seed ^ 0x9e3779b97f4a7c15ull);  // batch order: its own stream, independent of the init
+  DecoderLMCacheT<float> cache;
+  double since = 0.0;
+  std::size_t since_n = 0;
+  for (std::size_t step = 1; step <= tc.steps; ++step) {
+    const LmBatch b = sample_lm_batch(train_tokens, tc.batch, tc.time, rng);
+    all.zero_grad();
+    const double loss = decoder_lm_forward(cache, r.model, b.inputs, b.targets, tc.batch);
+    decoder_lm_backward(grad, cache, r.model);
+    clip_grad_norm(all, tc.clip);
+    const double lr = learning_rate(sched, std::int64_t(step));
+    opt_w.step(float(lr));
+    opt_g.step(float(lr));
+    since += loss;
+    ++since_n;
+    r.tokens += double(tc.batch * tc.time);
+    if (tc.on_step) tc.on_step(step, loss, lr);
+    if (step % tc.eval_every == 0 || step == tc.steps) {
+      const double vl = decoder_lm_eval_loss(r.model, valid_tokens, tc.eval_windows, tc.time);
+      r.curve.push_back({step, since / double(since_n), vl});
+      since = 0.0;
+      since_n = 0;
+      if (tc.on_eval) tc.on_eval(step, vl);
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace attn

@@ -1,0 +1,400 @@
+// Chapter 09's presentation (see attn/present/decoder_report.hpp).
+#include "attn/present/decoder_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "attn/attention/gqa.hpp"
+#include "attn/nn/layernorm.hpp"
+#include "attn/studies/timing.hpp"
+#include "attn/present/terminal.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+namespace {
+std::string thousands(std::size_t n) {
+  std::string s = std::to_string(n);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
+  return s;
+}
+std::string bytes_str(double b) {
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+// Greedy word wrap to `width` display columns.
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line, word;
+  std::istringstream in(text);
+  while (in >> word) {
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+// Narration under 100 columns: continuation lines are indented under the first.
+void why_w(Narrator& nar, const std::string& text) {
+  const auto lines = wrap(text, 88);
+  for (std::size_t i = 0; i < lines.size(); ++i) i == 0 ? nar.why(lines[i]) : nar.say("     " + lines[i]);
+}
+void result_w(Narrator& nar, const std::string& text) {
+  const auto lines = wrap(text, 92);
+  for (std::size_t i = 0; i < lines.size(); ++i) nar.result(i == 0 ? lines[i] : "  " + lines[i]);
+}
+void say_w(Narrator& nar, const std::string& text) {
+  const auto lines = wrap(text, 92);
+  for (std::size_t i = 0; i < lines.size(); ++i) nar.say(i == 0 ? lines[i] : "  " + lines[i]);
+}
+Mat rows_of(const Mat& x, std::size_t n, std::size_t cols) {
+  n = std::min(n, x.shape(0));
+  cols = std::min(cols, x.shape(1));
+  return xt::view(x, xt::range(0, n), xt::range(0, cols));
+}
+}  // namespace
+
+Labels token_labels(const BpeTokenizer& tok, const std::vector<int>& ids) {
+  Labels out;
+  for (int id : ids) out.push_back(bpe_piece_display(tok, id));
+  return out;
+}
+
+void show_bpe_merges(Narrator& nar, const BpeTokenizer& tok, std::size_t n) {
+  Table t({"merge", "left", "right", "new token", "pair count"}, "the first merges learned");
+  for (std::size_t r = 0; r < std::min(n, tok.merges.size()); ++r) {
+    const BpeMerge& m = tok.merges[r];
+    t.add({std::to_string(r + 1) + " → id " + std::to_string(m.id), bpe_piece_display(tok, m.left),
+           bpe_piece_display(tok, m.right), bpe_piece_display(tok, m.id), thousands(std::size_t(m.count))});
+  }
+  nar.table(t);
+  const BpeMerge& last = tok.merges.back();
+  say_w(nar, fmt::format("…{} merges in all; the last one, {} + {} → {}, occurred {} times.", tok.merges.size(),
+                         bpe_piece_display(tok, last.left), bpe_piece_display(tok, last.right),
+                         bpe_piece_display(tok, last.id), thousands(std::size_t(last.count))));
+  nar.say(fmt::format("Vocabulary: {} = 256 bytes + {} merges.", tok.vocab_size(), tok.merges.size()));
+}
+
+void show_bpe_split(Narrator& nar, const BpeTokenizer& tok, const std::string& sentence) {
+  const std::vector<int> ids = bpe_encode(tok, sentence);
+  std::string pieces;
+  for (const auto& p : token_labels(tok, ids)) pieces += (pieces.empty() ? "" : " | ") + p;
+  nar.say(fmt::format("\"{}\"", sentence));
+  say_w(nar, fmt::format("  -> {} tokens: {}", ids.size(), pieces));
+  nar.say(fmt::format("  ({} bytes, {:.2f} bytes per token; ␣ marks a space)", sentence.size(),
+                      double(sentence.size()) / double(ids.size())));
+}
+
+void compare_norms(Narrator& nar, const DecoderLM& m, const std::vector<int>& prompt) {
+  nar.step("RMSNorm vs LayerNorm", "x/√(mean(x²)+ε)·γ  vs  (x−μ)/√(σ²+ε)·γ+β", "Zhang & Sennrich 2019");
+  // The residual stream after block 0 for the prompt: a real input to block 1's norm.
+  const DecoderLMTrace tr = decoder_lm_trace(m, prompt);
+  const Mat x = rows_of(tr.block0_output, 3, m.cfg.d_model);
+  const Norm rms = rmsnorm_init(x.shape(1)), ln = layernorm_init(x.shape(1));
+  Mat yr, yl;
+  Vec rstd, mean;
+  rmsnorm_forward(yr, rstd, x, rms, float(m.cfg.norm_eps));
+  layernorm_forward(yl, mean, rstd, x, ln, float(m.cfg.norm_eps));
+  nar.record("rmsnorm_x", x);
+  nar.show("rmsnorm_y", rows_of(yr, 3, 8), {}, {}, "RMSNorm(x), γ = 1 (first 8 of " + std::to_string(x.shape(1)) + ")");
+  nar.show("layernorm_y", rows_of(yl, 3, 8), {}, {}, "LayerNorm(x), γ = 1, β = 0");
+  const double mx = xt::mean(xt::view(x, 0, xt::all()))(), mr = xt::mean(xt::view(yr, 0, xt::all()))(),
+               ml = xt::mean(xt::view(yl, 0, xt::all()))();
+  result_w(nar, fmt::format("row 0: mean(x) = {:.3f}; mean after RMSNorm {:.3f}, after LayerNorm {:.1e} "
+                         "(RMSNorm rescales, LayerNorm also re-centres)", mx, mr, ml));
+  const Mat big = Rng(3).normal_mat(4096, m.cfg.d_model);
+  const NormCost c = norm_cost(big);
+  result_w(nar, fmt::format("forward on {}×{}: RMSNorm {:.0f} µs, LayerNorm {:.0f} µs: LayerNorm takes {:.2f}× as long "
+                         "(paper: RMSNorm cuts running time by 7%–64%)",
+                         c.rows, c.channels, c.rms_seconds * 1e6, c.layer_seconds * 1e6,
+                         c.layer_seconds / c.rms_seconds));
+  why_w(nar, "one statistic per row instead of two, and no β; Zhang & Sennrich argue the re-centring is "
+             "dispensable, and LLaMA uses RMSNorm before every sub-layer.");
+}
+
+void compare_ffns(Narrator& nar, const DecoderLMConfig& cfg) {
+  nar.step("SwiGLU vs ReLU", "(silu(x·W_gate) ⊙ x·W_up)·W_down", "Shazeer 2020");
+  const FfnCost c = ffn_cost(cfg.d_model, cfg.d_ff, 4096, 9);
+  Table t({"feed-forward", "hidden", "matrices", "parameters", "forward, 4096 rows"});
+  t.add({"ReLU (2017)", std::to_string(c.relu_hidden) + " = 4d", "2", thousands(c.relu_params),
+         fmt::format("{:.2f} ms", c.relu_seconds * 1e3)});
+  t.add({"SwiGLU (LLaMA)", std::to_string(c.swiglu_hidden) + " ≈ (2/3)·4d", "3", thousands(c.swiglu_params),
+         fmt::format("{:.2f} ms", c.swiglu_seconds * 1e3)});
+  nar.table(t, true);
+  result_w(nar, fmt::format("the 2/3 rule: 3·{}·{} = {} vs 2·{}·{} = {} parameters ({:+.1f}%, from rounding {} up "
+                         "to a multiple of 8)",
+                         cfg.d_model, c.swiglu_hidden, thousands(c.swiglu_params), cfg.d_model, c.relu_hidden,
+                         thousands(c.relu_params),
+                         100.0 * (double(c.swiglu_params) - double(c.relu_params)) / double(c.relu_params),
+                         fmt::format("{:.1f}", 8.0 * double(cfg.d_model) / 3.0)));
+  why_w(nar, "the gate multiplies, so each hidden unit can switch the other on or off; Shazeer measured lower "
+          "perplexity than ReLU at the same parameter count.");
+}
+
+void compare_positions(Narrator& nar, const DecoderLM& m, const std::vector<int>& prompt) {
+  nar.step("RoPE vs sinusoidal under a shift", "(R_m q)·(R_n k) = q·R_{n−m} k", "Su et al. 2021");
+  // q and k: layer 0, head 0 projections of the first two prompt tokens (before RoPE).
+  const DecoderLMTrace tr = decoder_lm_trace(m, prompt);
+  const DecoderBlock& b = m.blocks[0];
+  Mat h;
+  Vec rstd;
+  rmsnorm_forward(h, rstd, rows_of(tr.block0_input, 2, m.cfg.d_model), b.attn_norm, float(m.cfg.norm_eps));
+  Mat q, k;
+  linear_forward(q, h, b.w_q);
+  linear_forward(k, h, b.w_k);
+  const std::size_t dh = m.cfg.d_head(), j = std::min<std::size_t>(1, h.shape(0) - 1);
+  const Vec qv = xt::view(q, 0, xt::range(0, dh)), kv = xt::view(k, j, xt::range(0, dh));
+  const auto rows = shift_scores(qv, kv, 3, {0, 10, 50, 100, 200});
+  Table t({"query at m", "key at m + 3", "RoPE score", "sinusoidal-added score"});
+  double rmin = 1e300, rmax = -1e300, smin = 1e300, smax = -1e300;
+  for (const auto& r : rows) {
+    t.add({std::to_string(r.m), std::to_string(r.m + 3), fmt::format("{:.5f}", r.rope),
+           fmt::format("{:.5f}", r.sinusoidal)});
+    rmin = std::min(rmin, r.rope);
+    rmax = std::max(rmax, r.rope);
+    smin = std::min(smin, r.sinusoidal);
+    smax = std::max(smax, r.sinusoidal);
+  }
+  nar.table(t, true);
+  result_w(nar, fmt::format("spread over the five placements: RoPE {:.1e} (float rounding), sinusoidal {:.3f}", rmax - rmin,
+                         smax - smin));
+  why_w(nar, fmt::format("RoPE rotates q and k inside attention, so only the distance survives in q·k; this model "
+                      "pairs adjacent dimensions (2i, 2i+1) of each {}-dim head, as chapter 05.", dh));
+}
+
+void compare_kv_heads(Narrator& nar, const DecoderLMConfig& cfg) {
+  nar.step("GQA vs MHA: the cache", "bytes/token = 2·layers·G·d_head·bytes", "Ainslie et al. 2023");
+  Table t({"model", "layers", "H / G", "d_head", "bytes", "per token", "4096 tokens"});
+  auto row = [&](const std::string& name, std::size_t layers, std::size_t heads, std::size_t g, std::size_t dh,
+                 std::size_t bytes) {
+    const std::size_t per = kv_cache_bytes_per_token(layers, g, dh, bytes);
+    t.add({name, std::to_string(layers), fmt::format("{} / {}", heads, g), std::to_string(dh), std::to_string(bytes),
+           bytes_str(double(per)), bytes_str(double(per) * 4096)});
+    return per;
+  };
+  const std::size_t L = cfg.n_layers, H = cfg.n_heads, dh = cfg.d_head();
+  const std::size_t mha = row("this model, MHA", L, H, H, dh, 4);
+  const std::size_t gqa = row("this model, GQA (shipped)", L, H, cfg.n_kv_heads, dh, 4);
+  row("this model, MQA", L, H, 1, dh, 4);
+  const std::size_t big_mha = row("70B-like, MHA", 80, 64, 64, 128, 2);
+  const std::size_t big_gqa = row("70B-like, GQA (LLaMA 2)", 80, 64, 8, 128, 2);
+  row("70B-like, MQA", 80, 64, 1, 128, 2);
+  nar.table(t, true);
+  result_w(nar, fmt::format("GQA with {} K/V heads stores {}× less than MHA here; at 70B scale (80 layers, 64 heads "
+                         "of 128, bf16) 8 K/V heads cut {} to {} per token",
+                         cfg.n_kv_heads, mha / gqa, bytes_str(double(big_mha)), bytes_str(double(big_gqa))));
+  why_w(nar, "every generated token adds its keys and values for every layer; the cache, not the weights, limits "
+          "how many long sequences fit in memory.");
+}
+
+void show_block_shapes(Narrator& nar, const DecoderLM& m, std::size_t t) {
+  const DecoderLMConfig& c = m.cfg;
+  const std::size_t d = c.d_model, H = c.n_heads, G = c.n_kv_heads, dh = c.d_head(), f = c.d_ff;
+  nar.say(fmt::format("x  ({}×{})  the residual stream, T = {} prompt tokens", t, d, t));
+  nar.say(fmt::format("├─ h = RMSNorm(x)·γ_attn             γ ({})", d));
+  nar.say(fmt::format("├─ q = h·W_Q  ({}×{}) -> {} heads × {}", d, H * dh, H, dh));
+  nar.say(fmt::format("├─ k = h·W_K, v = h·W_V  ({}×{} each) -> {} heads × {}", d, G * dh, G, dh));
+  nar.say(fmt::format("├─ q, k = RoPE at positions 0 … {}: pairs (2i, 2i+1), θ_i = {:.0f}^(−2i/{})", t - 1,
+                      c.rope_theta, dh));
+  nar.say(fmt::format("├─ head h: softmax(q_h·k_gᵀ/√{} + causal mask)·v_g, g = h/{}  -> ({}×{})", dh, H / G, t,
+                      H * dh));
+  nar.say(fmt::format("x' = x + that·W_O  ({}×{}) · ({}×{})", t, H * dh, H * dh, d));
+  nar.say(fmt::format("├─ h' = RMSNorm(x')·γ_ffn -> silu(h'·W_gate) ⊙ h'·W_up  ({}×{} each)", d, f));
+  nar.say(fmt::format("y  = x' + that·W_down ({}×{})   × {} blocks", f, d, c.n_layers));
+  nar.say(fmt::format("logits = RMSNorm(y)·W_out ({}×{})", d, c.vocab));
+  Table p({"part", "shape", "parameters"});
+  const std::size_t attn = d * H * dh + 2 * d * G * dh + H * dh * d, ffn = 3 * d * f, norms = 2 * d;
+  p.add({"token embedding", fmt::format("{}×{}", c.vocab, d), thousands(c.vocab * d)});
+  p.add({"per block: attention", "W_Q, W_K, W_V, W_O", thousands(attn)});
+  p.add({"per block: SwiGLU", "W_gate, W_up, W_down", thousands(ffn)});
+  p.add({"per block: 2 RMSNorm γ", fmt::format("2×{}", d), thousands(norms)});
+  p.add({fmt::format("{} blocks", c.n_layers), "", thousands(c.n_layers * (attn + ffn + norms))});
+  p.add({"final RMSNorm + output", fmt::format("{} + {}×{}", d, d, c.vocab), thousands(d + d * c.vocab)});
+  p.add({"total", "", thousands(parameter_count(m))});
+  nar.table(p, true);
+}
+
+void export_block0(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace, const Labels& tokens) {
+  const DecoderBlock& b = m.blocks[0];
+  nar.record("block0_input", trace.block0_input);
+  nar.record("block0_output", trace.block0_output);
+  nar.record("attn_norm_weight", b.attn_norm.gamma);
+  nar.record("W_Q", b.w_q.w);
+  nar.record("W_K", b.w_k.w);
+  nar.record("W_V", b.w_v.w);
+  nar.record("W_O", b.w_o.w);
+  nar.record("ffn_norm_weight", b.ffn_norm.gamma);
+  nar.record("W_gate", b.ffn.gate.w);
+  nar.record("W_up", b.ffn.up.w);
+  nar.record("W_down", b.ffn.down.w);
+  nar.record("attn_weights", trace.attn_weights);
+  const std::size_t last = trace.attn_weights.shape(0) - 1;
+  const Mat w = xt::view(trace.attn_weights, last, 0, xt::all(), xt::all());
+  HeatmapStyle style;
+  style.color = nar.options().color;
+  nar.heatmap("attn_last_layer_head0", w, tokens, tokens,
+              fmt::format("layer {}, head 0; row = query, '·' = masked", last + 1),
+              style);
+}
+
+ValidationFigures report_training(Narrator& nar, const TinyLm& lm) {
+  const Metadata& md = lm.metadata;
+  auto get = [&](const char* k) { return md.count(k) ? md.at(k) : std::string("?"); };
+  say_w(nar, fmt::format("trained with --train --seed {}: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
+                      "{:.0f} s of wall-clock time with {} OpenBLAS thread(s)",
+                      get("seed"), get("steps"), get("batch"), get("time"), get("train_tokens_seen"),
+                      std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"), get("blas_threads")));
+  Table c({"step", "train loss", "valid loss"}, "training curve (data/ch09/training_curve.csv)");
+  const std::size_t n = lm.curve.size(), stride = std::max<std::size_t>(1, n / 6);
+  for (std::size_t i = 0; i < n; ++i)
+    if (i % stride == 0 || i + 1 == n)
+      c.add({std::to_string(lm.curve[i].step), fmt::format("{:.3f}", lm.curve[i].train_loss),
+             fmt::format("{:.3f}", lm.curve[i].valid_loss)});
+  nar.table(c);
+  // Loss on the first kValidWindows windows of 256 held-out tokens, and the bytes those targets hold.
+  const std::size_t T = 256;
+  const double loss = decoder_lm_eval_loss(lm.model, lm.valid_tokens, kValidWindows, T);
+  const std::size_t w = std::min(kValidWindows, (lm.valid_tokens.size() - 1) / T);
+  const std::vector<int> targets(lm.valid_tokens.begin() + 1, lm.valid_tokens.begin() + long(w * T + 1));
+  const double bytes = double(bpe_decode(lm.tokenizer, targets).size()), tokens = double(targets.size());
+  const double bpb = loss * tokens / (bytes * std::log(2.0));
+  Table a({"model", "parameters", "text", "vocabulary", "valid loss", "bits/byte"},
+          "for scale only: different text, vocabulary and size");
+  a.add({"this model", thousands(parameter_count(lm.model)), "KJV Bible",
+         std::to_string(lm.model.cfg.vocab) + " BPE", fmt::format("{:.3f} / token", loss), fmt::format("{:.3f}", bpb)});
+  a.add({"llama2.c 260K", "260K", "TinyStories", "512 BPE", "1.30 / token", "—"});
+  a.add({"nanoGPT char (CPU)", "~0.8M", "Shakespeare", "65 chars", "1.88 / char",
+         fmt::format("{:.2f} (per char)", 1.88 / std::log(2.0))});
+  nar.table(a, true);
+  nar.result(fmt::format("validation: loss {:.4f} nats per token, perplexity {:.2f}, {:.3f} bits per byte", loss,
+                         std::exp(loss), bpb));
+  nar.result(fmt::format("  on the first {} windows of {} held-out tokens ({} tokens, {} bytes)", w, T,
+                         targets.size(), std::size_t(bytes)));
+  why_w(nar, "a loss per token depends on how many bytes a token holds (BPE vs characters) and on the text "
+          "(TinyStories is simple by design); bits per byte removes the first difference, not the second.");
+  return {loss, bpb};
+}
+
+void show_sampling_step(Narrator& nar, const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc) {
+  const Vec logits = decoder_lm_last_logits(lm.model, prompt);
+  const Vec raw = sampling_distribution(logits, {1.0f, 0, 1.0f});
+  const Vec tempered = sampling_distribution(logits, {sc.temperature, 0, 1.0f});
+  const Vec final_p = sampling_distribution(logits, sc);
+  nar.record("next_probs", final_p);
+  Table t({"rank", "token", "logit", "p (τ = 1)", fmt::format("p (τ = {})", sc.temperature), "p (top-k/top-p)"},
+          "the next token after the prompt");
+  for (const auto& [id, p] : top_entries(raw, 5)) {
+    const std::size_t i = std::size_t(id);
+    t.add({std::to_string(t.rows() + 1), bpe_piece_display(lm.tokenizer, id), fmt::format("{:.3f}", logits(i)),
+           fmt::format("{:.4f}", p), fmt::format("{:.4f}", tempered(i)), fmt::format("{:.4f}", final_p(i))});
+  }
+  nar.table(t);
+  std::size_t kept = 0;
+  double kept_mass = 0.0;
+  for (std::size_t i = 0; i < final_p.size(); ++i)
+    if (final_p(i) > 0.0f) {
+      ++kept;
+      kept_mass += tempered(i);
+    }
+  result_w(nar, fmt::format("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
+                         kept, final_p.size(), kept_mass));
+  why_w(nar, "τ < 1 sharpens the distribution, top-p drops the long tail of unlikely tokens that make text derail.");
+}
+
+void print_generated(Narrator& nar, const std::string& raw) {
+  std::string text;  // bytes outside printable ASCII (a byte token alone can be half a UTF-8 character) -> '?'
+  for (unsigned char c : raw) text += (c == '\n' || (c >= 0x20 && c < 0x7f)) ? char(c) : '?';
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    while (line.size() > 90) {
+      std::size_t cut = line.rfind(' ', 90);
+      if (cut == std::string::npos || cut == 0) cut = 90;
+      nar.result("  │ " + line.substr(0, cut));
+      line = line.substr(cut + (line[cut] == ' ' ? 1 : 0));
+    }
+    nar.result("  │ " + line);
+  }
+}
+
+double kv_cache_study(Narrator& nar, const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
+                    std::uint64_t seed, bool bench) {
+  const std::vector<std::size_t> lengths = bench ? std::vector<std::size_t>{16, 32, 64, 128, 256, 512}
+                                                 : std::vector<std::size_t>{16, 32, 64};
+  const int repeats = bench ? 2 : 3;  // best of: the least disturbed run on a shared machine
+  const auto rows = kv_speed_sweep(lm.model, prompt, lengths, sc, seed, repeats);
+  Table t({"new tokens", "cached", "tokens/s", "no cache", "tokens/s", "speed-up", "same tokens"},
+          "generation after the prompt, best of " + std::to_string(repeats));
+  std::vector<double> n, tc, tu;
+  bool all_same = true;
+  for (const auto& r : rows) {
+    t.add({std::to_string(r.tokens), fmt::format("{:.3f} s", r.cached_seconds),
+           fmt::format("{:.0f}", double(r.tokens) / r.cached_seconds), fmt::format("{:.3f} s", r.uncached_seconds),
+           fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
+           fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? "yes" : "NO"});
+    n.push_back(double(r.tokens));
+    tc.push_back(r.cached_seconds);
+    tu.push_back(r.uncached_seconds);
+    all_same = all_same && r.identical;
+  }
+  nar.table(t, true);
+  result_w(nar, fmt::format("log-log slope of time vs tokens: cached {:.2f}, uncached {:.2f} (1 = linear, 2 = quadratic); "
+                         "tokens identical: {}",
+                         loglog_slope(n, tc), loglog_slope(n, tu), all_same ? "yes" : "NO"));
+  if (bench && prompt.size() + lengths.back() > lm.model.cfg.context)
+    say_w(nar, fmt::format("(past {} positions the RoPE tables are extended for timing; the model never trained there)",
+                        lm.model.cfg.context));
+  if (!bench) nar.say("(--bench extends the sweep to 512 tokens)");
+  const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
+  const PrefillDecode pd = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + long(np)});
+  result_w(nar, fmt::format("prefill of {} tokens in one pass: {:.1f} µs/token; the same tokens decoded one at a time: "
+                         "{:.1f} µs/token ({:.1f}× slower); final logits differ by {:.1e}",
+                         pd.tokens, pd.prefill_seconds / double(pd.tokens) * 1e6,
+                         pd.decode_seconds / double(pd.tokens) * 1e6, pd.decode_seconds / pd.prefill_seconds,
+                         pd.max_logit_diff));
+  why_w(nar, "prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a time, "
+             "in smaller pieces. Without the cache each step would redo the whole prefix: O(t²) in total.");
+  return rows.back().uncached_seconds / rows.back().cached_seconds;
+}
+
+double paged_cache_study(Narrator& nar, const TinyLm& lm, const SamplerConfig& sc, std::uint64_t seed) {
+  // Six prompts of mixed lengths from the held-out text, and mixed numbers of new tokens.
+  const std::vector<std::size_t> prompt_len{3, 9, 17, 30, 45, 60}, n_new{10, 40, 25, 70, 5, 50};
+  std::vector<std::vector<int>> prompts;
+  std::size_t at = 0;
+  for (std::size_t len : prompt_len) {
+    prompts.emplace_back(lm.valid_tokens.begin() + long(at), lm.valid_tokens.begin() + long(at + len));
+    at += 500;
+  }
+  const PagedStudy s = paged_study(lm.model, prompts, n_new, sc, seed, 16);
+  Table t({"sequence", "prompt", "new", "K/V rows stored", "blocks of 16", "slots unused"},
+          "a batch decoded together through one paged cache");
+  std::size_t unused = 0;
+  for (std::size_t i = 0; i < s.sequences; ++i) {
+    const std::size_t blocks = (s.lengths[i] + s.block_size - 1) / s.block_size;
+    unused += blocks * s.block_size - s.lengths[i];
+    t.add({std::to_string(i), std::to_string(prompt_len[i]), std::to_string(n_new[i]), std::to_string(s.lengths[i]),
+           std::to_string(blocks), std::to_string(blocks * s.block_size - s.lengths[i])});
+  }
+  nar.table(t, true);
+  result_w(nar, fmt::format("paged: {} blocks = {} for {} stored tokens ({} exactly; {} slots unused in last blocks); "
+                         "contiguous, {} × {} reserved: {} — {:.1f}× the paged memory",
+                         s.blocks_used, bytes_str(double(s.paged_bytes)), s.tokens_stored, bytes_str(double(s.exact_bytes)),
+                         unused, s.sequences, s.max_len, bytes_str(double(s.contiguous_bytes)),
+                         double(s.contiguous_bytes) / double(s.paged_bytes)));
+  result_w(nar, fmt::format("tokens equal to each sequence decoded alone with the contiguous cache: {}",
+                         s.identical ? "yes" : "NO"));
+  why_w(nar, "a contiguous cache must reserve the longest possible sequence up front; blocks are taken as tokens "
+          "arrive, so the waste is under one block per sequence (vLLM, Kwon et al. 2023).");
+  return double(s.contiguous_bytes) / double(s.paged_bytes);
+}
+
+}  // namespace attn
