@@ -16,7 +16,7 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"06", "06_efficient_attention", "Efficient attention", "window, BigBird, linear, tiled online softmax, KV cache"},
       {"07", "07_cross_attention", "Cross-attention", "queries from one sequence, keys and values from another"},
       {"08", "08_transformer", "The Transformer", "encoder-decoder, causal mask, training, decoding"},
-      {"09", "09_modern_decoder", "A modern decoder", "Pre-Norm, RMSNorm, SwiGLU, RoPE, GQA, KV cache; a tiny LM"},
+      {"09", "09_modern_decoder", "A modern decoder", "RMSNorm, SwiGLU, RoPE, GQA, KV and paged caches; a 1M-parameter LM"},
       {"10", "10_interpretability", "Interpretability", "head patterns, attention vs gradients, perturbation"},
       {"11", "11_fast_attention", "Fast attention", "roofline, a tiled CPU kernel near GEMM speed, CUDA kernels"},
   };
