@@ -68,12 +68,12 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
   fs::remove_all(staging, ec);
   fs::create_directories(staging);
   nlohmann::json manifest = {{"chapter", chapter}, {"seed", seed}, {"tensors", nlohmann::json::array()}};
+  for (const auto& [key, value] : fields_) manifest[key] = nlohmann::json::parse(value);  // e.g. "config"
   try {
     for (const auto& t : tensors_) {
       const std::string file = t.name + ".npy";
       write_npy((staging / file).string(), t.data.data(), t.shape);
       manifest["tensors"].push_back({{"name", t.name}, {"file", file}, {"shape", t.shape}, {"step", t.step}});
-    for (const auto& [key, value] : fields_) manifest[key] = nlohmann::json::parse(value);
     }
     std::ofstream m(staging / "manifest.json");
     m << manifest.dump(2) << "\n";
