@@ -3,23 +3,47 @@
 //   attn-bleu REF HYP                one sentence per line, whitespace-tokenised
 //   attn-bleu REF HYP --by-length    also BLEU per reference-length bucket (5-10 … 51-60)
 // Output (sacreBLEU's layout): BLEU = 34.12 66.7/40.0/25.0/14.3 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)
-// Exit status: 0 ok, 2 bad input (missing file, different line counts).
+// Exit status: 0 ok, 2 bad input (missing file, a folder or device instead of a file, a line over
+// 1 MiB, different line counts).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "attn/data/bleu.hpp"
+#include "attn/present/terminal.hpp"
 
 namespace {
 
+constexpr std::size_t kMaxLineBytes = 1 << 20;  // 1 MiB: far beyond any sentence
+
+// One sentence per line. Refuses what is not a regular file (a folder, /dev/zero, a pipe) and a
+// line longer than kMaxLineBytes, so that nothing is read without bound.
 std::vector<attn::Tokens> read_lines(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot open {} file '{}'", what, path));
+  namespace fs = std::filesystem;
+  const std::string shown = attn::escape_control(path, false);
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) throw std::runtime_error(fmt::format("cannot open {} file '{}': no such file", what, shown));
+  if (fs::is_directory(st)) throw std::runtime_error(fmt::format("{} '{}' is a folder, not a file", what, shown));
+  if (!fs::is_regular_file(st))
+    throw std::runtime_error(fmt::format("{} '{}' is not a regular file (a device, pipe or socket)", what, shown));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open {} file '{}'", what, shown));
   std::vector<attn::Tokens> lines;
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(attn::split_whitespace(line));
+  std::vector<char> buf(kMaxLineBytes + 2);
+  while (in.getline(buf.data(), std::streamsize(buf.size()))) {
+    std::string line(buf.data(), std::size_t(in.gcount()) - (in.eof() ? 0 : 1));
+    lines.push_back(attn::split_whitespace(line));
+  }
+  if (!in.eof()) {  // failbit without eof: the buffer filled before a newline
+    if (std::size_t(in.gcount()) + 1 >= buf.size())
+      throw std::runtime_error(fmt::format("line {} of {} file '{}' is longer than {} bytes: not one sentence per line",
+                                           lines.size() + 1, what, shown, kMaxLineBytes));
+    throw std::runtime_error(fmt::format("cannot read {} file '{}'", what, shown));
+  }
   return lines;
 }
 
@@ -50,7 +74,8 @@ int main(int argc, char** argv) {
     const auto hyps = read_lines(hyp_path, "hypothesis");
     if (refs.size() != hyps.size())
       throw std::runtime_error(fmt::format("'{}' has {} lines but '{}' has {}: need one hypothesis per reference",
-                                           ref_path, refs.size(), hyp_path, hyps.size()));
+                                           attn::escape_control(ref_path, false), refs.size(),
+                                           attn::escape_control(hyp_path, false), hyps.size()));
     std::printf("%s\n", format_score(attn::corpus_bleu(hyps, refs)).c_str());
     if (by_length) {
       std::vector<std::size_t> lengths;

@@ -12,21 +12,21 @@
 namespace ex03 {
 
 // Exercise 03.1 — softmax_rows
-// Hint: for each row, find its max m; compute exp(x_j − m); divide by the row's sum.
-// Hint: if m is −∞ the whole row is masked — return zeros for it instead of dividing 0 by 0.
+// Hint: softmax(x) = softmax(x − c) for any constant c: which c keeps every exp ≤ 1?
+// Hint: a fully masked row is all −∞: what does your code do with it, and what should a row with nothing visible give?
 attn::Mat softmax_rows(const attn::Mat& x) {
   throw attn::NotImplemented("03.1 softmax_rows: subtract each row's max, exp, divide by the row sum");
 }
 
 // Exercise 03.2 — causal_mask
-// Hint: start from zeros; set entry (i, j) to -std::numeric_limits<float>::infinity() when j > i.
+// Hint: row i is the query, column j the key: which keys lie in query i's future? (<limits> has an infinity.)
 attn::Mat causal_mask(std::size_t n) {
   throw attn::NotImplemented("03.2 causal_mask: zeros on and below the diagonal, −∞ above it");
 }
 
 // Exercise 03.3 — attention
-// Hint: scores(i, j) = Σ_c q(i, c)·k(j, c) / √d_k (+ mask(i, j) when the mask is not empty).
-// Hint: weights = softmax_rows(scores); out(i, c) = Σ_j weights(i, j)·v(j, c).
+// Hint: three stages, each one of the chapter's steps; which d is d_k, and where does the mask enter?
+// Hint: you wrote the middle stage in 03.1. The mask argument may be empty (size 0): then there is no mask.
 attn::Mat attention(const attn::Mat& q, const attn::Mat& k, const attn::Mat& v, const attn::Mat& mask) {
   throw attn::NotImplemented("03.3 attention: scores = q·kᵀ/√d_k + mask, softmax each row, multiply by v");
 }

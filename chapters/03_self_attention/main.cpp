@@ -17,6 +17,7 @@
 #include "attn/attention/self_attention.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/data/word_vectors.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 using namespace attn;
 
@@ -25,16 +26,16 @@ int main(int argc, char** argv) {
   std::string sentence = "the cat eats fish";
   std::size_t d_model = 8, d_k = 4;
   std::size_t trials = 400;
-  ch.app().add_option("--sentence", sentence, "the words to attend over (2 to 12 words)")->capture_default_str()
+  ch.app().add_option("--sentence", sentence, _("the words to attend over (2 to 12 words)"))->capture_default_str()
       ->check([](const std::string& s) {
         auto n = split_words(s).size();
-        return n >= 2 && n <= 12 ? std::string() : fmt::format("needs 2 to 12 words, got {}", n);
+        return n >= 2 && n <= 12 ? std::string() : _f("needs 2 to 12 words, got {}", n);
       });
-  ch.app().add_option("--d-model", d_model, "embedding size")->capture_default_str()->check(CLI::Range(2, 64));
-  ch.app().add_option("--d-k", d_k, "query/key/value size")->capture_default_str()->check(CLI::Range(1, 64));
-  ch.app().add_option("--trials", trials, "random queries per d_k in the √d_k study")->capture_default_str()
+  ch.app().add_option("--d-model", d_model, _("embedding size"))->capture_default_str()->check(CLI::Range(2, 64));
+  ch.app().add_option("--d-k", d_k, _("query/key/value size"))->capture_default_str()->check(CLI::Range(1, 64));
+  ch.app().add_option("--trials", trials, _("random queries per d_k in the √d_k study"))->capture_default_str()
       ->check(CLI::Range(10, 20000));
-  ch.set_question("Question: how does every word of a sentence look at every other word — and why divide by √d_k?");
+  ch.set_question(_("Question: how does every word of a sentence look at every other word — and why divide by √d_k?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     const Labels words = split_words(sentence);
@@ -42,60 +43,68 @@ int main(int argc, char** argv) {
     Rng rng(nar.options().seed);
 
     // ---------------------------------------------------------------- the mechanism, small
-    nar.step("Tokens become vectors", "X ∈ ℝ^(T×d_model)");
+    nar.step(_("Tokens become vectors"), _("X ∈ ℝ^(T×d_model)"));
     const Mat X = word_vectors(words, d_model, nar.options().seed);  // (T, d_model)
-    nar.show("X", X, words, {}, "one row per word (random toy embeddings, fixed by the seed)");
-    nar.why("attention only ever sees vectors; a word's row is all the model knows about it.");
+    nar.show("X", X, words, {}, _("one row per word (random toy embeddings, fixed by the seed)"));
+    nar.code("attn/data/word_vectors.hpp: word_vectors");
+    nar.why(_("attention only ever sees vectors; a word's row is all the model knows about it."));
 
-    nar.step("Project to queries, keys and values", "Q = X·W_Q,  K = X·W_K,  V = X·W_V");
+    nar.step(_("Project to queries, keys and values"), "Q = X·W_Q,  K = X·W_K,  V = X·W_V");
     const SelfAttentionWeights W = init_self_attention(rng, d_model, d_k, d_k);
-    nar.show("W_Q", W.w_q, {}, {}, fmt::format("(d_model×d_k), entries N(0, 1/{})", d_model));
+    nar.show("W_Q", W.w_q, {}, {}, _f("(d_model×d_k), entries N(0, 1/{})", d_model));
     nar.record("W_K", W.w_k);
     nar.record("W_V", W.w_v);
     const SelfAttentionTrace full = self_attention(X, W);
-    nar.show("Q", full.q, words, {}, "what each word is looking for");
-    nar.show("K", full.k, words, {}, "what each word offers to be found by");
-    nar.show("V", full.v, words, {}, "what each word hands over when found");
-    nar.why("three different projections let a word ask (Q) for something other than what it advertises (K) or gives (V).");
+    nar.show("Q", full.q, words, {}, _("what each word is looking for"));
+    nar.show("K", full.k, words, {}, _("what each word offers to be found by"));
+    nar.show("V", full.v, words, {}, _("what each word hands over when found"));
+    nar.code("attn/attention/self_attention.hpp: init_self_attention, self_attention");
+    nar.why(_("three different projections let a word ask (Q) for something other than what it advertises (K) or gives (V)."));
 
-    nar.step("Score every pair", "S = Q·Kᵀ / √d_k", "Vaswani et al. 2017, eq. 1");
-    nar.say(fmt::format("d_k = {}, √d_k = {:.3f}; S[i, j] says how well word i's query matches word j's key", d_k,
+    nar.step(_("Score every pair"), "S = Q·Kᵀ / √d_k", _("Vaswani et al. 2017, eq. 1"));
+    nar.say(_f("d_k = {}, √d_k = {:.3f}; S[i, j] says how well word i's query matches word j's key", d_k,
                         std::sqrt(double(d_k))));
     nar.show("scores", full.attn.scores, words, words);
-    nar.why("a dot product is large when two vectors point the same way; step 7 measures why we divide by √d_k.");
+    nar.code("attn/attention/attention.hpp: scaled_dot_product_attention");
+    nar.why(_("a dot product is large when two vectors point the same way; step 7 measures why we divide by √d_k."));
 
-    nar.step("Turn scores into weights", "A = softmax(S), row-wise");
-    nar.show("weights", full.attn.weights, words, words, "row i: how much word i takes from each word");
+    nar.step(_("Turn scores into weights"), _("A = softmax(S), row-wise"));
+    nar.show("weights", full.attn.weights, words, words, _("row i: how much word i takes from each word"));
     nar.heatmap("weights", full.attn.weights, words, words, "", {0.0, 1.0});
     const Mat row_sums = xt::sum(full.attn.weights, {1}, xt::keep_dims);
-    nar.result(fmt::format("row sums: min {:.6f}, max {:.6f} (softmax makes each row a probability distribution)",
+    nar.result(_f("row sums: min {:.6f}, max {:.6f} (softmax makes each row a probability distribution)",
                            double(xt::amin(row_sums)()), double(xt::amax(row_sums)())));
-    nar.why("softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite.");
+    nar.say(_("the weights here come from random W_Q, W_K: these patterns mean nothing yet; chapter 10 reads the heads "
+            "of a trained model."));
+    nar.code("attn/tensor/softmax.hpp: softmax");
+    nar.why(_("softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite."));
 
-    nar.step("Mix the values", "O = A·V");
-    nar.show("output", full.attn.output, words, {}, "row i: a weighted average of V's rows");
+    nar.step(_("Mix the values"), "O = A·V");
+    nar.show("output", full.attn.output, words, {}, _("row i: a weighted average of V's rows"));
     const Mat reference = xt::cast<float>(attention_reference(full.q, full.k, full.v));
-    nar.result(fmt::format("max |O − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
+    nar.result(_f("max |O − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
                            max_abs_diff(full.attn.output, reference)));
-    nar.why("each output row is a context-aware version of its word: the same word gets a different row in a different sentence.");
+    nar.code("attn/attention/attention.hpp: scaled_dot_product_attention, attention_reference");
+    nar.why(_("each output row is a context-aware version of its word: the same word gets a different row in a different sentence."));
 
-    nar.step("Hide the future", "A = softmax(S + M),  M_ij = −∞ for j > i");
+    nar.step(_("Hide the future"), _("A = softmax(S + M),  M_ij = −∞ for j > i"));
     const Mat M = causal_mask(T);
-    nar.show("causal_mask", M, words, words, "0 = may look, −∞ = may not");
+    nar.show("causal_mask", M, words, words, _("0 = may look, −∞ = may not"));
     const SelfAttentionTrace causal = self_attention(X, W, M);
     nar.show("causal_weights", causal.attn.weights, words, words);
     nar.heatmap("causal_weights", causal.attn.weights, words, words, "", {0.0, 1.0});
     nar.show("causal_output", causal.attn.output, words);
-    nar.result(fmt::format("first word attends only to itself: weight {:.3f}; last row equals the unmasked one: max diff {:.1e}",
+    nar.result(_f("first word attends only to itself: weight {:.3f}; last row equals the unmasked one: max diff {:.1e}",
                            double(causal.attn.weights(0, 0)),
                            max_abs_diff(row_of(causal.attn.output, T - 1), row_of(full.attn.output, T - 1))));
-    nar.why("exp(−∞) = 0, so masked pairs get exactly zero weight; a decoder must not read words it has not produced yet.");
+    nar.code("attn/tensor/mask.hpp: causal_mask");
+    nar.why(_("exp(−∞) = 0, so masked pairs get exactly zero weight; a decoder must not read words it has not produced yet."));
 
     // ---------------------------------------------------------------- the phenomenon, measured
-    nar.step("Why √d_k, measured", "Var(q·k) = d_k for q, k ~ N(0, I)", "Vaswani et al. 2017, footnote 4");
+    nar.step(_("Why √d_k, measured"), _("Var(q·k) = d_k for q, k ~ N(0, I)"), _("Vaswani et al. 2017, footnote 4"));
     const std::size_t n_keys = 16;
-    nar.say(fmt::format("{} random queries per row, each against {} random keys; entries N(0, 1)", trials, n_keys));
-    Table tbl({"d_k", "Var(q·k)", "Var(q·k/√d_k)", "max weight", "max w. scaled", "‖∂softmax‖", "‖∂softmax‖ sc."});
+    nar.say(_f("{} random queries per row, each against {} random keys; entries N(0, 1)", trials, n_keys));
+    Table tbl({"d_k", "Var(q·k)", "Var(q·k/√d_k)", _("max weight"), _("max w. scaled"), "‖∂softmax‖", _("‖∂softmax‖ sc.")});
     const std::vector<std::size_t> dks = {1, 4, 16, 64, 256, 1024};
     Mat scaling = xt::zeros<float>({dks.size(), std::size_t(7)});
     for (std::size_t r = 0; r < dks.size(); ++r) {
@@ -108,12 +117,13 @@ int main(int argc, char** argv) {
     }
     nar.table(tbl, /*as_result=*/true);
     nar.record("scaling", scaling);
-    nar.say("max weight: the largest of the 16 softmax weights (1/16 = 0.0625 would be uniform, 1 is one-hot).");
-    nar.say("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to S.");
-    nar.why("without the scale the scores grow like √d_k, softmax goes one-hot and its gradient vanishes; with it, nothing depends on d_k.");
-    nar.say("note: one source article writes softmax(QKᵀ/d_k); the divisor is √d_k — dividing by d_k would shrink Var to 1/d_k.");
+    nar.say(_("max weight: the largest of the 16 softmax weights (1/16 = 0.0625 would be uniform, 1 is one-hot)."));
+    nar.say(_("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to S."));
+    nar.code("attn/studies/scaling.hpp: measure_scaling, softmax_jacobian_norm");
+    nar.why(_("without the scale the scores grow like √d_k, softmax goes one-hot and its gradient vanishes; with it, nothing depends on d_k."));
+    nar.say(_("note: one source article writes softmax(QKᵀ/d_k); the divisor is √d_k — dividing by d_k would shrink Var to 1/d_k."));
 
-    nar.step("Shuffle the words", "f(P·X) = P·f(X)");
+    nar.step(_("Shuffle the words"), "f(P·X) = P·f(X)");
     std::vector<std::size_t> perm(T);
     std::iota(perm.begin(), perm.end(), 0);
     std::reverse(perm.begin(), perm.end());  // reversed order: "fish eats cat the"
@@ -125,23 +135,24 @@ int main(int argc, char** argv) {
     nar.show("output_permuted", Op, shuffled);
     const double equivariance_err = max_abs_diff(Op, permute_rows(full.attn.output, perm));
     const Mat pooled = xt::mean(full.attn.output, {0}, xt::keep_dims), pooled_p = xt::mean(Op, {0}, xt::keep_dims);
-    nar.result(fmt::format("\"{}\" vs \"{}\": max |f(P·X) − P·f(X)| = {:.1e} — the same rows, reordered (equivariant)",
+    nar.result(_f("\"{}\" vs \"{}\": max |f(P·X) − P·f(X)| = {:.1e} — the same rows, reordered (equivariant)",
                            sentence, fmt::join(shuffled, " "), equivariance_err));
-    nar.result(fmt::format("mean-pooled outputs differ by {:.1e} (invariant); without positions the two sentences look identical",
+    nar.result(_f("mean-pooled outputs differ by {:.1e} (invariant); without positions the two sentences look identical",
                            max_abs_diff(pooled, pooled_p)));
-    nar.why("nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. "
-            "(An article calls this 'invariant'; per word it is equivariant.)");
+    nar.code("attn/studies/lookup.hpp: permute_rows");
+    nar.why(_("nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. "
+            "(An article calls this 'invariant'; per word it is equivariant.)"));
 
-    nar.step("A soft database lookup", "o = Σ_j softmax_j(q·k_j / τ) v_j");
+    nar.step(_("A soft database lookup"), _("o = Σ_j softmax_j(q·k_j / τ) v_j"));
     const Labels animals = {"cat", "dog", "fish", "bird"};
     const Mat keys = word_vectors(animals, d_model, nar.options().seed);
     Mat values = {{4.0f, 0.0f}, {4.0f, 0.0f}, {0.0f, 0.0f}, {2.0f, 1.0f}};  // (legs, flies) per animal
     Vec query = row_of(keys, 3);                          // looking for "bird" …
     for (auto& x : query) x += 0.5f * rng.normal();                       // … with a noisy query
     nar.show("lookup_keys", keys, animals);
-    nar.show("lookup_values", values, animals, {"legs", "flies"});
-    nar.show("lookup_query", query, {}, "the key of 'bird' plus N(0, 0.25) noise");
-    Table lookup({"τ", "w(cat)", "w(dog)", "w(fish)", "w(bird)", "legs", "flies", "|o − v_best|"});
+    nar.show("lookup_values", values, animals, {_("legs"), _("flies")});
+    nar.show("lookup_query", query, {}, _("the key of 'bird' plus N(0, 0.25) noise"));
+    Table lookup({"τ", "w(cat)", "w(dog)", "w(fish)", "w(bird)", _("legs"), _("flies"), _("|o − v_best|")});
     for (float tau : {16.0f, 4.0f, std::sqrt(float(d_model)), 1.0f, 0.25f, 0.01f}) {
       const SoftLookup r = soft_lookup(query, keys, values, tau);
       const Vec hard = row_of(values, r.best);
@@ -151,13 +162,14 @@ int main(int argc, char** argv) {
                   fmt::format("{:.1e}", max_abs_diff(r.output, hard))});
     }
     nar.table(lookup, /*as_result=*/true);
-    nar.why(fmt::format("a hard lookup returns one row; attention blends rows by similarity. τ = √d_model = {:.2f} is the "
+    nar.code("attn/studies/lookup.hpp: soft_lookup");
+    nar.why(_f("a hard lookup returns one row; attention blends rows by similarity. τ = √d_model = {:.2f} is the "
                         "usual scale; as τ → 0 the blend becomes the hard lookup.", std::sqrt(double(d_model))));
 
     nar.takeaway({
-        "softmax(QKᵀ/√d_k)V is three matrix products and a row-wise softmax; every row of A sums to 1.",
-        "Var(q·k) grows like d_k (measured above); dividing by √d_k keeps scores at unit variance, so softmax stays soft and its gradient alive.",
-        "Self-attention is permutation-equivariant: shuffle the words and the outputs shuffle with them — positions must be added (chapter 05).",
+        _("softmax(QKᵀ/√d_k)V is three matrix products and a row-wise softmax; every row of A sums to 1."),
+        _("Var(q·k) grows like d_k (measured above); dividing by √d_k keeps scores at unit variance, so softmax stays soft and its gradient alive."),
+        _("Self-attention is permutation-equivariant: shuffle the words and the outputs shuffle with them — positions must be added (chapter 05)."),
     });
   });
 }

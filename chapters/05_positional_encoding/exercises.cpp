@@ -18,15 +18,15 @@ attn::Mat sinusoidal_table(std::size_t n_positions, std::size_t d) {
 }
 
 // Exercise 05.2 — rope_rotate
-// Hint: for row t the position is start + t; angle = (start + t)·10000^(−2i/d) for pair i.
-// Hint: read x[2i] and x[2i+1] first, then write y[2i] = x0·cos − x1·sin, y[2i+1] = x0·sin + x1·cos.
+// Hint: row t of x is not at position t when start > 0; the frequency of pair i is the sinusoidal one.
+// Hint: a 2-D rotation by an angle; read both inputs of a pair before writing either output.
 attn::Mat rope_rotate(const attn::Mat& x, std::size_t start) {
   throw attn::NotImplemented("05.2 rope_rotate: turn each adjacent pair (2i, 2i+1) by (start + t)·θ_i");
 }
 
 // Exercise 05.3 — alibi_bias
-// Hint: head h (0-based) has slope m = 2^(−8·(h+1)/n_heads): 1/2, 1/4, … for 8 heads.
-// Hint: the bias is a penalty, so it is ≤ 0: bias(h, i, j) = −m·|i − j| (0 on the diagonal).
+// Hint: the slopes form a geometric sequence; for 8 heads the paper lists 1/2, 1/4, …, 1/256 — mind 0-based h.
+// Hint: the bias is a penalty: what sign must it have, and what is it when a query looks at itself?
 attn::Tensor3 alibi_bias(std::size_t n_heads, std::size_t T) {
   throw attn::NotImplemented("05.3 alibi_bias: −2^(−8(h+1)/H)·|i − j|");
 }

@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
     const double bytes_per_token = double(lm.valid_text.size()) / double(lm.valid_tokens.size());
     nar.result(fmt::format("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
                            lm.valid_text.size(), lm.valid_tokens.size(), bytes_per_token));
-    nar.why("a frequent word becomes one token, so 256 tokens of context cover");
-    nar.say(fmt::format("     ~{:.0f} bytes of text; any byte still encodes.", 256 * bytes_per_token));
+    nar.why(fmt::format("a frequent word becomes one token, so 256 tokens of context cover ~{:.0f} bytes of text; "
+                        "any byte still encodes.", 256 * bytes_per_token));
 
     // ------------------------------------------------------------------ 2-5. the block's pieces
     compare_norms(nar, m, prompt_ids);

@@ -12,7 +12,7 @@ namespace ex11 {
 
 // Exercise 11.1 — tile_update
 // Hint: m_new = max(m, max_j s_j); α = exp(m − m_new) (0 when m is −∞).
-// Hint: o[c] = α·o[c] + Σ_j exp(s_j − m_new)·v[j·d + c];  l = α·l + Σ_j exp(s_j − m_new);  m = m_new.
+// Hint: o and l were both accumulated against the old max; both need the same rescale before the tile is added.
 void tile_update(float& m, float& l, float* o, const float* s, const float* v, std::size_t kc, std::size_t d) {
   throw attn::NotImplemented("11.1 tile_update: new max, rescale o and l by exp(m_old − m_new), add exp(s − m_new)·v");
 }

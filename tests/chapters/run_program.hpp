@@ -7,16 +7,32 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+// Runs of spaces and line breaks as one space: narration wraps at the terminal's width, so a
+// sentence may continue on the next (indented) line.
+inline std::string squeeze_spaces(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !out.empty() && out.back() == ' ') continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
 struct RunResult {
   int status = -1;  // exit status (128 + signal if killed)
   std::string out, err;
-  bool has(const std::string& s) const { return out.find(s) != std::string::npos; }
+  // s appears as printed, or across a line break the narrator made.
+  bool has(const std::string& s) const {
+    return out.find(s) != std::string::npos || squeeze_spaces(out).find(squeeze_spaces(s)) != std::string::npos;
+  }
   bool err_has(const std::string& s) const { return err.find(s) != std::string::npos; }
 };
 
@@ -26,7 +42,14 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// program: a name in ATTN_BIN_DIR. env: "NAME=value" prefixes. stdin is /dev/null.
+// The folder the programs are run from: $ATTN_TEST_BIN_DIR when set (CI points it at an installed
+// copy, .ci/run), else this build's bin folder.
+inline std::string program_dir() {
+  const char* over = std::getenv("ATTN_TEST_BIN_DIR");
+  return over && *over ? std::string(over) : std::string(ATTN_BIN_DIR);
+}
+
+// program: a name in program_dir(), or an absolute path. env: "NAME=value" prefixes. stdin is /dev/null.
 inline RunResult run_program(const std::string& program, const std::vector<std::string>& args,
                              const std::vector<std::string>& env = {}) {
   namespace fs = std::filesystem;
@@ -34,7 +57,7 @@ inline RunResult run_program(const std::string& program, const std::vector<std::
   const fs::path err_file = fs::temp_directory_path() / ("attn-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
   std::string cmd = "env";
   for (const auto& e : env) cmd += " " + shell_quote(e);
-  cmd += " " + shell_quote(std::string(ATTN_BIN_DIR) + "/" + program);
+  cmd += " " + shell_quote(program[0] == '/' ? program : program_dir() + "/" + program);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " </dev/null 2>" + shell_quote(err_file.string());
   RunResult r;

@@ -28,10 +28,18 @@ namespace {
 const char* kProgram = "02_luong";
 }  // namespace
 
-TEST_CASE("chapter 02 runs every step and prints the speed ratios with their conditions") {
-  const RunResult r = run_program(kProgram, {"--no-color"});
+TEST_CASE("chapter 02 runs every step; --time-training adds step 6 with the speed ratios and their conditions") {
+  const RunResult d = run_program(kProgram, {"--no-color"});
+  REQUIRE_MESSAGE(d.status == 0, d.err);
+  for (int s = 1; s <= 5; ++s) CHECK(d.has("Step " + std::to_string(s) + "/5"));
+  CHECK_FALSE(d.has("Step 6/"));
+  CHECK_FALSE(d.has("ms / step"));
+  CHECK(d.has("--time-training measures it"));
+  CHECK(d.has("dot vs Bahdanau: "));
+  const RunResult r = run_program(kProgram, {"--no-color", "--time-training"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 7; ++s) CHECK(r.has("Step " + std::to_string(s) + "/7"));
+  for (int s = 1; s <= 6; ++s) CHECK(r.has("Step " + std::to_string(s) + "/6"));
+  CHECK(!r.has("Step 7/"));
   CHECK(r.has("Chapter 02 · Luong attention"));
   CHECK(r.has("luong_dot_scores (10)"));
   CHECK(r.has("Bahdanau µs"));

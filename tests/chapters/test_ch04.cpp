@@ -24,8 +24,10 @@ TEST_CASE("chapter 04 runs and prints every step, per-head maps and the cost tab
   for (int s = 1; s <= 6; ++s) CHECK(r.has("Step " + std::to_string(s) + "/6"));
   CHECK(r.has("Chapter 04 · Multi-head attention"));
   CHECK(r.has("Q_heads (4×5×4)"));
-  CHECK(r.has("head 1"));
-  CHECK(r.has("head 4"));
+  CHECK(r.has("head 0"));  // heads numbered from 0, in heatmaps as in tensors
+  CHECK(r.has("head 3"));
+  CHECK_FALSE(r.has("head 4"));
+  CHECK(r.has("… 3 more heads (--full shows all)"));  // per-head slices elided
   CHECK(r.has("max |output − training layer's multi_head_forward|"));
   CHECK(r.has("PyTorch parity"));
   CHECK(r.has("63.08M"));

@@ -17,6 +17,8 @@ TEST_CASE("chapter 11 prints the roof, the check against the reference and the s
   CHECK(r.has("naive"));
   CHECK(r.has("tiled/"));
   CHECK(r.has("% sgemm"));
+  CHECK(r.has("% peak"));
+  CHECK(r.has("FMA peak: "));
 }
 
 TEST_CASE("chapter 11 --json prints exactly the issue's schema on stdout") {
@@ -28,11 +30,14 @@ TEST_CASE("chapter 11 --json prints exactly the issue's schema on stdout") {
   CHECK(j.at("blas_kernel").is_string());
   CHECK(j.at("threads").is_number_integer());
   CHECK(j.at("sgemm_gflops").get<double>() > 0);
+  CHECK(j.at("fma_peak_gflops").get<double>() > 0);
+  CHECK(j.at("fma_unit").is_string());
   REQUIRE(j.at("rows").is_array());
   int tiled = 0, naive = 0;
   for (const auto& row : j["rows"]) {
-    CHECK(row.size() == 8);
-    for (const char* key : {"impl", "n", "d", "heads", "causal", "gflops", "pct_of_sgemm", "peak_mib"}) CHECK(row.contains(key));
+    CHECK(row.size() == 9);
+    for (const char* key : {"impl", "n", "d", "heads", "causal", "gflops", "pct_of_sgemm", "peak_mib", "pct_of_peak"})
+      CHECK(row.contains(key));
     (row["impl"] == "tiled" ? tiled : naive) += 1;
   }
   if (j.contains("gpu_rows")) {  // only with -DATTN_CUDA=ON and a device

@@ -142,6 +142,12 @@ TEST_CASE("side_by_side: blocks under titles, padded by display width (CJK count
   CHECK(s == "h1  head 2\nab  猫\ncd  x\n    y\n");
 }
 
+TEST_CASE("side_by_side with max_width: blocks that do not fit start a new row") {
+  const std::string s = side_by_side({"aaaa", "bbbb", "cccc"}, {"1", "2", "3"}, 2, "", 10);
+  CHECK(s == "1     2\naaaa  bbbb\n\n3\ncccc\n");
+  CHECK(side_by_side({"aaaa", "bbbb"}, {}, 2, "", 0) == "aaaa  bbbb\n");  // 0: no limit
+}
+
 TEST_CASE("find_data_file: finds shipped data beside the build folder or through $ATTN_DATA_DIR") {
   const auto f = find_data_file("golden/mha/X.npy");
   REQUIRE(f.has_value());

@@ -132,3 +132,44 @@ TEST_CASE("Narrator::finish catches a chapter that ran fewer steps than announce
   nar.step("only one");
   CHECK_THROWS_AS(nar.finish(), std::logic_error);
 }
+
+TEST_CASE("Table::render cuts a table wider than max_width into blocks that repeat the first column") {
+  Table t({"name", "aaaaaaaa", "bbbbbbbb", "cccccccc"});
+  t.add({"x", "1", "2", "3"});
+  const std::string wide = t.render("", 0);
+  CHECK(wide.find('\n') == wide.find("cccccccc") + 8);  // one block: the header is one line
+  const std::string cut = t.render("", 24);
+  CHECK(cut == "name  aaaaaaaa  bbbbbbbb\n────  ────────  ────────\nx            1         2\n\n"
+               "name  cccccccc\n────  ────────\nx            3\n");
+  std::istringstream in(cut);
+  for (std::string line; std::getline(in, line);) CHECK(display_width(line) <= 24);
+}
+
+TEST_CASE("wrap_text breaks between words or CJK characters and keeps CJK punctuation attached") {
+  CHECK(wrap_text("one two three", 9) == std::vector<std::string>{"one two", "three"});
+  CHECK(wrap_text("one two three", 100) == std::vector<std::string>{"one two three"});
+  CHECK(wrap_text("a\nb", 100) == std::vector<std::string>{"a", "b"});
+  // 10 columns: five CJK characters fill a line; the comma may not start the next one, so the
+  // character before it moves down with it.
+  const auto zh = wrap_text("注意力权重，就是对齐", 10);
+  CHECK(zh == std::vector<std::string>{"注意力权", "重，就是对", "齐"});
+  for (const auto& l : wrap_text("the weights α are an alignment, learned without labels", 20, 6, 4))
+    CHECK(display_width(l) <= 20);
+  CHECK(wrap_text("unbreakable_long_word", 5) == std::vector<std::string>{"unbreakable_long_word"});
+  // An opening bracket stays with what it opens.
+  CHECK(wrap_text("下降最多（70.3%", 10) == std::vector<std::string>{"下降最多", "（70.3%"});
+}
+
+TEST_CASE("terminal_columns: COLUMNS when it is a sensible number, else 100") {
+  const char* old = std::getenv("COLUMNS");
+  const std::string saved = old ? old : "";
+  setenv("COLUMNS", "120", 1);
+  CHECK(terminal_columns() == 120);
+  setenv("COLUMNS", "abc", 1);
+  CHECK(terminal_columns() == 100);
+  setenv("COLUMNS", "5", 1);
+  CHECK(terminal_columns() == 100);
+  unsetenv("COLUMNS");
+  CHECK(terminal_columns() == 100);
+  if (old) setenv("COLUMNS", saved.c_str(), 1);
+}

@@ -17,6 +17,7 @@
 #include "attn/models/seq2seq_eval.hpp"
 #include "attn/models/seq2seq_train.hpp"
 #include "attn/data/vocab.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 
@@ -168,6 +169,13 @@ TEST_CASE("greedy decoding: alignments are distributions; the trace decodes like
     CHECK(tr.inputs.size() == tr.tape.steps.size());
     CHECK(tr.logits.shape(0) == tr.tape.steps.size());
     CHECK(tr.inputs[0] == Vocab::bos);
+    // The trace's alignment is the batch's: one α row per step, the <eos> step last.
+    if (cfg.kind == AttentionKind::None) {
+      CHECK(tr.alignment.size() == 0);
+    } else {
+      REQUIRE(tr.alignment.shape(0) == tr.tape.steps.size());
+      CHECK(max_abs_diff(tr.alignment, t[0].alignment) <= 1e-6);
+    }
   }
 }
 

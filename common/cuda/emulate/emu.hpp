@@ -5,6 +5,7 @@
 #include <vector_functions.h>
 #include <cuda_bf16.h>
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstring>
@@ -37,6 +38,10 @@ inline float __shfl_xor_sync(unsigned, float v, int m) {
   float r = w.f[lane ^ m]; warp_sync();
   return r;
 }
+
+// FP32 atomic add to global memory (the BF16 backward's dQ): a true atomic on the host too, since
+// the emulated threads run concurrently.
+inline float atomicAdd(float* address, float value) { return std::atomic_ref<float>(*address).fetch_add(value); }
 
 alignas(16) inline unsigned char g_smem[256 * 1024];
 inline std::uint32_t emu_cvta(const void* p) { return (std::uint32_t)((const unsigned char*)p - g_smem); }

@@ -160,21 +160,54 @@ GpuBenchSize run_size(const GpuBenchConfig& o, cublasHandle_t cublas, int d, int
                     }, o.warmup, o.repeats));
   if (check_count > 0) row.check_fp32 = rel_diff(out.download(), naive_out, check_count);
 
-  // 3. flash bf16 (inputs are the fp32 ones rounded)
+  // 3. flash bf16 (inputs are the fp32 ones rounded), then 6. its backward on the same tensors
   {
     DeviceBuffer<bf16> qb(count), kb(count), vb(count), ob(count);
     to_bf16(qb, q);
     to_bf16(kb, k);
     to_bf16(vb, v);
     row.flash_bf16 = tflops(fwd_flops * row.bh, time_ms([&] {
-                        attn::cuda::attention_flash_bf16(ob.get(), qb.get(), kb.get(), vb.get(), row.bh, n, n, d,
-                                                         causal, scale);
+                        attn::cuda::attention_flash_bf16(ob.get(), lse.get(), qb.get(), kb.get(), vb.get(), row.bh, n,
+                                                         n, d, causal, scale);
                       }, o.warmup, o.repeats));
     if (check_count > 0) {
       std::vector<bf16> got = ob.download();
       std::vector<float> got_f(check_count);
       for (std::size_t i = 0; i < check_count; ++i) got_f[i] = __bfloat162float(got[i]);
       row.check_bf16 = rel_diff(got_f, naive_out, check_count);
+    }
+    // 5. the Hopper rung on the same inputs, where this device and build can run it
+    const std::string hopper_why = o.hopper ? attn::cuda::attention_flash_hopper_unavailable() : "--no-hopper";
+    if (hopper_why.empty()) {
+      DeviceBuffer<bf16> oh(count);
+      row.flash_hopper = tflops(fwd_flops * row.bh, time_ms([&] {
+                            attn::cuda::attention_flash_hopper(oh.get(), nullptr, qb.get(), kb.get(), vb.get(), row.bh,
+                                                               n, n, d, causal, scale);
+                          }, o.warmup, o.repeats));
+      if (check_count > 0) {
+        std::vector<bf16> got = oh.download();
+        std::vector<float> got_f(check_count);
+        for (std::size_t i = 0; i < check_count; ++i) got_f[i] = __bfloat162float(got[i]);
+        row.check_hopper = rel_diff(got_f, naive_out, check_count);
+      }
+    } else {
+      row.note += std::string(row.note.empty() ? "" : "; ") + "rung 5 skipped: " + hopper_why;
+    }
+    if (o.backward) {
+      // ob and lse hold the forward's output and statistics from the last timed run.
+      DeviceBuffer<float> dout(count), dq(count), dk(count), dv(count), delta(rows);
+      DeviceBuffer<bf16> doutb(count);
+      fill_uniform(dout, 15);
+      to_bf16(doutb, dout);
+      ATTN_CUDA_CHECK(cudaMemset(dq.get(), 0, count * sizeof(float)));
+      ATTN_CUDA_CHECK(cudaMemset(dk.get(), 0, count * sizeof(float)));
+      ATTN_CUDA_CHECK(cudaMemset(dv.get(), 0, count * sizeof(float)));
+      // Five n²·d products, the same count as the 2.5 × convention: no recomputation to hide.
+      row.backward_bf16 = tflops(2.5 * fwd_flops * row.bh, time_ms([&] {
+                          attn::cuda::attention_flash_bf16_backward(dq.get(), dk.get(), dv.get(), delta.get(),
+                                                                    doutb.get(), qb.get(), kb.get(), vb.get(), ob.get(),
+                                                                    lse.get(), row.bh, n, n, d, causal, scale);
+                        }, o.warmup, o.repeats));
     }
   }
 
@@ -228,7 +261,9 @@ std::vector<GpuBenchRow> gpu_bench_rows(const std::vector<GpuBenchSize>& sizes, 
     } kernels[] = {{"naive", s.naive, false},
                    {"flash_fp32", s.flash_fp32, false},
                    {"flash_bf16", s.flash_bf16, true},
-                   {"backward_fp32", s.backward_fp32, false}};
+                   {"flash_hopper", s.flash_hopper, true},
+                   {"backward_fp32", s.backward_fp32, false},
+                   {"backward_bf16", s.backward_bf16, true}};
     for (const auto& k : kernels) {
       if (k.tflops < 0) continue;  // not run
       GpuBenchRow r;

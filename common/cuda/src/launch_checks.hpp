@@ -3,6 +3,7 @@
 // reading out of bounds on the device.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,13 @@ inline void require_tiled_d(const char* function, int d) {
 inline void require_device_pointer(const char* function, const char* name, const void* p) {
   require(p != nullptr, function, std::string(name) + " is null");
   require(aligned16(p), function, std::string(name) + " must be 16-byte aligned (vector loads)");
+}
+
+// The BF16 kernels keep the running max of the raw scores and fold the scale into one FFMA per
+// score (exp2(c·s − c·m)); that reads the max of c·s off the max of s, which needs c > 0.
+inline void require_positive_scale(const char* function, float scale) {
+  require(scale > 0.0f && scale < INFINITY, function,
+          "scale must be positive and finite, got " + std::to_string(scale));
 }
 
 inline int ceil_div(int a, int b) { return (a + b - 1) / b; }

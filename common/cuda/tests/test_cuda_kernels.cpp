@@ -5,7 +5,8 @@
 //   References  reference_forward / reference_backward: the formulas as double loops, nothing fused
 //   Error       relative_error = max |got − ref| / max |ref|   (why: see below)
 //   Cases       awkward sizes: n = 1, 7, 129, 1000; d = 64, 128; causal or not; n_q ≠ n_k twice
-//   Tests       one per (kernel, case): naive, flash_fp32 (+ lse), flash_bf16, flash_fp32_backward
+//   Tests       one per (kernel, case): naive, flash_fp32 (+ lse), flash_bf16 (+ lse),
+//               flash_fp32_backward, flash_hopper (Hopper + sm_90a only), flash_bf16_backward
 //   main        without a device every test prints "skipped: no CUDA device (<why>)" — never passed
 //
 // Error measure: max |got − ref| over max |ref|, per output tensor. An attention output is a
@@ -16,11 +17,14 @@
 // Bounds: FP32 1e-5 (float rounding over sums of ≤ 1000 terms stays around 1e-6); BF16 1e-2 (P is
 // rounded to bf16 before P·V and the output is bf16: 2 × 2^-9 ≈ 0.4% at worst; the reference is
 // computed from the same bf16-rounded inputs, so input rounding is not counted against the kernel).
+// The BF16 backward keeps the 1e-2: P and dS are rounded to bf16 before the products that use
+// them, and D = dO·O sees the forward's bf16 output; everything is accumulated in FP32.
 #include <cuda_bf16.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -214,6 +218,9 @@ double lse_error(const std::vector<float>& got, const std::vector<double>& ref) 
 
 constexpr double kFp32Bound = 1e-5;
 constexpr double kBf16Bound = 1e-2;
+// lse of the BF16 forward: FP32 statistics of exact products of bf16 inputs, so only float
+// rounding separates it from the reference built from the same bf16 values.
+constexpr double kBf16LseBound = 1e-4;
 
 // Fill with 0xFF bytes: a NaN in both float and bf16, so any element a kernel forgets to write
 // fails the finiteness check above.
@@ -225,6 +232,7 @@ void poison(DeviceBuffer<T>& buffer) {
 struct Result {
   bool ok;
   std::string detail;
+  bool skipped = false;  // the kernel cannot run here (detail says why): counted as skipped, never passed
 };
 
 std::string err_text(const char* label, double err, double bound) {
@@ -302,49 +310,121 @@ Result test_flash_fp32(const Case& c, std::uint64_t seed) {
           err_text("rel.err", err, kFp32Bound) + ", " + err_text("lse", err_lse, kFp32Bound)};
 }
 
-Result test_flash_bf16(const Case& c, std::uint64_t seed) {
-  const Inputs in = make_inputs(c, seed);
+// Both BF16 tests (device and emulator) run their inputs through this: the bf16-rounded tensors
+// and the float64 copies of exactly those values, so the reference sees what the kernel sees.
+struct Bf16Inputs {
+  std::vector<__nv_bfloat16> q, k, v;
   std::vector<double> qd, kd, vd;
-  const auto qb = to_bf16(in.q, qd), kb = to_bf16(in.k, kd), vb = to_bf16(in.v, vd);
-  std::vector<double> ref, ref_lse;
-  reference_forward(c, qd, kd, vd, ref, ref_lse);
+};
 
-  DeviceBuffer<__nv_bfloat16> q(qb.size()), k(kb.size()), v(vb.size()), out(ref.size());
-  q.upload(qb);
-  k.upload(kb);
-  v.upload(vb);
-  poison(out);
-  attn::cuda::attention_flash_bf16(out.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
-                                   static_cast<float>(c.scale()));
-  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<__nv_bfloat16> got = out.download();
-  std::vector<double> got_d(got.size());
-  for (std::size_t i = 0; i < got.size(); ++i) got_d[i] = static_cast<double>(__bfloat162float(got[i]));
-  const double err = relative_error(got_d, ref);
-  return {err <= kBf16Bound, err_text("rel.err", err, kBf16Bound)};
+Bf16Inputs make_bf16_inputs(const Inputs& in) {
+  Bf16Inputs b;
+  b.q = to_bf16(in.q, b.qd);
+  b.k = to_bf16(in.k, b.kd);
+  b.v = to_bf16(in.v, b.vd);
+  return b;
 }
 
+std::vector<double> bf16_to_double(const std::vector<__nv_bfloat16>& x) {
+  std::vector<double> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = static_cast<double>(__bfloat162float(x[i]));
+  return out;
+}
+
+// Increment of an accumulated gradient: after − before, in double.
+std::vector<double> increment(const std::vector<float>& after, const std::vector<float>& before) {
+  std::vector<double> inc(after.size());
+  for (std::size_t i = 0; i < after.size(); ++i) inc[i] = static_cast<double>(after[i]) - static_cast<double>(before[i]);
+  return inc;
+}
+
+// The BF16 forward's verdict from its output and lse (shared by the device test and the emulator).
+Result judge_flash_bf16(const std::vector<__nv_bfloat16>& out, const std::vector<float>& lse,
+                        const std::vector<double>& ref, const std::vector<double>& ref_lse) {
+  const double err = relative_error(bf16_to_double(out), ref);
+  const double err_lse = lse_error(lse, ref_lse);
+  return {err <= kBf16Bound && err_lse <= kBf16LseBound,
+          err_text("rel.err", err, kBf16Bound) + ", " + err_text("lse", err_lse, kBf16LseBound)};
+}
+
+// Rungs 3 and 5 share their contract; one test body runs either.
+using Bf16Forward = void (*)(__nv_bfloat16*, float*, const __nv_bfloat16*, const __nv_bfloat16*,
+                             const __nv_bfloat16*, int, int, int, int, bool, float, cudaStream_t);
+
+Result run_bf16_forward(Bf16Forward forward, const Case& c, std::uint64_t seed) {
+  const Bf16Inputs in = make_bf16_inputs(make_inputs(c, seed));
+  std::vector<double> ref, ref_lse;
+  reference_forward(c, in.qd, in.kd, in.vd, ref, ref_lse);
+
+  DeviceBuffer<__nv_bfloat16> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(ref.size());
+  DeviceBuffer<float> lse(ref_lse.size());
+  q.upload(in.q);
+  k.upload(in.k);
+  v.upload(in.v);
+  poison(out);
+  poison(lse);
+  forward(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+          static_cast<float>(c.scale()), nullptr);
+  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
+  return judge_flash_bf16(out.download(), lse.download(), ref, ref_lse);
+}
+
+Result test_flash_bf16(const Case& c, std::uint64_t seed) {
+  return run_bf16_forward(attn::cuda::attention_flash_bf16, c, seed);
+}
+
+// Rung 5 runs only on a Hopper GPU from a build with sm_90a code; elsewhere it is skipped.
+Result test_flash_hopper(const Case& c, std::uint64_t seed) {
+  const std::string why = attn::cuda::attention_flash_hopper_unavailable();
+  if (!why.empty()) return {false, why, true};
+  return run_bf16_forward(attn::cuda::attention_flash_hopper, c, seed);
+}
+
+// Random dout and starting gradients for a backward test (the gradients accumulate, so they
+// start from random values and the test checks the increment).
+struct BackwardInputs {
+  std::vector<float> dout, dq0, dk0, dv0;
+};
+
+BackwardInputs make_backward_inputs(const Case& c, const Inputs& in, std::uint64_t seed) {
+  Rng rng(seed ^ 0x5eedULL);
+  BackwardInputs b;
+  b.dout = random_floats(rng, static_cast<std::size_t>(c.bh) * c.n_q * c.d);
+  b.dq0 = random_floats(rng, in.q.size(), 0.5);
+  b.dk0 = random_floats(rng, in.k.size(), 0.5);
+  b.dv0 = random_floats(rng, in.v.size(), 0.5);
+  return b;
+}
+
+Result judge_backward(const std::vector<double>& inc_dq, const std::vector<double>& inc_dk,
+                      const std::vector<double>& inc_dv, const std::vector<double>& ref_dq,
+                      const std::vector<double>& ref_dk, const std::vector<double>& ref_dv, double bound) {
+  const double e_dq = relative_error(inc_dq, ref_dq);
+  const double e_dk = relative_error(inc_dk, ref_dk);
+  const double e_dv = relative_error(inc_dv, ref_dv);
+  const bool ok = e_dq <= bound && e_dk <= bound && e_dv <= bound;
+  return {ok, err_text("dq", e_dq, bound) + ", " + err_text("dk", e_dk, bound) + ", " + err_text("dv", e_dv, bound)};
+}
+
+// The BF16 backward's reference: the float64 gradients of the bf16-rounded q, k, v and dout.
+// (The kernel also sees the bf16-rounded forward output through D = dO·O; that rounding is
+// counted against it, within the BF16 bound.)
 Result test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
   const Inputs in = make_inputs(c, seed);
-  Rng rng(seed ^ 0x5eedULL);
-  const std::vector<float> dout_h = random_floats(rng, static_cast<std::size_t>(c.bh) * c.n_q * c.d);
-  // Gradients accumulate (+=): start them from random values, not zeros, and check the increment.
-  const std::vector<float> dq0 = random_floats(rng, in.q.size(), 0.5);
-  const std::vector<float> dk0 = random_floats(rng, in.k.size(), 0.5);
-  const std::vector<float> dv0 = random_floats(rng, in.v.size(), 0.5);
+  const BackwardInputs b = make_backward_inputs(c, in, seed);
   std::vector<double> ref_dq, ref_dk, ref_dv;
-  reference_backward(c, in.qd, in.kd, in.vd, to_double(dout_h), ref_dq, ref_dk, ref_dv);
+  reference_backward(c, in.qd, in.kd, in.vd, to_double(b.dout), ref_dq, ref_dk, ref_dv);
 
-  DeviceBuffer<float> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(in.q.size()), dout(dout_h.size());
+  DeviceBuffer<float> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(in.q.size()), dout(b.dout.size());
   DeviceBuffer<float> lse(static_cast<std::size_t>(c.bh) * c.n_q), delta(static_cast<std::size_t>(c.bh) * c.n_q);
   DeviceBuffer<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
   q.upload(in.q);
   k.upload(in.k);
   v.upload(in.v);
-  dout.upload(dout_h);
-  dq.upload(dq0);
-  dk.upload(dk0);
-  dv.upload(dv0);
+  dout.upload(b.dout);
+  dq.upload(b.dq0);
+  dk.upload(b.dk0);
+  dv.upload(b.dv0);
   poison(out);
   poison(lse);
   poison(delta);
@@ -354,18 +434,40 @@ Result test_flash_fp32_backward(const Case& c, std::uint64_t seed) {
   attn::cuda::attention_flash_fp32_backward(dq.get(), dk.get(), dv.get(), delta.get(), dout.get(), q.get(), k.get(),
                                             v.get(), out.get(), lse.get(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
   ATTN_CUDA_CHECK(cudaDeviceSynchronize());
-  auto increment = [](const std::vector<float>& after, const std::vector<float>& before) {
-    std::vector<double> inc(after.size());
-    for (std::size_t i = 0; i < after.size(); ++i)
-      inc[i] = static_cast<double>(after[i]) - static_cast<double>(before[i]);
-    return inc;
-  };
-  const double e_dq = relative_error(increment(dq.download(), dq0), ref_dq);
-  const double e_dk = relative_error(increment(dk.download(), dk0), ref_dk);
-  const double e_dv = relative_error(increment(dv.download(), dv0), ref_dv);
-  const bool ok = e_dq <= kFp32Bound && e_dk <= kFp32Bound && e_dv <= kFp32Bound;
-  return {ok, err_text("dq", e_dq, kFp32Bound) + ", " + err_text("dk", e_dk, kFp32Bound) + ", " +
-                  err_text("dv", e_dv, kFp32Bound)};
+  return judge_backward(increment(dq.download(), b.dq0), increment(dk.download(), b.dk0),
+                        increment(dv.download(), b.dv0), ref_dq, ref_dk, ref_dv, kFp32Bound);
+}
+
+Result test_flash_bf16_backward(const Case& c, std::uint64_t seed) {
+  const Inputs raw = make_inputs(c, seed);
+  const Bf16Inputs in = make_bf16_inputs(raw);
+  const BackwardInputs b = make_backward_inputs(c, raw, seed);
+  std::vector<double> dout_d;
+  const std::vector<__nv_bfloat16> dout_b = to_bf16(b.dout, dout_d);
+  std::vector<double> ref_dq, ref_dk, ref_dv;
+  reference_backward(c, in.qd, in.kd, in.vd, dout_d, ref_dq, ref_dk, ref_dv);
+
+  DeviceBuffer<__nv_bfloat16> q(in.q.size()), k(in.k.size()), v(in.v.size()), out(in.q.size()), dout(dout_b.size());
+  DeviceBuffer<float> lse(static_cast<std::size_t>(c.bh) * c.n_q), delta(static_cast<std::size_t>(c.bh) * c.n_q);
+  DeviceBuffer<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+  q.upload(in.q);
+  k.upload(in.k);
+  v.upload(in.v);
+  dout.upload(dout_b);
+  dq.upload(b.dq0);
+  dk.upload(b.dk0);
+  dv.upload(b.dv0);
+  poison(out);
+  poison(lse);
+  poison(delta);
+  const float scale = static_cast<float>(c.scale());
+  attn::cuda::attention_flash_bf16(out.get(), lse.get(), q.get(), k.get(), v.get(), c.bh, c.n_q, c.n_k, c.d, c.causal,
+                                   scale);
+  attn::cuda::attention_flash_bf16_backward(dq.get(), dk.get(), dv.get(), delta.get(), dout.get(), q.get(), k.get(),
+                                            v.get(), out.get(), lse.get(), c.bh, c.n_q, c.n_k, c.d, c.causal, scale);
+  ATTN_CUDA_CHECK(cudaDeviceSynchronize());
+  return judge_backward(increment(dq.download(), b.dq0), increment(dk.download(), b.dk0),
+                        increment(dv.download(), b.dv0), ref_dq, ref_dk, ref_dv, kBf16Bound);
 }
 
 // Awkward sizes: 1 and 7 are smaller than one 64-row tile, 129 is two tiles plus one row,
@@ -385,8 +487,20 @@ std::vector<Case> kernel_test_cases() {
 
 // The emulator includes this file for its references and cases, and brings its own main.
 #ifndef ATTN_CUDA_TESTS_NO_MAIN
-int main() {
+// attn_cuda_tests [CASE …]: only the listed cases (0-based indices into kernel_test_cases()) of
+// every kernel — the sanitizers' runs take the small ones; no argument runs them all.
+int main(int argc, char** argv) {
   const std::vector<Case> cases = kernel_test_cases();
+  std::vector<bool> selected(cases.size(), argc <= 1);
+  for (int i = 1; i < argc; ++i) {
+    char* end = nullptr;
+    const long idx = std::strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || idx < 0 || idx >= static_cast<long>(cases.size())) {
+      std::fprintf(stderr, "attn_cuda_tests: '%s' is not a case index 0..%zu\n", argv[i], cases.size() - 1);
+      return 2;
+    }
+    selected[static_cast<std::size_t>(idx)] = true;
+  }
   struct Kernel {
     const char* name;
     std::function<Result(const Case&, std::uint64_t)> run;
@@ -396,6 +510,10 @@ int main() {
       {"2 flash fp32", test_flash_fp32},
       {"3 flash bf16 mma", test_flash_bf16},
       {"4 flash fp32 backward", test_flash_fp32_backward},
+      // Rung 6 before rung 5: the seeds then match the emulator's (which has no rung 5), and the
+      // rungs that can be checked elsewhere report before the one that needs a Hopper.
+      {"6 flash bf16 backward", test_flash_bf16_backward},
+      {"5 flash hopper wgmma", test_flash_hopper},
   };
 
   const attn::cuda::DeviceStatus status = attn::cuda::device_status();
@@ -406,8 +524,10 @@ int main() {
   int passed = 0, failed = 0, skipped = 0;
   std::uint64_t seed = 2024;
   for (const Kernel& kernel : kernels)
-    for (const Case& c : cases) {
-      ++seed;  // fresh inputs for every test
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      ++seed;  // fresh inputs for every test (the same seed for a case whether or not others run)
+      if (!selected[ci]) continue;
+      const Case& c = cases[ci];
       const std::string name = std::string(kernel.name) + "  " + c.str();
       if (!status.available) {
         std::printf("%-62s skipped: no CUDA device (%s)\n", name.c_str(), status.error.c_str());
@@ -419,6 +539,11 @@ int main() {
         r = kernel.run(c, seed);
       } catch (const std::exception& e) {
         r = {false, std::string("exception: ") + e.what()};
+      }
+      if (r.skipped) {
+        std::printf("%-62s skipped: %s\n", name.c_str(), r.detail.c_str());
+        ++skipped;
+        continue;
       }
       std::printf("%-62s %s  %s\n", name.c_str(), r.ok ? "ok    " : "FAILED", r.detail.c_str());
       std::fflush(stdout);

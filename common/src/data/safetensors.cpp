@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -190,9 +191,19 @@ void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Me
   write_safetensors(path, tensors, metadata);
 }
 
-void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata) {
-  TensorMap tensors = read_safetensors(path, metadata);
+void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata,
+                     const Metadata& expect) {
+  Metadata meta;
+  TensorMap tensors = read_safetensors(path, &meta);
+  if (metadata) *metadata = meta;
   // Validate everything before touching a single parameter.
+  for (const auto& [key, want] : expect) {
+    auto it = meta.find(key);
+    if (it == meta.end())
+      fail(path, "has no '" + key + "' in its __metadata__; expected '" + want + "' (not this chapter's checkpoint?)");
+    if (it->second != want)
+      fail(path, "holds " + key + " '" + it->second + "', expected '" + want + "' (a checkpoint of another model?)");
+  }
   for (const auto& e : reg.entries()) {
     auto it = tensors.find(e.name);
     if (it == tensors.end()) fail(path, "tensor '" + e.name + "' is missing (the model needs " + shape_str(e.shape) + ")");
@@ -203,6 +214,14 @@ void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_ext
   if (!allow_extra)
     for (const auto& [name, t] : tensors)
       if (!reg.find(name)) fail(path, "tensor '" + name + "' is not a parameter of this model");
+  // NaN or ±inf weights would run and print confident nonsense; refuse them here.
+  for (const auto& e : reg.entries()) {
+    const auto& v = tensors.at(e.name).data;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i]))
+        fail(path, "tensor '" + e.name + "' holds a non-finite value (" + std::to_string(v[i]) + ") at index " +
+                       std::to_string(i) + ": the checkpoint is corrupt");
+  }
   for (const auto& e : reg.entries()) {
     const auto& t = tensors.at(e.name);
     std::copy(t.data.begin(), t.data.end(), e.value);

@@ -464,6 +464,11 @@ DecodeTrace greedy_trace(const Seq2Seq& m, const std::vector<int>& src, std::siz
   tr.logits = Mat::from_shape({logits.size(), m.cfg.tgt_vocab});
   for (std::size_t r = 0; r < logits.size(); ++r)
     for (std::size_t v = 0; v < m.cfg.tgt_vocab; ++v) tr.logits(r, v) = logits[r](0, v);
+  if (m.cfg.kind != AttentionKind::None) {
+    tr.alignment = Mat::from_shape({tr.tape.steps.size(), src.size()});
+    for (std::size_t r = 0; r < tr.tape.steps.size(); ++r)
+      for (std::size_t j = 0; j < src.size(); ++j) tr.alignment(r, j) = tr.tape.steps[r].alpha()(0, j);
+  }
   return tr;
 }
 

@@ -101,15 +101,13 @@ void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& met
 Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size_t src_vocab, std::size_t tgt_vocab,
                      Metadata* metadata) {
   if (!std::filesystem::is_regular_file(path))
-    throw SafetensorsError(path + ": checkpoint not found (run the chapter with --train to make one)");
+    throw SafetensorsError(path + ": checkpoint not found (write one with --train --checkpoint " + path + ")");
   Rng rng(0);
   Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng), g = zeros_like(m);
   ParamRegistry reg;
   register_params(reg, m, g);
   Metadata meta;
-  load_checkpoint(path, reg, /*allow_extra=*/false, &meta);
-  if (meta.count("model") && meta.at("model") != name)
-    throw SafetensorsError(path + ": holds model '" + meta.at("model") + "', expected '" + name + "'");
+  load_checkpoint(path, reg, /*allow_extra=*/false, &meta, {{"model", name}});
   if (metadata) *metadata = meta;
   return m;
 }

@@ -80,18 +80,6 @@ void cross_entropy_backward(MatT<T>& dlogits, const MatT<T>& probs, const std::v
   }
 }
 
-std::vector<int> argmax_rows(const Mat& x) {
-  std::vector<int> out(x.shape(0));
-  const std::size_t v = x.shape(1);
-  for (std::size_t i = 0; i < x.shape(0); ++i) {
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < v; ++j)
-      if (x(i, j) > x(i, best)) best = j;
-    out[i] = int(best);
-  }
-  return out;
-}
-
 template float cross_entropy_forward(MatT<float>&, const MatT<float>&, const std::vector<int>&, int, float);
 template double cross_entropy_forward(MatT<double>&, const MatT<double>&, const std::vector<int>&, int, double);
 template void cross_entropy_backward(MatT<float>&, const MatT<float>&, const std::vector<int>&, int, float, float);

@@ -3,22 +3,24 @@
 
 #include <stdexcept>
 
+#include "attn/present/i18n.hpp"
+
 namespace attn {
 
 const std::vector<ChapterInfo>& chapter_list() {
   static const std::vector<ChapterInfo> list = {
-      {"00", "00_seq2seq_bottleneck", "The Seq2Seq bottleneck", "one fixed context vector, and BLEU falling with sentence length"},
-      {"01", "01_bahdanau", "Bahdanau attention", "additive scores e, weights α, context c; alignment heatmaps"},
-      {"02", "02_luong", "Luong attention", "dot / general / concat scores, global vs local-p, measured cost"},
-      {"03", "03_self_attention", "Self-attention", "Q, K, V; softmax(QKᵀ/√d_k)V; masks; why √d_k; permutation"},
-      {"04", "04_multi_head", "Multi-head attention", "split, per-head attention, concat, W_O; MQA and GQA"},
-      {"05", "05_positional_encoding", "Positional encodings", "sinusoidal, learned, RoPE, ALiBi; length extrapolation"},
-      {"06", "06_efficient_attention", "Efficient attention", "window, BigBird, linear, tiled online softmax, KV cache"},
-      {"07", "07_cross_attention", "Cross-attention", "queries from one sequence, keys and values from another"},
-      {"08", "08_transformer", "The Transformer", "encoder-decoder, causal mask, training, decoding"},
-      {"09", "09_modern_decoder", "A modern decoder", "RMSNorm, SwiGLU, RoPE, GQA, KV and paged caches; a 1M-parameter LM"},
-      {"10", "10_interpretability", "Interpretability", "head patterns, attention vs gradients, perturbation"},
-      {"11", "11_fast_attention", "Fast attention", "roofline, a tiled CPU kernel near GEMM speed, CUDA kernels"},
+      {"00", "00_seq2seq_bottleneck", N_("The Seq2Seq bottleneck"), N_("one fixed context vector, and BLEU falling with sentence length")},
+      {"01", "01_bahdanau", N_("Bahdanau attention"), N_("additive scores e, weights α, context c; alignment heatmaps")},
+      {"02", "02_luong", N_("Luong attention"), N_("dot / general / concat scores, global vs local-p, measured cost")},
+      {"03", "03_self_attention", N_("Self-attention"), N_("Q, K, V; softmax(QKᵀ/√d_k)V; masks; why √d_k; permutation")},
+      {"04", "04_multi_head", N_("Multi-head attention"), N_("split, per-head attention, concat, W_O; MQA and GQA")},
+      {"05", "05_positional_encoding", N_("Positional encodings"), N_("sinusoidal, learned, RoPE, ALiBi; length extrapolation")},
+      {"06", "06_efficient_attention", N_("Efficient attention"), N_("window, BigBird, linear, tiled online softmax, KV cache")},
+      {"07", "07_cross_attention", N_("Cross-attention"), N_("queries from one sequence, keys and values from another")},
+      {"08", "08_transformer", N_("The Transformer"), N_("encoder-decoder, causal mask, training, decoding")},
+      {"09", "09_modern_decoder", N_("A modern decoder"), N_("RMSNorm, SwiGLU, RoPE, GQA, KV and paged caches; a 1M-parameter LM")},
+      {"10", "10_interpretability", N_("Interpretability"), N_("head patterns, attention vs gradients, perturbation")},
+      {"11", "11_fast_attention", N_("Fast attention"), N_("roofline, a tiled CPU kernel near GEMM speed, CUDA kernels")},
   };
   return list;
 }

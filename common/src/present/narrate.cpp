@@ -8,11 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "attn/present/i18n.hpp"
 #include "attn/tensor/openblas.hpp"
 
 namespace attn {
 
 namespace {
+[[maybe_unused]] const char* const kSliceNames[] = {N_("head")};  // the slice names chapters pass to show()
 constexpr std::size_t kWidth = 92;  // the header rule's width in columns
 
 std::string rule() {
@@ -35,19 +37,20 @@ void Narrator::header(const std::string& question) {
   const BlasInfo blas = blas_info();
   const char* user = std::getenv("OPENBLAS_CORETYPE");
   const bool user_set = user && user[0] && std::getenv("ATTN_OPENBLAS_REEXEC") == nullptr;
-  const std::string left = fmt::format("Chapter {} · {}", info_.number, info_.title);
-  const std::string right = fmt::format("seed {} · OpenBLAS {}{} · {} thread{}", opts_.seed, blas.kernel,
-                                        user_set ? " (OPENBLAS_CORETYPE)" : "", blas.threads,
-                                        blas.threads == 1 ? "" : "s");
+  const std::string left = _f("Chapter {} · {}", info_.number, tr(info_.title));
+  const std::string right = _f("seed {} · OpenBLAS {}{} · {} {}", opts_.seed, blas.kernel,
+                               user_set ? " (OPENBLAS_CORETYPE)" : "", blas.threads,
+                               blas.threads == 1 ? _("thread") : _("threads"));
   const std::size_t used = display_width(left) + display_width(right);
   out_ << left << std::string(used < kWidth ? kWidth - used : 1, ' ') << right << "\n" << rule() << "\n";
-  if (!opts_.quiet && !question.empty()) out_ << question << "\n";
+  if (!opts_.quiet && !question.empty())
+    for (const std::string& line : wrap_text(question, terminal_columns())) out_ << line << "\n";
   out_.flush();
 }
 
 void Narrator::pause_if_asked() {
   if (!opts_.pause || opts_.quiet || step_ == 0 || !::isatty(STDIN_FILENO)) return;
-  out_ << "  [Enter: next step] " << std::flush;
+  out_ << "  " << _("[Enter: next step]") << " " << std::flush;
   std::string line;
   std::getline(std::cin, line);
 }
@@ -56,24 +59,56 @@ void Narrator::step(const std::string& title, const std::string& formula, const 
   pause_if_asked();
   ++step_;
   if (opts_.quiet) return;
-  std::string left = fmt::format("Step {}/{}  {}", step_, total_steps_, title);
+  std::string left = _f("Step {}/{}  {}", step_, total_steps_, escape_control(title));
   if (!formula.empty()) left += "  " + formula;
-  if (opts_.color) left = "\x1b[1m" + left + "\x1b[0m";
-  const std::size_t used = display_width(left) + display_width(source);
-  out_ << "\n" << left;
-  if (!source.empty()) out_ << std::string(used < kWidth ? kWidth - used : 2, ' ') << source;
+  const std::size_t cols = terminal_columns(), used = display_width(left) + display_width(source);
+  auto bold = [&](const std::string& s) { return opts_.color ? "\x1b[1m" + s + "\x1b[0m" : s; };
   out_ << "\n";
+  if (used + 2 <= cols) {  // title, formula and source on one line, the source right-aligned
+    out_ << bold(left);
+    if (!source.empty()) out_ << std::string(used + 2 <= kWidth ? kWidth - used : 2, ' ') << source;
+    out_ << "\n";
+    return;
+  }
+  // Too wide: the title and formula wrapped, the source alone on the next line, right-aligned.
+  const std::vector<std::string> lines = wrap_text(left, cols, 0, 10);
+  for (std::size_t k = 0; k < lines.size(); ++k) out_ << (k ? std::string(10, ' ') : "") << bold(lines[k]) << "\n";
+  if (!source.empty()) {
+    const std::size_t w = display_width(source);
+    if (w + 2 <= cols) {
+      out_ << std::string(w + 2 <= kWidth ? kWidth - w : 2, ' ') << source << "\n";
+    } else {
+      for (const std::string& line : wrap_text(source, cols, 2, 2)) out_ << "  " << line << "\n";
+    }
+  }
 }
 
+namespace {
+// prefix + text, wrapped at the terminal's width; continuation lines indented by `hang` spaces.
+std::string wrapped(const std::string& prefix, const std::string& text, std::size_t hang) {
+  const std::vector<std::string> lines = wrap_text(text, terminal_columns(), display_width(prefix), hang);
+  std::string out;
+  for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? prefix : std::string(hang, ' ')) + lines[k] + "\n";
+  return out;
+}
+}  // namespace
+
 void Narrator::say(const std::string& text) {
-  if (!opts_.quiet) out_ << "  " << text << "\n";
+  if (!opts_.quiet) out_ << wrapped("  ", escape_control(text), 4);
+}
+
+void Narrator::code(const std::string& where) {
+  if (!opts_.quiet) out_ << wrapped(std::string("  ") + _("code: "), escape_control(where), 8);
 }
 
 void Narrator::why(const std::string& text) {
-  if (!opts_.quiet) out_ << "  why: " << text << "\n";
+  if (!opts_.quiet) {
+    const std::string prefix = std::string("  ") + _("why: ");
+    out_ << wrapped(prefix, escape_control(text), display_width(prefix));
+  }
 }
 
-void Narrator::result(const std::string& text) { out_ << "  " << text << "\n"; }
+void Narrator::result(const std::string& text) { out_ << wrapped("  ", escape_control(text), 4); }
 
 void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
   recorder_.add(name, shape, data, step_);
@@ -91,7 +126,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
                     const std::string& caption) {
   record(name, m);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   MatrixStyle style;
   style.full = opts_.full;
   out_ << format_matrix(m, rows, cols, style);
@@ -100,7 +135,7 @@ void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, c
 void Narrator::show(const std::string& name, const Vec& v, const Labels& labels, const std::string& caption) {
   record(name, v);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << v.size() << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   Mat row = xt::zeros<float>({std::size_t(1), v.size()});
   for (std::size_t j = 0; j < v.size(); ++j) row(0, j) = v(j);
   MatrixStyle style;
@@ -113,15 +148,15 @@ void Narrator::show(const std::string& name, const Tensor3& t, const Labels& row
                     const std::string& caption, const std::string& slice_name) {
   record(name, t);
   if (opts_.quiet) return;
-  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + caption) << "\n";
-  const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 4);
+  out_ << "  " << name << " (" << dims(shape_of(t)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
+  const std::size_t n = t.shape(0), limit = opts_.full ? n : std::min<std::size_t>(n, 1);
   MatrixStyle style;
   style.full = opts_.full;
   for (std::size_t i = 0; i < limit; ++i) {
     Mat slice = xt::view(t, i, xt::all(), xt::all());
-    out_ << "  [" << slice_name << " " << i << "]\n" << format_matrix(slice, rows, cols, style);
+    out_ << "  [" << tr(slice_name) << " " << i << "]\n" << format_matrix(slice, rows, cols, style);
   }
-  if (limit < n) out_ << "  … " << (n - limit) << " more " << slice_name << "s (--full shows all)\n";
+  if (limit < n) out_ << "  " << _f("… {} more {}s (--full shows all)", n - limit, tr(slice_name)) << "\n";
 }
 
 void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
@@ -129,18 +164,19 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
   if (!recorder_.has(name)) record(name, m);
   if (opts_.quiet) return;
   style.color = opts_.color;
-  out_ << "  " << name << " (" << dims(shape_of(m)) << ") heatmap" << (caption.empty() ? "" : "  " + caption) << "\n";
+  out_ << "  " << name << " (" << dims(shape_of(m)) << ") " << _("heatmap") << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
   out_ << format_heatmap(m, rows, cols, style);
 }
 
 void Narrator::table(const Table& t, bool as_result) {
   if (opts_.quiet && !as_result) return;
-  out_ << t.render();
+  out_ << t.render("  ", terminal_columns());
 }
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {
-  out_ << "\n" << (opts_.color ? "\x1b[1mTakeaway\x1b[0m" : "Takeaway") << "\n";
-  for (const auto& l : lines) out_ << "  • " << l << "\n";
+  const std::string title = _("Takeaway");
+  out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";
+  for (const auto& l : lines) out_ << wrapped("  • ", escape_control(l), 4);
 }
 
 void Narrator::finish() {
@@ -150,7 +186,8 @@ void Narrator::finish() {
     throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
-    out_ << "\nExported " << recorder_.tensors().size() << " tensors and manifest.json to " << *opts_.export_dir << "\n";
+    out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(),
+                      escape_control(*opts_.export_dir)) << "\n";
   }
 }
 

@@ -8,26 +8,28 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/terminal.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
 
 std::string format_score(double x) { return fmt::format("{:.1f}", x); }
 
 Table length_table(const std::vector<NamedResult>& models) {
-  std::vector<std::string> header = {"source length", "sentences"};
+  std::vector<std::string> header = {_("source length"), _("sentences")};
   for (const auto& [name, r] : models) {
     header.push_back(name + " BLEU");
-    header.push_back("exact %");
-    header.push_back("tok %");
+    header.push_back(_("exact %"));
+    header.push_back(_("tok %"));
   }
   Table t(header);
   if (models.empty()) return t;
   const std::size_t nb = models.front().second.buckets.size();
   for (std::size_t b = 0; b <= nb; ++b) {
     const BucketMetrics& first = b < nb ? models.front().second.buckets[b] : models.front().second.overall;
-    std::vector<std::string> row = {b < nb ? first.bucket.label() : "all", std::to_string(first.sentences)};
+    std::vector<std::string> row = {b < nb ? first.bucket.label() : _("all"), std::to_string(first.sentences)};
     for (const auto& [name, r] : models) {
       const BucketMetrics& m = b < nb ? r.buckets[b] : r.overall;
       row.push_back(format_score(m.bleu));
@@ -62,8 +64,7 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
   return out;
 }
 
-void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
-  namespace fs = std::filesystem;
+std::string results_json(const std::vector<NamedResult>& models) {
   nlohmann::ordered_json j;
   for (const char* key : {"bleu_by_length", "exact_match_by_length", "token_accuracy_by_length"})
     j[key] = nlohmann::ordered_json::object();
@@ -74,11 +75,16 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
       j["exact_match_by_length"][name][b.bucket.label()] = std::stod(format_score(b.exact));
       j["token_accuracy_by_length"][name][b.bucket.label()] = std::stod(format_score(b.token_acc));
     }
+  return j.dump(2) + "\n";
+}
+
+void write_results_json(const std::string& dir, const std::vector<NamedResult>& models) {
+  namespace fs = std::filesystem;
   fs::create_directories(dir);
   const fs::path tmp = fs::path(dir) / ".results.json.tmp", target = fs::path(dir) / "results.json";
   {
     std::ofstream f(tmp);
-    f << j.dump(2) << "\n";
+    f << results_json(models);
     if (!f) throw std::runtime_error(target.string() + ": cannot write");
   }
   fs::rename(tmp, target);
@@ -87,7 +93,10 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
 ChapterModel chapter_model(const std::string& chapter, const std::string& name, const ToyCorpus& corpus, bool train,
                            const std::string& checkpoint, const TrainConfig& tc, bool progress) {
   ChapterModel cm;
-  cm.path = checkpoint.empty() ? shipped_checkpoint(chapter, name) : checkpoint;
+  // A shipped checkpoint that cannot be found is an installation problem: say where we looked.
+  cm.path = !checkpoint.empty() ? checkpoint
+            : train             ? shipped_checkpoint(chapter, name)
+                                : require_data_file("ch" + chapter + "/" + name + ".safetensors");
   const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
   if (!train) {
     cm.model = load_seq2seq(cm.path, name, vs, vt, &cm.metadata);
@@ -115,9 +124,8 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
 
 std::string describe_model(const ChapterModel& cm) {
   auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
-  return fmt::format("{}: {} ({} parameters; {} steps of batch {}, {} s of training, best at step {}, "
-                     "valid BLEU {}) {} {}",
-                     model_title(cm.model.cfg), cm.trained ? "trained now" : "loaded", parameter_count(cm.model),
+  return _f("{}: {} ({} parameters; {} steps of batch {}, {} s of training, best at step {}, valid BLEU {}) {} {}",
+                     model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
                      get("steps"), get("batch"), get("train_seconds"), get("best_step"), get("valid_bleu"),
                      cm.trained ? "->" : "<-", cm.path);
 }

@@ -24,30 +24,50 @@ Table& Table::add(std::vector<std::string> row) {
   if (row.size() != header_.size())
     throw std::invalid_argument("Table::add: row has " + std::to_string(row.size()) + " cells, header has " +
                                 std::to_string(header_.size()));
+  for (auto& cell : row) cell = escape_control(cell, /*keep_newlines=*/false);  // cells may quote input
   rows_.push_back(std::move(row));
   return *this;
 }
 
-std::string Table::render(const std::string& indent) const {
+std::string Table::render(const std::string& indent, std::size_t max_width) const {
   std::vector<std::size_t> w(header_.size());
   for (std::size_t j = 0; j < header_.size(); ++j) {
     w[j] = display_width(header_[j]);
     for (const auto& r : rows_) w[j] = std::max(w[j], display_width(r[j]));
   }
+  // Blocks of columns that fit in max_width; the first column (the row's name) starts every block.
+  std::vector<std::vector<std::size_t>> blocks(1, std::vector<std::size_t>{0});
+  std::size_t used = display_width(indent) + (w.empty() ? 0 : w[0]);
+  for (std::size_t j = 1; j < header_.size(); ++j) {
+    if (max_width > 0 && blocks.back().size() > 1 && used + 2 + w[j] > max_width) {
+      blocks.push_back({0});
+      used = display_width(indent) + w[0];
+    }
+    blocks.back().push_back(j);
+    used += 2 + w[j];
+  }
   std::string out;
   if (!title_.empty()) out += indent + title_ + "\n";
-  std::string rule = indent;
-  out += indent;
-  for (std::size_t j = 0; j < header_.size(); ++j) {
-    out += (j ? "  " : "") + fit(header_[j], w[j], j > 0);
-    rule += (j ? "  " : "");
-    for (std::size_t k = 0; k < w[j]; ++k) rule += "─";
-  }
-  out += "\n" + rule + "\n";
-  for (const auto& r : rows_) {
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const auto& cols = blocks[b];
+    if (b > 0) out += "\n";
+    std::string rule = indent;
     out += indent;
-    for (std::size_t j = 0; j < r.size(); ++j) out += (j ? "  " : "") + fit(r[j], w[j], j > 0 && looks_numeric(r[j]));
-    out += "\n";
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const std::size_t j = cols[k];
+      out += (k ? "  " : "") + fit(header_[j], w[j], j > 0);
+      rule += (k ? "  " : "");
+      for (std::size_t c = 0; c < w[j]; ++c) rule += "─";
+    }
+    out += "\n" + rule + "\n";
+    for (const auto& r : rows_) {
+      out += indent;
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        const std::size_t j = cols[k];
+        out += (k ? "  " : "") + fit(r[j], w[j], j > 0 && looks_numeric(r[j]));
+      }
+      out += "\n";
+    }
   }
   return out;
 }

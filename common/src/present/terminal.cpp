@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
 
@@ -34,6 +36,52 @@ bool is_wide(char32_t cp) {
 bool is_zero_width(char32_t cp) { return (cp >= 0x300 && cp <= 0x36F) || cp == 0x200B; }
 
 }  // namespace
+
+std::string escape_control(const std::string& s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && !(keep_newlines && (c == '\n' || c == '\t'))) || c == 0x7f)
+        out += fmt::format("\\x{:02x}", c);
+      else
+        out += char(c);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (no overlongs, surrogates or values past U+10FFFF) is kept,
+    // except the C1 controls U+0080–U+009F; anything else is shown byte by byte.
+    const int extra = (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    bool ok = extra > 0;
+    char32_t cp = extra == 1 ? (c & 0x1F) : extra == 2 ? (c & 0x0F) : (c & 0x07);
+    for (int k = 1; ok && k <= extra; ++k) {
+      if (i + std::size_t(k) >= s.size()) {
+        ok = false;
+        break;
+      }
+      const auto b = static_cast<unsigned char>(s[i + std::size_t(k)]);
+      if ((b & 0xC0) != 0x80) ok = false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (ok) {
+      const char32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+      ok = cp >= min_cp[extra] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (!ok) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (cp >= 0x80 && cp <= 0x9F) {
+      out += fmt::format("\\u{:04x}", unsigned(cp));
+      i += std::size_t(extra) + 1;
+    } else {
+      out.append(s, i, std::size_t(extra) + 1);
+      i += std::size_t(extra) + 1;
+    }
+  }
+  return out;
+}
 
 std::size_t display_width(const std::string& s) {
   std::size_t w = 0, i = 0;
@@ -71,6 +119,83 @@ std::string fit(const std::string& s, std::size_t width, bool right) {
   return right ? std::string(width - used, ' ') + out : out + std::string(width - used, ' ');
 }
 
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent,
+                                   std::size_t next_indent) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t line_w = 0, limit = width > first_indent + 10 ? width - first_indent : 10;
+  std::size_t last_start = 0;  // where the last piece added to `line` starts
+  auto flush = [&] {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(line);
+    line.clear();
+    line_w = 0;
+    limit = width > next_indent + 10 ? width - next_indent : 10;
+  };
+  // Pieces: a word with the spaces after it, or one wide (CJK) character with the spaces after it;
+  // a line may break before any piece.
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '\n') {
+      flush();
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    std::size_t tmp = i;
+    const bool wide = is_wide(next_code_point(text, tmp));
+    if (wide) {
+      i = tmp;
+    } else {
+      while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+        std::size_t j = i;
+        if (is_wide(next_code_point(text, j))) break;
+        i = j;
+      }
+    }
+    // An opening bracket or quote does not end a line: it travels with the character after it.
+    if (wide && i < text.size()) {
+      const std::string opened = text.substr(start, i - start);
+      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") {
+        std::size_t j = i;
+        const bool next_wide = is_wide(next_code_point(text, j));
+        if (next_wide) {
+          i = j;
+        } else {
+          while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+            std::size_t k = i;
+            if (is_wide(next_code_point(text, k))) break;
+            i = k;
+          }
+        }
+      }
+    }
+    while (i < text.size() && text[i] == ' ') ++i;
+    std::string piece = text.substr(start, i - start);
+    std::string bare = piece;
+    while (!bare.empty() && bare.back() == ' ') bare.pop_back();
+    const bool closing = wide && (bare == "，" || bare == "。" || bare == "；" || bare == "：" || bare == "、" ||
+                                  bare == "）" || bare == "！" || bare == "？");
+    if (line_w > 0 && line_w + display_width(bare) > limit) {
+      if (closing && last_start < line.size() && last_start > 0) {
+        // CJK punctuation does not start a line: the character before it moves down with it.
+        const std::string prev = line.substr(last_start);
+        line.erase(last_start);
+        flush();
+        line = prev;
+        line_w = display_width(prev);
+      } else if (!closing) {
+        flush();
+      }
+    }
+    last_start = line.size();
+    line += piece;
+    line_w += display_width(piece);
+  }
+  if (!line.empty() || lines.empty()) flush();
+  return lines;
+}
+
 std::string format_number(double x, int width, int precision) {
   if (std::isnan(x)) return fmt::format("{:>{}}", "nan", width);
   if (std::isinf(x)) return fmt::format("{:>{}}", x < 0 ? "-inf" : "inf", width);
@@ -78,6 +203,14 @@ std::string format_number(double x, int width, int precision) {
   if (a != 0.0 && (a >= 1e5 || a < std::pow(10.0, -precision)))
     return fmt::format("{:>{}.{}e}", x, width, std::max(1, precision - 2));
   return fmt::format("{:>{}.{}f}", x, width, precision);
+}
+
+std::size_t terminal_columns() {
+  const char* c = std::getenv("COLUMNS");
+  if (c == nullptr || *c == '\0') return 100;
+  char* end = nullptr;
+  const long v = std::strtol(c, &end, 10);
+  return *end == '\0' && v >= 40 && v <= 1000 ? std::size_t(v) : 100;
 }
 
 bool color_wanted(bool no_color_flag) {
@@ -107,7 +240,7 @@ std::vector<std::size_t> visible(std::size_t n, std::size_t max, bool full) {
 }
 
 std::string label_or_index(const Labels& labels, std::size_t i) {
-  return i < labels.size() ? labels[i] : std::to_string(i);
+  return i < labels.size() ? escape_control(labels[i], /*keep_newlines=*/false) : std::to_string(i);
 }
 
 }  // namespace
@@ -218,10 +351,10 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
     out += "\n";
   }
   const double step = span / 5.0;
-  out += fmt::format("    legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
+  out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
                      format_number(lo + step, 0, 2), format_number(lo + 2 * step, 0, 2),
                      format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2));
-  if (factor > 1) out += fmt::format("; each cell averages {}×{} entries", factor, factor);
+  if (factor > 1) out += _f("; each cell averages {}×{} entries", factor, factor);
   out += "\n";
   return out;
 }

@@ -15,17 +15,6 @@
 
 namespace attn {
 
-long long available_memory_bytes() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) return -1;
-  char line[256];
-  long long kib = -1;
-  while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
-  std::fclose(f);
-  return kib < 0 ? -1 : kib * 1024;
-}
-
 AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::size_t d, std::size_t heads,
                                   bool causal, double sgemm, const AttentionBenchOptions& opts) {
   AttentionBenchRow row;
@@ -87,16 +76,22 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
 
 std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm,
                                  const std::vector<AttentionBenchRow>& rows,
-                                 const std::vector<GpuAttentionRow>& gpu_rows) {
+                                 const std::vector<GpuAttentionRow>& gpu_rows, double fma_peak_gflops,
+                                 const std::string& fma_unit) {
   nlohmann::ordered_json j;
   j["blas_kernel"] = blas_kernel;
   j["threads"] = threads;
   j["sgemm_gflops"] = sgemm;
+  if (fma_peak_gflops > 0) {
+    j["fma_unit"] = fma_unit;
+    j["fma_peak_gflops"] = fma_peak_gflops;
+  }
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     if (r.skipped) continue;
     j["rows"].push_back({{"impl", r.impl}, {"n", r.n}, {"d", r.d}, {"heads", r.heads}, {"causal", r.causal},
                          {"gflops", r.gflops}, {"pct_of_sgemm", r.pct_of_sgemm}, {"peak_mib", r.peak_mib}});
+    if (fma_peak_gflops > 0) j["rows"].back()["pct_of_peak"] = r.pct_of_peak;
   }
   if (!gpu_rows.empty()) {
     j["gpu_rows"] = nlohmann::ordered_json::array();

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <new>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -97,14 +99,30 @@ std::vector<VariantSweep> sweep_efficient_variants(const std::vector<std::size_t
         out[i].points.push_back(pt);
         continue;
       }
+      constexpr double kGiB = 1024.0 * kMiB;
+      if (i == 0) {  // the one variant whose n×n buffers can exceed the machine: check before allocating
+        const double need = double(2 * n * n * sizeof(float)), avail = double(available_memory_bytes());
+        if (avail >= 0 && need > avail)
+          throw std::runtime_error(fmt::format(
+              "full attention at n = {} needs {:.1f} GiB for its scores and weights, but only {:.1f} GiB can be "
+              "allocated here (free memory and limits); lower --max-full-mib or --sizes",
+              n, need / kGiB, avail / kGiB));
+      }
       std::size_t work = 0;
       Mat result;
       double first = 0.0;
-      const long long grown = measure_peak_growth([&] {
-        const auto t0 = std::chrono::steady_clock::now();
-        result = variants[i].run(q, k, v, work);
-        first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      });
+      long long grown = -1;
+      try {
+        grown = measure_peak_growth([&] {
+          const auto t0 = std::chrono::steady_clock::now();
+          result = variants[i].run(q, k, v, work);
+          first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        });
+      } catch (const std::bad_alloc&) {
+        throw std::runtime_error(fmt::format("{} attention at n = {} ran out of memory (its counted working memory "
+                                             "is {:.2f} GiB); lower --sizes",
+                                             variants[i].name, n, double(work) / kGiB));
+      }
       double best = first;
       if (first < 0.5 && cfg.repeats > 1)
         best = std::min(best, best_seconds([&] { std::size_t wk; result = variants[i].run(q, k, v, wk); }, cfg.repeats - 1, false, 2.0));

@@ -37,4 +37,17 @@ double max_abs_diff(const Mat& a, const Mat& b) { return max_diff("max_abs_diff"
 double max_abs_diff(const Tensor3& a, const Tensor3& b) { return max_diff("max_abs_diff", a, b); }
 double max_abs_diff(const Mat& a, const MatD& b) { return max_diff("max_abs_diff", a, b); }
 
+std::vector<int> argmax_rows(const Mat& x) {
+  std::vector<int> out(x.shape(0));
+  const std::size_t v = x.shape(1);
+  if (x.shape(0) > 0 && v == 0) throw ShapeError("argmax_rows: x " + shape_str(shape_of(x)) + " has rows of no entries");
+  for (std::size_t i = 0; i < x.shape(0); ++i) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < v; ++j)
+      if (x(i, j) > x(i, best)) best = j;
+    out[i] = int(best);
+  }
+  return out;
+}
+
 }  // namespace attn

@@ -1,16 +1,40 @@
-// Finding the project's shipped data (data/: goldens, checkpoints) from a chapter program, wherever
-// it was built: $ATTN_DATA_DIR if set, else ./data, else data/ beside the build folder that holds the
-// program (build*/bin/<program> -> <repo>/data).
+// Finding the project's shipped data (data/: goldens, checkpoints) from a program, wherever it was
+// built or installed. The places searched, in order:
+//   1. $ATTN_DATA_DIR, when set;
+//   2. next to the program: <program's folder>/../share/attention_step_by_step/data (an installed
+//      copy, wherever `cmake --install build --prefix DIR` put it);
+//   3. the source tree's data/ as recorded when the build was configured (any build folder);
+//   4. <install prefix recorded at configure time>/share/attention_step_by_step/data.
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace attn {
 
+class DataFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DataPlace {
+  std::string dir;   // a folder that may hold data/'s contents
+  std::string why;   // "$ATTN_DATA_DIR", "next to the program", "source tree", "install prefix"
+};
+
+// Every place searched, in order (existing or not).
+std::vector<DataPlace> data_places();
+
 // relative: e.g. "ch05/rope.safetensors" -> the first existing candidate, or nullopt.
 std::optional<std::string> find_data_file(const std::string& relative);
-// The directory find_data_file would search first that exists (for writing with --train), or "data".
+// The same, but a missing file throws DataFileError with missing_data_file_message().
+std::string require_data_file(const std::string& relative);
+// "shipped data file ch05/rope.safetensors not found; looked in:\n  /a (…)\n  /b (…)\nSet
+// ATTN_DATA_DIR …": one place per line. Never suggests retraining: the file ships.
+std::string missing_data_file_message(const std::string& relative, const std::vector<DataPlace>& places);
+// The first place that exists (for writing with --train), or "data".
 std::string data_dir();
 
 }  // namespace attn

@@ -1,7 +1,8 @@
 // NumPy .npy files (format version 1.0): what --export writes and what the golden tests read.
 // Writing: float32, C order, little-endian. Reading: float32 or float64 (returned as double),
-// C order; anything else — Fortran order, another dtype, a truncated file — throws NpyError
-// naming the file and what is wrong.
+// C order; anything else — Fortran order, another dtype, a shape that is not a tuple of
+// non-negative integers or whose element count overflows, a truncated file or bytes left over —
+// throws NpyError naming the file and what is wrong.
 #pragma once
 
 #include <stdexcept>
@@ -34,5 +35,10 @@ NpyArray parse_npy(const std::string& bytes, const std::string& name_for_errors)
 Vec npy_to_vec(const NpyArray& a, const std::string& name);
 Mat npy_to_mat(const NpyArray& a, const std::string& name);
 Tensor3 npy_to_tensor3(const NpyArray& a, const std::string& name);
+
+// Throws NpyError naming the file unless a's shape is want (kAnyDim matches any size), e.g.
+// expect_npy_shape(x, {kAnyDim, 16}, "golden/mha/X.npy").
+constexpr std::size_t kAnyDim = std::size_t(-1);
+void expect_npy_shape(const NpyArray& a, const std::vector<std::size_t>& want, const std::string& name);
 
 }  // namespace attn

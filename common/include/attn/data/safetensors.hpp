@@ -6,7 +6,7 @@
 // Writes are atomic (a temporary file renamed over the target). Reads validate everything first
 // — truncation, header length, JSON, dtype, offsets in range, no overlap, no holes, byte count vs
 // shape — and throw SafetensorsError naming the file and the tensor. load_checkpoint changes no
-// parameter unless every one of them can be loaded.
+// parameter unless every one of them can be loaded, and refuses non-finite values.
 #pragma once
 
 #include <map>
@@ -38,9 +38,11 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata = nullptr
 
 // Every registered parameter by name.
 void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata = {});
-// Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch or
-// (unless allow_extra) a tensor the model does not have throws before anything is copied.
+// Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch,
+// (unless allow_extra) a tensor the model does not have, a NaN or ±inf value, or a metadata entry
+// in expect that is missing or different (e.g. {{"model", "bahdanau"}}) throws before anything
+// is copied.
 void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra = false,
-                     Metadata* metadata = nullptr);
+                     Metadata* metadata = nullptr, const Metadata& expect = {});
 
 }  // namespace attn

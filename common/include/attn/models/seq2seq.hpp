@@ -139,6 +139,7 @@ struct DecodeTrace {
   std::vector<int> ids;           // output ids (without <eos>)
   std::vector<int> inputs;        // y_{i−1} fed at each step (<bos> first)
   Mat logits;                     // (steps, Vt)
+  Mat alignment;                  // (steps, S): α of every step, the <eos> step last (empty for none)
 };
 DecodeTrace greedy_trace(const Seq2Seq& m, const std::vector<int>& src, std::size_t max_len);
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "attn/tensor/tensor_ops.hpp"  // argmax_rows, which greedy decoding uses beside the loss
 #include "attn/tensor/tensor_t.hpp"
 
 namespace attn {
@@ -24,8 +25,5 @@ T cross_entropy_forward(MatT<T>& probs, const MatT<T>& logits, const std::vector
 template <class T>
 void cross_entropy_backward(MatT<T>& dlogits, const MatT<T>& probs, const std::vector<int>& targets,
                             int ignore_index = -1, T label_smoothing = T(0), T dloss = T(1));
-
-// Index of each row's largest entry (greedy decoding, token accuracy). x: (N, V) -> (N,)
-std::vector<int> argmax_rows(const Mat& x);
 
 }  // namespace attn

@@ -1,5 +1,5 @@
 // The command line every chapter shares (CLI11):
-//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR
+//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR  --lang en|zh
 // plus the chapter's own options, added to app() before run(). A bad value names the flag and
 // what is allowed and exits with status 2; an unwritable --export folder is refused before any
 // work starts; an error during the chapter prints "error: …" and exits 1.
@@ -29,14 +29,19 @@ class ChapterApp {
   int run(int argc, char** argv, const std::function<void(Narrator&)>& body);
   // The question shown under the header.
   void set_question(std::string q) { question_ = std::move(q); }
+  // For fuzz/fuzz_options.cpp: run() stops after parsing and checking the command line (exit
+  // status as usual, nothing created on disk, the chapter body never runs).
+  static inline bool parse_only = false;
 
  private:
+  std::string language_error_;  // set before anything else: the options' help text is translated
   ChapterInfo info_;
   CLI::App app_;
   int total_steps_;
   std::uint64_t seed_;
   bool quiet_ = false, no_color_ = false, full_ = false, pause_ = false;
   std::string export_dir_;
+  std::string lang_;
   std::string question_;
 };
 

@@ -2,12 +2,19 @@
 // C-order .npy per shown tensor and DIR/manifest.json =
 //   {"chapter": "03", "seed": 7, "tensors": [{"name": "scores", "file": "scores.npy",
 //    "shape": [4, 4], "step": 2}, …]}
-// Names are stable identifiers documented per chapter. Files are first written into a hidden
-// staging folder inside DIR and moved into place only when all of them are written, manifest
-// last, so an interrupted run never leaves a half-written export.
+// (plus "files": ["results.json"] when a chapter adds whole files, and any extra entries a chapter
+// sets, e.g. chapter 09's "config"). Names are stable identifiers
+// documented per chapter.
+// The export replaces DIR as a whole: everything is written into a hidden sibling folder
+// (.DIR.attn-export-PID), which is then swapped with DIR in one atomic step (Linux renameat2
+// RENAME_EXCHANGE) and the old contents removed. Killed at any moment, DIR holds either the
+// complete previous export or the complete new one; a staging folder left by a killed run is
+// removed by the next export. Because the folder is replaced, DIR must be empty or hold only a
+// previous export (.npy and .json files); anything else is refused before any work starts.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,9 +39,11 @@ class ExportRecorder {
  public:
   // Keeps a copy. A name may be recorded once; a second time throws (names are identifiers).
   void add(const std::string& name, const Shape& shape, const float* data, int step);
+  // A whole file written beside the tensors (e.g. "results.json"); listed under "files".
+  void add_file(const std::string& file, std::string bytes);
   bool has(const std::string& name) const;
   // An extra top-level manifest entry (e.g. a model's "config"); value is JSON text. Throws
-  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors).
+  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors, files).
   void set_manifest_field(const std::string& key, const std::string& json_value);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
@@ -43,11 +52,13 @@ class ExportRecorder {
 
  private:
   std::vector<RecordedTensor> tensors_;
-  std::vector<std::pair<std::string, std::string>> fields_;
+  std::vector<std::pair<std::string, std::string>> files_;   // name, bytes
+  std::vector<std::pair<std::string, std::string>> fields_;  // manifest key, JSON text
 };
 
-// Creates dir if needed and proves it is writable (by creating and removing a probe file).
-// Throws ExportError with the reason otherwise. Called before any work starts.
+// Creates dir if needed, checks that it holds nothing but a previous export, and proves that it
+// and the folder holding it are writable (probe files). Throws ExportError with the reason
+// otherwise (an empty name too). Called before any work starts.
 void prepare_export_dir(const std::string& dir);
 
 // A tensor name must be a safe file stem: letters, digits, '_', '-', '.'.

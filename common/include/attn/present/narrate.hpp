@@ -37,6 +37,8 @@ class Narrator {
   void step(const std::string& title, const std::string& formula = "", const std::string& source = "");
   void say(const std::string& text);  // a narration line
   void why(const std::string& text);  // "why: …", the reason for the step
+  // "code: attn/attention/self_attention.hpp: self_attention" — where the step's computation lives.
+  void code(const std::string& where);
   // A result line: printed even with --quiet.
   void result(const std::string& text);
 
@@ -57,6 +59,8 @@ class Narrator {
   // An extra top-level entry of the export's manifest.json (value: JSON text).
   void manifest_field(const std::string& key, const std::string& json_value);
 
+  // A whole file for --export (e.g. "results.json"), written with the tensors; nothing printed.
+  void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
   // The closing lines: what was measured and what it means (always printed).

@@ -26,7 +26,8 @@ std::string format_score(double x);
 std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width = 40);
 
 // {"bleu_by_length": {"<model>": {"5-10": …}}, "exact_match_by_length": …, "token_accuracy_by_length": …}
-// written atomically to dir/results.json.
+// as text (chapters pass it to Narrator::export_file), or written atomically to dir/results.json.
+std::string results_json(const std::vector<NamedResult>& models);
 void write_results_json(const std::string& dir, const std::vector<NamedResult>& models);
 
 // A chapter's model: trained now (train = true; saved to checkpoint or the shipped path) or loaded

@@ -9,7 +9,8 @@
 
 namespace attn {
 
+// max_width > 0: blocks that would pass that many columns go on to a new row of blocks.
 std::string side_by_side(const std::vector<std::string>& blocks, const std::vector<std::string>& titles = {},
-                         std::size_t gap = 3, const std::string& indent = "  ");
+                         std::size_t gap = 3, const std::string& indent = "  ", std::size_t max_width = 0);
 
 }  // namespace attn

@@ -13,7 +13,9 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header, std::string title = "");
   Table& add(std::vector<std::string> row);  // must have as many cells as the header
-  std::string render(const std::string& indent = "  ") const;
+  // max_width > 0: a table wider than that many columns is cut into blocks of columns, one under
+  // the other, each starting with the first column (the row's name).
+  std::string render(const std::string& indent = "  ", std::size_t max_width = 0) const;
   std::size_t rows() const { return rows_.size(); }
   const std::vector<std::string>& header() const { return header_; }
   const std::vector<std::vector<std::string>>& data() const { return rows_; }

@@ -5,19 +5,35 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "attn/tensor/tensor.hpp"
 
 namespace attn {
+
+// Untrusted text (file names, checkpoint metadata, --sentence) made safe to print: control
+// characters become visible escapes — C0 bytes as \x1b, DEL as \x7f, C1 code points as \u009b,
+// bytes that are not valid UTF-8 as \xff — so an ESC sequence cannot clear the screen or move
+// the cursor. '\n' and '\t' are kept when keep_newlines (running text), escaped otherwise (labels).
+std::string escape_control(const std::string& s, bool keep_newlines = true);
 
 // Columns a UTF-8 string occupies in a terminal (East Asian wide characters count 2).
 std::size_t display_width(const std::string& s);
 // Pad (or cut, ending with '…') to exactly `width` columns; right-aligned when right = true.
 std::string fit(const std::string& s, std::size_t width, bool right = false);
 
+// Breaks text into lines of at most `width` columns (the first line shorter by first_indent, the
+// others by next_indent): between words, or between two wide (CJK) characters; '\n' breaks too.
+// A word longer than a line stays whole. The lines come without the indents.
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent = 0,
+                                   std::size_t next_indent = 0);
+
 // A number in 8 columns: fixed with 3 decimals, or exponent form when very large or very small;
 // −∞ prints as "-inf" (a masked score).
 std::string format_number(double x, int width = 8, int precision = 3);
+
+// The terminal's width for tables: $COLUMNS when it is a number from 40 to 1000, else 100.
+std::size_t terminal_columns();
 
 // Should output be coloured? No when NO_COLOR is set (https://no-color.org), TERM is "dumb",
 // stdout is not a terminal, or the user passed --no-color.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/attention/fast_attention.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -19,6 +20,7 @@ struct AttentionBenchRow {
   double seconds = 0.0;      // best of the timed runs
   double gflops = 0.0;       // attention_forward_flops / seconds
   double pct_of_sgemm = 0.0;
+  double pct_of_peak = 0.0;  // of the CPU's FMA peak (attn/studies/peak_flops.hpp), when measured
   double peak_mib = 0.0;     // counted working memory beyond Q, K, V, O
   double rss_mib = -1.0;     // measured growth of the peak resident set over one run (-1: unavailable)
   bool skipped = false;
@@ -39,7 +41,7 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
 // One CUDA kernel at one size, as chapter 11's GPU step measured it (a copy of
 // attn::cuda::GpuBenchRow, which attn_core cannot see: the CUDA library is optional).
 struct GpuAttentionRow {
-  std::string kernel;        // "naive" | "flash_fp32" | "flash_bf16" | "backward_fp32"
+  std::string kernel;        // "naive", "flash_fp32", "flash_bf16", "flash_hopper", "backward_fp32", "backward_bf16"
   std::size_t n = 0, d = 0, bh = 0;
   bool causal = false;
   double tflops = 0.0;
@@ -50,15 +52,16 @@ struct GpuAttentionRow {
 // {"blas_kernel": …, "threads": …, "sgemm_gflops": …, "rows": [{"impl", "n", "d", "heads", "causal",
 // "gflops", "pct_of_sgemm", "peak_mib"}, …]} — skipped rows are left out. Only when gpu_rows is not
 // empty: "gpu_rows": [{"kernel", "n", "d", "bh", "causal", "tflops", "roof", "pct_of_roof"}, …].
+// Only when fma_peak_gflops > 0: "fma_unit", "fma_peak_gflops" and each row's "pct_of_peak".
 std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm_gflops,
                                  const std::vector<AttentionBenchRow>& rows,
-                                 const std::vector<GpuAttentionRow>& gpu_rows = {});
+                                 const std::vector<GpuAttentionRow>& gpu_rows = {}, double fma_peak_gflops = 0.0,
+                                 const std::string& fma_unit = "");
 
 // Main-memory bandwidth, GB/s (bytes read + written by a 256 MiB copy, best of 3): the other
 // roof — an n×n matrix written and read back is limited by it, not by the FMA units.
 double copy_bandwidth_gbs(std::size_t bytes = std::size_t(256) << 20);
 
-// MemAvailable from /proc/meminfo in bytes, or -1.
-long long available_memory_bytes();
+// (available_memory_bytes(), used to skip sizes that do not fit, is in attn/tensor/memory.hpp.)
 
 }  // namespace attn

@@ -16,6 +16,11 @@ namespace attn {
 long long peak_rss_bytes();
 // VmRSS (current resident set) in bytes, or -1.
 long long current_rss_bytes();
+// Bytes this process can still allocate, as far as Linux says: the least of MemAvailable, the
+// cgroup's memory.max minus memory.current, and the address-space / data rlimits (ulimit -v, -d)
+// minus what is in use. -1 when none of them can be read. Checked before a huge allocation so
+// that the error can say what was needed instead of std::bad_alloc.
+long long available_memory_bytes();
 // Resets VmHWM to the current VmRSS; false when the kernel does not allow it.
 bool reset_peak_rss();
 

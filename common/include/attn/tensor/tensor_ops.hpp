@@ -1,6 +1,9 @@
 // Small tensor utilities that chapters and tests share, so they need not include xtensor's
-// heavier view and math headers: a row as a vector, and the largest element-wise difference.
+// heavier view and math headers: a row as a vector, the largest element-wise difference, and
+// each row's argmax.
 #pragma once
+
+#include <vector>
 
 #include "attn/tensor/tensor.hpp"
 
@@ -14,5 +17,9 @@ double max_abs_diff(const Vec& a, const Vec& b);
 double max_abs_diff(const Mat& a, const Mat& b);
 double max_abs_diff(const Tensor3& a, const Tensor3& b);
 double max_abs_diff(const Mat& a, const MatD& b);
+
+// Index of each row's largest entry, the first one on ties (greedy decoding, token accuracy,
+// alignments read off attention weights). x: (N, V) -> (N,)
+std::vector<int> argmax_rows(const Mat& x);
 
 }  // namespace attn

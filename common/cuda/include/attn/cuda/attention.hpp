@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 
 #include "attn/cuda/check.hpp"
 
@@ -53,13 +54,15 @@ void attention_flash_fp32(float* out, float* lse, const float* q, const float* k
                           cudaStream_t stream = nullptr);
 
 // ---------------------------------------------------------------------------------------------
-// 3. The same algorithm on tensor cores: BF16 inputs and output, FP32 accumulation and softmax,
-//    mma.sync m16n8k16 with each warp owning 16 query rows (FlashAttention-2's split).
-//    d ∈ {64, 128}.
+// 3. The same algorithm on tensor cores, FlashAttention-2's design: BF16 inputs and output,
+//    FP32 accumulation and softmax, mma.sync m16n8k16; 128 query rows per block over 8 warps,
+//    Q in registers, a 3-stage cp.async pipeline, the next tile's Q·Kᵀ issued before this
+//    tile's softmax. d ∈ {64, 128}; scale > 0. lse (may be nullptr) as in rung 2, in FP32:
+//    rung 6 (the BF16 backward) needs it.
 // ---------------------------------------------------------------------------------------------
-void attention_flash_bf16(__nv_bfloat16* out, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                          const __nv_bfloat16* v, int bh, int n_q, int n_k, int d, bool causal,
-                          float scale, cudaStream_t stream = nullptr);
+void attention_flash_bf16(__nv_bfloat16* out, float* lse, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                          const __nv_bfloat16* v, int bh, int n_q, int n_k, int d, bool causal, float scale,
+                          cudaStream_t stream = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // 4. Backward of rung 2. Given dout = ∂L/∂O and the forward's out and lse, ACCUMULATES
@@ -72,5 +75,33 @@ void attention_flash_fp32_backward(float* dq, float* dk, float* dv, float* delta
                                    const float* q, const float* k, const float* v, const float* out,
                                    const float* lse, int bh, int n_q, int n_k, int d, bool causal,
                                    float scale, cudaStream_t stream = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// 5. Hopper only (sm_90a): rung 3's forward the FlashAttention-3 way — TMA copies into swizzled
+//    shared memory, wgmma for both products, a producer warpgroup and two consumer warpgroups
+//    handing over through mbarriers, the consumers ping-ponging. Same contract as rung 3.
+//    Untested on hardware so far (src/05_flash_hopper_wgmma.cu says what that means).
+//    attention_flash_hopper_unavailable() returns "" when this device and this build can run
+//    it, else the reason (not a Hopper GPU; built without sm_90a code); the launcher throws
+//    std::runtime_error with that reason.
+// ---------------------------------------------------------------------------------------------
+std::string attention_flash_hopper_unavailable();
+
+void attention_flash_hopper(__nv_bfloat16* out, float* lse, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                            const __nv_bfloat16* v, int bh, int n_q, int n_k, int d, bool causal, float scale,
+                            cudaStream_t stream = nullptr);
+
+// ---------------------------------------------------------------------------------------------
+// 6. Backward of rung 3 (FlashAttention-2's backward on tensor cores): BF16 dout, q, k, v, out and
+//    the forward's FP32 lse in; FP32 gradients ACCUMULATED (+=) into dq, dk, dv, with the shapes
+//    of rung 4. Blocks own 64 keys and walk the queries; dK and dV stay in registers; dQ is
+//    reduced across the key blocks with FP32 atomic adds straight into dq, so its last bits
+//    depend on the order the blocks finish (dK, dV and the forward are deterministic).
+//    `delta`: BH·n_q floats of workspace (D_i = Σ_c dout[i][c]·out[i][c]). d ∈ {64, 128}; scale > 0.
+// ---------------------------------------------------------------------------------------------
+void attention_flash_bf16_backward(float* dq, float* dk, float* dv, float* delta, const __nv_bfloat16* dout,
+                                   const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                   const __nv_bfloat16* out, const float* lse, int bh, int n_q, int n_k, int d,
+                                   bool causal, float scale, cudaStream_t stream = nullptr);
 
 }  // namespace attn::cuda

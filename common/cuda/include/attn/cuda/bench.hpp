@@ -22,7 +22,8 @@ struct GpuBenchConfig {
   int warmup = 1;                  // untimed runs first (first-launch costs, clocks ramping up)
   long long tokens = 262144;       // BH · n per problem: 256k query rows keep 4096 blocks in flight at any n
   double naive_gib = 4.0;          // the naive path's n × n scores per head must fit in this budget
-  bool backward = true;            // time rung 4
+  bool backward = true;            // time the backwards (rungs 4 and 6)
+  bool hopper = true;              // time rung 5 where this device and build can run it
   int gemm = 8192;                 // roof GEMM size gemm³
 };
 
@@ -30,7 +31,7 @@ struct GpuBenchConfig {
 struct GpuRoof {
   int gemm = 0;        // N of the N³ GEMM
   double sgemm = 0.0;  // TFLOP/s, CUBLAS_COMPUTE_32F (true FP32, no TF32): the roof of rungs 1, 2, 4
-  double bf16 = 0.0;   // TFLOP/s, BF16 in/out, FP32 accumulation: the roof of rung 3
+  double bf16 = 0.0;   // TFLOP/s, BF16 in/out, FP32 accumulation: the roof of rungs 3, 5 and 6
 };
 
 // One problem size, every rung. TFLOP/s count the useful forward FLOPs 4·n²·d per head (half
@@ -40,14 +41,16 @@ struct GpuBenchSize {
   int bh = 0;        // batch × heads of the fused kernels: max(1, tokens / n)
   int bh_naive = 0;  // heads the naive path took (its n × n scores must fit in naive_gib)
   bool causal = false;
-  double naive = -1, flash_fp32 = -1, flash_bf16 = -1, backward_fp32 = -1;  // TFLOP/s, −1 = not run
-  double check_fp32 = -1, check_bf16 = -1;  // max|Δ|/max|naive| on ≤ 8 heads, −1 = not compared
+  // TFLOP/s, −1 = not run
+  double naive = -1, flash_fp32 = -1, flash_bf16 = -1, flash_hopper = -1, backward_fp32 = -1, backward_bf16 = -1;
+  double check_fp32 = -1, check_bf16 = -1, check_hopper = -1;  // max|Δ|/max|naive| on ≤ 8 heads, −1: none
   std::string note;                         // e.g. why the naive path ran on fewer heads
 };
 
 // One kernel at one size, for tables that list kernels as rows (chapter 11).
 struct GpuBenchRow {
-  std::string kernel;  // "naive" | "flash_fp32" | "flash_bf16" | "backward_fp32" (the JSON keys)
+  std::string kernel;  // "naive" | "flash_fp32" | "flash_bf16" | "flash_hopper" | "backward_fp32" |
+                       // "backward_bf16" (the JSON keys)
   int n = 0, d = 0, bh = 0;
   bool causal = false;
   double tflops = 0.0;
