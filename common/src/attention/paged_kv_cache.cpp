@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/layer_kernels.hpp"
+#include "attn/tensor/softmax.hpp"
 
 namespace attn {
 
@@ -99,7 +99,7 @@ Mat paged_attention(const PagedKVCache& c, std::size_t layer, std::size_t seq, c
         for (std::size_t e = 0; e < dh; ++e) dot += qi[e] * kj[e];
         s[j] = dot * scale;
       }
-      detail::softmax_row_t(s.data(), s.data(), static_cast<const float*>(nullptr), visible);
+      softmax_row(s.data(), s.data(), nullptr, visible);
       float* o = out.data() + i * n_heads * dh + h * dh;  // o = Σ_j p_j v_j
       for (std::size_t j = 0; j < visible; ++j) {
         const float* vj = V.data() + rows[j] * c.width + g * dh;
