@@ -7,11 +7,11 @@
 // Export names: src_embeddings encoder_states context decoder_states decoder_logits
 // position_accuracy; DIR/results.json holds the by-length figures (model "no_attention").
 #include <cmath>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attn/present/chapter_models.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -19,33 +19,16 @@
 
 using namespace attn;
 
-namespace {
-// A test pair of the given source length: seed 1 shows the first, seed 2 the second, … (wrapping).
-const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t len, std::uint64_t seed) {
-  std::vector<const SentencePair*> found;
-  for (const auto& p : pairs)
-    if (p.src.size() == len) found.push_back(&p);
-  if (found.empty()) return pairs.front();
-  return *found[std::size_t((seed + found.size() - 1) % found.size())];
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   ChapterApp ch("00", /*default_seed=*/1, /*total_steps=*/7);
-  bool train = false;
-  std::string checkpoint;
-  TrainConfig tc;
-  ch.app().add_flag("--train", train, _("train the model from scratch (saves to --checkpoint or data/ch00/)"));
-  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) this safetensors file"));
-  ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
+  ChapterModels models(ch, {"no_attention"});
   ch.app().get_option("--seed")->description(_("which 9-word test sentence steps 1-4 follow (1: the first), and the seed of --train"));
   ch.set_question(_("Question: can one fixed vector carry a whole sentence — and what happens as sentences grow?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
-    tc.seed = nar.options().seed;
-    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const ToyCorpus& corpus = models.corpus();
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
-    const ChapterModel cm = chapter_model("00", "no_attention", corpus, train, checkpoint, tc, !nar.quiet());
+    const ChapterModel cm = models.seq2seq("no_attention", nar);
     const Seq2Seq& m = cm.model;
 
     // ---------------------------------------------------------------- one sentence, end to end
@@ -59,7 +42,7 @@ int main(int argc, char** argv) {
     nar.say(_("BLEU (Papineni et al. 2002) scores a translation by the 1- to 4-word sequences it shares with the reference, "
             "0-100; step 5 measures it."));
     nar.result(describe_model(cm));
-    nar.code("attn/data/corpus.hpp: make_toy_corpus; attn/present/seq2seq_report.hpp: chapter_model");
+    nar.code("attn/data/corpus.hpp: make_toy_corpus; attn/present/chapter_models.hpp: ChapterModels::seq2seq");
     nar.why(_("the reference moves words (adjective after noun, verb to the end of its clause), so word-by-word copying fails."));
 
     nar.step(_("Words become vectors"), _("e_j = E_src[x_j]  ∈ ℝ^32"));
@@ -113,7 +96,7 @@ int main(int argc, char** argv) {
                         "corpus BLEU-4, exact match and token accuracy per bucket",
                         r.overall.sentences, corpus.test.size() - r.overall.sentences, corpus.test.size()));
     nar.table(length_table(results), /*as_result=*/true);
-    if (!nar.quiet()) std::cout << bleu_chart(results);
+    nar.block(bleu_chart(results));
     const double first = r.buckets.front().bleu, last = r.buckets.back().bleu;
     // A relative drop needs a positive, finite starting BLEU (an all-zero model scores 0 everywhere).
     const bool drop_known = std::isfinite(first) && std::isfinite(last) && first > 0.0;

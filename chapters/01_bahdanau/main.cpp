@@ -8,12 +8,12 @@
 // Export names: s_prev H W_a U_a v_a energies alpha context alignment; DIR/results.json holds the
 // by-length figures of "bahdanau" and "no_attention".
 #include <cmath>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "attn/attention/alignment.hpp"
+#include "attn/present/chapter_models.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -40,23 +40,17 @@ Vec row0(const Mat& m) { return row_of(m, 0); }
 
 int main(int argc, char** argv) {
   ChapterApp ch("01", /*default_seed=*/1, /*total_steps=*/7);
-  bool train = false;
-  std::string checkpoint, baseline;
-  TrainConfig tc;
-  ch.app().add_flag("--train", train, _("train the Bahdanau model from scratch (saves to --checkpoint or data/ch01/)"));
-  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Bahdanau model here"));
-  ch.app().add_option("--baseline", baseline, "chapter 00's model (default: data/ch00/no_attention.safetensors)");
-  ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
+  ChapterModels models(ch, {"bahdanau"});
+  models.add_earlier("--baseline", "00", "no_attention");
   ch.app().get_option("--seed")->description(_("which reordered 10-word test sentence steps 1-5 follow (1: the first), "
                                               "and the seed of --train"));
   ch.set_question(_("Question: what if the decoder could look back at every source word, and choose where to look?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
-    tc.seed = nar.options().seed;
-    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const ToyCorpus& corpus = models.corpus();
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
-    const ChapterModel cm = chapter_model("01", "bahdanau", corpus, train, checkpoint, tc, !nar.quiet());
-    const ChapterModel base = chapter_model("00", "no_attention", corpus, false, baseline, tc);
+    const ChapterModel cm = models.seq2seq("bahdanau", nar);
+    const ChapterModel base = models.seq2seq("no_attention", nar);
     const Seq2Seq& m = cm.model;
 
     nar.step(_("Keep every encoder state"), "h_j = [→h_j ; ←h_j]", _("Bahdanau et al. 2014, §3.2"));
@@ -66,7 +60,7 @@ int main(int argc, char** argv) {
     nar.result(describe_model(cm));
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
-    nar.show("H", H, ex.src, {}, _("row j = [forward state ; backward state] of word j (S × 2·64)"));
+    nar.show("H", H, ex.src, {}, _f("row j = [forward state ; backward state] of word j (S × 2·{})", H.shape(1) / 2));
     nar.code("attn/nn/gru.hpp: bigru_forward; attn/models/seq2seq.hpp: seq2seq_encode");
     nar.why(_("a bidirectional encoder gives each h_j the words on both sides of j; none of them is thrown away."));
 
@@ -80,13 +74,13 @@ int main(int argc, char** argv) {
     nar.say(_f("decoder step i = {}: it has written \"{}\" so far and must now write the word for \"{}\"", i + 1,
                         fmt::join(Labels(out_words.begin(), out_words.begin() + std::ptrdiff_t(i)), " "),
                         ex.src[std::size_t(ex.alignment[i])]));
-    nar.show("s_prev", row0(st.s_prev), {}, _("s_{i−1}, the decoder's state before this word (128)"));
-    nar.record("W_a", m.bahdanau.w_a);
-    nar.record("U_a", m.bahdanau.u_a);
-    nar.record("v_a", m.bahdanau.v_a);
+    nar.show("s_prev", row0(st.s_prev), {}, _f("s_{{i−1}}, the decoder's state before this word ({})", st.s_prev.shape(1)));
+    const Bahdanau& att = m.bahdanau().attention;
+    nar.record("W_a", att.w_a);
+    nar.record("U_a", att.u_a);
+    nar.record("v_a", att.v_a);
     nar.say(_f("W_a ({}×{}), U_a ({}×{}), v_a ({}): learned; U_a·h_j is computed once per sentence",
-                        m.bahdanau.w_a.shape(0), m.bahdanau.w_a.shape(1), m.bahdanau.u_a.shape(0), m.bahdanau.u_a.shape(1),
-                        m.bahdanau.v_a.size()));
+               att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size()));
     const Vec energies = row0(st.bahdanau.energies), alpha = row0(st.bahdanau.alpha), context = row0(st.context);
     nar.show("energies", energies, ex.src, _("e_ij for each source word j"));
     nar.code("attn/attention/additive_attention.hpp: bahdanau_keys_forward, bahdanau_step_forward");
@@ -102,7 +96,7 @@ int main(int argc, char** argv) {
     nar.why(_("softmax turns scores into a distribution; the decoder's attention is this row."));
 
     nar.step(_("Mix"), "c_i = Σ_j α_ij h_j", "eq. 5");
-    nar.show("context", context, {}, _("c_i: this step's own summary of the source (2·64)"));
+    nar.show("context", context, {}, _f("c_i: this step's own summary of the source (2·{})", context.size() / 2));
     nar.say(_f("then s_i = GRU([E y_{{i−1}}; c_i], s_{{i−1}}) and y_i = argmax W_o[s_i; c_i] -> \"{}\"", out_words[i]));
     nar.code("attn/attention/additive_attention.hpp: bahdanau_step_forward; attn/models/seq2seq.hpp: seq2seq_decoder_step");
     nar.why(_("each step gets a fresh context: a 60-word sentence no longer has to fit in one vector."));
@@ -130,7 +124,7 @@ int main(int argc, char** argv) {
     const EvalResult rb = evaluate_model(m, corpus.test, sv, tv), rn = evaluate_model(base.model, corpus.test, sv, tv);
     const std::vector<NamedResult> results = {{"no_attention", rn}, {"bahdanau", rb}};
     nar.table(length_table(results), /*as_result=*/true);
-    if (!nar.quiet()) std::cout << bleu_chart(results);
+    nar.block(bleu_chart(results));
     const double b0 = rb.buckets.front().bleu, b5 = rb.buckets.back().bleu, n5 = rn.buckets.back().bleu;
     nar.result(_f("Bahdanau: BLEU {} (5-10) -> {} (51-60), {:.1f}% lower; no attention at 51-60: {} ({:+.1f} BLEU for attention)",
                            format_score(b0), format_score(b5), 100.0 * (1.0 - b5 / b0), format_score(n5), b5 - n5));

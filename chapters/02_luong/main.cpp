@@ -9,12 +9,12 @@
 // --time-training (step 6: whole training steps timed) step_times;
 // DIR/results.json holds the by-length figures of luong_dot, luong_general, luong_local_p, bahdanau.
 #include <cmath>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "attn/attention/alignment.hpp"
+#include "attn/present/chapter_models.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -23,14 +23,6 @@
 using namespace attn;
 
 namespace {
-// A test pair of the given source length: seed 1 shows the first, seed 2 the second, … (wrapping).
-const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t len, std::uint64_t seed) {
-  std::vector<const SentencePair*> found;
-  for (const auto& p : pairs)
-    if (p.src.size() == len) found.push_back(&p);
-  if (found.empty()) return pairs.front();
-  return *found[std::size_t((seed + found.size() - 1) % found.size())];
-}
 Vec row0(const Mat& m) { return row_of(m, 0); }
 std::string us(double s) { return fmt::format("{:.1f}", s * 1e6); }
 }  // namespace
@@ -40,33 +32,21 @@ int main(int argc, char** argv) {
   bool time_training = false;
   for (int i = 1; i < argc; ++i) time_training = time_training || std::string(argv[i]) == "--time-training";
   ChapterApp ch("02", /*default_seed=*/1, /*total_steps=*/time_training ? 6 : 5);
-  bool train = false;
-  std::string checkpoint, checkpoint_dir, bahdanau_path;
-  TrainConfig tc;
-  ch.app().add_flag("--train", train, _("train luong_dot, luong_general and luong_local_p from scratch"));
-  ch.app().add_option("--checkpoint-dir", checkpoint_dir, _("load (or with --train, write) the Luong models here (default data/ch02)"));
-  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the global-general model here"));
-  ch.app().add_option("--bahdanau", bahdanau_path, _("chapter 01's model (default: data/ch01/bahdanau.safetensors)"));
+  ChapterModels models(ch, {"luong_dot", "luong_general", "luong_local_p"}, /*checkpoint_model=*/"luong_general");
+  models.add_earlier("--bahdanau", "01", "bahdanau");
   ch.app().add_flag("--time-training", time_training,
                     _("also time one training step of each model (step 6, the articles' 1.5–2× claim; a few seconds more)"));
-  ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
   ch.app().get_option("--seed")->description(_("which 10-word test sentence steps 1-3 follow (1: the first), the untrained "
                                               "concat weights, and the seed of --train"));
   ch.set_question(_("Question: does a cheaper score — a dot product — attend as well as Bahdanau's network, and is it faster?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
-    tc.seed = nar.options().seed;
-    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const ToyCorpus& corpus = models.corpus();
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
-    auto path_for = [&](const std::string& name) {
-      if (name == "luong_general" && !checkpoint.empty()) return checkpoint;
-      return checkpoint_dir.empty() ? std::string() : checkpoint_dir + "/" + name + ".safetensors";
-    };
     std::vector<ChapterModel> luong;
-    for (const char* name : {"luong_dot", "luong_general", "luong_local_p"})
-      luong.push_back(chapter_model("02", name, corpus, train, path_for(name), tc, !nar.quiet()));
-    const ChapterModel bah = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, tc);
-    const Seq2Seq& general = luong[1].model;
+    for (const char* name : {"luong_dot", "luong_general", "luong_local_p"}) luong.push_back(models.seq2seq(name, nar));
+    const ChapterModel bah = models.seq2seq("bahdanau", nar);
+    const Seq2Seq &general = luong[1].model, &lp = luong[2].model;  // in the order loaded above
 
     // ---------------------------------------------------------------- three scores, same states
     nar.step(_("Attend with the new state"), _("h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
@@ -81,8 +61,8 @@ int main(int argc, char** argv) {
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.say(_f("decoder step t = {} of the global-general model; Bahdanau scored with s_(t−1), Luong with h_t", t + 1));
-    nar.show("h_t", row0(h_t), {}, _("the decoder's state after its GRU step (128)"));
-    nar.show("H", H, ex.src, {}, _("encoder states h̄_s (S × 128)"));
+    nar.show("h_t", row0(h_t), {}, _f("the decoder's state after its GRU step ({})", h_t.shape(1)));
+    nar.show("H", H, ex.src, {}, _f("encoder states h̄_s (S × {})", H.shape(1)));
     nar.say(_("after attending, h̃_t = tanh(W_c[c_t; h_t]) (the attentional state, eq. 5) predicts the word and is fed to "
             "the next step's input (input feeding, §3.3)."));
     nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step; attn/attention/luong_attention.hpp: luong_forward");
@@ -95,15 +75,18 @@ int main(int argc, char** argv) {
     const Tensor3 enc = tr.tape.enc;
     LuongStepT<float> sd, sg, sc;
     Mat dot_s, gen_s, cat_s;
-    luong_scores_forward(dot_s, sd, h_t, enc, general.luong, LuongScore::Dot);
-    luong_scores_forward(gen_s, sg, h_t, enc, general.luong, LuongScore::General);
+    luong_scores_forward(dot_s, sd, h_t, enc, general.luong().attention, LuongScore::Dot);
+    luong_scores_forward(gen_s, sg, h_t, enc, general.luong().attention, LuongScore::General);
     luong_scores_forward(cat_s, sc, h_t, enc, concat, LuongScore::Concat);
-    nar.record("W_a", general.luong.w_a);
+    nar.record("W_a", general.luong().attention.w_a);
     nar.record("W_c", concat.w_c);
     nar.record("v_c", concat.v_c);
     nar.show("luong_dot_scores", row0(dot_s), ex.src, _("h_tᵀh̄_s: no parameters (needs equal sizes)"));
-    nar.show("luong_general_scores", row0(gen_s), ex.src, _("h_tᵀW_a h̄_s with the trained W_a (128×128)"));
-    nar.show("luong_concat_scores", row0(cat_s), ex.src, _("v_cᵀtanh(W_c[h_t; h̄_s]), W_c (256×64) freshly initialised (seed)"));
+    const Mat& w_a = general.luong().attention.w_a;
+    nar.show("luong_general_scores", row0(gen_s), ex.src,
+             _f("h_tᵀW_a h̄_s with the trained W_a ({}×{})", w_a.shape(0), w_a.shape(1)));
+    nar.show("luong_concat_scores", row0(cat_s), ex.src,
+             _f("v_cᵀtanh(W_c[h_t; h̄_s]), W_c ({}×{}) freshly initialised (seed)", concat.w_c.shape(0), concat.w_c.shape(1)));
     nar.say(_("dot scores this general model's states without its W_a: the two need not agree — the model was trained with W_a."));
     nar.say(_("concat is shown with random weights only: no concat model is trained in this chapter, so its scores mean "
             "nothing yet; the BLEU table below has dot, general and local-p."));
@@ -113,11 +96,10 @@ int main(int argc, char** argv) {
     nar.step(_("Global vs local windows"), _("local-m: p_t = t · local-p: p_t = S·σ(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)"), "eq. 9–10");
     LuongStepT<float> glob, locm;
     Mat ctx;
-    luong_forward(ctx, glob, h_t, enc, general.luong, LuongConfig{LuongScore::General, LuongWindow::Global, 5}, t);
-    luong_forward(ctx, locm, h_t, enc, general.luong, LuongConfig{LuongScore::General, LuongWindow::LocalM, 2}, t);
+    luong_forward(ctx, glob, h_t, enc, general.luong().attention, LuongConfig{LuongScore::General, LuongWindow::Global, 5}, t);
+    luong_forward(ctx, locm, h_t, enc, general.luong().attention, LuongConfig{LuongScore::General, LuongWindow::LocalM, 2}, t);
     nar.show("alpha_global", row0(glob.alpha), ex.src, _("softmax over every source word"));
     nar.show("alpha_local_m", row0(locm.alpha), ex.src, _f("same scores, window |s − {}| ≤ 2 (p_t = t; 0-based)", t));
-    const Seq2Seq& lp = luong[2].model;
     const DecodeTrace tp = greedy_trace(lp, sv.encode(ex.src), ex.src.size() + 10);
     const std::size_t tl = std::min(t, tp.tape.steps.size() - 1);
     nar.show("alpha_local_p", row0(tp.tape.steps[tl].luong.alpha), ex.src,
@@ -151,10 +133,11 @@ int main(int argc, char** argv) {
     for (const auto& cm : luong) results.emplace_back(model_name(cm.model.cfg), evaluate_model(cm.model, corpus.test, sv, tv));
     results.emplace_back("bahdanau", evaluate_model(bah.model, corpus.test, sv, tv));
     nar.table(length_table(results), /*as_result=*/true);
-    if (!nar.quiet()) std::cout << bleu_chart(results);
+    nar.block(bleu_chart(results));
+    const EvalResult &r_general = result_named(results, "luong_general"), &r_bahdanau = result_named(results, "bahdanau");
     double worst_gap = 0;
-    for (std::size_t b = 0; b < results[1].second.buckets.size(); ++b)
-      worst_gap = std::max(worst_gap, std::abs(results[1].second.buckets[b].bleu - results[3].second.buckets[b].bleu));
+    for (std::size_t b = 0; b < r_general.buckets.size(); ++b)
+      worst_gap = std::max(worst_gap, std::abs(r_general.buckets[b].bleu - r_bahdanau.buckets[b].bleu));
     nar.result(_f("global-general vs Bahdanau: largest gap in any bucket {:.1f} BLEU", worst_gap));
     nar.export_file("results.json", results_json(results));  // written with the tensors by --export
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model");
@@ -218,8 +201,10 @@ int main(int argc, char** argv) {
                              "the claim {}.", speedup, ms[0] / ms[1], verdict));
       nar.say(_("repeated runs on this shared 2-core machine move these ratios by a few hundredths; dot and general "
               "alone are several times faster per call (previous step), the whole step much less so."));
-      nar.say(_("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models interleaved step by step, the chapter's model sizes "
-              "(E 32, encoder 2×64, decoder 128, A 64), other programs possibly running at the same time."));
+      const Seq2SeqConfig& sz = timed_cfgs.front();
+      nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models "
+                 "interleaved step by step, the chapter's model sizes (E {}, encoder 2×{}, decoder {}, A {}), other "
+                 "programs possibly running at the same time.", sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
       nar.code("attn/models/seq2seq_eval.hpp: time_training_steps");
       nar.why(_("the GRUs, the output layer and every backward pass cost the same in both models, so a training step gains "
               "less than the score function alone."));

@@ -29,6 +29,20 @@
 
 using namespace attn;
 
+namespace {
+// How position enters the model, one line per encoding (the table of step 2).
+const char* how_position_enters(PositionEncoding e) {
+  switch (e) {
+    case PositionEncoding::None: return "—";
+    case PositionEncoding::Sinusoidal: return _("X + PE (fixed table)");
+    case PositionEncoding::Learned: return _("X + P[pos] (trained table)");
+    case PositionEncoding::Rope: return _("rotate Q, K by pos·θ");
+    case PositionEncoding::Alibi: return _("scores − m·|i − j|");
+  }
+  return "?";
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   ChapterApp ch("05", /*default_seed=*/5, /*total_steps=*/7);
   std::string sentence = "猫 吃 鱼";
@@ -80,14 +94,13 @@ int main(int argc, char** argv) {
     nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(P·X) − P·Attn(X)|"));
     const Mat learned_demo = learned_position_init(positions, d, rng, 1.0f);  // an untrained table, unit scale to be visible
     Table sym({_("encoding"), _("how position enters"), _("max |Δ|, reversed order")});
-    const char* how[] = {"—", _("X + PE (fixed table)"), _("X + P[pos] (trained table)"), _("rotate Q, K by pos·θ"), _("scores − m·|i − j|")};
     auto reversal_gap = [&](PositionEncoding e, const Mat& mask) {
       const Mat a = positioned_self_attention(X, W, e, learned_demo, 0.25f, mask);
       const Mat b = positioned_self_attention(Xs, W, e, learned_demo, 0.25f, mask);
       return max_abs_diff(b, permute_rows(a, reverse));
     };
     for (PositionEncoding e : all_position_encodings())
-      sym.add({position_encoding_name(e), how[int(e)], fmt::format("{:.3e}", reversal_gap(e, {}))});
+      sym.add({position_encoding_name(e), how_position_enters(e), fmt::format("{:.3e}", reversal_gap(e, {}))});
     const Mat causal = causal_mask(T);
     sym.add({_("none + causal mask"), _("word t sees words 0 … t"), fmt::format("{:.3e}", reversal_gap(PositionEncoding::None, causal))});
     sym.add({_("alibi + causal mask"), _("the paper's (decoder) form"), fmt::format("{:.3e}", reversal_gap(PositionEncoding::Alibi, causal))});

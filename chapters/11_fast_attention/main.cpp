@@ -8,7 +8,6 @@
 // Export names: check_output, check_reference, sweep (columns: impl(0 naive,1 tiled), n, d,
 // heads, causal, gflops, pct_of_sgemm, peak_mib, pct_of_peak).
 #include <algorithm>
-#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -130,7 +129,6 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> gpu_sizes = {1024, 4096, 16384};
   std::size_t heads = 8;
   std::string causal_opt = "both";
-  bool json = false;
   AttentionBenchOptions bopt;
   ch.app().add_option("--sizes", sizes, _("sequence lengths n to sweep"))->delimiter(',')->capture_default_str()
       ->check(CLI::Range(1, 65536));
@@ -143,15 +141,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.01, 1e7));
   ch.app().add_option("--gpu-sizes", gpu_sizes, _("sequence lengths n of the GPU step (built with -DATTN_CUDA=ON, d from --dims)"))
       ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 65536));
-  ch.app().add_flag("--json", json, _("print the measured table as JSON on stdout (the narration goes to stderr)"));
+  ch.add_json_flag(_("print the measured table as JSON on stdout (the narration goes to stderr)"));
   ch.set_question(_("Question: exact attention does 4·n²·d flops per head — can a CPU do them at matrix-product speed?"));
 
-  // --json: stdout carries only the JSON document; the lesson is written to stderr.
-  std::streambuf* real_stdout = std::cout.rdbuf();
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--json") std::cout.rdbuf(std::cerr.rdbuf());
-
-  const int status = ch.run(argc, argv, [&](Narrator& nar) {
+  return ch.run(argc, argv, [&](Narrator& nar) {
     const BlasInfo blas = blas_info();
     const int threads = bopt.threads > 0 ? bopt.threads : int(std::thread::hardware_concurrency());
 
@@ -303,11 +296,6 @@ int main(int argc, char** argv) {
                               best_tiled, peak_tiled, where, best_naive),
                   _("The tiled kernel's memory is a few MiB per thread at any n; the naive one grows as heads·n²·4 bytes."),
                   _("Same numbers, different order of summation: tiled == reference to ~1e-6.")});
-    if (json) {
-      std::ostream out(real_stdout);
-      out << attention_bench_json(blas.kernel, blas.threads, roof, rows, gpu_rows, peak.gflops, unit) << "\n";
-    }
+    nar.json(attention_bench_json(blas.kernel, blas.threads, roof, rows, gpu_rows, peak.gflops, unit));  // with --json
   });
-  std::cout.rdbuf(real_stdout);
-  return status;
 }

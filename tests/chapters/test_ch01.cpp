@@ -14,7 +14,7 @@
 
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 #include "seq2seq_pins.hpp"
 
 using namespace attn;
@@ -28,9 +28,7 @@ const char* kProgram = "01_bahdanau";
 }  // namespace
 
 TEST_CASE("chapter 01 runs every step, with the alignment heatmap labelled by words") {
-  const RunResult r = run_program(kProgram, {"--no-color"});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 7; ++s) CHECK(r.has("Step " + std::to_string(s) + "/7"));
+  const RunResult r = check_chapter_runs(kProgram, {"--no-color"});
   CHECK(r.has("Chapter 01 · Bahdanau attention"));
   CHECK(r.has("Bahdanau (additive): loaded"));
   CHECK(r.has("heatmap  rows: output words, columns: source words"));

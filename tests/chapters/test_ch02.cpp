@@ -15,7 +15,7 @@
 
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 #include "seq2seq_pins.hpp"
 
 using namespace attn;

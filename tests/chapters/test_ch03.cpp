@@ -16,15 +16,13 @@
 #include "attn/tensor/mask.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 TEST_CASE("chapter 03 runs and prints every step with shapes and token labels") {
-  const RunResult r = run_program("03_self_attention", {"--no-color"});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 9; ++s) CHECK(r.has("Step " + std::to_string(s) + "/9"));
+  const RunResult r = check_chapter_runs("03_self_attention", {"--no-color"});
   CHECK(r.has("Chapter 03 · Self-attention"));
   CHECK(r.has("seed 7 · OpenBLAS "));
   CHECK(r.has("scores (4×4)"));
@@ -33,7 +31,6 @@ TEST_CASE("chapter 03 runs and prints every step with shapes and token labels") 
   CHECK(r.has("row sums: min 1.000000, max 1.000000"));
   CHECK(r.has("(equivariant)"));
   CHECK(r.has("Takeaway"));
-  CHECK(r.out.find('\x1b') == std::string::npos);
   // The kernel in the header is never OpenBLAS's generic fallback.
   CHECK_FALSE(r.has("OpenBLAS Prescott"));
 }
@@ -100,7 +97,7 @@ TEST_CASE("chapter 03 is deterministic for a seed and changes with it") {
 TEST_CASE("chapter 03 options: --quiet keeps results only, --full, --sentence, colours") {
   const RunResult q = run_program("03_self_attention", {"--quiet"});
   REQUIRE(q.status == 0);
-  CHECK_FALSE(q.has("Step 1/9"));
+  CHECK_FALSE(q.has("Step 1/"));
   CHECK(q.has("Var(q·k)"));
   CHECK(q.has("Takeaway"));
   const RunResult s = run_program("03_self_attention", {"--no-color", "--sentence", "猫 吃 鱼"});
@@ -165,8 +162,10 @@ TEST_CASE("the tour lists every chapter, then runs chapter 03") {
   CHECK(r.has("▶ 03  Self-attention"));
   CHECK(r.has("00  The Seq2Seq bottleneck"));
   CHECK(r.has("11  Fast attention"));
-  CHECK(r.has("Step 9/9"));
+  const int steps = announced_steps(r);  // chapter 03's own count, as it printed it
+  CHECK(steps > 0);
+  CHECK(r.has("Step " + std::to_string(steps) + "/" + std::to_string(steps)));
   const RunResult l = run_program("attn-tour", {"--list"});
   CHECK(l.status == 0);
-  CHECK_FALSE(l.has("Step 1/9"));
+  CHECK_FALSE(l.has("Step 1/"));
 }

@@ -13,15 +13,13 @@
 #include "attn/attention/mha_trace.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 TEST_CASE("chapter 04 runs and prints every step, per-head maps and the cost tables") {
-  const RunResult r = run_program("04_multi_head", {"--no-color"});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 6; ++s) CHECK(r.has("Step " + std::to_string(s) + "/6"));
+  const RunResult r = check_chapter_runs("04_multi_head", {"--no-color"});
   CHECK(r.has("Chapter 04 · Multi-head attention"));
   CHECK(r.has("Q_heads (4×5×4)"));
   CHECK(r.has("head 0"));  // heads numbered from 0, in heatmaps as in tensors
@@ -35,7 +33,6 @@ TEST_CASE("chapter 04 runs and prints every step, per-head maps and the cost tab
   CHECK(r.has("320 KiB"));
   CHECK(r.has("GQA == MHA with each K/V head repeated for its group: max |diff| = 0.0e+00"));
   CHECK(r.has("Takeaway"));
-  CHECK(r.out.find('\x1b') == std::string::npos);
 }
 
 TEST_CASE("chapter 04 --export: exact names, shapes, and the tensors recompute") {

@@ -2,12 +2,10 @@
 // a bad flag exits 2. (Timings are printed, never asserted.)
 #include <doctest/doctest.h>
 
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 
 TEST_CASE("chapter 06 runs a small sweep and prints every variant with slope and error") {
-  const RunResult r = run_program("06_efficient_attention", {"--no-color", "--sizes", "256,1024,2048", "--decode-steps", "32"});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 6; ++s) CHECK(r.has("Step " + std::to_string(s) + "/6"));
+  const RunResult r = check_chapter_runs("06_efficient_attention", {"--no-color", "--sizes", "256,1024,2048", "--decode-steps", "32"});
   CHECK(r.has("Chapter 06 · Efficient attention"));
   CHECK(r.has("LLaMA 3 uses full causal attention"));
   for (const char* v : {"full ", "tiled (exact)", "window ", "dilated ", "longformer ", "bigbird ", "linear "}) CHECK(r.has(v));

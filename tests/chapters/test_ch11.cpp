@@ -5,13 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_program.hpp"
+#include "check_chapter.hpp"
 
 TEST_CASE("chapter 11 prints the roof, the check against the reference and the sweep") {
-  const RunResult r = run_program("11_fast_attention",
-                                  {"--no-color", "--sizes", "256,512", "--dims", "64", "--heads", "2", "--gpu-sizes", "256"});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  for (int s = 1; s <= 7; ++s) CHECK(r.has("Step " + std::to_string(s) + "/7"));
+  const RunResult r = check_chapter_runs("11_fast_attention",
+                                         {"--no-color", "--sizes", "256,512", "--dims", "64", "--heads", "2", "--gpu-sizes", "256"});
   CHECK(r.has("sgemm"));
   CHECK(r.has("max |tiled − reference (double)|"));
   CHECK(r.has("naive"));

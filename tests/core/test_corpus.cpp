@@ -116,3 +116,17 @@ TEST_CASE("batching: one exact source length per batch, teacher-forcing frames, 
   auto sorted = make_batches(c.valid, c.source_vocab, c.target_vocab, 4);
   for (std::size_t i = 1; i < sorted.size(); ++i) CHECK(sorted[i].src_len >= sorted[i - 1].src_len);
 }
+
+TEST_CASE("pair_of_length: the nth pair of that source length (wrapping), else the first pair") {
+  std::vector<SentencePair> pairs(3);
+  pairs[0].src = {"a", "b"};
+  pairs[1].src = {"a", "b", "c"};
+  pairs[2].src = {"x", "y", "z"};
+  CHECK(&pair_of_length(pairs, 3) == &pairs[1]);
+  CHECK(&pair_of_length(pairs, 2) == &pairs[0]);
+  CHECK(&pair_of_length(pairs, 9) == &pairs[0]);
+  CHECK(&pair_of_length(pairs, 3, 2) == &pairs[2]);  // the second of length 3
+  CHECK(&pair_of_length(pairs, 3, 3) == &pairs[1]);  // wraps to the first
+  CHECK(&pair_of_length(pairs, 3, 0) == &pairs[1]);
+  CHECK_THROWS_AS(pair_of_length({}, 3), std::invalid_argument);
+}

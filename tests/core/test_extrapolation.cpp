@@ -5,6 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <unistd.h>
 
 #include "attn/data/data_files.hpp"
 #include "attn/studies/extrapolation.hpp"
@@ -42,7 +48,7 @@ TEST_CASE("extrapolation model: training lowers the loss; learned positions stop
   CHECK_FALSE(evaluate_extrapolation(learned, make_recall_data(long_rng, 2, 2 * cfg.train_len, 4, 8)).available);
 }
 
-TEST_CASE("extrapolation table from the shipped checkpoints (the figures chapter 05 prints)") {
+TEST_CASE("extrapolation table from the shipped checkpoints (the figures chapter 05 prints); they load unchanged") {
   // encoding, then (loss, accuracy) at L = 16, 2L, 4L; −1: no row (learned table).
   struct Row { PositionEncoding e; double v[6]; };
   const Row want[] = {
@@ -58,7 +64,19 @@ TEST_CASE("extrapolation table from the shipped checkpoints (the figures chapter
     REQUIRE_MESSAGE(path.has_value(), "missing checkpoint for " << position_encoding_name(r.e));
     Rng init(cfg.seed + std::uint64_t(r.e));
     PositionModel m(r.e, cfg, init);
-    load_checkpoint(*path, m.registry());
+    Metadata meta;
+    load_checkpoint(*path, m.registry(), /*allow_extra=*/false, &meta);
+    {  // the file loads unchanged: saved back from the model, it is the same bytes
+      const std::string again = (std::filesystem::temp_directory_path() /
+                                 ("attn-ch05-again-" + std::to_string(::getpid()) + ".safetensors")).string();
+      save_checkpoint(again, m.registry(), meta);
+      auto bytes = [](const std::string& p) {
+        std::ifstream f(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), {});
+      };
+      CHECK(bytes(again) == bytes(*path));
+      std::filesystem::remove(again);
+    }
     const std::vector<ExtrapolationResult> row = extrapolation_table_row(m, cfg);
     for (std::size_t i = 0; i < 3; ++i) {
       INFO(position_encoding_name(r.e) << " at length " << row[i].length);

@@ -4,9 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "attn/tensor/mask.hpp"
+#include "attn/present/cli.hpp"
 #include "attn/present/narrate.hpp"
 #include "attn/present/table.hpp"
 #include "attn/present/terminal.hpp"
@@ -172,4 +176,58 @@ TEST_CASE("terminal_columns: COLUMNS when it is a sensible number, else 100") {
   unsetenv("COLUMNS");
   CHECK(terminal_columns() == 100);
   if (old) setenv("COLUMNS", saved.c_str(), 1);
+}
+
+TEST_CASE("Narrator::block prints preformatted lines unless --quiet") {
+  std::ostringstream a, b;
+  Narrator loud(chapter_info("03"), {}, 1, a);
+  NarratorOptions qo;
+  qo.quiet = true;
+  Narrator quiet(chapter_info("03"), qo, 1, b);
+  loud.block("a ██ 1\nb █ 2\n");
+  quiet.block("a ██ 1\n");
+  CHECK(a.str() == "a ██ 1\nb █ 2\n");
+  CHECK(b.str().empty());
+}
+
+namespace {
+// Runs a one-step ChapterApp with args; returns (status, stdout, stderr).
+struct AppRun {
+  int status;
+  std::string out, err;
+};
+AppRun run_app(std::vector<std::string> args, bool hand_json) {
+  ChapterApp ch("03", 7, 1);
+  ch.add_json_flag("machine-readable output");
+  std::ostringstream out, err;
+  std::streambuf* o = std::cout.rdbuf(out.rdbuf());
+  std::streambuf* e = std::cerr.rdbuf(err.rdbuf());
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  const int status = ch.run(int(argv.size()), argv.data(), [&](Narrator& nar) {
+    nar.step("One");
+    nar.result("the narration");
+    if (hand_json) nar.json("{\"a\": 1}");
+  });
+  std::cout.rdbuf(o);
+  std::cerr.rdbuf(e);
+  return {status, out.str(), err.str()};
+}
+}  // namespace
+
+TEST_CASE("ChapterApp --json: the document alone on stdout, the narration on stderr") {
+  const AppRun j = run_app({"--json", "--no-color"}, true);
+  CHECK(j.status == kExitOk);
+  CHECK(j.out == "{\"a\": 1}\n");
+  CHECK(j.err.find("the narration") != std::string::npos);
+  // Without --json the document is not printed and the narration is on stdout.
+  const AppRun plain = run_app({"--no-color"}, true);
+  CHECK(plain.status == kExitOk);
+  CHECK(plain.out.find("the narration") != std::string::npos);
+  CHECK(plain.out.find("{\"a\": 1}") == std::string::npos);
+  // A chapter that hands no document under --json fails, saying why.
+  const AppRun none = run_app({"--json"}, false);
+  CHECK(none.status == kExitError);
+  CHECK(none.err.find("no JSON document") != std::string::npos);
 }

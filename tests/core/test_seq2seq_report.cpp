@@ -5,10 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "attn/tensor/openblas.hpp"
+#include "attn/present/chapter_models.hpp"
 #include "attn/present/seq2seq_report.hpp"
 
 using namespace attn;
@@ -113,4 +117,76 @@ TEST_CASE("SingleThreadBlas: one thread inside, the previous count restored afte
     CHECK(blas_info().threads == 1);
   }
   CHECK(blas_info().threads == before);
+}
+
+TEST_CASE("result_named finds a model's evaluation by name, or says which is missing") {
+  std::vector<NamedResult> results(2);
+  results[0].first = "luong_general";
+  results[0].second.overall.bleu = 1.0;
+  results[1].first = "bahdanau";
+  results[1].second.overall.bleu = 2.0;
+  CHECK(result_named(results, "bahdanau").overall.bleu == 2.0);
+  CHECK(result_named(results, "luong_general").overall.bleu == 1.0);
+  CHECK_THROWS_WITH_AS(result_named(results, "luong_dot"), doctest::Contains("luong_dot"), std::invalid_argument);
+}
+
+namespace {
+int parse(ChapterApp& ch, std::vector<std::string> args) {
+  args.insert(args.begin(), "prog");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    ch.app().parse(int(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return e.get_exit_code();
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("ChapterModels: one set of flags, and where each model comes from") {
+  SUBCASE("defaults: the shipped files, 1500 steps, the run's seed") {
+    ChapterApp ch("02", 1, 7);
+    ChapterModels models(ch, {"luong_dot", "luong_general"}, "luong_general");
+    models.add_earlier("--bahdanau", "01", "bahdanau");
+    REQUIRE(parse(ch, {}) == 0);
+    CHECK_FALSE(models.train());
+    CHECK(models.path_for("luong_dot") == shipped_checkpoint("02", "luong_dot"));
+    CHECK(models.path_for("bahdanau") == shipped_checkpoint("01", "bahdanau"));
+    CHECK_THROWS_WITH_AS(models.path_for("no_attention"), doctest::Contains("no_attention"), std::invalid_argument);
+    std::ostringstream out;
+    NarratorOptions opts;
+    opts.seed = 42;
+    Narrator nar(chapter_info("02"), opts, 7, out);
+    const TrainConfig tc = models.train_config(nar);
+    CHECK(tc.steps == TrainConfig{}.steps);
+    CHECK(tc.seed == 42);
+  }
+  SUBCASE("--checkpoint names one model, --checkpoint-dir the others, --<flag> an earlier one") {
+    ChapterApp ch("02", 1, 7);
+    ChapterModels models(ch, {"luong_dot", "luong_general"}, "luong_general");
+    models.add_earlier("--bahdanau", "01", "bahdanau");
+    REQUIRE(parse(ch, {"--train", "--checkpoint", "g.st", "--checkpoint-dir", "dir", "--bahdanau", "b.st", "--steps", "7"}) == 0);
+    CHECK(models.train());
+    CHECK(models.is_own("luong_dot"));
+    CHECK_FALSE(models.is_own("bahdanau"));
+    CHECK(models.path_for("luong_general") == "g.st");
+    CHECK(models.path_for("luong_dot") == "dir/luong_dot.safetensors");
+    CHECK(models.path_for("bahdanau") == "b.st");
+    std::ostringstream out;
+    Narrator nar(chapter_info("02"), {}, 7, out);
+    CHECK(models.train_config(nar).steps == 7);
+  }
+  SUBCASE("a chapter with one model has no --checkpoint-dir; a bad --steps is a usage error") {
+    ChapterApp ch("00", 1, 7);
+    ChapterModels models(ch, {"no_attention"});
+    CHECK(parse(ch, {"--checkpoint-dir", "x"}) != 0);
+    ChapterApp ch2("00", 1, 7);
+    ChapterModels models2(ch2, {"no_attention"});
+    CHECK(parse(ch2, {"--steps", "0"}) != 0);
+  }
+  SUBCASE("--checkpoint must name one of the chapter's own models") {
+    ChapterApp ch("01", 1, 7);
+    CHECK_THROWS_AS(ChapterModels(ch, {"bahdanau"}, "no_attention"), std::invalid_argument);
+  }
 }

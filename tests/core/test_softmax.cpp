@@ -113,4 +113,47 @@ TEST_CASE("softmax_rows_backward matches central finite differences") {
   Mat dx2 = dx;
   softmax_rows_backward(dx2, y, dy);
   CHECK(max_abs_diff(dx2, Mat(2.0f * dx)) < 1e-6);
+  // The row kernel in double (what the double gradient checks run) agrees with the float rows.
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::vector<double> yd(5), dyd(5), dxd(5, 0.0);
+    for (std::size_t j = 0; j < 5; ++j) yd[j] = y(i, j), dyd[j] = dy(i, j);
+    softmax_row_backward(dxd.data(), yd.data(), dyd.data(), 5);
+    for (std::size_t j = 0; j < 5; ++j) CHECK(std::abs(dxd[j] - double(dx(i, j))) < 1e-6);
+  }
+}
+
+TEST_CASE("softmax_row: the one kernel in float and double, edge cases included") {
+  Rng rng(9);
+  const Mat x = rng.normal_mat(5, 33), mask = causal_mask(5, 33);
+  const MatD ref = softmax_reference(x, mask);
+  std::vector<float> yf(33);
+  std::vector<double> xd(33), md(33), yd(33);
+  for (std::size_t i = 0; i < 5; ++i) {
+    softmax_row(yf.data(), &x(i, 0), &mask(i, 0), 33);
+    for (std::size_t j = 0; j < 33; ++j) xd[j] = x(i, j), md[j] = mask(i, j);
+    softmax_row(yd.data(), xd.data(), md.data(), 33);
+    for (std::size_t j = 0; j < 33; ++j) {
+      CHECK(std::abs(yd[j] - ref(i, j)) < 1e-15);         // double: the reference to rounding
+      CHECK(std::abs(double(yf[j]) - ref(i, j)) < 1e-6);  // float: a few ulps per entry
+    }
+  }
+  // The matrix form is the row kernel applied row by row: identical bits.
+  const Mat y = softmax(x, mask);
+  for (std::size_t j = 0; j < 33; ++j) {
+    softmax_row(yf.data(), &x(4, 0), &mask(4, 0), 33);
+    CHECK(y(4, j) == yf[j]);
+  }
+  // In place, with no mask; n = 0 writes nothing; a fully masked row (double) is zeros.
+  std::vector<float> z = {1.0f, 2.0f, 3.0f};
+  softmax_row(z.data(), z.data(), nullptr, 3);
+  CHECK(z[0] + z[1] + z[2] == doctest::Approx(1.0f));
+  CHECK(z[2] > z[1]);
+  float untouched = 7.0f;
+  softmax_row(&untouched, &untouched, nullptr, 0);
+  CHECK(untouched == 7.0f);
+  const double ninf = -std::numeric_limits<double>::infinity();
+  std::vector<double> masked = {ninf, ninf}, out(2, 5.0);
+  softmax_row(out.data(), masked.data(), nullptr, 2);
+  CHECK(out[0] == 0.0);
+  CHECK(out[1] == 0.0);
 }

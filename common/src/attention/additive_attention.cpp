@@ -26,9 +26,7 @@ BahdanauT<T> zeros_like(const BahdanauT<T>& p) {
 }
 
 void register_params(ParamRegistry& reg, const std::string& prefix, Bahdanau& p, Bahdanau& grad) {
-  reg.add(prefix + ".w_a", p.w_a, grad.w_a);
-  reg.add(prefix + ".u_a", p.u_a, grad.u_a);
-  reg.add(prefix + ".v_a", p.v_a, grad.v_a);
+  register_visited(reg, p, grad, [&](auto& layer, auto&& f) { visit_params(layer, prefix, f); });
 }
 
 template <class T>
@@ -80,7 +78,7 @@ void bahdanau_step_forward(MatT<T>& context, BahdanauStepT<T>& step, const MatT<
       }
       step.energies(i, j) = e;
     }
-    softmax_row_t(&step.alpha(i, 0), &step.energies(i, 0), static_cast<const T*>(nullptr), s);  // α_i = softmax(e_i)
+    softmax_row(&step.alpha(i, 0), &step.energies(i, 0), static_cast<const T*>(nullptr), s);  // α_i = softmax(e_i)
     for (std::size_t c = 0; c < he; ++c) context(i, c) = 0;
     for (std::size_t j = 0; j < s; ++j)
       for (std::size_t c = 0; c < he; ++c) context(i, c) += step.alpha(i, j) * enc(i, j, c);  // c_i = Σ_j α_ij h_j
@@ -115,7 +113,7 @@ void bahdanau_step_backward(MatT<T>& ds_prev, Tensor3T<T>& denc, Tensor3T<T>& dk
       de[j] = 0;
     }
     // forward: α_i = softmax(e_i)
-    softmax_row_backward_t(de.data(), &step.alpha(i, 0), dalpha.data(), s);
+    softmax_row_backward(de.data(), &step.alpha(i, 0), dalpha.data(), s);
     // forward: e_ij = Σ_k v_k · act_ijk,  act_ijk = tanh(query_ik + keys_ijk)
     for (std::size_t j = 0; j < s; ++j)
       for (std::size_t k = 0; k < a; ++k) {

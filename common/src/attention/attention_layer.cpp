@@ -16,7 +16,7 @@ void sdpa_forward_raw(T* out, std::size_t ldo, T* weights, const T* q, std::size
                       std::size_t dk, std::size_t dv, T scale) {
   gemm_raw(Op::N, Op::T, t, s, dk, scale, q, ldq, k, ldk, T(0), weights, s);  // S = scale · Q·Kᵀ
   for (std::size_t i = 0; i < t; ++i)
-    softmax_row_t(weights + i * s, weights + i * s, mask ? mask + i * s : nullptr, s);  // P = softmax(S + M)
+    softmax_row(weights + i * s, weights + i * s, mask ? mask + i * s : nullptr, s);  // P = softmax(S + M)
   gemm_raw(Op::N, Op::N, t, dv, s, T(1), weights, s, v, ldv, T(0), out, ldo);  // O = P·V
 }
 
@@ -29,7 +29,7 @@ void sdpa_backward_raw(T* dq, std::size_t ldq, T* dk_out, std::size_t ldk, T* dv
   gemm_raw(Op::N, Op::T, t, s, dv, T(1), dout, ldo, v, ldv, T(0), dp.data(), s);
   gemm_raw(Op::T, Op::N, s, dv, t, T(1), weights, s, dout, ldo, T(1), dv_out, ldv);
   // forward: P = softmax(S + M)  ->  dS = P ⊙ (dP − rowsum(dP ⊙ P))
-  for (std::size_t i = 0; i < t; ++i) softmax_row_backward_t(ds.data() + i * s, weights + i * s, dp.data() + i * s, s);
+  for (std::size_t i = 0; i < t; ++i) softmax_row_backward(ds.data() + i * s, weights + i * s, dp.data() + i * s, s);
   // forward: S = scale · Q·Kᵀ  ->  dQ += scale · dS·K,  dK += scale · dSᵀ·Q
   gemm_raw(Op::N, Op::N, t, dk, s, scale, ds.data(), s, k, ldk, T(1), dq, ldq);
   gemm_raw(Op::T, Op::N, s, dk, t, scale, ds.data(), s, q, ldq, T(1), dk_out, ldk);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attn/tensor/blas.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "attn/tensor/rng.hpp"
 
 namespace attn {
@@ -26,19 +27,17 @@ Mat grouped_causal_attention(const DecoderAttention& l, const float* q, std::siz
     for (std::size_t h = 0; h < l.heads; ++h) {
       const std::size_t kh = h / group;
       const float* qi = q + i * qw + h * hd;
-      float mx = -std::numeric_limits<float>::infinity();
       for (std::size_t j = 0; j < visible; ++j) {
         const float* kj = k + j * kw + kh * hd;
         float acc = 0.0f;
         for (std::size_t c = 0; c < hd; ++c) acc += qi[c] * kj[c];
-        mx = std::max(mx, w[j] = acc * scale);
+        w[j] = acc * scale;
       }
-      float sum = 0.0f;
-      for (std::size_t j = 0; j < visible; ++j) sum += (w[j] = std::exp(w[j] - mx));
+      softmax_row(w.data(), w.data(), nullptr, visible);
       float* oi = out.data() + i * qw + h * hd;
       for (std::size_t j = 0; j < visible; ++j) {
         const float* vj = v + j * kw + kh * hd;
-        for (std::size_t c = 0; c < hd; ++c) oi[c] += w[j] / sum * vj[c];
+        for (std::size_t c = 0; c < hd; ++c) oi[c] += w[j] * vj[c];
       }
     }
   }

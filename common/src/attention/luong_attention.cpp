@@ -55,11 +55,7 @@ LuongT<T> zeros_like(const LuongT<T>& p) {
 }
 
 void register_params(ParamRegistry& reg, const std::string& prefix, Luong& p, Luong& grad) {
-  reg.add(prefix + ".w_a", p.w_a, grad.w_a);
-  reg.add(prefix + ".w_c", p.w_c, grad.w_c);
-  reg.add(prefix + ".v_c", p.v_c, grad.v_c);
-  reg.add(prefix + ".w_p", p.w_p, grad.w_p);
-  reg.add(prefix + ".v_p", p.v_p, grad.v_p);
+  register_visited(reg, p, grad, [&](auto& layer, auto&& f) { visit_params(layer, prefix, f); });
 }
 
 template <class T>
@@ -147,7 +143,7 @@ void luong_forward(MatT<T>& context, LuongStepT<T>& step, const MatT<T>& h_t, co
   for (std::size_t i = 0; i < b; ++i) {
     if (cfg.window != LuongWindow::Global)
       for (std::size_t j = 0; j < s; ++j) mask[j] = std::abs(T(j) - step.p(i)) <= T(cfg.half_width) ? T(0) : neg_inf;
-    softmax_row_t(&step.align(i, 0), &step.scores(i, 0), mask.data(), s);  // align over the window
+    softmax_row(&step.align(i, 0), &step.scores(i, 0), mask.data(), s);  // align over the window
     for (std::size_t j = 0; j < s; ++j) {
       const T dist = T(j) - step.p(i);
       const T g = cfg.window == LuongWindow::LocalP ? std::exp(-dist * dist / (T(2) * sigma * sigma)) : T(1);
@@ -192,7 +188,7 @@ void luong_backward(MatT<T>& dh_t, Tensor3T<T>& denc, LuongT<T>& dp, const MatT<
       }
     }
     // forward: align = softmax(scores + window mask); masked entries have align 0, so no gradient
-    softmax_row_backward_t(&dscores(i, 0), &step.align(i, 0), dalign.data(), s);
+    softmax_row_backward(&dscores(i, 0), &step.align(i, 0), dalign.data(), s);
   }
   if (cfg.window == LuongWindow::LocalP) {
     // forward: p = S·σ(u),  u = v_pᵀ tanh(h_t·W_p)

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attn/tensor/blas.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "attn/attention/online_softmax.hpp"
 #include "attn/tensor/rng.hpp"
 
@@ -145,18 +146,16 @@ Mat sparse_attention(const Mat& q, const Mat& k, const Mat& v, const SparsePatte
     if (b == e) continue;  // sees nothing: zeros
     w.resize(e - b);
     const float* qi = q.data() + i * d;
-    float mx = kNegInf;
     for (std::size_t t = b; t < e; ++t) {  // s_ij = scale · q_i · k_j, only for visible j
       const float* kj = k.data() + std::size_t(p.keys[t]) * d;
       float acc = 0.0f;
       for (std::size_t c = 0; c < d; ++c) acc += qi[c] * kj[c];
-      mx = std::max(mx, w[t - b] = acc * scale);
+      w[t - b] = acc * scale;
     }
-    float sum = 0.0f;
-    for (float& x : w) sum += (x = std::exp(x - mx));
+    softmax_row(w.data(), w.data(), nullptr, w.size());
     float* oi = out.data() + i * dv;
     for (std::size_t t = b; t < e; ++t) {
-      const float a = w[t - b] / sum;
+      const float a = w[t - b];
       const float* vj = v.data() + std::size_t(p.keys[t]) * dv;
       for (std::size_t c = 0; c < dv; ++c) oi[c] += a * vj[c];
     }
@@ -190,11 +189,9 @@ Mat sliding_window_attention(const Mat& q, const Mat& k, const Mat& v, std::size
       const std::size_t a = (i + 1 >= w ? i + 1 - w : 0) - lo;
       const std::size_t b = (causal ? i + 1 : std::min(n, i + w)) - lo;
       float* row = s.data() + r * nk;
-      float mx = kNegInf;
-      for (std::size_t j = a; j < b; ++j) mx = std::max(mx, row[j]);
-      float sum = 0.0f;
-      for (std::size_t j = 0; j < nk; ++j) sum += (row[j] = (j >= a && j < b) ? std::exp(row[j] - mx) : 0.0f);
-      for (std::size_t j = a; j < b; ++j) row[j] /= sum;
+      std::fill(row, row + a, 0.0f);
+      softmax_row(row + a, row + a, nullptr, b - a);
+      std::fill(row + b, row + nk, 0.0f);
     }
     // O_block = P V[lo:hi]
     sgemm(Op::N, Op::N, int(bq), int(dv), int(nk), 1.0f, s.data(), int(nk), v.data() + lo * dv, int(dv), 0.0f,

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attn/tensor/blas.hpp"
+#include "attn/tensor/softmax.hpp"
 
 namespace attn {
 
@@ -155,11 +156,8 @@ void attention_backward(Mat& dq, Mat& dk, Mat& dv, const Mat& dout, const Mat& q
   Mat p = matmul(q, k, Op::N, Op::T, scale);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t vis = visible_keys(i, n, s, causal);
-    float mx = kNegInf;
-    for (std::size_t j = 0; j < vis; ++j) mx = std::max(mx, p(i, j));
-    float sum = 0.0f;
-    for (std::size_t j = 0; j < s; ++j) sum += (p(i, j) = j < vis ? std::exp(p(i, j) - mx) : 0.0f);
-    for (std::size_t j = 0; j < s; ++j) p(i, j) = sum > 0.0f ? p(i, j) / sum : 0.0f;
+    softmax_row(p.data() + i * s, p.data() + i * s, nullptr, vis);
+    for (std::size_t j = vis; j < s; ++j) p(i, j) = 0.0f;
   }
   gemm(dv, p, dout, Op::T, Op::N, 1.0f, 1.0f);     // dV += Pᵀ dO
   Mat dp = matmul(dout, v, Op::N, Op::T);          // dP = dO Vᵀ

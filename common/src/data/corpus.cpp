@@ -267,4 +267,14 @@ std::string toy_language_rules() {
   return s;
 }
 
+const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length, std::uint64_t nth) {
+  if (pairs.empty()) throw std::invalid_argument("pair_of_length: no pairs");
+  std::vector<const SentencePair*> found;
+  for (const auto& p : pairs)
+    if (p.src.size() == length) found.push_back(&p);
+  if (found.empty()) return pairs.front();
+  const std::uint64_t k = nth == 0 ? 0 : (nth - 1) % found.size();  // nth = 1 is the first; wraps
+  return *found[std::size_t(k)];
+}
+
 }  // namespace attn

@@ -191,8 +191,8 @@ void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Me
   write_safetensors(path, tensors, metadata);
 }
 
-void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata,
-                     const Metadata& expect) {
+void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra, Metadata* metadata,
+                  const Metadata& expect) {
   Metadata meta;
   TensorMap tensors = read_safetensors(path, &meta);
   if (metadata) *metadata = meta;
@@ -204,7 +204,7 @@ void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_ext
     if (it->second != want)
       fail(path, "holds " + key + " '" + it->second + "', expected '" + want + "' (a checkpoint of another model?)");
   }
-  for (const auto& e : reg.entries()) {
+  for (const auto& e : slots) {
     auto it = tensors.find(e.name);
     if (it == tensors.end()) fail(path, "tensor '" + e.name + "' is missing (the model needs " + shape_str(e.shape) + ")");
     if (it->second.shape != e.shape)
@@ -212,20 +212,29 @@ void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_ext
                      shape_str(e.shape));
   }
   if (!allow_extra)
-    for (const auto& [name, t] : tensors)
-      if (!reg.find(name)) fail(path, "tensor '" + name + "' is not a parameter of this model");
+    for (const auto& [name, t] : tensors) {
+      const bool wanted = std::any_of(slots.begin(), slots.end(), [&](const TensorSlot& e) { return e.name == name; });
+      if (!wanted) fail(path, "tensor '" + name + "' is not a parameter of this model");
+    }
   // NaN or ±inf weights would run and print confident nonsense; refuse them here.
-  for (const auto& e : reg.entries()) {
+  for (const auto& e : slots) {
     const auto& v = tensors.at(e.name).data;
     for (std::size_t i = 0; i < v.size(); ++i)
       if (!std::isfinite(v[i]))
         fail(path, "tensor '" + e.name + "' holds a non-finite value (" + std::to_string(v[i]) + ") at index " +
                        std::to_string(i) + ": the checkpoint is corrupt");
   }
-  for (const auto& e : reg.entries()) {
+  for (const auto& e : slots) {
     const auto& t = tensors.at(e.name);
-    std::copy(t.data.begin(), t.data.end(), e.value);
+    std::copy(t.data.begin(), t.data.end(), e.data);
   }
+}
+
+void load_checkpoint(const std::string& path, ParamRegistry& reg, bool allow_extra, Metadata* metadata,
+                     const Metadata& expect) {
+  std::vector<TensorSlot> slots;
+  for (const auto& e : reg.entries()) slots.push_back({e.name, e.shape, e.value});
+  load_tensors(path, slots, allow_extra, metadata, expect);
 }
 
 }  // namespace attn

@@ -2,8 +2,10 @@
 // teacher-forced forward, backward through the decoder steps and the encoder, greedy decoding.
 #include "attn/models/seq2seq.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "attn/nn/embedding.hpp"
 #include "attn/nn/loss.hpp"
@@ -81,19 +83,23 @@ Seq2Seq seq2seq_init(const Seq2SeqConfig& cfg, Rng& rng) {
   const std::size_t he = encoder_state_size(cfg);
   // N(0, 1) embeddings, PyTorch's default: with N(0, 0.1²) the no-attention model reached valid
   // BLEU 1.5 instead of 5.7 after 300 steps (measured).
+  // The draws keep one order (embeddings, encoder, init, attention, decoder, combine, out), so that
+  // a seed gives the same model as it always did.
   m.src_emb = embedding_init(cfg.src_vocab, cfg.emb, rng, 1.0f);
   m.tgt_emb = embedding_init(cfg.tgt_vocab, cfg.emb, rng, 1.0f);
   if (cfg.kind == AttentionKind::None) {
-    m.enc = gru_init(cfg.emb, cfg.dec_hidden, rng);
+    m.family = NoAttentionT<float>{gru_init(cfg.emb, cfg.dec_hidden, rng)};
   } else {
-    m.bienc = bigru_init(cfg.emb, cfg.enc_hidden, rng);
-    m.init = linear_init(cfg.enc_hidden, cfg.dec_hidden, rng);
+    BiGru enc = bigru_init(cfg.emb, cfg.enc_hidden, rng);
+    Linear init = linear_init(cfg.enc_hidden, cfg.dec_hidden, rng);
+    if (cfg.kind == AttentionKind::Bahdanau)
+      m.family = BahdanauSeq2SeqT<float>{enc, init, bahdanau_init(cfg.dec_hidden, he, cfg.attn, rng)};
+    else
+      m.family = LuongSeq2SeqT<float>{enc, init, luong_init(cfg.luong, cfg.dec_hidden, he, cfg.attn, rng), {}};
   }
-  if (cfg.kind == AttentionKind::Bahdanau) m.bahdanau = bahdanau_init(cfg.dec_hidden, he, cfg.attn, rng);
-  if (cfg.kind == AttentionKind::Luong) m.luong = luong_init(cfg.luong, cfg.dec_hidden, he, cfg.attn, rng);
   m.dec = gru_init(cfg.emb + feed_size(cfg), cfg.dec_hidden, rng);
   if (cfg.kind == AttentionKind::Luong) {
-    m.combine = linear_init(he + cfg.dec_hidden, cfg.dec_hidden, rng);
+    std::get<LuongSeq2SeqT<float>>(m.family).combine = linear_init(he + cfg.dec_hidden, cfg.dec_hidden, rng);
     m.out = linear_init(cfg.dec_hidden, cfg.tgt_vocab, rng);
   } else {
     m.out = linear_init(cfg.dec_hidden + he, cfg.tgt_vocab, rng);
@@ -103,66 +109,43 @@ Seq2Seq seq2seq_init(const Seq2SeqConfig& cfg, Rng& rng) {
 
 template <class T>
 Seq2SeqT<T> zeros_like(const Seq2SeqT<T>& m) {
-  Seq2SeqT<T> g;
-  g.cfg = m.cfg;
-  g.src_emb = xt::zeros<T>(m.src_emb.shape());
-  g.tgt_emb = xt::zeros<T>(m.tgt_emb.shape());
-  g.enc = zeros_like(m.enc);
-  g.bienc = zeros_like(m.bienc);
-  g.init = zeros_like(m.init);
-  g.bahdanau = zeros_like(m.bahdanau);
-  g.luong = zeros_like(m.luong);
-  g.dec = zeros_like(m.dec);
-  g.combine = zeros_like(m.combine);
-  g.out = zeros_like(m.out);
+  Seq2SeqT<T> g = m;  // same family, same shapes
+  visit_params(g, [](const std::string&, auto& t) { std::fill(t.begin(), t.end(), T(0)); });
   return g;
 }
 
 namespace {
-template <class C> auto dbl(const C& c) { return xt::xtensor<double, C::rank>(xt::cast<double>(c)); }
+// FamilyT<float> -> FamilyT<double>
+template <class F> struct Rebind;
+template <template <class> class F, class T> struct Rebind<F<T>> {
+  template <class U> using to = F<U>;
+};
 }  // namespace
 
 Seq2SeqD to_double(const Seq2Seq& m) {
   Seq2SeqD d;
   d.cfg = m.cfg;
-  d.src_emb = dbl(m.src_emb);
-  d.tgt_emb = dbl(m.tgt_emb);
-  auto gru = [](const Gru& g) { return GruD{dbl(g.wx), dbl(g.wh), dbl(g.bx), dbl(g.bh)}; };
-  auto lin = [](const Linear& l) { return LinearD{dbl(l.w), dbl(l.b)}; };
-  d.enc = gru(m.enc);
-  d.bienc = BiGruD{gru(m.bienc.fwd), gru(m.bienc.bwd)};
-  d.init = lin(m.init);
-  d.bahdanau = BahdanauD{dbl(m.bahdanau.w_a), dbl(m.bahdanau.u_a), dbl(m.bahdanau.v_a)};
-  d.luong = LuongD{dbl(m.luong.w_a), dbl(m.luong.w_c), dbl(m.luong.v_c), dbl(m.luong.w_p), dbl(m.luong.v_p)};
-  d.dec = gru(m.dec);
-  d.combine = lin(m.combine);
-  d.out = lin(m.out);
+  std::visit([&](const auto& f) { d.family = typename Rebind<std::decay_t<decltype(f)>>::template to<double>{}; },
+             m.family);
+  std::vector<std::pair<Shape, const float*>> from;
+  visit_params(m, [&](const std::string&, const auto& t) { from.emplace_back(shape_of(t), t.data()); });
+  std::size_t i = 0;
+  visit_params(d, [&](const std::string&, auto& t) {
+    ensure_shape(t, from.at(i).first);
+    std::copy(from[i].second, from[i].second + t.size(), t.begin());
+    ++i;
+  });
   return d;
 }
 
 void register_params(ParamRegistry& reg, Seq2Seq& m, Seq2Seq& g) {
-  reg.add("src_emb", m.src_emb, g.src_emb);
-  reg.add("tgt_emb", m.tgt_emb, g.tgt_emb);
-  if (m.cfg.kind == AttentionKind::None) {
-    register_params(reg, "encoder", m.enc, g.enc);
-  } else {
-    register_params(reg, "encoder", m.bienc, g.bienc);
-    register_params(reg, "init", m.init, g.init);
-  }
-  if (m.cfg.kind == AttentionKind::Bahdanau) register_params(reg, "attention", m.bahdanau, g.bahdanau);
-  if (m.cfg.kind == AttentionKind::Luong) {
-    register_params(reg, "attention", m.luong, g.luong);
-    register_params(reg, "combine", m.combine, g.combine);
-  }
-  register_params(reg, "decoder", m.dec, g.dec);
-  register_params(reg, "out", m.out, g.out);
+  register_visited(reg, m, g, [](auto& model, auto&& f) { visit_params(model, f); });
 }
 
 std::size_t parameter_count(const Seq2Seq& m) {
-  Seq2Seq copy = m, g = zeros_like(m);
-  ParamRegistry reg;
-  register_params(reg, copy, g);
-  return reg.total_size();
+  std::size_t n = 0;
+  visit_params(m, [&](const std::string&, const auto& t) { n += t.size(); });
+  return n;
 }
 
 template <class T>
@@ -206,6 +189,23 @@ void tanh_inplace(MatT<T>& m) {
   for (auto& v : m) v = std::tanh(v);
 }
 
+// The family's layers by role, for the steps that differ between families (m.cfg.kind says which).
+template <template <class> class F, class T>
+F<T>& family_of(Seq2SeqT<T>& m) { return std::get<F<T>>(m.family); }
+template <template <class> class F, class T>
+const F<T>& family_of(const Seq2SeqT<T>& m) { return std::get<F<T>>(m.family); }
+// The bidirectional encoder and s_0's layer, which both attention families have.
+template <class M>
+auto& bienc_of(M& m) {
+  if (auto* b = std::get_if<1>(&m.family)) return b->enc;
+  return std::get<2>(m.family).enc;
+}
+template <class M>
+auto& init_of(M& m) {
+  if (auto* b = std::get_if<1>(&m.family)) return b->init;
+  return std::get<2>(m.family).init;
+}
+
 }  // namespace
 
 // ---- encoder -------------------------------------------------------------------------------------
@@ -226,19 +226,19 @@ void seq2seq_encode(Seq2SeqTapeT<T>& tape, const Seq2SeqT<T>& m, const std::vect
   std::copy(rows.begin(), rows.end(), tape.xs.begin());
   if (m.cfg.kind == AttentionKind::None) {
     const MatT<T> h0 = xt::zeros<T>({batch, m.cfg.dec_hidden});
-    gru_sequence_forward(tape.enc, tape.enc_cache, tape.xs, h0, m.enc);
+    gru_sequence_forward(tape.enc, tape.enc_cache, tape.xs, h0, family_of<NoAttentionT>(m).enc);
     tape.s0 = MatT<T>::from_shape({batch, m.cfg.dec_hidden});
     for (std::size_t b = 0; b < batch; ++b)
       for (std::size_t j = 0; j < m.cfg.dec_hidden; ++j) tape.s0(b, j) = tape.enc(b, src_len - 1, j);  // c = h_S
     return;
   }
-  bigru_forward(tape.enc, tape.bienc_cache, tape.xs, m.bienc);
+  bigru_forward(tape.enc, tape.bienc_cache, tape.xs, bienc_of(m));
   tape.init_in = MatT<T>::from_shape({batch, h});
   for (std::size_t b = 0; b < batch; ++b)
     for (std::size_t j = 0; j < h; ++j) tape.init_in(b, j) = tape.enc(b, 0, h + j);  // ←h_1
-  linear_forward(tape.s0, tape.init_in, m.init);
+  linear_forward(tape.s0, tape.init_in, init_of(m));
   tanh_inplace(tape.s0);  // s_0 = tanh(←h_1·W_s + b_s)
-  if (m.cfg.kind == AttentionKind::Bahdanau) bahdanau_keys_forward(tape.keys, tape.enc, m.bahdanau);
+  if (m.cfg.kind == AttentionKind::Bahdanau) bahdanau_keys_forward(tape.keys, tape.enc, family_of<BahdanauSeq2SeqT>(m).attention);
 }
 
 // ---- one decoder step ----------------------------------------------------------------------------
@@ -257,7 +257,7 @@ void seq2seq_decoder_step(DecoderStepT<T>& st, const Seq2SeqT<T>& m, const Seq2S
       break;
     case AttentionKind::Bahdanau:
       // e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j), α = softmax(e), c_i = Σ α_ij h_j
-      bahdanau_step_forward(st.context, st.bahdanau, s_prev, tape.enc, tape.keys, m.bahdanau);
+      bahdanau_step_forward(st.context, st.bahdanau, s_prev, tape.enc, tape.keys, family_of<BahdanauSeq2SeqT>(m).attention);
       concat_cols(st.x, y_emb, st.context);
       break;
     case AttentionKind::Luong:
@@ -266,9 +266,9 @@ void seq2seq_decoder_step(DecoderStepT<T>& st, const Seq2SeqT<T>& m, const Seq2S
   }
   gru_cell_forward(st.s, st.cell, st.x, s_prev, m.dec);  // s_i = GRU(x_i, s_{i−1})
   if (m.cfg.kind == AttentionKind::Luong) {
-    luong_forward(st.context, st.luong, st.s, tape.enc, m.luong, m.cfg.luong, i);  // c_i = attend(s_i, H)
+    luong_forward(st.context, st.luong, st.s, tape.enc, family_of<LuongSeq2SeqT>(m).attention, m.cfg.luong, i);  // c_i = attend(s_i, H)
     concat_cols(st.cat, st.context, st.s);
-    linear_forward(st.o, st.cat, m.combine);
+    linear_forward(st.o, st.cat, family_of<LuongSeq2SeqT>(m).combine);
     tanh_inplace(st.o);  // h̃_i = tanh([c_i; s_i]·W_c + b_c)
   } else {
     concat_cols(st.o, st.s, st.context);  // o_i = [s_i; c_i]
@@ -333,12 +333,13 @@ void seq2seq_backward(Seq2SeqT<T>& g, const Seq2SeqTapeT<T>& tape, const Seq2Seq
       for (std::size_t b = 0; b < nb; ++b)
         for (std::size_t k = 0; k < hd; ++k) dpre(b, k) *= T(1) - st.o(b, k) * st.o(b, k);
       MatT<T> dcat = xt::zeros<T>(st.cat.shape());
-      linear_backward(dcat, g.combine, dpre, st.cat, m.combine);
+      linear_backward(dcat, family_of<LuongSeq2SeqT>(g).combine, dpre, st.cat, family_of<LuongSeq2SeqT>(m).combine);
       // forward: cat = [c_i; s_i]
       add_cols(dctx, dcat, 0);
       add_cols(ds, dcat, he);
       // forward: c_i = attend(s_i, H)
-      luong_backward(ds, denc, g.luong, dctx, st.luong, st.s, tape.enc, m.luong, m.cfg.luong);
+      luong_backward(ds, denc, family_of<LuongSeq2SeqT>(g).attention, dctx, st.luong, st.s, tape.enc,
+                     family_of<LuongSeq2SeqT>(m).attention, m.cfg.luong);
     } else {
       // forward: o = [s_i; c_i]
       add_cols(ds, d_o, 0);
@@ -358,7 +359,8 @@ void seq2seq_backward(Seq2SeqT<T>& g, const Seq2SeqTapeT<T>& tape, const Seq2Seq
       if (m.cfg.kind == AttentionKind::None) {
         dc_fixed += dctx;
       } else {
-        bahdanau_step_backward(ds_prev, denc, dkeys, g.bahdanau, dctx, st.bahdanau, st.s_prev, tape.enc, m.bahdanau);
+        bahdanau_step_backward(ds_prev, denc, dkeys, family_of<BahdanauSeq2SeqT>(g).attention, dctx, st.bahdanau,
+                               st.s_prev, tape.enc, family_of<BahdanauSeq2SeqT>(m).attention);
       }
     }
     std::swap(ds, ds_prev);  // ∂L/∂s_{i−1}
@@ -370,19 +372,20 @@ void seq2seq_backward(Seq2SeqT<T>& g, const Seq2SeqTapeT<T>& tape, const Seq2Seq
     for (std::size_t b = 0; b < nb; ++b)
       for (std::size_t j = 0; j < hd; ++j) denc(b, ns - 1, j) += ds(b, j) + dc_fixed(b, j);
     MatT<T> no_dh0;
-    gru_sequence_backward(dxs, no_dh0, g.enc, denc, tape.enc_cache, m.enc);
+    gru_sequence_backward(dxs, no_dh0, family_of<NoAttentionT>(g).enc, denc, tape.enc_cache, family_of<NoAttentionT>(m).enc);
   } else {
     // forward: s_0 = tanh(←h_1·W_s + b_s)
     MatT<T> dpre = ds;
     for (std::size_t b = 0; b < nb; ++b)
       for (std::size_t k = 0; k < hd; ++k) dpre(b, k) *= T(1) - tape.s0(b, k) * tape.s0(b, k);
     MatT<T> dinit = xt::zeros<T>(tape.init_in.shape());
-    linear_backward(dinit, g.init, dpre, tape.init_in, m.init);
+    linear_backward(dinit, init_of(g), dpre, tape.init_in, init_of(m));
     for (std::size_t b = 0; b < nb; ++b)
       for (std::size_t j = 0; j < h; ++j) denc(b, 0, h + j) += dinit(b, j);
     // forward: keys = H·U_a
-    if (m.cfg.kind == AttentionKind::Bahdanau) bahdanau_keys_backward(denc, g.bahdanau, dkeys, tape.enc, m.bahdanau);
-    bigru_backward(dxs, g.bienc, denc, tape.bienc_cache, m.bienc);
+    if (m.cfg.kind == AttentionKind::Bahdanau) bahdanau_keys_backward(denc, family_of<BahdanauSeq2SeqT>(g).attention, dkeys, tape.enc,
+                                                                           family_of<BahdanauSeq2SeqT>(m).attention);
+    bigru_backward(dxs, bienc_of(g), denc, tape.bienc_cache, bienc_of(m));
   }
   // forward: xs = src_emb[src]
   MatT<T> dxs_rows = MatT<T>::from_shape({nb * ns, e});

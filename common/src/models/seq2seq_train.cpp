@@ -90,12 +90,13 @@ TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, con
 }
 
 void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& metadata) {
-  Seq2Seq copy = m, g = zeros_like(m);
-  ParamRegistry reg;
-  register_params(reg, copy, g);
+  TensorMap tensors;
+  visit_params(m, [&](const std::string& name, const auto& t) {
+    if (t.size() > 0) tensors[name] = TensorF32{shape_of(t), std::vector<float>(t.begin(), t.end())};  // empty: unused
+  });
   Metadata meta = metadata;
   meta["model"] = model_name(m.cfg);
-  save_checkpoint(path, reg, meta);
+  write_safetensors(path, tensors, meta);
 }
 
 Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size_t src_vocab, std::size_t tgt_vocab,
@@ -103,11 +104,13 @@ Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size
   if (!std::filesystem::is_regular_file(path))
     throw SafetensorsError(path + ": checkpoint not found (write one with --train --checkpoint " + path + ")");
   Rng rng(0);
-  Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng), g = zeros_like(m);
-  ParamRegistry reg;
-  register_params(reg, m, g);
+  Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng);
+  std::vector<TensorSlot> slots;
+  visit_params(m, [&](const std::string& tensor, auto& t) {
+    if (t.size() > 0) slots.push_back({tensor, shape_of(t), t.data()});
+  });
   Metadata meta;
-  load_checkpoint(path, reg, /*allow_extra=*/false, &meta, {{"model", name}});
+  load_tensors(path, slots, /*allow_extra=*/false, &meta, {{"model", name}});
   if (metadata) *metadata = meta;
   return m;
 }

@@ -28,10 +28,7 @@ GruT<T> zeros_like(const GruT<T>& p) {
 }
 
 void register_params(ParamRegistry& reg, const std::string& prefix, Gru& p, Gru& grad) {
-  reg.add(prefix + ".wx", p.wx, grad.wx);
-  reg.add(prefix + ".wh", p.wh, grad.wh);
-  reg.add(prefix + ".bx", p.bx, grad.bx);
-  reg.add(prefix + ".bh", p.bh, grad.bh);
+  register_visited(reg, p, grad, [&](auto& layer, auto&& f) { visit_params(layer, prefix, f); });
 }
 
 namespace {
@@ -187,8 +184,7 @@ BiGruT<T> zeros_like(const BiGruT<T>& p) {
 }
 
 void register_params(ParamRegistry& reg, const std::string& prefix, BiGru& p, BiGru& grad) {
-  register_params(reg, prefix + ".fwd", p.fwd, grad.fwd);
-  register_params(reg, prefix + ".bwd", p.bwd, grad.bwd);
+  register_visited(reg, p, grad, [&](auto& layer, auto&& f) { visit_params(layer, prefix, f); });
 }
 
 namespace {

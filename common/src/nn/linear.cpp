@@ -29,8 +29,7 @@ LinearT<T> zeros_like(const LinearT<T>& p) {
 }
 
 void register_params(ParamRegistry& reg, const std::string& prefix, Linear& p, Linear& grad) {
-  reg.add(prefix + ".w", p.w, grad.w);
-  reg.add(prefix + ".b", p.b, grad.b);
+  register_visited(reg, p, grad, [&](auto& layer, auto&& f) { visit_params(layer, prefix, f); });
 }
 
 namespace {

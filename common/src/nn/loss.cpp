@@ -41,7 +41,7 @@ T cross_entropy_forward(MatT<T>& probs, const MatT<T>& logits, const std::vector
   T total = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const T* z = logits.data() + i * v;
-    softmax_row_t(probs.data() + i * v, z, static_cast<const T*>(nullptr), v);
+    softmax_row(probs.data() + i * v, z, static_cast<const T*>(nullptr), v);
     if (targets[i] == ignore_index) continue;
     // log p_j = z_j − max − log Σ exp(z − max): finite even when p_j underflows to 0
     T zmax = z[0];

@@ -2,6 +2,7 @@
 #include "attn/present/cli.hpp"
 
 #include <iostream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -53,6 +54,8 @@ ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, in
       ->check(CLI::IsMember({"en", "zh"}));
 }
 
+void ChapterApp::add_json_flag(const std::string& help) { app_.add_flag("--json", json_, help); }
+
 int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>& body) {
   ensure_fast_openblas(argc, argv);
   try {
@@ -90,10 +93,14 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     opts.export_dir = export_dir_;
   }
   try {
-    Narrator nar(info_, opts, total_steps_, std::cout);
+    Narrator nar(info_, opts, total_steps_, json_ ? std::cerr : std::cout);
     nar.header(question_);
     body(nar);
     nar.finish();
+    if (json_) {
+      if (!nar.json_document()) throw std::logic_error("--json: the chapter produced no JSON document");
+      std::cout << *nar.json_document() << "\n" << std::flush;
+    }
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << info_.folder << ": " << _("error: ") << escape_control(e.what()) << "\n";

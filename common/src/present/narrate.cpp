@@ -173,6 +173,10 @@ void Narrator::table(const Table& t, bool as_result) {
   out_ << t.render("  ", terminal_columns());
 }
 
+void Narrator::block(const std::string& text) {
+  if (!opts_.quiet) out_ << text;
+}
+
 void Narrator::takeaway(const std::vector<std::string>& lines) {
   const std::string title = _("Takeaway");
   out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,12 @@ void write_results_json(const std::string& dir, const std::vector<NamedResult>& 
     if (!f) throw std::runtime_error(target.string() + ": cannot write");
   }
   fs::rename(tmp, target);
+}
+
+const EvalResult& result_named(const std::vector<NamedResult>& results, const std::string& name) {
+  for (const auto& [n, r] : results)
+    if (n == name) return r;
+  throw std::invalid_argument("result_named: no results for model '" + name + "'");
 }
 
 ChapterModel chapter_model(const std::string& chapter, const std::string& name, const ToyCorpus& corpus, bool train,

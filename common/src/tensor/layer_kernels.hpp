@@ -1,7 +1,8 @@
 // Private helpers shared by the trainable layers (not installed, not included by chapters):
 // a matrix product templated on the scalar type (float -> OpenBLAS sgemm, double -> dgemm, so the
-// double gradient checks run the very same code path), a templated stable softmax row, and the
-// explicit-instantiation macro. Every layer kernel is a template compiled for float and double.
+// double gradient checks run the very same code path) and small shape helpers. The softmax row
+// they share is the one in attn/tensor/softmax.hpp (float and double). Every layer kernel is a
+// template compiled for float and double.
 #pragma once
 
 #include <cblas.h>
@@ -10,6 +11,7 @@
 #include <limits>
 
 #include "attn/tensor/blas.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "attn/tensor/tensor_t.hpp"
 
 namespace attn::detail {
@@ -45,35 +47,6 @@ void gemm_t(MatT<T>& c, const MatT<T>& a, const MatT<T>& b, Op oa, Op ob, T alph
   const std::size_t k = oa == Op::N ? a.shape(1) : a.shape(0);
   const std::size_t n = ob == Op::N ? b.shape(1) : b.shape(0);
   gemm_raw(oa, ob, m, n, k, alpha, a.data(), a.shape(1), b.data(), b.shape(1), beta, c.data(), n);
-}
-
-// Stable softmax of one row (see attn/tensor/softmax.hpp); mask may be nullptr; a fully masked row -> 0.
-template <class T>
-void softmax_row_t(T* out, const T* x, const T* mask, std::size_t n) {
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  T row_max = neg_inf;
-  for (std::size_t j = 0; j < n; ++j) {
-    out[j] = mask ? x[j] + mask[j] : x[j];
-    if (out[j] > row_max) row_max = out[j];
-  }
-  if (row_max == neg_inf) {
-    for (std::size_t j = 0; j < n; ++j) out[j] = T(0);
-    return;
-  }
-  T sum = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    out[j] = std::exp(out[j] - row_max);
-    sum += out[j];
-  }
-  for (std::size_t j = 0; j < n; ++j) out[j] /= sum;
-}
-
-// dx_j += y_j (dy_j − Σ_k dy_k y_k), the backward of one softmax row.
-template <class T>
-void softmax_row_backward_t(T* dx, const T* y, const T* dy, std::size_t n) {
-  T dot = 0;
-  for (std::size_t j = 0; j < n; ++j) dot += dy[j] * y[j];
-  for (std::size_t j = 0; j < n; ++j) dx[j] += y[j] * (dy[j] - dot);
 }
 
 template <class T> T sigmoid_t(T x) { return T(1) / (T(1) + std::exp(-x)); }

@@ -6,25 +6,46 @@
 
 namespace attn {
 
-void softmax_row(float* out, const float* x, const float* mask, std::size_t n) {
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  float row_max = neg_inf;
+namespace {
+template <class T>
+void softmax_row_impl(T* out, const T* x, const T* mask, std::size_t n) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  T row_max = neg_inf;
   for (std::size_t j = 0; j < n; ++j) {
-    const float z = mask ? x[j] + mask[j] : x[j];
+    const T z = mask ? x[j] + mask[j] : x[j];
     out[j] = z;
     if (z > row_max) row_max = z;
   }
   if (row_max == neg_inf) {  // fully masked (or empty): attend to nothing
-    for (std::size_t j = 0; j < n; ++j) out[j] = 0.0f;
+    for (std::size_t j = 0; j < n; ++j) out[j] = T(0);
     return;
   }
-  float sum = 0.0f;
+  T sum = 0;
   for (std::size_t j = 0; j < n; ++j) {
     out[j] = std::exp(out[j] - row_max);  // exp(−∞) = 0 for masked entries
     sum += out[j];
   }
-  const float inv = 1.0f / sum;  // sum ≥ 1: the max entry contributes exp(0)
-  for (std::size_t j = 0; j < n; ++j) out[j] *= inv;
+  for (std::size_t j = 0; j < n; ++j) out[j] /= sum;  // sum ≥ 1: the max entry contributes exp(0)
+}
+
+template <class T>
+void softmax_row_backward_impl(T* dx, const T* y, const T* dy, std::size_t n) {
+  // forward: y_j = exp(x_j) / Σ_k exp(x_k);  backward: dx_j = y_j (dy_j − Σ_k dy_k y_k)
+  T dot = 0;
+  for (std::size_t j = 0; j < n; ++j) dot += dy[j] * y[j];
+  for (std::size_t j = 0; j < n; ++j) dx[j] += y[j] * (dy[j] - dot);
+}
+}  // namespace
+
+void softmax_row(float* out, const float* x, const float* mask, std::size_t n) { softmax_row_impl(out, x, mask, n); }
+void softmax_row(double* out, const double* x, const double* mask, std::size_t n) {
+  softmax_row_impl(out, x, mask, n);
+}
+void softmax_row_backward(float* dx, const float* y, const float* dy, std::size_t n) {
+  softmax_row_backward_impl(dx, y, dy, n);
+}
+void softmax_row_backward(double* dx, const double* y, const double* dy, std::size_t n) {
+  softmax_row_backward_impl(dx, y, dy, n);
 }
 
 Mat softmax(const Mat& x, std::size_t axis) { return softmax(x, Mat{}, axis); }
@@ -61,16 +82,11 @@ Tensor3 softmax(const Tensor3& x, const Mat& mask) {
 }
 
 void softmax_rows_backward(Mat& dx, const Mat& y, const Mat& dy) {
-  // forward: y_j = exp(x_j) / Σ_k exp(x_k)
-  // backward: dx_j = y_j (dy_j − Σ_k dy_k y_k)
   expect_same_shape("softmax_rows_backward", "y", y, "dy", dy);
   expect_same_shape("softmax_rows_backward", "dx", dx, "y", y);
   const std::size_t rows = y.shape(0), cols = y.shape(1);
-  for (std::size_t i = 0; i < rows; ++i) {
-    float dot = 0.0f;
-    for (std::size_t j = 0; j < cols; ++j) dot += dy(i, j) * y(i, j);
-    for (std::size_t j = 0; j < cols; ++j) dx(i, j) += y(i, j) * (dy(i, j) - dot);
-  }
+  for (std::size_t i = 0; i < rows; ++i)
+    softmax_row_backward(dx.data() + i * cols, y.data() + i * cols, dy.data() + i * cols, cols);
 }
 
 MatD softmax_reference(const Mat& x, const Mat& mask) {

@@ -30,6 +30,13 @@ using BahdanauD = BahdanauT<double>;
 Bahdanau bahdanau_init(std::size_t dec_hidden, std::size_t enc_hidden, std::size_t attn_size, Rng& rng);
 template <class T> BahdanauT<T> zeros_like(const BahdanauT<T>& p);
 void register_params(ParamRegistry& reg, const std::string& prefix, Bahdanau& p, Bahdanau& grad);
+// Its parameters by name: prefix.w_a, .u_a, .v_a (see attn/tensor/params.hpp).
+template <class P, class F, if_layer<P, BahdanauT> = 0>
+void visit_params(P& p, const std::string& prefix, F&& f) {
+  f(prefix + ".w_a", p.w_a);
+  f(prefix + ".u_a", p.u_a);
+  f(prefix + ".v_a", p.v_a);
+}
 
 // enc: (B, S, He) -> keys: (B, S, A) = enc·U_a
 template <class T> void bahdanau_keys_forward(Tensor3T<T>& keys, const Tensor3T<T>& enc, const BahdanauT<T>& p);

@@ -2,8 +2,9 @@
 //   O = softmax(Q·Kᵀ·scale [+ causal mask]) · V, computed one (query block × key tile) at a time
 // with an online softmax (running max m, running sum ℓ), so the n×n matrix never exists. Work is
 // split over batch×heads×query blocks between threads. Inside a tile the two products run on
-// hand-written AVX-512 micro-kernels (chosen at run time) or, on other CPUs, on single-threaded
-// OpenBLAS calls per tile. naive_attention_forward is the three-pass baseline it is measured against.
+// hand-written AVX-512 micro-kernels (common/src/attention/fast_attention_avx512.cpp, chosen at
+// run time) or, on other CPUs, on single-threaded OpenBLAS calls per tile.
+// naive_attention_forward is the three-pass baseline it is measured against.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@ namespace attn {
 
 enum class FastIsa {
   Auto,      // AVX-512 when the CPU has it (and d <= 256), otherwise Portable
-  Avx512,    // hand-written AVX-512F micro-kernels; throws std::runtime_error if the CPU lacks them
+  Avx512,    // hand-written AVX-512 micro-kernels; throws std::runtime_error if the CPU lacks them
   Portable,  // the same tiling with one single-threaded OpenBLAS sgemm per tile product
 };
 
@@ -30,7 +31,8 @@ struct FastAttentionConfig {
   int block_k = 0;      // keys per tile; 0: 256 (a multiple of the 32-key panels)
 };
 
-// True when this CPU runs the AVX-512 path (avx512f and avx512dq, checked at run time).
+// True when this CPU can run the AVX-512 path: it has every subset the micro-kernels are compiled
+// for — AVX-512 F, DQ, VL and BW, and FMA — checked at run time (false on other architectures).
 bool fast_attention_avx512_available();
 
 // The path `cfg` resolves to for head size d on this CPU: "avx512" or "portable".

@@ -48,6 +48,16 @@ Luong luong_init(const LuongConfig& cfg, std::size_t dec_hidden, std::size_t enc
                  Rng& rng);
 template <class T> LuongT<T> zeros_like(const LuongT<T>& p);
 void register_params(ParamRegistry& reg, const std::string& prefix, Luong& p, Luong& grad);
+// Its parameters by name: prefix.w_a, .w_c, .v_c, .w_p, .v_p — the ones a score or window does not
+// use are empty (size 0) and skipped by registries and checkpoints.
+template <class P, class F, if_layer<P, LuongT> = 0>
+void visit_params(P& p, const std::string& prefix, F&& f) {
+  f(prefix + ".w_a", p.w_a);
+  f(prefix + ".w_c", p.w_c);
+  f(prefix + ".v_c", p.v_c);
+  f(prefix + ".w_p", p.w_p);
+  f(prefix + ".v_p", p.v_p);
+}
 
 template <class T>
 struct LuongStepT {

@@ -44,6 +44,12 @@ SentencePair toy_sentence(std::uint64_t seed, std::size_t length);
 // The same from a running generator (what make_toy_corpus uses).
 SentencePair toy_sentence(Rng& rng, std::size_t length);
 
+// The nth pair (1 = the first; wrapping past the last) whose source has `length` tokens;
+// pairs.front() when none has. Chapters pass their --seed as nth to pick the sentence they show.
+// Throws std::invalid_argument when pairs is empty.
+const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::size_t length,
+                                   std::uint64_t nth = 1);
+
 // Translates a source sentence by the rules (throws std::invalid_argument on words or structure
 // outside the grammar). toy_sentence(...).tgt == toy_translate(toy_sentence(...).src).tgt.
 SentencePair toy_translate(const std::vector<std::string>& src);

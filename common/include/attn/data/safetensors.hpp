@@ -36,6 +36,19 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
 // Reads and validates the whole file; only F32 tensors are accepted.
 TensorMap read_safetensors(const std::string& path, Metadata* metadata = nullptr);
 
+// A place to load one named tensor into: a model's parameter, as its visit_params names it.
+struct TensorSlot {
+  std::string name;
+  Shape shape;
+  float* data;  // product(shape) floats
+};
+// Loads every slot by name, all or nothing: a missing tensor, a shape mismatch, (unless
+// allow_extra) a tensor no slot asks for, a NaN or ±inf value, or a metadata entry in expect that
+// is missing or different throws SafetensorsError before anything is copied. load_checkpoint is
+// this with a registry's entries as the slots.
+void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra = false,
+                  Metadata* metadata = nullptr, const Metadata& expect = {});
+
 // Every registered parameter by name.
 void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata = {});
 // Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch,

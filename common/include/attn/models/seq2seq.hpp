@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "attn/attention/additive_attention.hpp"
@@ -53,29 +54,79 @@ Seq2SeqConfig config_for(const std::string& name, std::size_t src_vocab, std::si
 // Encoder state size He and context size (the same He) for a config.
 std::size_t encoder_state_size(const Seq2SeqConfig& cfg);
 
+// Each family's own weights (the embeddings, the decoder GRU and the output layer, which all three
+// have, sit in Seq2SeqT). Checkpoint names in brackets.
+template <class T>
+struct NoAttentionT {  // Cho et al. 2014: c = h_S
+  GruT<T> enc;         // [encoder.*] E -> Hd
+};
+template <class T>
+struct BahdanauSeq2SeqT {  // Bahdanau et al. 2014
+  BiGruT<T> enc;           // [encoder.fwd.*, encoder.bwd.*] E -> 2H
+  LinearT<T> init;         // [init.*] ←h_1 (H) -> s_0 (Hd), then tanh
+  BahdanauT<T> attention;  // [attention.*]
+};
+template <class T>
+struct LuongSeq2SeqT {  // Luong et al. 2015
+  BiGruT<T> enc;        // [encoder.*] E -> 2H
+  LinearT<T> init;      // [init.*]
+  LuongT<T> attention;  // [attention.*]
+  LinearT<T> combine;   // [combine.*] [c; s] (He + Hd) -> h̃ (Hd)
+};
+
 template <class T>
 struct Seq2SeqT {
   Seq2SeqConfig cfg;
-  MatT<T> src_emb, tgt_emb;  // (Vs, E), (Vt, E)
-  GruT<T> enc;               // none: E -> Hd
-  BiGruT<T> bienc;           // attention models: E -> 2H
-  LinearT<T> init;           // attention models: ←h_1 (H) -> s_0 (Hd), then tanh
-  BahdanauT<T> bahdanau;     // kind == Bahdanau
-  LuongT<T> luong;           // kind == Luong
-  GruT<T> dec;               // [E y; c or h̃] (E + He) -> Hd
-  LinearT<T> combine;        // luong: [c; s] (He + Hd) -> h̃ (Hd)
-  LinearT<T> out;            // o -> logits (Vt)
+  MatT<T> src_emb, tgt_emb;  // [src_emb, tgt_emb] (Vs, E), (Vt, E)
+  // The family's weights: the alternative that cfg.kind names (seq2seq_init keeps them together).
+  std::variant<NoAttentionT<T>, BahdanauSeq2SeqT<T>, LuongSeq2SeqT<T>> family;
+  GruT<T> dec;               // [decoder.*] [E y; c or h̃] (E + He) -> Hd
+  LinearT<T> out;            // [out.*] o -> logits (Vt)
+
+  // The family's weights; std::bad_variant_access for a model of another family.
+  const BahdanauSeq2SeqT<T>& bahdanau() const { return std::get<BahdanauSeq2SeqT<T>>(family); }
+  const LuongSeq2SeqT<T>& luong() const { return std::get<LuongSeq2SeqT<T>>(family); }
 };
 using Seq2Seq = Seq2SeqT<float>;
 using Seq2SeqD = Seq2SeqT<double>;
+
+// The parameters by checkpoint name, in registry order (see attn/tensor/params.hpp): src_emb,
+// tgt_emb, the family's (encoder, init, attention, combine), decoder, out. m may be const; float
+// or double. parameter_count, register_params, save_seq2seq and load_seq2seq all walk this.
+template <class P, class F, if_layer<P, NoAttentionT> = 0>
+void visit_params(P& p, F&& f) {
+  visit_params(p.enc, "encoder", f);
+}
+template <class P, class F, if_layer<P, BahdanauSeq2SeqT> = 0>
+void visit_params(P& p, F&& f) {
+  visit_params(p.enc, "encoder", f);
+  visit_params(p.init, "init", f);
+  visit_params(p.attention, "attention", f);
+}
+template <class P, class F, if_layer<P, LuongSeq2SeqT> = 0>
+void visit_params(P& p, F&& f) {
+  visit_params(p.enc, "encoder", f);
+  visit_params(p.init, "init", f);
+  visit_params(p.attention, "attention", f);
+  visit_params(p.combine, "combine", f);
+}
+template <class P, class F, if_layer<P, Seq2SeqT> = 0>
+void visit_params(P& m, F&& f) {
+  f(std::string("src_emb"), m.src_emb);
+  f(std::string("tgt_emb"), m.tgt_emb);
+  std::visit([&](auto& family) { visit_params(family, f); }, m.family);
+  visit_params(m.dec, "decoder", f);
+  visit_params(m.out, "out", f);
+}
 
 // Fresh weights, deterministic by rng (PyTorch's defaults: embeddings N(0, 1), the rest U(±1/√fan)).
 Seq2Seq seq2seq_init(const Seq2SeqConfig& cfg, Rng& rng);
 template <class T> Seq2SeqT<T> zeros_like(const Seq2SeqT<T>& m);
 Seq2SeqD to_double(const Seq2Seq& m);
-// Every tensor by name ("src_emb", "encoder.fwd.wx", "attention.w_a", "decoder.wh", "out.w", …).
+// Every tensor by name ("src_emb", "encoder.fwd.wx", "attention.w_a", "decoder.wh", "out.w", …),
+// as visit_params names it, with its gradient in grad (of the same family: zeros_like).
 void register_params(ParamRegistry& reg, Seq2Seq& m, Seq2Seq& grad);
-std::size_t parameter_count(const Seq2Seq& m);
+std::size_t parameter_count(const Seq2Seq& m);  // trainable floats (visit_params)
 
 // ---- one decoder step --------------------------------------------------------------------------
 template <class T>

@@ -55,7 +55,8 @@ TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, con
 double mean_loss(const Seq2Seq& m, const std::vector<SentencePair>& pairs, const Vocab& src_vocab,
                  const Vocab& tgt_vocab);
 
-// Checkpoints: every parameter by name plus metadata {"model": model_name, …}.
+// Checkpoints: every parameter by the name visit_params gives it (unused, empty ones left out) plus
+// metadata {"model": model_name, …}.
 void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& metadata = {});
 // Builds the model `name` (attn/models/seq2seq.hpp config_for) and loads it; throws SafetensorsError
 // naming the file when it is missing, corrupt, of another model or of other shapes.

@@ -32,6 +32,14 @@ using GruD = GruT<double>;
 Gru gru_init(std::size_t input, std::size_t hidden, Rng& rng);
 template <class T> GruT<T> zeros_like(const GruT<T>& p);
 void register_params(ParamRegistry& reg, const std::string& prefix, Gru& p, Gru& grad);
+// Its parameters by name, in this order: prefix.wx, .wh, .bx, .bh (see attn/tensor/params.hpp).
+template <class P, class F, if_layer<P, GruT> = 0>
+void visit_params(P& p, const std::string& prefix, F&& f) {
+  f(prefix + ".wx", p.wx);
+  f(prefix + ".wh", p.wh);
+  f(prefix + ".bx", p.bx);
+  f(prefix + ".bh", p.bh);
+}
 inline std::size_t gru_hidden_size(const Gru& p) { return p.wh.shape(0); }
 
 // What one step keeps for its backward: all (B, H).
@@ -79,6 +87,12 @@ using BiGruD = BiGruT<double>;
 BiGru bigru_init(std::size_t input, std::size_t hidden, Rng& rng);
 template <class T> BiGruT<T> zeros_like(const BiGruT<T>& p);
 void register_params(ParamRegistry& reg, const std::string& prefix, BiGru& p, BiGru& grad);
+// prefix.fwd.*, then prefix.bwd.*
+template <class P, class F, if_layer<P, BiGruT> = 0>
+void visit_params(P& p, const std::string& prefix, F&& f) {
+  visit_params(p.fwd, prefix + ".fwd", f);
+  visit_params(p.bwd, prefix + ".bwd", f);
+}
 
 template <class T>
 struct BiGruCacheT {

@@ -25,6 +25,12 @@ Linear linear_init(std::size_t in, std::size_t out, Rng& rng, bool bias = true);
 // Same shapes, all zeros: the gradient buffer of p.
 template <class T> LinearT<T> zeros_like(const LinearT<T>& p);
 void register_params(ParamRegistry& reg, const std::string& prefix, Linear& p, Linear& grad);
+// Its parameters by name: prefix.w, then prefix.b (see attn/tensor/params.hpp).
+template <class P, class F, if_layer<P, LinearT> = 0>
+void visit_params(P& p, const std::string& prefix, F&& f) {
+  f(prefix + ".w", p.w);
+  f(prefix + ".b", p.b);
+}
 
 // x: (N, in) -> y: (N, out); y is resized when needed.
 template <class T> void linear_forward(MatT<T>& y, const MatT<T>& x, const LinearT<T>& p);

@@ -1,10 +1,10 @@
 // The command line every chapter shares (CLI11):
-//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR  --lang en|zh
+//   --help  --seed N  --quiet  --no-color  --full  --step  --export DIR  --lang en|zh  [--json]
 // plus the chapter's own options, added to app() before run(). A bad value names the flag and
 // what is allowed and exits with status 2; an unwritable --export folder is refused before any
 // work starts; an error during the chapter prints "error: …" and exits 1.
 //
-//   attn::ChapterApp ch("03", /*default_seed=*/7, /*steps=*/8);
+//   attn::ChapterApp ch("03", /*default_seed=*/7, /*total_steps=*/9);  // chapter 03 has 9 steps
 //   int n = 4;
 //   ch.app().add_option("--tokens", n, "…")->check(CLI::Range(1, 12));
 //   return ch.run(argc, argv, [&](attn::Narrator& nar) { … });
@@ -24,11 +24,15 @@ class ChapterApp {
  public:
   ChapterApp(const std::string& number, std::uint64_t default_seed, int total_steps);
   CLI::App& app() { return app_; }
-  std::uint64_t seed() const { return seed_; }
   // Parses argv, prepares the narrator and runs body. Returns the process exit status.
   int run(int argc, char** argv, const std::function<void(Narrator&)>& body);
   // The question shown under the header.
   void set_question(std::string q) { question_ = std::move(q); }
+  // Adds --json: with it stdout carries only the document the body hands to Narrator::json()
+  // (printed after the run; a run that hands none fails), and the narration goes to stderr.
+  void add_json_flag(const std::string& help);
+  // The chapter's number ("01"), as registered in chapters.cpp.
+  const std::string& number() const { return info_.number; }
   // For fuzz/fuzz_options.cpp: run() stops after parsing and checking the command line (exit
   // status as usual, nothing created on disk, the chapter body never runs).
   static inline bool parse_only = false;
@@ -39,7 +43,7 @@ class ChapterApp {
   CLI::App app_;
   int total_steps_;
   std::uint64_t seed_;
-  bool quiet_ = false, no_color_ = false, full_ = false, pause_ = false;
+  bool quiet_ = false, no_color_ = false, full_ = false, pause_ = false, json_ = false;
   std::string export_dir_;
   std::string lang_;
   std::string question_;

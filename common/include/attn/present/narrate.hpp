@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "attn/present/chapters.hpp"
 #include "attn/present/export.hpp"
@@ -63,6 +64,12 @@ class Narrator {
   void export_file(const std::string& file, std::string bytes) { recorder_.add_file(file, std::move(bytes)); }
   // A table; as_result = true keeps it in --quiet runs.
   void table(const Table& t, bool as_result = false);
+  // Preformatted lines (a chart) printed as they are; left out with --quiet.
+  void block(const std::string& text);
+  // The chapter's machine-readable document for --json (ChapterApp::add_json_flag): kept here and
+  // printed on stdout by ChapterApp after the run, while the narration goes to stderr.
+  void json(std::string document) { json_ = std::move(document); }
+  const std::optional<std::string>& json_document() const { return json_; }
   // The closing lines: what was measured and what it means (always printed).
   void takeaway(const std::vector<std::string>& lines);
   // Writes the export (if asked) and checks that the chapter announced as many steps as it ran.
@@ -70,7 +77,6 @@ class Narrator {
 
   bool quiet() const { return opts_.quiet; }
   const NarratorOptions& options() const { return opts_; }
-  int current_step() const { return step_; }
   const ExportRecorder& recorder() const { return recorder_; }
 
  private:
@@ -82,6 +88,7 @@ class Narrator {
   int total_steps_;
   int step_ = 0;
   ExportRecorder recorder_;
+  std::optional<std::string> json_;
 };
 
 }  // namespace attn

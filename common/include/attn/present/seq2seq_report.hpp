@@ -15,6 +15,8 @@
 namespace attn {
 
 using NamedResult = std::pair<std::string, EvalResult>;  // model name, its evaluation
+// The evaluation of the model `name` among results (std::invalid_argument when absent).
+const EvalResult& result_named(const std::vector<NamedResult>& results, const std::string& name);
 
 // Rows: length buckets (+ "all"); per model three columns "<title> BLEU", "exact %", "tok %".
 Table length_table(const std::vector<NamedResult>& models);

@@ -10,8 +10,17 @@
 
 namespace attn {
 
-// The core routine on one row of n floats; mask may be nullptr. out may alias x.
+// The one softmax kernel: every softmax in the core (these functions, the trainable layers, the
+// sparse, tiled, cached and fused attention paths, the loss) calls it on one row of n values.
+// mask may be nullptr; out may alias x. Each weight is exp(z_j − M) divided by the row's sum (one
+// rounding per entry); the sum runs left to right. n = 0 or a row of all −∞ gives zeros.
+// Float for the forward passes, double for the gradient checks (the same code in both).
 void softmax_row(float* out, const float* x, const float* mask, std::size_t n);
+void softmax_row(double* out, const double* x, const double* mask, std::size_t n);
+
+// Backward of one row y = softmax(x): dx_j += y_j (dy_j − Σ_k dy_k y_k).
+void softmax_row_backward(float* dx, const float* y, const float* dy, std::size_t n);
+void softmax_row_backward(double* dx, const double* y, const double* dy, std::size_t n);
 
 // x: (R, C) -> (R, C), softmax along `axis` (1: each row sums to 1; 0: each column).
 Mat softmax(const Mat& x, std::size_t axis = 1);
