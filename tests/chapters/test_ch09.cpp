@@ -218,4 +218,12 @@ TEST_CASE("chapter 09 bad flags exit 2 naming the flag") {
   const RunResult r = run_program("09_modern_decoder", {"--prompt", long_prompt, "--tokens", "100"});
   CHECK(r.status == 2);
   CHECK(r.err.find("--prompt") != std::string::npos);
+  // A broken shipped file: exit 1 with its name, no crash.
+  const fs::path dir = scratch_dir("ch09-broken");
+  fs::create_directories(dir / "ch09");
+  std::ofstream(dir / "ch09" / "tokenizer.json") << "not json";
+  const RunResult b = run_program("09_modern_decoder", {"--quiet"}, {"ATTN_DATA_DIR=" + dir.string()});
+  CHECK(b.status == 1);
+  CHECK_MESSAGE(b.err.find("tokenizer.json") != std::string::npos, b.err);
+  fs::remove_all(dir);
 }

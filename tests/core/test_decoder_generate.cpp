@@ -22,7 +22,7 @@ DecoderLM small_model(std::uint64_t seed) {
   c.context = 64;
   DecoderLM m = decoder_lm_init(c, seed);
   Rng rng(seed + 7);  // weights far from the init's 0.02, so the distribution is not flat
-  visit_params([&](const std::string&, auto& t) {
+  visit_decoder_params([&](const std::string&, auto& t) {
     for (auto& x : t) x = rng.normal() * 0.5f + (t.dimension() == 1 ? 1.0f : 0.0f);
   }, m);
   return m;

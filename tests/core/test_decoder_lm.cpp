@@ -56,7 +56,7 @@ DecoderLMConfig tiny_config() {
 DecoderLMD tiny_model(std::uint64_t seed) {
   DecoderLMD m = to_double(decoder_lm_init(tiny_config(), seed));
   Rng rng(seed + 1);
-  visit_params([&](const std::string&, auto& t) {
+  visit_decoder_params([&](const std::string&, auto& t) {
     for (auto& x : t) x = rng.normal() * 0.5 + (t.dimension() == 1 ? 1.0 : 0.0);
   }, m);
   return m;
@@ -154,7 +154,7 @@ TEST_CASE("decoder LM: gradients of every parameter through the loss; float forw
   DecoderLMD grad = zeros_like(m);
   decoder_lm_backward(grad, c, m);
   auto loss = [&] { DecoderLMCacheT<double> cc; return decoder_lm_forward(cc, m, in, tg, 2); };
-  visit_params([&](const std::string& name, auto& p, auto& gp) {
+  visit_decoder_params([&](const std::string& name, auto& p, auto& gp) {
     auto r = check_gradient(loss, p, gp);
     INFO(name << ": rel " << r.rel_error << " worst |Δ| " << r.max_abs_error);
     CHECK(r.rel_error < kTol);
@@ -164,7 +164,7 @@ TEST_CASE("decoder LM: gradients of every parameter through the loss; float forw
   mf.cfg = m.cfg;
   mf.rope = m.rope;
   mf.blocks.resize(m.blocks.size());
-  visit_params([](const std::string&, auto& f, const auto& d) { f = xt::cast<float>(d); }, mf, m);
+  visit_decoder_params([](const std::string&, auto& f, const auto& d) { f = xt::cast<float>(d); }, mf, m);
   DecoderLMCacheT<float> cf;
   CHECK(double(decoder_lm_forward(cf, mf, in, tg, 2)) == doctest::Approx(l0).epsilon(1e-5));
 }
@@ -174,7 +174,7 @@ TEST_CASE("decoder LM: cached decoding gives the logits of recomputation; RoPE o
   cfg.context = 12;
   DecoderLM m = decoder_lm_init(cfg, 4);
   Rng rng(2);
-  visit_params([&](const std::string&, auto& t) { for (auto& x : t) x = rng.normal() * 0.4f + (t.dimension() == 1 ? 1.0f : 0.0f); }, m);
+  visit_decoder_params([&](const std::string&, auto& t) { for (auto& x : t) x = rng.normal() * 0.4f + (t.dimension() == 1 ? 1.0f : 0.0f); }, m);
   const std::vector<int> toks{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
   // Prefill 4 tokens (query length 4, key length 4), then decode one at a time (query length 1,
   // key length 5 … 10): each step's logits equal the full recomputation of that prefix.

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/layer_kernels.hpp"
+#include "attn/tensor/softmax.hpp"
 
 namespace attn {
 

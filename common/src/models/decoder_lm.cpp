@@ -105,7 +105,7 @@ DecoderLMT<T> zeros_like(const DecoderLMT<T>& m) {
   g.blocks.resize(m.blocks.size());
   g.final_norm.gamma = xt::zeros<T>(m.final_norm.gamma.shape());
   g.lm_head.w = xt::zeros<T>(m.lm_head.w.shape());
-  visit_params(
+  visit_decoder_params(
       [](const std::string&, auto& z, const auto& src) {
         z = xt::zeros<typename std::decay_t<decltype(z)>::value_type>(src.shape());
       },
@@ -118,18 +118,18 @@ DecoderLMD to_double(const DecoderLM& m) {
   out.cfg = m.cfg;
   out.rope = m.rope;
   out.blocks.resize(m.blocks.size());
-  visit_params([](const std::string&, auto& dst, const auto& src) { dst = xt::cast<double>(src); }, out, m);
+  visit_decoder_params([](const std::string&, auto& dst, const auto& src) { dst = xt::cast<double>(src); }, out, m);
   return out;
 }
 
 std::size_t parameter_count(const DecoderLM& m) {
   std::size_t n = 0;
-  visit_params([&](const std::string&, const auto& t) { n += t.size(); }, m);
+  visit_decoder_params([&](const std::string&, const auto& t) { n += t.size(); }, m);
   return n;
 }
 
 void register_params(ParamRegistry& reg, DecoderLM& m, DecoderLM& grad, ParamGroup group) {
-  visit_params(
+  visit_decoder_params(
       [&](const std::string& name, auto& p, auto& g) {
         const bool is_gain = p.dimension() == 1;
         if (group == ParamGroup::All || (group == ParamGroup::Gains) == is_gain) reg.add(name, p, g);
@@ -139,7 +139,7 @@ void register_params(ParamRegistry& reg, DecoderLM& m, DecoderLM& grad, ParamGro
 
 void save_decoder_lm(const std::string& path, const DecoderLM& m, Metadata metadata) {
   TensorMap tensors;
-  visit_params(
+  visit_decoder_params(
       [&](const std::string& name, const auto& t) {
         tensors[name] = TensorF32{shape_of(t), std::vector<float>(t.begin(), t.end())};
       },
@@ -165,7 +165,7 @@ DecoderLM load_decoder_lm(const std::string& path, Metadata* metadata) {
   DecoderLM m = decoder_lm_init(cfg, 0);
   // Check every tensor before copying any (all or nothing).
   std::size_t used = 0;
-  visit_params(
+  visit_decoder_params(
       [&](const std::string& name, const auto& t) {
         auto it = tensors.find(name);
         if (it == tensors.end()) throw SafetensorsError(path + ": tensor " + name + " is missing");
@@ -178,7 +178,7 @@ DecoderLM load_decoder_lm(const std::string& path, Metadata* metadata) {
   if (used != tensors.size())
     throw SafetensorsError(path + ": holds " + std::to_string(tensors.size() - used) +
                            " tensor(s) the decoder_lm config does not have");
-  visit_params(
+  visit_decoder_params(
       [&](const std::string& name, auto& t) {
         std::copy(tensors[name].data.begin(), tensors[name].data.end(), t.begin());
       },

@@ -18,7 +18,7 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"06", "06_efficient_attention", N_("Efficient attention"), N_("window, BigBird, linear, tiled online softmax, KV cache")},
       {"07", "07_cross_attention", N_("Cross-attention"), N_("queries from one sequence, keys and values from another")},
       {"08", "08_transformer", N_("The Transformer"), N_("encoder-decoder, causal mask, training, decoding")},
-      {"09", "09_modern_decoder", N_("A modern decoder"), N_("Pre-Norm, RMSNorm, SwiGLU, RoPE, GQA, KV cache; a tiny LM")},
+      {"09", "09_modern_decoder", N_("A modern decoder"), N_("RMSNorm, SwiGLU, RoPE, GQA, KV and paged caches; a 1M-parameter LM")},
       {"10", "10_interpretability", N_("Interpretability"), N_("head patterns, attention vs gradients, perturbation")},
       {"11", "11_fast_attention", N_("Fast attention"), N_("roofline, a tiled CPU kernel near GEMM speed, CUDA kernels")},
   };

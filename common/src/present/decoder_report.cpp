@@ -10,7 +10,6 @@
 #include "attn/attention/gqa.hpp"
 #include "attn/nn/layernorm.hpp"
 #include "attn/studies/timing.hpp"
-#include "attn/present/terminal.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 
 namespace attn {
@@ -26,34 +25,6 @@ std::string bytes_str(double b) {
   if (b >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
   if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
   return fmt::format("{:.0f} B", b);
-}
-// Greedy word wrap to `width` display columns.
-std::vector<std::string> wrap(const std::string& text, std::size_t width) {
-  std::vector<std::string> lines;
-  std::string line, word;
-  std::istringstream in(text);
-  while (in >> word) {
-    if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
-      lines.push_back(line);
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  if (!line.empty()) lines.push_back(line);
-  return lines;
-}
-// Narration under 100 columns: continuation lines are indented under the first.
-void why_w(Narrator& nar, const std::string& text) {
-  const auto lines = wrap(text, 88);
-  for (std::size_t i = 0; i < lines.size(); ++i) i == 0 ? nar.why(lines[i]) : nar.say("     " + lines[i]);
-}
-void result_w(Narrator& nar, const std::string& text) {
-  const auto lines = wrap(text, 92);
-  for (std::size_t i = 0; i < lines.size(); ++i) nar.result(i == 0 ? lines[i] : "  " + lines[i]);
-}
-void say_w(Narrator& nar, const std::string& text) {
-  const auto lines = wrap(text, 92);
-  for (std::size_t i = 0; i < lines.size(); ++i) nar.say(i == 0 ? lines[i] : "  " + lines[i]);
 }
 Mat rows_of(const Mat& x, std::size_t n, std::size_t cols) {
   n = std::min(n, x.shape(0));
@@ -77,7 +48,7 @@ void show_bpe_merges(Narrator& nar, const BpeTokenizer& tok, std::size_t n) {
   }
   nar.table(t);
   const BpeMerge& last = tok.merges.back();
-  say_w(nar, fmt::format("…{} merges in all; the last one, {} + {} → {}, occurred {} times.", tok.merges.size(),
+  nar.say(fmt::format("…{} merges in all; the last one, {} + {} → {}, occurred {} times.", tok.merges.size(),
                          bpe_piece_display(tok, last.left), bpe_piece_display(tok, last.right),
                          bpe_piece_display(tok, last.id), thousands(std::size_t(last.count))));
   nar.say(fmt::format("Vocabulary: {} = 256 bytes + {} merges.", tok.vocab_size(), tok.merges.size()));
@@ -88,7 +59,7 @@ void show_bpe_split(Narrator& nar, const BpeTokenizer& tok, const std::string& s
   std::string pieces;
   for (const auto& p : token_labels(tok, ids)) pieces += (pieces.empty() ? "" : " | ") + p;
   nar.say(fmt::format("\"{}\"", sentence));
-  say_w(nar, fmt::format("  -> {} tokens: {}", ids.size(), pieces));
+  nar.say(fmt::format("  -> {} tokens: {}", ids.size(), pieces));
   nar.say(fmt::format("  ({} bytes, {:.2f} bytes per token; ␣ marks a space)", sentence.size(),
                       double(sentence.size()) / double(ids.size())));
 }
@@ -108,15 +79,15 @@ void compare_norms(Narrator& nar, const DecoderLM& m, const std::vector<int>& pr
   nar.show("layernorm_y", rows_of(yl, 3, 8), {}, {}, "LayerNorm(x), γ = 1, β = 0");
   const double mx = xt::mean(xt::view(x, 0, xt::all()))(), mr = xt::mean(xt::view(yr, 0, xt::all()))(),
                ml = xt::mean(xt::view(yl, 0, xt::all()))();
-  result_w(nar, fmt::format("row 0: mean(x) = {:.3f}; mean after RMSNorm {:.3f}, after LayerNorm {:.1e} "
+  nar.result(fmt::format("row 0: mean(x) = {:.3f}; mean after RMSNorm {:.3f}, after LayerNorm {:.1e} "
                          "(RMSNorm rescales, LayerNorm also re-centres)", mx, mr, ml));
   const Mat big = Rng(3).normal_mat(4096, m.cfg.d_model);
   const NormCost c = norm_cost(big);
-  result_w(nar, fmt::format("forward on {}×{}: RMSNorm {:.0f} µs, LayerNorm {:.0f} µs: LayerNorm takes {:.2f}× as long "
+  nar.result(fmt::format("forward on {}×{}: RMSNorm {:.0f} µs, LayerNorm {:.0f} µs: LayerNorm takes {:.2f}× as long "
                          "(paper: RMSNorm cuts running time by 7%–64%)",
                          c.rows, c.channels, c.rms_seconds * 1e6, c.layer_seconds * 1e6,
                          c.layer_seconds / c.rms_seconds));
-  why_w(nar, "one statistic per row instead of two, and no β; Zhang & Sennrich argue the re-centring is "
+  nar.why("one statistic per row instead of two, and no β; Zhang & Sennrich argue the re-centring is "
              "dispensable, and LLaMA uses RMSNorm before every sub-layer.");
 }
 
@@ -129,13 +100,13 @@ void compare_ffns(Narrator& nar, const DecoderLMConfig& cfg) {
   t.add({"SwiGLU (LLaMA)", std::to_string(c.swiglu_hidden) + " ≈ (2/3)·4d", "3", thousands(c.swiglu_params),
          fmt::format("{:.2f} ms", c.swiglu_seconds * 1e3)});
   nar.table(t, true);
-  result_w(nar, fmt::format("the 2/3 rule: 3·{}·{} = {} vs 2·{}·{} = {} parameters ({:+.1f}%, from rounding {} up "
+  nar.result(fmt::format("the 2/3 rule: 3·{}·{} = {} vs 2·{}·{} = {} parameters ({:+.1f}%, from rounding {} up "
                          "to a multiple of 8)",
                          cfg.d_model, c.swiglu_hidden, thousands(c.swiglu_params), cfg.d_model, c.relu_hidden,
                          thousands(c.relu_params),
                          100.0 * (double(c.swiglu_params) - double(c.relu_params)) / double(c.relu_params),
                          fmt::format("{:.1f}", 8.0 * double(cfg.d_model) / 3.0)));
-  why_w(nar, "the gate multiplies, so each hidden unit can switch the other on or off; Shazeer measured lower "
+  nar.why("the gate multiplies, so each hidden unit can switch the other on or off; Shazeer measured lower "
           "perplexity than ReLU at the same parameter count.");
 }
 
@@ -164,9 +135,9 @@ void compare_positions(Narrator& nar, const DecoderLM& m, const std::vector<int>
     smax = std::max(smax, r.sinusoidal);
   }
   nar.table(t, true);
-  result_w(nar, fmt::format("spread over the five placements: RoPE {:.1e} (float rounding), sinusoidal {:.3f}", rmax - rmin,
+  nar.result(fmt::format("spread over the five placements: RoPE {:.1e} (float rounding), sinusoidal {:.3f}", rmax - rmin,
                          smax - smin));
-  why_w(nar, fmt::format("RoPE rotates q and k inside attention, so only the distance survives in q·k; this model "
+  nar.why(fmt::format("RoPE rotates q and k inside attention, so only the distance survives in q·k; this model "
                       "pairs adjacent dimensions (2i, 2i+1) of each {}-dim head, as chapter 05.", dh));
 }
 
@@ -188,10 +159,10 @@ void compare_kv_heads(Narrator& nar, const DecoderLMConfig& cfg) {
   const std::size_t big_gqa = row("70B-like, GQA (LLaMA 2)", 80, 64, 8, 128, 2);
   row("70B-like, MQA", 80, 64, 1, 128, 2);
   nar.table(t, true);
-  result_w(nar, fmt::format("GQA with {} K/V heads stores {}× less than MHA here; at 70B scale (80 layers, 64 heads "
+  nar.result(fmt::format("GQA with {} K/V heads stores {}× less than MHA here; at 70B scale (80 layers, 64 heads "
                          "of 128, bf16) 8 K/V heads cut {} to {} per token",
                          cfg.n_kv_heads, mha / gqa, bytes_str(double(big_mha)), bytes_str(double(big_gqa))));
-  why_w(nar, "every generated token adds its keys and values for every layer; the cache, not the weights, limits "
+  nar.why("every generated token adds its keys and values for every layer; the cache, not the weights, limits "
           "how many long sequences fit in memory.");
 }
 
@@ -248,7 +219,7 @@ void export_block0(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trac
 ValidationFigures report_training(Narrator& nar, const TinyLm& lm) {
   const Metadata& md = lm.metadata;
   auto get = [&](const char* k) { return md.count(k) ? md.at(k) : std::string("?"); };
-  say_w(nar, fmt::format("trained with --train --seed {}: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
+  nar.say(fmt::format("trained with --train --seed {}: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
                       "{:.0f} s of wall-clock time with {} OpenBLAS thread(s)",
                       get("seed"), get("steps"), get("batch"), get("time"), get("train_tokens_seen"),
                       std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"), get("blas_threads")));
@@ -278,7 +249,7 @@ ValidationFigures report_training(Narrator& nar, const TinyLm& lm) {
                          std::exp(loss), bpb));
   nar.result(fmt::format("  on the first {} windows of {} held-out tokens ({} tokens, {} bytes)", w, T,
                          targets.size(), std::size_t(bytes)));
-  why_w(nar, "a loss per token depends on how many bytes a token holds (BPE vs characters) and on the text "
+  nar.why("a loss per token depends on how many bytes a token holds (BPE vs characters) and on the text "
           "(TinyStories is simple by design); bits per byte removes the first difference, not the second.");
   return {loss, bpb};
 }
@@ -304,9 +275,9 @@ void show_sampling_step(Narrator& nar, const TinyLm& lm, const std::vector<int>&
       ++kept;
       kept_mass += tempered(i);
     }
-  result_w(nar, fmt::format("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
+  nar.result(fmt::format("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
                          kept, final_p.size(), kept_mass));
-  why_w(nar, "τ < 1 sharpens the distribution, top-p drops the long tail of unlikely tokens that make text derail.");
+  nar.why("τ < 1 sharpens the distribution, top-p drops the long tail of unlikely tokens that make text derail.");
 }
 
 void print_generated(Narrator& nar, const std::string& raw) {
@@ -346,21 +317,21 @@ double kv_cache_study(Narrator& nar, const TinyLm& lm, const std::vector<int>& p
     all_same = all_same && r.identical;
   }
   nar.table(t, true);
-  result_w(nar, fmt::format("log-log slope of time vs tokens: cached {:.2f}, uncached {:.2f} (1 = linear, 2 = quadratic); "
-                         "tokens identical: {}",
-                         loglog_slope(n, tc), loglog_slope(n, tu), all_same ? "yes" : "NO"));
+  nar.result(fmt::format("log-log slope of time vs tokens: cached {:.2f}, uncached {:.2f} (1 = linear, 2 = quadratic)",
+                         loglog_slope(n, tc), loglog_slope(n, tu)));
+  nar.result(fmt::format("tokens identical: {}", all_same ? "yes" : "NO"));
   if (bench && prompt.size() + lengths.back() > lm.model.cfg.context)
-    say_w(nar, fmt::format("(past {} positions the RoPE tables are extended for timing; the model never trained there)",
+    nar.say(fmt::format("(past {} positions the RoPE tables are extended for timing; the model never trained there)",
                         lm.model.cfg.context));
   if (!bench) nar.say("(--bench extends the sweep to 512 tokens)");
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
   const PrefillDecode pd = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + long(np)});
-  result_w(nar, fmt::format("prefill of {} tokens in one pass: {:.1f} µs/token; the same tokens decoded one at a time: "
-                         "{:.1f} µs/token ({:.1f}× slower); final logits differ by {:.1e}",
+  nar.result(fmt::format("prefill of {} tokens in one pass: {:.1f} µs/token; the same tokens decoded one at a "
+                         "time: {:.1f} µs/token (decode / prefill = {:.2f}); final logits differ by {:.1e}",
                          pd.tokens, pd.prefill_seconds / double(pd.tokens) * 1e6,
                          pd.decode_seconds / double(pd.tokens) * 1e6, pd.decode_seconds / pd.prefill_seconds,
                          pd.max_logit_diff));
-  why_w(nar, "prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a time, "
+  nar.why("prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a time, "
              "in smaller pieces. Without the cache each step would redo the whole prefix: O(t²) in total.");
   return rows.back().uncached_seconds / rows.back().cached_seconds;
 }
@@ -385,14 +356,14 @@ double paged_cache_study(Narrator& nar, const TinyLm& lm, const SamplerConfig& s
            std::to_string(blocks), std::to_string(blocks * s.block_size - s.lengths[i])});
   }
   nar.table(t, true);
-  result_w(nar, fmt::format("paged: {} blocks = {} for {} stored tokens ({} exactly; {} slots unused in last blocks); "
+  nar.result(fmt::format("paged: {} blocks = {} for {} stored tokens ({} exactly; {} slots unused in last blocks); "
                          "contiguous, {} × {} reserved: {} — {:.1f}× the paged memory",
                          s.blocks_used, bytes_str(double(s.paged_bytes)), s.tokens_stored, bytes_str(double(s.exact_bytes)),
                          unused, s.sequences, s.max_len, bytes_str(double(s.contiguous_bytes)),
                          double(s.contiguous_bytes) / double(s.paged_bytes)));
-  result_w(nar, fmt::format("tokens equal to each sequence decoded alone with the contiguous cache: {}",
+  nar.result(fmt::format("tokens equal to each sequence decoded alone with the contiguous cache: {}",
                          s.identical ? "yes" : "NO"));
-  why_w(nar, "a contiguous cache must reserve the longest possible sequence up front; blocks are taken as tokens "
+  nar.why("a contiguous cache must reserve the longest possible sequence up front; blocks are taken as tokens "
           "arrive, so the waste is under one block per sequence (vLLM, Kwon et al. 2023).");
   return double(s.contiguous_bytes) / double(s.paged_bytes);
 }

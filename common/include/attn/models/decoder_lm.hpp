@@ -66,9 +66,10 @@ using DecoderLM = DecoderLMT<float>;
 using DecoderLMD = DecoderLMT<double>;
 
 // Every parameter with its checkpoint name, in a fixed order: f(name, tensor_of_m0, tensor_of_m…).
+// (Its own name: the seq2seq models' visit_params(model, f) takes its arguments the other way.)
 // With one model it counts or saves; with a model and its gradient it registers both.
 template <class F, class M0, class... M>
-void visit_params(F&& f, M0& m0, M&... m) {
+void visit_decoder_params(F&& f, M0& m0, M&... m) {
   f(std::string("tok_emb"), m0.tok_emb, m.tok_emb...);
   for (std::size_t l = 0; l < m0.blocks.size(); ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
@@ -92,8 +93,8 @@ DecoderLM decoder_lm_init(const DecoderLMConfig& cfg, std::uint64_t seed);
 template <class T> DecoderLMT<T> zeros_like(const DecoderLMT<T>& m);
 DecoderLMD to_double(const DecoderLM& m);
 std::size_t parameter_count(const DecoderLM& m);
-// Every parameter registered under its visit_params name; matrices and norm gains separately when
-// asked (AdamW decays matrices only).
+// Every parameter registered under its visit_decoder_params name; matrices and norm gains
+// separately when asked (AdamW decays matrices only).
 enum class ParamGroup { All, Matrices, Gains };
 void register_params(ParamRegistry& reg, DecoderLM& m, DecoderLM& grad, ParamGroup group = ParamGroup::All);
 

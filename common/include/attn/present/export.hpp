@@ -2,7 +2,8 @@
 // C-order .npy per shown tensor and DIR/manifest.json =
 //   {"chapter": "03", "seed": 7, "tensors": [{"name": "scores", "file": "scores.npy",
 //    "shape": [4, 4], "step": 2}, …]}
-// (plus "files": ["results.json"] when a chapter adds whole files). Names are stable identifiers
+// (plus "files": ["results.json"] when a chapter adds whole files, and any extra entries a chapter
+// sets, e.g. chapter 09's "config"). Names are stable identifiers
 // documented per chapter.
 // The export replaces DIR as a whole: everything is written into a hidden sibling folder
 // (.DIR.attn-export-PID), which is then swapped with DIR in one atomic step (Linux renameat2
@@ -45,7 +46,7 @@ class ExportRecorder {
   // The tokens along a recorded tensor's query and key axes (throws ExportError for an unknown name).
   void set_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
   // An extra top-level manifest entry (e.g. a model's "config"); value is JSON text. Throws
-  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors).
+  // ExportError for invalid JSON or a reserved key (chapter, seed, tensors, files).
   void set_manifest_field(const std::string& key, const std::string& json_value);
   // The same (chapter 08's name for it).
   void add_manifest_field(const std::string& key, const std::string& json_text);
