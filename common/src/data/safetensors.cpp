@@ -212,7 +212,8 @@ void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots,
                      shape_str(e.shape));
   }
   if (!allow_extra)
-    for (const auto& [name, t] : tensors) {
+    for (const auto& entry : tensors) {
+      const std::string& name = entry.first;  // a plain reference: C++17 lambdas cannot capture bindings
       const bool wanted = std::any_of(slots.begin(), slots.end(), [&](const TensorSlot& e) { return e.name == name; });
       if (!wanted) fail(path, "tensor '" + name + "' is not a parameter of this model");
     }
