@@ -296,7 +296,9 @@ int main(int argc, char** argv) {
     ours.d_model = mc.d_model; ours.n_heads = mc.n_heads; ours.d_ff = mc.d_ff;
     ours.n_encoder = mc.enc_layers; ours.n_decoder = mc.dec_layers; ours.vocab = mc.tgt_vocab;
     Table ct_t({"model", "parameters", "FLOPs/token (T = 32)", "attention share: T = 32", "T = 512", "T = 4096"});
-    for (const auto& [label, c] : {std::pair<std::string, TransformerConfig>{"base (Vaswani et al. 2017)", base}, {"ours", ours}}) {
+    for (const auto& row : {std::pair<std::string, TransformerConfig>{"base (Vaswani et al. 2017)", base}, {"ours", ours}}) {
+      const std::string& label = row.first;
+      const TransformerConfig& c = row.second;  // plain references: C++17 lambdas cannot capture bindings
       auto per_token = [&](std::size_t t) {
         const LayerCost e = encoder_layer_cost(c, t), d = decoder_layer_cost(c, t, t);
         return std::pair<double, double>{(double(c.n_encoder) * e.flops() + double(c.n_decoder) * d.flops()) / double(t),
