@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     nar.attention_view({"induction model (2-layer attention-only)", toks, toks, w, true});
     const SentencePair& ex_pair = corpus.test[3];
     if (tf) {
-      const TransformerAttention ta = transformer_attention(*tf, ex_pair, corpus.source_vocab, corpus.target_vocab);
+      const PairAttention ta = transformer_attention(*tf, ex_pair, corpus.source_vocab, corpus.target_vocab);
       Labels tgt_in = {"<bos>"}, tgt_out = ex_pair.tgt;
       tgt_in.insert(tgt_in.end(), ex_pair.tgt.begin(), ex_pair.tgt.end());
       tgt_out.push_back("<eos>");
@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
       nar.result(fmt::format("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words",
                              head_name(bl, bh), 100.0 * best, 100.0 * bah_acc, ca->words));
       if (!nar.quiet()) {
-        const TransformerAttention ta = transformer_attention(*tf, ex_pair, corpus.source_vocab, corpus.target_vocab);
+        const PairAttention ta = transformer_attention(*tf, ex_pair, corpus.source_vocab, corpus.target_vocab);
         const Mat full = slice_of(ta.cross[bl], bh);  // (len(tgt) + 1, S): the <eos> row last
         Mat head = xt::zeros<float>({ex_pair.tgt.size(), full.shape(1)});
         for (std::size_t i = 0; i < head.shape(0); ++i)

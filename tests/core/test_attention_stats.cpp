@@ -350,7 +350,7 @@ TEST_CASE("studies on chapter 08 and 09's models: shapes, ranges, and a forced a
   Rng rng(8);
   const Transformer tf = transformer_init(cfg, rng);
   const SentencePair& p = corpus.test[0];
-  const TransformerAttention ta = transformer_attention(tf, p, corpus.source_vocab, corpus.target_vocab);
+  const PairAttention ta = transformer_attention(tf, p, corpus.source_vocab, corpus.target_vocab);
   REQUIRE(ta.cross.size() == 2);
   CHECK(shape_of(ta.cross[1]) == Shape{2, p.tgt.size() + 1, p.src.size()});
   CHECK(shape_of(ta.enc_self[0]) == Shape{2, p.src.size(), p.src.size()});

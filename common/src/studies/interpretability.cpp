@@ -270,12 +270,12 @@ std::vector<HeadStat> decoder_lm_text_stats(const DecoderLM& m, const std::vecto
   return head_stats(examples, {}, true);
 }
 
-TransformerAttention transformer_attention(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab,
+PairAttention transformer_attention(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab,
                                            const Vocab& tgt_vocab) {
   const std::vector<Batch> batches = make_batches({pair}, src_vocab, tgt_vocab, 1);
   TransformerTape tape;
   transformer_forward(tape, m, batches.at(0));
-  TransformerAttention a;
+  PairAttention a;
   auto first = [](const Tensor4& w) { return Tensor3(xt::view(w, 0, xt::all(), xt::all(), xt::all())); };
   for (const auto& e : tape.enc) a.enc_self.push_back(first(e.att.weights));
   for (const auto& d : tape.dec) {
@@ -292,7 +292,7 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
   std::vector<AlignmentScore> scores(layers * heads);
   std::vector<std::vector<Tensor3>> enc_examples;
   for (const SentencePair& p : pairs) {
-    const TransformerAttention a = transformer_attention(m, p, src_vocab, tgt_vocab);
+    const PairAttention a = transformer_attention(m, p, src_vocab, tgt_vocab);
     for (std::size_t l = 0; l < layers; ++l)
       for (std::size_t h = 0; h < heads; ++h) {
         const AlignmentScore s = alignment_hits(slice_of(a.cross[l], h), p.alignment);  // the <eos> row is not scored

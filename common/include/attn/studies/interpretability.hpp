@@ -87,13 +87,13 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
                                          const std::vector<std::size_t>& queries, std::uint64_t seed);
 
 // ---- the chapter 08 Transformer --------------------------------------------------------------
-struct TransformerAttention {
+struct PairAttention {
   std::vector<Tensor3> enc_self;  // per encoder layer (H, S, S)
   std::vector<Tensor3> dec_self;  // per decoder layer (H, T, T), T = len(tgt) + 1 (<eos> step last)
   std::vector<Tensor3> cross;     // per decoder layer (H, T, S)
 };
 // Teacher-forced weights of one sentence pair.
-TransformerAttention transformer_attention(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab,
+PairAttention transformer_attention(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab,
                                            const Vocab& tgt_vocab);
 struct CrossAlignment {
   Mat accuracy;                 // (dec_layers, heads): share of target words whose argmax is aligned
