@@ -25,11 +25,11 @@ using seq2seq_pins::read_json;
 namespace fs = std::filesystem;
 
 namespace {
-const char* kProgram = "00_seq2seq_bottleneck";
+const char* kProgram00 = "00_seq2seq_bottleneck";
 }  // namespace
 
 TEST_CASE("chapter 00 runs every step from the shipped checkpoint") {
-  const RunResult r = check_chapter_runs(kProgram, {"--no-color"});
+  const RunResult r = check_chapter_runs(kProgram00, {"--no-color"});
   CHECK(r.has("Chapter 00 · The Seq2Seq bottleneck"));
   CHECK(r.has("no attention (c = h_S): loaded"));
   CHECK(r.has("encoder_states (9×128)"));
@@ -42,7 +42,7 @@ TEST_CASE("chapter 00 runs every step from the shipped checkpoint") {
 
 TEST_CASE("chapter 00 reproduces the pinned BLEU / exact / token accuracy by length") {
   const fs::path dir = scratch_dir("ch00-export");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  const RunResult r = run_program(kProgram00, {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto j = read_json(dir / "results.json");
   // Pinned from the shipped checkpoint, to the printed precision (one decimal; evaluation is
@@ -59,7 +59,7 @@ TEST_CASE("chapter 00 reproduces the pinned BLEU / exact / token accuracy by len
 
 TEST_CASE("chapter 00 --export: the contract, and the tensors recompute") {
   const fs::path dir = scratch_dir("ch00-export2");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  const RunResult r = run_program(kProgram00, {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto j = read_json(dir / "manifest.json");
   CHECK(j["chapter"] == "00");
@@ -79,21 +79,21 @@ TEST_CASE("chapter 00 --export: the contract, and the tensors recompute") {
 TEST_CASE("chapter 00: a missing or corrupt checkpoint is a clear error") {
   const fs::path dir = scratch_dir("ch00-bad");
   fs::create_directories(dir);
-  RunResult r = run_program(kProgram, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
+  RunResult r = run_program(kProgram00, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("error: "));
   CHECK(r.err_has("nope.safetensors"));
   { std::ofstream(dir / "bad.safetensors") << "\x10\x00\x00\x00\x00\x00\x00\x00{\"a\": 1}"; }
-  r = run_program(kProgram, {"--quiet", "--checkpoint", (dir / "bad.safetensors").string()});
+  r = run_program(kProgram00, {"--quiet", "--checkpoint", (dir / "bad.safetensors").string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("bad.safetensors"));
   fs::remove_all(dir);
 }
 
 TEST_CASE("chapter 00: bad flags exit 2 naming the flag") {
-  RunResult r = run_program(kProgram, {"--steps", "0"});
+  RunResult r = run_program(kProgram00, {"--steps", "0"});
   CHECK(r.status == 2);
   CHECK((r.err_has("--steps") || r.has("--steps")));
-  r = run_program(kProgram, {"--no-such-flag"});
+  r = run_program(kProgram00, {"--no-such-flag"});
   CHECK(r.status == 2);
 }

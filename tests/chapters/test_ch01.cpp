@@ -24,11 +24,11 @@ using seq2seq_pins::read_json;
 namespace fs = std::filesystem;
 
 namespace {
-const char* kProgram = "01_bahdanau";
+const char* kProgram01 = "01_bahdanau";
 }  // namespace
 
 TEST_CASE("chapter 01 runs every step, with the alignment heatmap labelled by words") {
-  const RunResult r = check_chapter_runs(kProgram, {"--no-color"});
+  const RunResult r = check_chapter_runs(kProgram01, {"--no-color"});
   CHECK(r.has("Chapter 01 · Bahdanau attention"));
   CHECK(r.has("Bahdanau (additive): loaded"));
   CHECK(r.has("heatmap  rows: output words, columns: source words"));
@@ -39,7 +39,7 @@ TEST_CASE("chapter 01 runs every step, with the alignment heatmap labelled by wo
 
 TEST_CASE("chapter 01 --export: energies, alpha and context recompute from the exported weights") {
   const fs::path dir = scratch_dir("ch01-export");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  const RunResult r = run_program(kProgram01, {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   std::set<std::string> names;
   const auto manifest = read_json(dir / "manifest.json");
@@ -81,7 +81,7 @@ TEST_CASE("chapter 01 --export: energies, alpha and context recompute from the e
 
 TEST_CASE("chapter 01 reproduces the pinned BLEU by length and meets the issue's targets") {
   const fs::path dir = scratch_dir("ch01-results");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  const RunResult r = run_program(kProgram01, {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto j = read_json(dir / "results.json");
   check_pinned(j, "bahdanau",
@@ -98,14 +98,14 @@ TEST_CASE("chapter 01 reproduces the pinned BLEU by length and meets the issue's
 TEST_CASE("chapter 01: a missing or corrupt checkpoint is a clear error; bad flags exit 2") {
   const fs::path dir = scratch_dir("ch01-bad");
   fs::create_directories(dir);
-  RunResult r = run_program(kProgram, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
+  RunResult r = run_program(kProgram01, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("nope.safetensors"));
   { std::ofstream(dir / "short.safetensors") << "abc"; }
-  r = run_program(kProgram, {"--quiet", "--baseline", (dir / "short.safetensors").string()});
+  r = run_program(kProgram01, {"--quiet", "--baseline", (dir / "short.safetensors").string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("short.safetensors"));
   fs::remove_all(dir);
-  CHECK(run_program(kProgram, {"--steps", "-3"}).status == 2);
-  CHECK(run_program(kProgram, {"--seed", "x"}).status == 2);
+  CHECK(run_program(kProgram01, {"--steps", "-3"}).status == 2);
+  CHECK(run_program(kProgram01, {"--seed", "x"}).status == 2);
 }

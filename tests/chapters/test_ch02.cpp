@@ -25,18 +25,18 @@ using seq2seq_pins::read_json;
 namespace fs = std::filesystem;
 
 namespace {
-const char* kProgram = "02_luong";
+const char* kProgram02 = "02_luong";
 }  // namespace
 
 TEST_CASE("chapter 02 runs every step; --time-training adds step 6 with the speed ratios and their conditions") {
-  const RunResult d = run_program(kProgram, {"--no-color"});
+  const RunResult d = run_program(kProgram02, {"--no-color"});
   REQUIRE_MESSAGE(d.status == 0, d.err);
   for (int s = 1; s <= 5; ++s) CHECK(d.has("Step " + std::to_string(s) + "/5"));
   CHECK_FALSE(d.has("Step 6/"));
   CHECK_FALSE(d.has("ms / step"));
   CHECK(d.has("--time-training measures it"));
   CHECK(d.has("dot vs Bahdanau: "));
-  const RunResult r = run_program(kProgram, {"--no-color", "--time-training"});
+  const RunResult r = run_program(kProgram02, {"--no-color", "--time-training"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   for (int s = 1; s <= 6; ++s) CHECK(r.has("Step " + std::to_string(s) + "/6"));
   CHECK(!r.has("Step 7/"));
@@ -51,7 +51,7 @@ TEST_CASE("chapter 02 runs every step; --time-training adds step 6 with the spee
 
 TEST_CASE("chapter 02 --export: the three scores recompute from the exported states and weights") {
   const fs::path dir = scratch_dir("ch02-export");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  const RunResult r = run_program(kProgram02, {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   std::set<std::string> names;
   const auto manifest = read_json(dir / "manifest.json");
@@ -98,7 +98,7 @@ TEST_CASE("chapter 02 --export: the three scores recompute from the exported sta
 
 TEST_CASE("chapter 02 reproduces the pinned BLEU by length; global-general within 3 BLEU of Bahdanau") {
   const fs::path dir = scratch_dir("ch02-results");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string()});
+  const RunResult r = run_program(kProgram02, {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto j = read_json(dir / "results.json");
   check_pinned(j, "luong_dot", 
@@ -118,13 +118,13 @@ TEST_CASE("chapter 02 reproduces the pinned BLEU by length; global-general withi
 TEST_CASE("chapter 02: a missing or corrupt checkpoint is a clear error; bad flags exit 2") {
   const fs::path dir = scratch_dir("ch02-bad");
   fs::create_directories(dir);
-  RunResult r = run_program(kProgram, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
+  RunResult r = run_program(kProgram02, {"--quiet", "--checkpoint", (dir / "nope.safetensors").string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("nope.safetensors"));
-  r = run_program(kProgram, {"--quiet", "--checkpoint-dir", dir.string()});
+  r = run_program(kProgram02, {"--quiet", "--checkpoint-dir", dir.string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("luong_dot.safetensors"));
   fs::remove_all(dir);
-  CHECK(run_program(kProgram, {"--steps", "0"}).status == 2);
-  CHECK(run_program(kProgram, {"--bogus"}).status == 2);
+  CHECK(run_program(kProgram02, {"--steps", "0"}).status == 2);
+  CHECK(run_program(kProgram02, {"--bogus"}).status == 2);
 }

@@ -32,7 +32,7 @@ using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-const char* kProgram = "07_cross_attention";
+const char* kProgram07 = "07_cross_attention";
 
 // The first capture group of `pattern` in `text`, or "" (fails the test).
 std::string capture(const std::string& text, const std::string& pattern) {
@@ -88,7 +88,7 @@ const SentencePair& printed_pair(const std::string& out, const ToyCorpus& corpus
 }  // namespace
 
 TEST_CASE("chapter 07 runs every step with shapes and token labels") {
-  const RunResult r = run_program(kProgram, {"--no-color"});
+  const RunResult r = run_program(kProgram07, {"--no-color"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   for (int s = 1; s <= 9; ++s) CHECK(r.has("Step " + std::to_string(s) + "/9"));
   CHECK(r.has("Chapter 07 · Cross-attention"));
@@ -119,7 +119,7 @@ TEST_CASE("chapter 07 runs every step with shapes and token labels") {
 
 TEST_CASE("chapter 07 --export: the tiny example recomputes from its .npy files") {
   const fs::path dir = scratch_dir("ch07-export");
-  const RunResult r = run_program(kProgram, {"--quiet", "--export", dir.string(), "--seed", "11", "--source",
+  const RunResult r = run_program(kProgram07, {"--quiet", "--export", dir.string(), "--seed", "11", "--source",
                                              "a b c d e", "--target", "x y", "--d-k", "3"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   std::ifstream mf(dir / "manifest.json");
@@ -177,7 +177,7 @@ TEST_CASE("chapter 07 --export: the tiny example recomputes from its .npy files"
 
 TEST_CASE("chapter 07: the trained models' agreement is recounted from the export and the corpus") {
   const fs::path dir = scratch_dir("ch07-trained");
-  const RunResult r = run_program(kProgram, {"--no-color", "--export", dir.string()});
+  const RunResult r = run_program(kProgram07, {"--no-color", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
   const SentencePair& pair = printed_pair(r.out, corpus);
@@ -208,7 +208,7 @@ TEST_CASE("chapter 07 step 9 on a Transformer given by --transformer: cross_weig
   const std::string model = (dir / "untrained.safetensors").string();
   save_transformer(model, transformer_init(cfg, rng));
   const fs::path out = dir / "export";
-  const RunResult r = run_program(kProgram, {"--no-color", "--transformer", model, "--export", out.string()});
+  const RunResult r = run_program(kProgram07, {"--no-color", "--transformer", model, "--export", out.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.has("3 decoder layers × 2 heads;"));
   CHECK(r.has("L3 H2"));
@@ -231,28 +231,28 @@ TEST_CASE("chapter 07 bad flags exit 2 and name the flag; a missing model exits 
       {{"--no-such-flag"}, "--no-such-flag"},
   };
   for (const auto& c : cases) {
-    const RunResult r = run_program(kProgram, c.args);
+    const RunResult r = run_program(kProgram07, c.args);
     CAPTURE(c.args[0]);
     CHECK(r.status == 2);
     CHECK_MESSAGE(r.err_has(c.mentions), "stderr was: " << r.err);
     CHECK(r.out.empty());
   }
-  const RunResult m = run_program(kProgram, {"--quiet", "--bahdanau", "/nonexistent/b.safetensors"});
+  const RunResult m = run_program(kProgram07, {"--quiet", "--bahdanau", "/nonexistent/b.safetensors"});
   CHECK(m.status == 1);
   CHECK_MESSAGE(m.err_has("/nonexistent/b.safetensors"), "stderr was: " << m.err);
-  const RunResult t = run_program(kProgram, {"--quiet", "--transformer", "/nonexistent/t.safetensors"});
+  const RunResult t = run_program(kProgram07, {"--quiet", "--transformer", "/nonexistent/t.safetensors"});
   CHECK(t.status == 1);
   CHECK_MESSAGE(t.err_has("/nonexistent/t.safetensors"), "stderr was: " << t.err);
 }
 
 TEST_CASE("chapter 07 --quiet keeps the results; the run is deterministic for a seed") {
-  const RunResult q = run_program(kProgram, {"--quiet"});
+  const RunResult q = run_program(kProgram07, {"--quiet"});
   REQUIRE(q.status == 0);
   CHECK_FALSE(q.has("Step 1/9"));
   CHECK(q.has("row sums"));
   CHECK(q.has("of 64 positions read most"));
   CHECK(q.has("Takeaway"));
-  const RunResult a = run_program(kProgram, {"--no-color", "--seed", "5"});
-  const RunResult b = run_program(kProgram, {"--no-color", "--seed", "5"});
+  const RunResult a = run_program(kProgram07, {"--no-color", "--seed", "5"});
+  const RunResult b = run_program(kProgram07, {"--no-color", "--seed", "5"});
   CHECK(a.out == b.out);
 }

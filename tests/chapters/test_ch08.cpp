@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kProgram = "08_transformer";
+const char* kProgram08 = "08_transformer";
 
 using MatD = std::vector<std::vector<double>>;
 
@@ -106,7 +106,7 @@ MatD ffn(const Export& e, const MatD& x) {
 void check_decoder_layer0(const std::string& norm) {
   const fs::path dir = fs::temp_directory_path() / ("attn-ch08-export-" + norm);
   fs::remove_all(dir);
-  const RunResult r = run_program(kProgram, {"--quiet", "--norm", norm, "--export", dir.string()});
+  const RunResult r = run_program(kProgram08, {"--quiet", "--norm", norm, "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto manifest = read_json(dir / "manifest.json");
   REQUIRE(manifest.contains("config"));
@@ -163,7 +163,7 @@ void check_decoder_layer0(const std::string& norm) {
 }  // namespace
 
 TEST_CASE("chapter 08 runs every step from the shipped checkpoints") {
-  const RunResult r = run_program(kProgram, {"--no-color"});
+  const RunResult r = run_program(kProgram08, {"--no-color"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   for (int s = 1; s <= 9; ++s) CHECK(r.has("Step " + std::to_string(s) + "/9"));
   CHECK(r.has("Chapter 08 · The Transformer"));
@@ -183,14 +183,14 @@ TEST_CASE("chapter 08 --export: decoder layer 0 recomputed from the .npy files, 
 }
 
 TEST_CASE("chapter 08: bad flags exit 2, a missing or corrupt checkpoint exits 1 naming the file") {
-  CHECK(run_program(kProgram, {"--norm", "middle"}).status == 2);
-  CHECK(run_program(kProgram, {"--threads", "9"}).status == 2);
-  const RunResult missing = run_program(kProgram, {"--checkpoint", "/nonexistent/t.safetensors"});
+  CHECK(run_program(kProgram08, {"--norm", "middle"}).status == 2);
+  CHECK(run_program(kProgram08, {"--threads", "9"}).status == 2);
+  const RunResult missing = run_program(kProgram08, {"--checkpoint", "/nonexistent/t.safetensors"});
   CHECK(missing.status == 1);
   CHECK(missing.err_has("/nonexistent/t.safetensors"));
   const fs::path bad = fs::temp_directory_path() / "attn-ch08-corrupt.safetensors";
   std::ofstream(bad) << "not a checkpoint";
-  const RunResult corrupt = run_program(kProgram, {"--checkpoint", bad.string()});
+  const RunResult corrupt = run_program(kProgram08, {"--checkpoint", bad.string()});
   CHECK(corrupt.status == 1);
   CHECK(corrupt.err_has("attn-ch08-corrupt.safetensors"));
   fs::remove(bad);

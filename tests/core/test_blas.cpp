@@ -7,16 +7,10 @@
 
 #include "attn/tensor/blas.hpp"
 #include "attn/tensor/rng.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 
 using namespace attn;
 
-namespace {
-double max_abs_diff(const Mat& a, const MatD& b) {
-  double m = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a.data()[i]) - b.data()[i]));
-  return m;
-}
-}  // namespace
 
 TEST_CASE("gemm matches the naive reference for every transpose and awkward sizes") {
   Rng rng(11);
@@ -63,7 +57,7 @@ TEST_CASE("gemm_batched equals one gemm per slice") {
         Mat ah = xt::view(a, h, xt::all(), xt::all());
         Mat bh = xt::view(b, h, xt::all(), xt::all());
         Mat ch = xt::view(c, h, xt::all(), xt::all());
-        CHECK(max_abs_diff(ch, 0.25 * gemm_reference(ah, bh, oa, ob)) < 1e-4);
+        CHECK(max_abs_diff(ch, MatD(0.25 * gemm_reference(ah, bh, oa, ob))) < 1e-4);
       }
     }
   Tensor3 a = rng.normal_tensor3(2, 3, 4), b = rng.normal_tensor3(3, 4, 3);

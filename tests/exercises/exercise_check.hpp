@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "attn/present/exercise.hpp"
@@ -23,6 +24,8 @@
   }
 
 namespace exercise_check {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 inline bool all_finite(const attn::Mat& m) {
   for (float x : m)

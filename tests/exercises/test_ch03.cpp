@@ -14,9 +14,7 @@ using attn::Mat;
 using exercise_check::all_finite;
 using exercise_check::max_diff;
 
-namespace {
-const float kInf = std::numeric_limits<float>::infinity();
-}
+using exercise_check::kInf;
 
 TEST_SUITE("ch03") {
 

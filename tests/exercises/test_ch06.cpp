@@ -12,9 +12,7 @@
 
 using attn::Mat;
 
-namespace {
-const float kInf = std::numeric_limits<float>::infinity();
-}
+using exercise_check::kInf;
 
 TEST_SUITE("ch06") {
 

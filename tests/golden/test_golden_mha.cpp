@@ -16,15 +16,15 @@
 using namespace attn;
 
 namespace {
-NpyArray golden(const std::string& name) { return golden_io::load("mha", name); }
-Mat gmat(const std::string& n) { return golden_io::mat("mha", n); }
+NpyArray golden_mha(const std::string& name) { return golden_io::load("mha", name); }
+Mat gmat_mha(const std::string& n) { return golden_io::mat("mha", n); }
 Vec gvec(const std::string& n) { return golden_io::vec("mha", n); }
 using golden_io::max_err;
 MultiHead golden_weights() {
   MultiHead p;
   p.n_heads = 4;
   p.n_kv_heads = 4;
-  p.w_q = gmat("W_Q"), p.w_k = gmat("W_K"), p.w_v = gmat("W_V"), p.w_o = gmat("W_O");
+  p.w_q = gmat_mha("W_Q"), p.w_k = gmat_mha("W_K"), p.w_v = gmat_mha("W_V"), p.w_o = gmat_mha("W_O");
   p.b_q = gvec("b_Q"), p.b_k = gvec("b_K"), p.b_v = gvec("b_V"), p.b_o = gvec("b_O");
   return p;
 }
@@ -32,22 +32,22 @@ MultiHead golden_weights() {
 
 TEST_CASE("golden: our multi-head attention equals nn.MultiheadAttention (per-head weights too)") {
   const MultiHead p = golden_weights();
-  const Mat x = gmat("X");
+  const Mat x = gmat_mha("X");
   const MhaTrace t = multi_head_trace(x, p);
-  CHECK(max_err(t.output, golden("output")) < 1e-5);
-  CHECK(max_err(t.weights, golden("weights")) < 1e-5);
+  CHECK(max_err(t.output, golden_mha("output")) < 1e-5);
+  CHECK(max_err(t.weights, golden_mha("weights")) < 1e-5);
   const MhaTrace c = multi_head_trace(x, p, causal_mask(x.shape(0)));
-  CHECK(max_err(c.output, golden("causal_output")) < 1e-5);
-  CHECK(max_err(c.weights, golden("causal_weights")) < 1e-5);
+  CHECK(max_err(c.output, golden_mha("causal_output")) < 1e-5);
+  CHECK(max_err(c.weights, golden_mha("causal_weights")) < 1e-5);
 }
 
 TEST_CASE("golden: the training layer multi_head_forward equals nn.MultiheadAttention") {
   const MultiHead p = golden_weights();
-  const Mat x = gmat("X");
+  const Mat x = gmat_mha("X");
   Tensor3 x3 = xt::zeros<float>({std::size_t(1), x.shape(0), x.shape(1)});
   std::copy(x.begin(), x.end(), x3.begin());
   Tensor3 out;
   MultiHeadCacheT<float> cache;
   multi_head_forward(out, cache, x3, x3, p, causal_mask(x.shape(0)));
-  CHECK(max_err(slice_of(out, 0), golden("causal_output")) < 1e-5);
+  CHECK(max_err(slice_of(out, 0), golden_mha("causal_output")) < 1e-5);
 }

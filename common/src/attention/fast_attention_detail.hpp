@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "attention/qkv_check.hpp"
+
 namespace attn::fast_detail {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+using attn::detail::kNegInf;  // one −∞ for every attention source (a unity build sees them together)
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kPanel = 32;   // keys per packed Kᵀ panel: two 16-float zmm registers
 constexpr int kRowsQK = 12;  // rows of micro-kernel 1: 12 rows × 2 zmm = 24 accumulators

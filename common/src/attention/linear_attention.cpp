@@ -5,14 +5,11 @@
 
 #include "attn/tensor/blas.hpp"
 
+#include "attention/qkv_check.hpp"
+
 namespace attn {
 
-namespace {
-void check_qkv(const char* fn, const Mat& q, const Mat& k, const Mat& v) {
-  if (q.shape(1) != k.shape(1)) shape_mismatch(fn, "q", shape_of(q), "k", shape_of(k), "need the same d");
-  if (k.shape(0) != v.shape(0)) shape_mismatch(fn, "k", shape_of(k), "v", shape_of(v), "need the same number of rows");
-}
-}  // namespace
+using detail::check_qkv;
 
 Mat elu_plus_one(const Mat& x) {
   Mat y(x.shape());

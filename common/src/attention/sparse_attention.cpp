@@ -10,16 +10,14 @@
 #include "attn/attention/online_softmax.hpp"
 #include "attn/tensor/rng.hpp"
 
+#include "attention/qkv_check.hpp"
+
 namespace attn {
 
+using detail::check_qkv;
+using detail::kNegInf;
+
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-void check_qkv(const char* fn, const Mat& q, const Mat& k, const Mat& v) {
-  if (q.shape(1) != k.shape(1)) shape_mismatch(fn, "q", shape_of(q), "k", shape_of(k), "need the same d");
-  if (k.shape(0) != v.shape(0)) shape_mismatch(fn, "k", shape_of(k), "v", shape_of(v), "need the same number of keys");
-}
 
 // Builds a pattern row by row from a function that appends row i's keys (any order, duplicates ok).
 template <class RowFn>

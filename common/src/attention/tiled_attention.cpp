@@ -9,22 +9,20 @@
 #include "attn/tensor/blas.hpp"
 #include "attn/tensor/softmax.hpp"
 
+#include "attention/qkv_check.hpp"
+
 namespace attn {
 
-namespace {
+using detail::check_qkv;
+using detail::kNegInf;
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+namespace {
 
 // Keys [0, visible) that query i may see (all S when not causal).
 std::size_t visible_keys(std::size_t i, std::size_t n, std::size_t s, bool causal) {
   if (!causal) return s;
   const std::ptrdiff_t lim = std::ptrdiff_t(i) + std::ptrdiff_t(s) - std::ptrdiff_t(n) + 1;
   return std::size_t(std::clamp<std::ptrdiff_t>(lim, 0, std::ptrdiff_t(s)));
-}
-
-void check_qkv(const char* fn, const Mat& q, const Mat& k, const Mat& v) {
-  if (q.shape(1) != k.shape(1)) shape_mismatch(fn, "q", shape_of(q), "k", shape_of(k), "need the same d");
-  if (k.shape(0) != v.shape(0)) shape_mismatch(fn, "k", shape_of(k), "v", shape_of(v), "need the same number of keys");
 }
 
 }  // namespace
