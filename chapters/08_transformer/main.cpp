@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
               "heads spread their weight widely (chapter 10 measures how close to uniform)."));
 
     // ---------------------------------------------------------------- 3. the causal mask
-    nar.step(_("The decoder's causal mask"), "M_ij = 0 if j ≤ i, −∞ if j > i;  softmax(Q·Kᵀ/√d_k + M)");
+    nar.step(_("The decoder's causal mask"), _("M_ij = 0 if j ≤ i, −∞ if j > i;  softmax(Q·Kᵀ/√d_k + M)"));
     nar.show("causal_mask", causal_mask(4), {}, {}, _("T = 4: −∞ above the diagonal, so exp(−∞) = 0"));
     nar.record("dec_self_weights", att.dec_self);
     nar.heatmap("dec_self_L0_H0", slice2(att.dec_self, 0, 0), in_words, in_words, _("layer 0, head 0"), {0.0, 1.0});
@@ -203,10 +203,10 @@ int main(int argc, char** argv) {
              "Vaswani et al. 2017, §5.3–5.4");
     const TrainingCurves& cv = ct.curves;
     if (!cv.train_loss.empty()) {
-      nar.say(_f("loss        {}  {:.3f} -> {:.3f} (log scale)", sparkline(cv.train_loss, 60, true),
+      nar.say(_f("loss        {}  {:.3f} -> {:.3f} (log scale)", sparkline(cv.train_loss, 50, true),
                           cv.train_loss.front(), cv.train_loss.back()));
-      nar.say(_f("grad norm   {}  {:.2f} -> {:.2f}", sparkline(cv.grad_norm, 60), cv.grad_norm.front(), cv.grad_norm.back()));
-      nar.say(_f("valid BLEU  {}  {:.1f} at step {:.0f} -> {:.1f} at step {:.0f}", sparkline(cv.valid_bleu, 60),
+      nar.say(_f("grad norm   {}  {:.2f} -> {:.2f}", sparkline(cv.grad_norm, 50), cv.grad_norm.front(), cv.grad_norm.back()));
+      nar.say(_f("valid BLEU  {}  {:.1f} at step {:.0f} -> {:.1f} at step {:.0f}", sparkline(cv.valid_bleu, 50),
                           cv.valid_bleu.front(), cv.valid_step.front(), cv.valid_bleu.back(), cv.valid_step.back()));
     }
     nar.say(_f("{} steps of {} sentences = {:.1f} passes over the {} training pairs; warm-up {} steps",
@@ -298,11 +298,13 @@ int main(int argc, char** argv) {
     bool empty_group = false;  // a group with no parameters (Post-Norm has no final norms): its norm is exactly 0
     auto cell = [&](double v) {
       empty_group = empty_group || v == 0.0;
-      return v == 0.0 ? std::string("—") : fmt::format("{:.4f}", v);
+      return v == 0.0 ? std::string("-") : fmt::format("{:.4f}", v);
     };
-    for (const std::string& layer : pre.layers) gn.add({layer, cell(norm_of(post, layer)), cell(norm_of(pre, layer))});
+    static const char* const group_names[] = {N_("embeddings"), N_("final norms"), N_("out")};  // the others: enc.i, dec.i
+    (void)group_names;
+    for (const std::string& layer : pre.layers) gn.add({tr(layer), cell(norm_of(post, layer)), cell(norm_of(pre, layer))});
     nar.table(gn, true);
-    if (empty_group) nar.say(_("—: no such parameters (Post-Norm has no final LayerNorm: every sub-layer already ends in one)"));
+    if (empty_group) nar.say(_("-: no such parameters (Post-Norm has no final LayerNorm: every sub-layer already ends in one)"));
     // Xiong et al.: at initialisation, Post-Norm's gradients grow toward the output layer; Pre-Norm's stay level.
     auto spread = [&](const LayerGradNorms& g, const char* part) {  // (smallest, largest) over enc.* or dec.*
       double lo = INFINITY, hi = 0.0;

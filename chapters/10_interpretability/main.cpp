@@ -442,8 +442,9 @@ int main(int argc, char** argv) {
       std::string names;
       std::size_t n = 0;
       for (const HeadStat& h : hs)
-        if (h.uniformity >= 0.95 && n++ < 6) names += (n > 1 ? ", " : ": ") + head_name(h.layer, h.head);
-      nar.result(_f("{}: {} of {} heads within 5% of uniform{}{}", model, n, hs.size(), names, n > 6 ? ", …" : ""));
+        if (h.uniformity >= 0.95 && n++ < 6) names += (n > 1 ? ", " : "") + head_name(h.layer, h.head);
+      nar.result(n ? _f("{}: {} of {} heads within 5% of uniform: {}{}", model, n, hs.size(), names, n > 6 ? ", …" : "")
+                   : _f("{}: {} of {} heads within 5% of uniform", model, n, hs.size()));
       return n;
     };
     if (!lm_text.empty()) {

@@ -178,7 +178,7 @@ void show_block_shapes(Narrator& nar, const DecoderLM& m, std::size_t t) {
                       c.rope_theta, dh));
   nar.say(_f("├─ head i: softmax(q_i·k_gᵀ/√{} + causal mask)·v_g, g = ⌊i/{}⌋  -> ({}×{})", dh, H / G, t,
                H * dh));
-  nar.say(fmt::format("x' = x + that·W_O  ({}×{}) · ({}×{})", t, H * dh, H * dh, d));
+  nar.say(_f("x' = x + that·W_O  ({}×{}) · ({}×{})", t, H * dh, H * dh, d));
   nar.say(_f("├─ h' = RMSNorm(x')·γ_ffn -> silu(h'·W_gate) ⊙ h'·W_up  ({}×{} each)", d, f));
   nar.say(_f("y  = x' + that·W_down ({}×{})   × {} blocks", f, d, c.n_layers));
   nar.say(fmt::format("logits = RMSNorm(y)·W_out ({}×{})", d, c.vocab));
