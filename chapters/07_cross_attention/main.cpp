@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
     nar.show("X", X, src, {}, _f("(S×d) = ({}×{}): the encoder's output, one row per source word", S, d_model));
     nar.show("Y", Y, tgt, {}, _f("(T×d) = ({}×{}): the decoder's states, one row per target word", T, d_model));
     nar.say(_("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder)"));
+    nar.code("attn/data/word_vectors.hpp: word_vectors");
     nar.why(_("self-attention mixed one sequence with itself; a translator mixes what it writes with what it reads."));
 
     nar.step(_("Queries from Y, keys and values from X"), "Q = Y·W_Q, K = X·W_K, V = X·W_V", "Vaswani et al. 2017, §3.2.3");
@@ -179,6 +180,7 @@ int main(int argc, char** argv) {
     nar.show("Q", tr.q, tgt, {}, _f("(T×d_k) = ({}×{}): what each target word is looking for", T, d_k));
     nar.show("K", tr.k, src, {}, _f("(S×d_k) = ({}×{}): what each source word offers", S, d_k));
     nar.show("V", tr.v, src, {}, _f("(S×d_v) = ({}×{}): what each source word hands over", S, d_k));
+    nar.code("attn/attention/cross_attention.hpp: init_cross_attention, cross_attention");
     nar.why(_("the only change from chapter 03: Q is computed from a different sequence than K and V."));
 
     nar.step(_("Score every target word against every source word"), "scores = Q·Kᵀ / √d_k  (T×S)",
@@ -188,6 +190,7 @@ int main(int argc, char** argv) {
     nar.heatmap("weights", tr.attn.weights, tgt, src, "", {0.0, 1.0});
     const auto [lo, hi] = row_sum_range(tr.attn.weights);
     nar.result(_f("weights are {}×{} (target × source); row sums: min {:.6f}, max {:.6f}", T, S, lo, hi));
+    nar.code("attn/attention/cross_attention.hpp: cross_attention");
     nar.why(_("row i is a distribution over the source: where target word i looks."));
     nar.say(_("(W_Q, W_K, W_V are random here, so the pattern means nothing yet; steps 8 and 9 show trained ones)"));
 
@@ -196,6 +199,7 @@ int main(int argc, char** argv) {
     const Mat reference = xt::cast<float>(attention_reference(tr.q, tr.k, tr.v));
     nar.result(_f("max |output − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
                   max_abs_diff(tr.attn.output, reference)));
+    nar.code("attn/attention/cross_attention.hpp: cross_attention; attn/attention/attention.hpp: attention_reference");
     nar.why(_("each target word receives a blend of the source; the output has the target's length."));
 
     nar.step(_("Self-attention is the case X = Y"), "SelfAttn(Y) = CrossAttn(Y, Y)");
@@ -205,6 +209,7 @@ int main(int argc, char** argv) {
     nar.result(_f("max |Δweights| = {:.1e}, max |Δoutput| = {:.1e}; both {}×{}",
                   max_abs_diff(same.attn.weights, self.attn.weights), max_abs_diff(same.attn.output, self.attn.output), T,
                   T));
+    nar.code("attn/attention/self_attention.hpp: self_attention; attn/attention/cross_attention.hpp: cross_attention");
     nar.why(_("one function serves both; a Transformer decoder layer uses it twice: on Y, then on X."));
 
     nar.step(_("A source of any length"), _("weights ∈ ℝ^(T×S): S is free"));
@@ -227,6 +232,7 @@ int main(int argc, char** argv) {
                   W.w_q.size() + W.w_k.size() + W.w_v.size(), T, d_k));
     nar.say(_f("largest weight: {:.3f} at S = 2, {:.3f} at S = 60 — a row's unit of weight is shared by more words",
                largest.front(), largest.back()));
+    nar.code("attn/data/corpus.hpp: toy_sentence; attn/attention/cross_attention.hpp: cross_attention");
     nar.why(_("no weight has a dimension of size S, so one decoder reads 2 or 60 source words alike; only the "
               "weights' width and the cost (T·S scores) grow with the source."));
 
@@ -281,6 +287,7 @@ int main(int argc, char** argv) {
     }
     nar.result(_f("{} of {} positions read most from the word painted there", im.hits, n_pos));
     nar.result(_f("mean weight on that word {:.3f} (a clean region's: {:.3f})", im.mean_own_weight, clean_own));
+    nar.code("attn/studies/image_conditioning.hpp: image_conditioning_example, grid_letters");
     nar.why(_("each region asks the prompt its own question; the values it gets back (image_output) are how the "
               "words change that region. Stable Diffusion v1 reads 77 CLIP tokens of 768 numbers."));
 
@@ -293,6 +300,8 @@ int main(int argc, char** argv) {
     const std::vector<int> b_align = argmax_alignment(bw);
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
+    nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
+              "that writes reference word i."));
     std::vector<int> one_based;
     for (int j : ex.alignment) one_based.push_back(j + 1);
     nar.say(_f("true alignment (target word i translates source word j, words counted from 1): {}",
@@ -302,6 +311,7 @@ int main(int argc, char** argv) {
     const AlignmentScore b_score = alignment_hits(b_align, ex.alignment);
     nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words", percent(b_score)));
     if (b_score.hits < b_score.total) nar.result(_f("missed: {}", misses(b_align, ex)));
+    nar.code("attn/models/seq2seq.hpp: seq2seq_forward; attn/attention/alignment.hpp: argmax_alignment, alignment_hits");
     nar.why(_("adjectives move behind their nouns and verbs to the end: the bright cells leave the diagonal."));
 
     nar.step(_("A trained Transformer's cross-attention, per layer and head"), "softmax(Q_dec·K_encᵀ/√d_head)");
@@ -318,7 +328,7 @@ int main(int argc, char** argv) {
       const std::size_t L = cw.shape(0), H = cw.shape(1);
       nar.say(_f("model: {}", tpath));
       nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
-      nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0 H0 is layer 0, head 0."));
+      nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
       nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words",
                  L, H, cw.shape(2), cw.shape(3)));
       Table agree({_("layer"), _("head"), _("argmax = Bahdanau's"), _("argmax = true alignment")});
@@ -337,7 +347,7 @@ int main(int argc, char** argv) {
           mean += m / float(H);
           const std::string map = format_heatmap(m, Labels(m.shape(0), ""), {}, one_char_cells());
           legend = legend_scale(map);
-          maps.push_back(grid_only(map, m.shape(0))), titles.push_back(fmt::format("L{} H{}", l, h));
+          maps.push_back(grid_only(map, m.shape(0))), titles.push_back(fmt::format("L{}H{}", l, h));
           const std::vector<int> a = argmax_alignment(m);
           const AlignmentScore vt = alignment_hits(a, ex.alignment);
           agree.add({std::to_string(l), std::to_string(h), percent(alignment_hits(a, b_align)), percent(vt)});
@@ -371,6 +381,7 @@ int main(int argc, char** argv) {
       nar.result(transformer_summary);
       nar.result(_f("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, ", ")));
     }
+    nar.code("attn/models/transformer_decode.hpp: transformer_attention");
     nar.why(_("every decoder layer has its own cross-attention, every head its own weights over the source."));
 
     nar.takeaway({

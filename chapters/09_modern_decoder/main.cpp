@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
     const double bytes_per_token = double(lm.valid_text.size()) / double(lm.valid_tokens.size());
     nar.result(_f("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
                            lm.valid_text.size(), lm.valid_tokens.size(), bytes_per_token));
+    nar.code("attn/data/bpe.hpp: bpe_train, bpe_encode");
     nar.why(_f("a frequent word becomes one token, so 256 tokens of context cover ~{:.0f} bytes of text; "
                         "any byte still encodes.", 256 * bytes_per_token));
 
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
     const DecoderLMTrace trace = decoder_lm_trace(m, prompt_ids);
     show_block_shapes(nar, m, prompt_ids.size());
     export_block0(nar, m, trace, token_labels(lm.tokenizer, prompt_ids));
+    nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
     nar.why(_f("every shape follows from d = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes block 0's "
                "tensors, so each product can be checked by hand.", cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.d_ff));
 

@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
       nar.attention_view({_("Transformer cross-attention (rows: the word predicted)"), tgt_out, ex_pair.src, ta.cross, false});
       nar.say(_f("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention", norm));
     }
+    nar.code("attn/studies/induction.hpp: attn_only_weights; attn/present/side_by_side.hpp: side_by_side");
     nar.why(_("rows are queries, columns keys; a head is a pattern of where each position reads from."));
 
     // ---------------------------------------------------------------- 2. induction heads
@@ -277,6 +278,7 @@ int main(int argc, char** argv) {
     } else {
       nar.say(_("the chapter 09 language model: not available yet (no checkpoint shipped); not measured."));
     }
+    nar.code("attn/studies/interpretability.hpp: head_stats; attn/studies/induction.hpp: repeat_losses, ov_circuit; attn/attention/attention_stats.hpp: prefix_matching_score, copying_score");
     nar.why(_("the first repeat is noise; the second is predictable by finding the token's earlier copy."));
 
     // ---------------------------------------------------------------- 3. claim 1
@@ -339,6 +341,7 @@ int main(int argc, char** argv) {
     } else {
       nar.say(_("the Transformer's encoder (chapter 08): not available yet, not measured."));
     }
+    nar.code("attn/attention/attention_stats.hpp: mean_attention_distance, mean_entropy; attn/studies/interpretability.hpp: layer_means");
     nar.why(_("a layer's distance is set by what its heads look for, not by depth itself: the induction heads of layer 1 "
               "look back to the token after the earlier copy, most of a period away."));
 
@@ -408,6 +411,7 @@ int main(int argc, char** argv) {
     } else {
       nar.say(_("the Transformer's cross-attention heads (chapter 08): not available yet, not measured."));
     }
+    nar.code("attn/studies/interpretability.hpp: seq2seq_alignment_accuracy, transformer_alignment");
     nar.why(_("the corpus generator knows which source word each target word translates, reorderings too."));
 
     // ---------------------------------------------------------------- 5. claim 3
@@ -457,6 +461,7 @@ int main(int argc, char** argv) {
       summary.add({_("3 … in the chapter 08 encoder"), _f("{} of {} heads within 5%", n, ca->enc.size()),
                    n ? _("holds") : _("not here")});
     }
+    nar.code("attn/attention/attention_stats.hpp: uniformity; attn/studies/interpretability.hpp: edit_effect");
     nar.why(_("a uniform head averages everything it can see: a bag of words, not a pointer."));
 
     // ---------------------------------------------------------------- 6. claim 4
@@ -485,6 +490,7 @@ int main(int argc, char** argv) {
                  2 * below > edits ? _("mostly holds") : 2 * below == edits ? _("half") : _("mostly does not")});
     nar.say(_("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly "
               "unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the yardstick to judge that by."));
+    nar.code("attn/attention/head_intervention.hpp: edit_head_weights; attn/studies/interpretability.hpp: edit_effect, model_difference");
     nar.why(_("if a head's weights can be shuffled freely, they cannot be what the prediction rests on."));
 
     // ---------------------------------------------------------------- 7. claim 5
@@ -523,6 +529,7 @@ int main(int argc, char** argv) {
                  ag.grad_vs_loo > best_attn ? _("holds") : _("does not hold")});
     nar.say(_("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings in BiLSTM "
               "classifiers, and a stronger one between gradients and leave-one-out."));
+    nar.code("attn/studies/interpretability.hpp: token_importance, importance_agreement; attn/attention/attention_stats.hpp: kendall_tau");
     nar.why(_("leave-one-out asks the model directly; attention and gradients are two cheaper guesses at it."));
 
     // ---------------------------------------------------------------- 8. summary

@@ -211,7 +211,7 @@ TEST_CASE("chapter 07 step 9 on a Transformer given by --transformer: cross_weig
   const RunResult r = run_program(kProgram, {"--no-color", "--transformer", model, "--export", out.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.has("3 decoder layers × 2 heads;"));
-  CHECK(r.has("L2 H1"));  // layers and heads numbered from 0, as in chapter 04
+  CHECK(r.has("L2H1"));  // layers and heads numbered from 0, as in chapter 04
   CHECK_FALSE(r.has("not shipped yet"));
   const SentencePair& pair = printed_pair(r.out, corpus);
   const NpyArray cw = read_npy((out / "cross_weights.npy").string());

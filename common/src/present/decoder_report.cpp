@@ -88,6 +88,7 @@ void compare_norms(Narrator& nar, const DecoderLM& m, const std::vector<int>& pr
                          "(paper: RMSNorm cuts running time by 7%–64%)",
                          c.rows, c.channels, c.rms_seconds * 1e6, c.layer_seconds * 1e6,
                          c.layer_seconds / c.rms_seconds));
+  nar.code("attn/nn/layernorm.hpp: rmsnorm_forward, layernorm_forward; attn/studies/decoder_study.hpp: norm_cost");
   nar.why(_("one statistic per row instead of two, and no β; Zhang & Sennrich argue the re-centring is "
             "dispensable, and LLaMA uses RMSNorm before every sub-layer."));
 }
@@ -107,6 +108,7 @@ void compare_ffns(Narrator& nar, const DecoderLMConfig& cfg) {
                          thousands(c.relu_params),
                          100.0 * (double(c.swiglu_params) - double(c.relu_params)) / double(c.relu_params),
                          fmt::format("{:.1f}", 8.0 * double(cfg.d_model) / 3.0)));
+  nar.code("attn/nn/swiglu.hpp: swiglu_forward; attn/studies/decoder_study.hpp: ffn_cost");
   nar.why(_("the gate multiplies: silu(x·W_gate) can turn each unit of x·W_up on or off, input by input; "
             "Shazeer measured lower perplexity than ReLU at the same parameter count."));
 }
@@ -138,6 +140,7 @@ void compare_positions(Narrator& nar, const DecoderLM& m, const std::vector<int>
   nar.table(t, true);
   nar.result(_f("spread over the five placements: RoPE {:.1e} (float rounding), sinusoidal {:.3f}", rmax - rmin,
                          smax - smin));
+  nar.code("attn/position/rope.hpp: rope_rotate; attn/studies/decoder_study.hpp: shift_scores");
   nar.why(_f("RoPE rotates q and k inside attention, so only the distance survives in q·k; this model "
              "pairs adjacent dimensions (2i, 2i+1) of each {}-dim head, as chapter 05 does.", dh));
 }
@@ -163,6 +166,7 @@ void compare_kv_heads(Narrator& nar, const DecoderLMConfig& cfg) {
   nar.result(_f("GQA with {} K/V heads stores {}× less than MHA here; at 70B scale (80 layers, 64 heads "
                          "of 128, bf16) 8 K/V heads cut {} to {} per token",
                          cfg.n_kv_heads, mha / gqa, bytes_str(double(big_mha)), bytes_str(double(big_gqa))));
+  nar.code("attn/attention/gqa.hpp: kv_cache_bytes_per_token");
   nar.why(_("every generated token adds its keys and values for every layer; the cache, not the weights, limits "
             "how many long sequences fit in memory."));
 }
@@ -250,6 +254,7 @@ ValidationFigures report_training(Narrator& nar, const TinyLm& lm) {
                          std::exp(loss), bpb));
   nar.result(_f("  on the first {} windows of {} held-out tokens ({} tokens, {} bytes)", w, T,
                          targets.size(), std::size_t(bytes)));
+  nar.code("attn/models/decoder_lm.hpp: decoder_lm_eval_loss; attn/studies/tiny_lm.hpp: train_tiny_lm");
   nar.why(_("a loss per token depends on how many bytes a token holds (BPE vs characters) and on the text "
             "(TinyStories is simple by design); bits per byte removes the first difference, not the second."));
   return {loss, bpb};
@@ -278,6 +283,7 @@ void show_sampling_step(Narrator& nar, const TinyLm& lm, const std::vector<int>&
     }
   nar.result(_f("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
                          kept, final_p.size(), kept_mass));
+  nar.code("attn/models/decoder_lm_generate.hpp: sampling_distribution, generate_tokens");
   nar.why(_("τ < 1 sharpens the distribution, top-p drops the long tail of unlikely tokens that make text derail."));
 }
 
@@ -332,6 +338,7 @@ double kv_cache_study(Narrator& nar, const TinyLm& lm, const std::vector<int>& p
                          pd.tokens, pd.prefill_seconds / double(pd.tokens) * 1e6,
                          pd.decode_seconds / double(pd.tokens) * 1e6, pd.decode_seconds / pd.prefill_seconds,
                          pd.max_logit_diff));
+  nar.code("attn/studies/decoder_study.hpp: kv_speed_sweep, prefill_vs_decode");
   nar.why(_("prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a time, "
             "in smaller pieces. Without the cache each step would redo the whole prefix: O(t²) in total."));
   return rows.back().uncached_seconds / rows.back().cached_seconds;
@@ -366,6 +373,7 @@ double paged_cache_study(Narrator& nar, const TinyLm& lm, const SamplerConfig& s
                          double(s.contiguous_bytes) / double(s.paged_bytes)));
   nar.result(_f("tokens equal to each sequence decoded alone with the contiguous cache: {}",
                 s.identical ? _("yes") : _("NO")));
+  nar.code("attn/models/decoder_lm_generate.hpp: generate_batch_paged; attn/studies/decoder_study.hpp: paged_study");
   nar.why(_("a contiguous cache must reserve the longest possible sequence up front; blocks are taken as tokens "
             "arrive, so the waste is under one block per sequence (vLLM, Kwon et al. 2023)."));
   return double(s.contiguous_bytes) / double(s.paged_bytes);
