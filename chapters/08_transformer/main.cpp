@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <future>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/models/transformer_decode.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
@@ -374,13 +376,17 @@ int main(int argc, char** argv) {
                            st.src_len, st.tgt_len, threads));
     nar.say(_f("CPU time per step {:.1f} ms{}", st.median_cpu_ms, st.median_ms > 1.5 * st.median_cpu_ms
                 ? _(": the machine is busy, the wall time above includes waiting for a core") : ""));
-    nar.say(_("not measured here: the same step in PyTorch (this chapter runs no Python)."));
+    std::optional<PeerStepTime> peer;
+    if (const auto peer_file = find_data_file("ch08/pytorch_step_time.json")) peer = read_peer_step_time(*peer_file);
+    for (const std::string& line : peer_step_lines(st, std::size_t(threads), parameter_count(m), peer)) nar.say(line);
     if (nar.options().export_dir) {
       nlohmann::ordered_json extra;
       for (const auto& row : cost_t.data()) extra["parameters"][row[0]] = std::stoll(row[1]);
       extra["train_ms_per_step"] = {{"ms", std::stod(fmt::format("{:.1f}", st.median_ms))}, {"batch", st.batch},
                                     {"src_len", st.src_len}, {"tgt_len", st.tgt_len}, {"threads", threads}, {"steps", st.reps},
                                     {"cpu_ms", std::stod(fmt::format("{:.1f}", st.median_cpu_ms))}};
+      if (peer) extra["pytorch_step"] = {{"framework", peer->framework}, {"cpu_ms", peer->cpu_ms}, {"wall_ms", peer->wall_ms},
+                                         {"threads", peer->threads}, {"source", "data/ch08/pytorch_step_time.json"}};
       nar.export_file("results.json", results_json(results, extra.dump()));  // written with the tensors
     }
     nar.code("attn/studies/transformer_cost.hpp: encoder_layer_cost, decoder_layer_cost; attn/studies/transformer_study.hpp: time_transformer_step");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/present/i18n.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -90,6 +91,26 @@ std::string sparkline(const std::vector<float>& ys, std::size_t width, bool log_
     out += kBlocks[std::min<std::size_t>(7, std::size_t(std::lround(t * 7.0)))];
   }
   return out;
+}
+
+std::vector<std::string> peer_step_lines(const StepTiming& ours, std::size_t threads, std::size_t parameters,
+                                         const std::optional<PeerStepTime>& peer) {
+  if (!peer)
+    return {_("PyTorch's time for this step was not measured: data/ch08/pytorch_step_time.json is missing "
+              "(/usr/bin/python3 chapters/08_transformer/pytorch_step_time.py writes it).")};
+  const PeerStepTime& p = *peer;
+  if (p.batch != ours.batch || p.src_len != ours.src_len || p.tgt_len != ours.tgt_len || p.threads != threads ||
+      p.parameters != parameters)
+    return {_f("{} was timed on batch {} × {} → {}, {} thread(s), {} parameters; this step differs: no ratio.",
+               p.framework, p.batch, p.src_len, p.tgt_len, p.threads, p.parameters)};
+  const double ratio = p.cpu_ms / std::max(ours.median_cpu_ms, 1e-9);
+  std::vector<std::string> lines = {
+      _f("{}, the same model ({} parameters), batch and thread count: {:.1f} ms CPU per step ({:.1f} ms wall "
+         "at load average {:.1f} when measured).", p.framework, p.parameters, p.cpu_ms, p.wall_ms, p.load_average),
+      ratio >= 1.0 ? _f("ours {:.1f} ms CPU per step: {:.2f}× as fast as PyTorch{}.", ours.median_cpu_ms, ratio,
+                        ratio >= 2.0 ? _(", at least the 2× aimed for") : _(", short of the 2× aimed for"))
+                   : _f("ours {:.1f} ms CPU per step: PyTorch is {:.2f}× as fast.", ours.median_cpu_ms, 1.0 / ratio)};
+  return lines;
 }
 
 }  // namespace attn

@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "attn/data/batching.hpp"
 #include "attn/models/transformer_train.hpp"
@@ -116,6 +120,31 @@ StepTiming time_transformer_step(const TransformerModelConfig& c, const ToyCorpu
   t.tgt_len = b.tgt_len;
   t.reps = reps;
   return t;
+}
+
+PeerStepTime read_peer_step_time(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open the peer timing file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  PeerStepTime p;
+  try {
+    const auto j = nlohmann::json::parse(text.str());
+    p.framework = "PyTorch " + j.at("torch").get<std::string>();
+    p.wall_ms = j.at("pytorch_ms_per_step").get<double>();
+    p.cpu_ms = j.at("pytorch_cpu_ms_per_step").get<double>();
+    p.batch = j.at("batch").get<std::size_t>();
+    p.src_len = j.at("src_len").get<std::size_t>();
+    p.tgt_len = j.at("tgt_len").get<std::size_t>();
+    p.threads = j.at("threads").get<std::size_t>();
+    p.parameters = j.at("parameters").get<std::size_t>();
+    p.load_average = j.at("load_average_1min").get<double>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not a peer timing file (" + e.what() + ")");
+  }
+  if (!(std::isfinite(p.wall_ms) && std::isfinite(p.cpu_ms) && p.wall_ms > 0 && p.cpu_ms > 0))
+    throw std::runtime_error(path + ": the step times must be finite and positive");
+  return p;
 }
 
 }  // namespace attn

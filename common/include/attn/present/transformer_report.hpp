@@ -3,12 +3,14 @@
 // as one-line charts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/models/transformer_train.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/present/table.hpp"
+#include "attn/studies/transformer_study.hpp"
 
 namespace attn {
 
@@ -35,5 +37,12 @@ Table metric_table(const std::vector<NamedResult>& models, const std::vector<std
 // smallest and the largest value (log10 scale when log_scale and every value is positive):
 //   "▇▅▃▂▂▁▁▁▁▁"
 std::string sparkline(const std::vector<float>& ys, std::size_t width = 60, bool log_scale = false);
+
+// Our training step beside PyTorch's on the same model (chapters/08_transformer/pytorch_step_time.py
+// writes data/ch08/pytorch_step_time.json): the lines chapter 08 prints. CPU times are compared (a
+// busy machine inflates wall time far more); no ratio when the peer timed another batch shape, thread
+// count or parameter count, or when there is no peer figure (peer empty).
+std::vector<std::string> peer_step_lines(const StepTiming& ours, std::size_t threads, std::size_t parameters,
+                                         const std::optional<PeerStepTime>& peer);
 
 }  // namespace attn

@@ -51,4 +51,14 @@ struct StepTiming {
 StepTiming time_transformer_step(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
                                  std::size_t src_len, std::size_t reps, std::uint64_t seed = 1);
 
+// A peer's time for the same training step, as written by chapters/08_transformer/pytorch_step_time.py
+// (one JSON object). Throws std::runtime_error naming the file when it cannot be read or lacks a field.
+struct PeerStepTime {
+  std::string framework;  // e.g. "PyTorch 1.13.0a0"
+  double wall_ms = 0.0, cpu_ms = 0.0;
+  std::size_t batch = 0, src_len = 0, tgt_len = 0, threads = 0, parameters = 0;
+  double load_average = 0.0;  // the 1-minute load average when it was measured
+};
+PeerStepTime read_peer_step_time(const std::string& path);
+
 }  // namespace attn
