@@ -250,6 +250,8 @@ ValidationFigures report_training(Narrator& nar, const TinyLm& lm) {
   a.add({"nanoGPT char (CPU)", "~0.8M", "Shakespeare", _f("{} chars", 65), _f("{:.2f} / char", 1.88),
          _f("{:.2f} (per char)", 1.88 / std::log(2.0))});
   nar.table(a, true);
+  nar.say(_("the other two rows are cited, not measured here: llama2.c's README (its model table, the 260K model) "
+            "and nanoGPT's README (the character-level Shakespeare model trained on a CPU)"));
   nar.result(_f("validation: loss {:.4f} nats per token, perplexity {:.2f}, {:.3f} bits per byte", loss,
                          std::exp(loss), bpb));
   nar.result(_f("  on the first {} windows of {} held-out tokens ({} tokens, {} bytes)", w, T,
