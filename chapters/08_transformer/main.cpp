@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
     nar.table(parts);
     nar.say(_f("d_model {}, {} heads of {}, d_ff {}, {}-Norm, LayerNorm ε = 1e-5, sinusoidal positions",
                         mc.d_model, mc.n_heads, mc.d_model / mc.n_heads, mc.d_ff, mc.norm == NormPlacement::Post ? "Post" : "Pre"));
+    nar.say(_("Post-Norm (the paper's): LayerNorm after each residual sum, LN(x + sublayer(x)); Pre-Norm: before "
+              "each sub-layer, x + sublayer(LN(x)); step 5 writes decoder layer 0 out in full"));
     nar.result(_f("{}: {} ({} steps of batch {}, {} s of training on {} thread(s), best at step {}, valid BLEU {}) {} {}",
                            norm == "post" ? _("Post-Norm Transformer") : _("Pre-Norm Transformer"),
                            ct.trained ? _("trained now") : _("loaded"),
@@ -216,6 +218,8 @@ int main(int argc, char** argv) {
       nar.say(_f("valid BLEU  {}  {:.1f} at step {:.0f} -> {:.1f} at step {:.0f}", sparkline(cv.valid_bleu, 50),
                           cv.valid_bleu.front(), cv.valid_step.front(), cv.valid_bleu.back(), cv.valid_step.back()));
     }
+    nar.say(_("label smoothing 0.1: the target puts 0.9 + 0.1/V on the right word and 0.1/V on every other word of "
+              "the V (Szegedy et al. 2016); warm-up: the learning rate grows linearly, then decays as step^−½"));
     nar.say(_f("{} steps of {} sentences = {:.1f} passes over the {} training pairs; warm-up {} steps",
                         meta("steps"), meta("batch"), std::stod(meta("steps") == "?" ? "0" : meta("steps")) *
                         std::stod(meta("batch") == "?" ? "0" : meta("batch")) / double(corpus.train.size()), corpus.train.size(),
@@ -257,6 +261,8 @@ int main(int argc, char** argv) {
     nar.table(metric_table(results, titles, LengthMetric::Bleu), /*as_result=*/true);
     nar.table(metric_table(results, titles, LengthMetric::Exact), /*as_result=*/true);
     nar.table(metric_table(results, titles, LengthMetric::TokenAccuracy), /*as_result=*/true);
+    nar.say(_("beam 4: the 4 best partial translations are kept at every step instead of 1; lp divides each "
+              "one's log-probability so that longer translations are not penalised for their length"));
     nar.say(_("none = chapter 00, Bahdanau = chapter 01, Luong-gen = chapter 02 (global, general score); T = this model"));
     nar.table(cost_t, /*as_result=*/true);
     const EvalResult& bah = std::find_if(results.begin(), results.end(), [](const NamedResult& r) { return r.first == "bahdanau"; })->second;

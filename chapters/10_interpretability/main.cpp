@@ -197,6 +197,9 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- 2. induction heads
     nar.step(_("Induction heads"), _("prefix matching, copying"), "Elhage et al. 2021; Olsson et al. 2022");
+    nar.say(_("an induction head finds the earlier copy of the current token and predicts the token that followed "
+              "it (… A B … A → B): a layer-0 head marks each position with its previous token, and a layer-1 head "
+              "looks for that mark"));
     if (!a.curve.empty())
       nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", meta(a.md, "steps"), meta(a.md, "curve_every"),
                              a.curve.front(), sparkline(a.curve, 48), a.curve.back()));
@@ -222,7 +225,8 @@ int main(int argc, char** argv) {
     nar.table(ht, /*as_result=*/true);
     nar.say(_("prev-token: mean weight on the position just before; prefix-match: mean weight on the token that "
               "followed an earlier copy of the current token; copying: +1 when the head's output raises the logit "
-              "of the token it reads, −1 when it lowers it (eigenvalues of its OV circuit); last column: the loss on "
+              "of the token it reads, −1 when it lowers it (from the eigenvalues of its OV circuit W_E·W_V·W_O·W_U, "
+              "which maps a token read to the logits written); last column: the loss on "
               "the second repeat with that head's output set to zero"));
     nar.result(_f("loss on the first repeat {:.3f} (chance: log {} = {:.3f}), on the second {:.3f}",
                            base.first, m.cfg.vocab, std::log(double(m.cfg.vocab)), base.second));
@@ -289,6 +293,8 @@ int main(int argc, char** argv) {
       lt.add({_("induction"), std::to_string(s.layer), fmt::format("{:.2f}", s.distance), fmt::format("{:.3f}", s.entropy),
               fmt::format("{:.3f}", s.uniformity)});
     nar.table(lt, true);
+    nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
+              "H / log n: H over its largest value (1: uniform over the n keys a row may see)"));
     nar.record("head_entropy", per_head(stats, L, H, &HeadStat::entropy));
     nar.record("head_distance", per_head(stats, L, H, &HeadStat::distance));
     const Trend ind_trend = trend(by_layer.front().distance, by_layer.back().distance);

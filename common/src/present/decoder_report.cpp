@@ -110,7 +110,7 @@ void compare_ffns(Narrator& nar, const DecoderLMConfig& cfg) {
                          fmt::format("{:.1f}", 8.0 * double(cfg.d_model) / 3.0)));
   nar.code("attn/nn/swiglu.hpp: swiglu_forward; attn/studies/decoder_study.hpp: ffn_cost");
   nar.why(_("the gate multiplies: silu(x·W_gate) can turn each unit of x·W_up on or off, input by input; "
-            "Shazeer measured lower perplexity than ReLU at the same parameter count."));
+            "Shazeer measured lower perplexity (e^loss per token) than ReLU at the same parameter count."));
 }
 
 void compare_positions(Narrator& nar, const DecoderLM& m, const std::vector<int>& prompt) {
@@ -147,7 +147,8 @@ void compare_positions(Narrator& nar, const DecoderLM& m, const std::vector<int>
 
 void compare_kv_heads(Narrator& nar, const DecoderLMConfig& cfg) {
   nar.step(_("GQA vs MHA: the cache"), "bytes/token = 2·layers·G·d_head·bytes", "Ainslie et al. 2023");
-  Table t({_("model"), _("layers"), "H / G", "d_head", _("bytes"), _("per token"), _("4096 tokens")});
+  Table t({_("model"), _("layers"), "H / G", "d_head", _("bytes"), _("per token"), _("4096 tokens")},
+          _("H: query heads, G: K/V heads; bytes: per number (4 for float32, 2 for bf16)"));
   auto row = [&](const std::string& name, std::size_t layers, std::size_t heads, std::size_t g, std::size_t dh,
                  std::size_t bytes) {
     const std::size_t per = kv_cache_bytes_per_token(layers, g, dh, bytes);
