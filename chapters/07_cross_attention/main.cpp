@@ -244,6 +244,8 @@ int main(int argc, char** argv) {
     const std::size_t n_pos = im.side * im.side;
     Labels pos;
     for (std::size_t p = 0; p < n_pos; ++p) pos.push_back(fmt::format("({},{})", p / im.side, p % im.side));
+    nar.say(_("a latent is the small, compressed image a latent-diffusion model denoises; each of its grid positions "
+              "is one query."));
     nar.say(_f("Z: {} latent positions (an {}×{} grid) ask; E: the prompt's {} text tokens answer. Built in:", n_pos,
                im.side, im.side, im.words.size()));
     nar.say(_("  · a scene painted on the grid (below, left); each word's region has a content vector, and each"));
