@@ -20,6 +20,7 @@
 #include "attn/present/progress.hpp"
 #include "attn/present/decoder_report.hpp"
 #include "attn/tensor/openblas.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 using namespace attn;
 
@@ -32,23 +33,23 @@ int main(int argc, char** argv) {
   TinyLmTrainSetup setup;
   setup.train.steps = 300;  // the shipped model's recipe (300 × 8 windows; see README for the time)
   setup.train.batch = 8;
-  ch.app().add_option("--prompt", prompt, "text the model continues")->capture_default_str()
-      ->check([](const std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); });
-  ch.app().add_option("--tokens", n_tokens, "tokens to generate (prompt + tokens ≤ 256)")->capture_default_str()
+  ch.app().add_option("--prompt", prompt, _("text the model continues"))->capture_default_str()
+      ->check([](const std::string& s) { return s.empty() ? std::string(_("must not be empty")) : std::string(); });
+  ch.app().add_option("--tokens", n_tokens, _("tokens to generate (prompt + tokens ≤ 256)"))->capture_default_str()
       ->check(CLI::Range(1, 250));
-  ch.app().add_option("--temperature", temperature, "softmax temperature; 0 = greedy")->capture_default_str()
+  ch.app().add_option("--temperature", temperature, _("softmax temperature; 0 = greedy"))->capture_default_str()
       ->check(CLI::Range(0.0, 5.0));
-  ch.app().add_option("--top-k", top_k, "keep the k most probable tokens; 0 = all")->capture_default_str()
+  ch.app().add_option("--top-k", top_k, _("keep the k most probable tokens; 0 = all"))->capture_default_str()
       ->check(CLI::Range(0, 512));
-  ch.app().add_option("--top-p", top_p, "nucleus: keep the most probable tokens up to this mass")->capture_default_str()
+  ch.app().add_option("--top-p", top_p, _("nucleus: keep the most probable tokens up to this mass"))->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
-  ch.app().add_flag("--bench", bench, "time generation with and without the KV cache for 16 … 512 tokens");
-  ch.app().add_flag("--train", train, "relearn the tokenizer and the model; rewrites data/ch09/");
-  ch.app().add_option("--train-steps", setup.train.steps, "AdamW steps with --train")->capture_default_str()
+  ch.app().add_flag("--bench", bench, _("time generation with and without the KV cache for 16 … 512 tokens"));
+  ch.app().add_flag("--train", train, _("relearn the tokenizer and the model; rewrites data/ch09/"));
+  ch.app().add_option("--train-steps", setup.train.steps, _("AdamW steps with --train"))->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  ch.app().add_option("--train-batch", setup.train.batch, "windows of 256 tokens per step with --train")
+  ch.app().add_option("--train-batch", setup.train.batch, _("windows of 256 tokens per step with --train"))
       ->capture_default_str()->check(CLI::Range(1, 256));
-  ch.app().add_option("--corpus", setup.bible_dump, "the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)");
+  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"));
   // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
   ch.app().callback([&] {
     if (train) return;
@@ -59,10 +60,10 @@ int main(int argc, char** argv) {
       return;  // a broken tokenizer file is reported, with its name, when the run loads it
     }
     if (n + n_tokens > 256)
-      throw CLI::ValidationError("--prompt", fmt::format("{} tokens + --tokens {} exceed the context of 256", n,
+      throw CLI::ValidationError("--prompt", _f("{} tokens + --tokens {} exceed the context of 256", n,
                                                          n_tokens));
   });
-  ch.set_question("Question: what did decoders change after 2017 — and can a 1M-parameter one learn to write?");
+  ch.set_question(_("Question: what did decoders change after 2017 — and can a 1M-parameter one learn to write?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     // ------------------------------------------------------------------ the shipped model (or --train)
@@ -70,8 +71,8 @@ int main(int argc, char** argv) {
     if (train) {
       if (setup.bible_dump.empty()) {
         auto p = find_data_file("ch09/kjv_bible.txt");
-        if (!p) throw std::runtime_error("no corpus: run scripts/install-deps --corpus (Debian's bible-kjv), "
-                                         "or pass --corpus FILE");
+        if (!p) throw std::runtime_error(_("no corpus: run scripts/install-deps --corpus (Debian's bible-kjv), "
+                                           "or pass --corpus FILE"));
         setup.bible_dump = *p;
       }
       setup.out_dir = data_dir() + "/ch09";
@@ -84,11 +85,11 @@ int main(int argc, char** argv) {
         cb(s, loss, std::int64_t(setup.train.batch * setup.train.time));
       };
       setup.train.on_eval = [&](std::size_t s, double vl) {
-        if (!nar.quiet()) fmt::print(stderr, "\n  step {:>5}: validation loss {:.4f}\n", s, vl);
+        if (!nar.quiet()) fmt::print(stderr, "\n  {}\n", _f("step {:>5}: validation loss {:.4f}", s, vl));
       };
       const TinyLmTrainReport r = train_tiny_lm(setup);
       bar.finish();
-      nar.result(fmt::format("trained: {} chapters ({} bytes, {} tokens) for training, {} held out; tokenizer {:.1f} s; "
+      nar.result(_f("trained: {} chapters ({} bytes, {} tokens) for training, {} held out; tokenizer {:.1f} s; "
                              "{} steps × {} windows × 256 tokens in {:.0f} s with {} OpenBLAS thread(s)",
                              r.chapters_train, r.train_bytes, r.train_tokens, r.chapters_valid, r.tokenizer_seconds,
                              setup.train.steps, setup.train.batch, r.train_seconds, setup.blas_threads));
@@ -102,17 +103,18 @@ int main(int argc, char** argv) {
     nar.manifest_field("rope_pairing", "\"interleaved\"");
     const std::vector<int> prompt_ids = bpe_encode(lm.tokenizer, prompt);
     if (prompt_ids.size() + n_tokens > cfg.context)
-      throw std::invalid_argument(fmt::format("--prompt is {} tokens; with --tokens {} that exceeds the context of {}",
+      throw std::invalid_argument(_f("--prompt is {} tokens; with --tokens {} that exceeds the context of {}",
                                               prompt_ids.size(), n_tokens, cfg.context));
 
     // ------------------------------------------------------------------ 1. tokenizer
-    nar.step("A byte-level BPE tokenizer", "merge the most frequent pair, 256 times", "Sennrich et al. 2016");
+    nar.step(_("A byte-level BPE tokenizer"), _("merge the most frequent pair, 256 times"), "Sennrich et al. 2016");
     show_bpe_merges(nar, lm.tokenizer, 8);
     show_bpe_split(nar, lm.tokenizer, "In the beginning God created the heaven and the earth.");
     const double bytes_per_token = double(lm.valid_text.size()) / double(lm.valid_tokens.size());
-    nar.result(fmt::format("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
+    nar.result(_f("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
                            lm.valid_text.size(), lm.valid_tokens.size(), bytes_per_token));
-    nar.why(fmt::format("a frequent word becomes one token, so 256 tokens of context cover ~{:.0f} bytes of text; "
+    nar.code("attn/data/bpe.hpp: bpe_train, bpe_encode");
+    nar.why(_f("a frequent word becomes one token, so 256 tokens of context cover ~{:.0f} bytes of text; "
                         "any byte still encodes.", 256 * bytes_per_token));
 
     // ------------------------------------------------------------------ 2-5. the block's pieces
@@ -122,35 +124,38 @@ int main(int argc, char** argv) {
     compare_kv_heads(nar, cfg);
 
     // ------------------------------------------------------------------ 6. the block, every shape
-    nar.step("The LLaMA-style block, every shape", "x + Attn(RMSNorm(x)) + SwiGLU(…)", "Touvron et al. 2023");
+    nar.step(_("The LLaMA-style block, every shape"), "x + Attn(RMSNorm(x)) + SwiGLU(…)", "Touvron et al. 2023");
     const DecoderLMTrace trace = decoder_lm_trace(m, prompt_ids);
     show_block_shapes(nar, m, prompt_ids.size());
     export_block0(nar, m, trace, token_labels(lm.tokenizer, prompt_ids));
+    nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
+    nar.why(_f("every shape follows from d = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes block 0's "
+               "tensors, so each product can be checked by hand.", cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.d_ff));
 
     // ------------------------------------------------------------------ 7. training and validation
-    nar.step("The trained model: validation loss", "bits/byte = loss · tokens / (bytes · ln 2)");
+    nar.step(_("The trained model: validation loss"), "bits/byte = loss · tokens / (bytes · ln 2)");
     const ValidationFigures vf = report_training(nar, lm);
 
     // ------------------------------------------------------------------ 8. generation
-    nar.step("Generation", "softmax(z/τ), top-k, top-p, draw", "Holtzman et al. 2020");
+    nar.step(_("Generation"), _("softmax(z/τ), top-k, top-p, draw"), "Holtzman et al. 2020");
     const SamplerConfig sc{temperature, top_k, top_p};
     show_sampling_step(nar, lm, prompt_ids, sc);
     const std::vector<int> gen = generate_tokens(m, prompt_ids, n_tokens, sc, nar.options().seed);
-    nar.result(fmt::format("seed {}, τ = {}, top-k = {}, top-p = {}:", nar.options().seed, temperature,
-                           top_k == 0 ? std::string("off") : std::to_string(top_k), top_p));
+    nar.result(_f("seed {}, τ = {}, top-k = {}, top-p = {}:", nar.options().seed, temperature,
+                           top_k == 0 ? std::string(_("off")) : std::to_string(top_k), top_p));
     print_generated(nar, prompt + bpe_decode(lm.tokenizer, gen));
 
     // ------------------------------------------------------------------ 9. KV cache and paged cache
-    nar.step("The KV cache, and a paged cache", "a decode step costs O(d²) + O(t·d)", "Kwon et al. 2023");
+    nar.step(_("The KV cache, and a paged cache"), _("a decode step costs O(d²) + O(t·d)"), "Kwon et al. 2023");
     const double speedup = kv_cache_study(nar, lm, prompt_ids, sc, nar.options().seed, bench);
     const double paged_saving = paged_cache_study(nar, lm, sc, nar.options().seed);
 
     nar.takeaway({
-        fmt::format("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters.", parameter_count(m),
+        _f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters.", parameter_count(m),
                     vf.loss, vf.bits_per_byte),
-        fmt::format("KV cache: {:.1f}× faster at the longest length, same tokens; paged: {:.1f}× less memory.",
+        _f("KV cache: {:.1f}× faster at the longest length, same tokens; paged: {:.1f}× less memory.",
                     speedup, paged_saving),
-        "RMSNorm, SwiGLU at 2/3 width, RoPE, shared K/V heads: each measured against what it replaced."});
+        _("RMSNorm, SwiGLU at 2/3 width, RoPE, shared K/V heads: each measured against what it replaced.")});
     nar.finish();
   });
 }

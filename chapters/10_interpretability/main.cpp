@@ -32,6 +32,7 @@
 #include "attn/models/transformer_train.hpp"
 #include "attn/studies/interpretability.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 using namespace attn;
 
@@ -66,7 +67,7 @@ Trained load_or_train(std::size_t which, bool train, const InductionTrainConfig&
     return t;
   }
   const auto path = find_data_file(kModelFiles[which]);
-  if (!path) throw std::runtime_error(fmt::format("no model {} (run with --train to make it)", kModelFiles[which]));
+  if (!path) throw std::runtime_error(_f("no model {} (run with --train to make it)", kModelFiles[which]));
   TensorMap extra;
   t.model = load_attn_only(*path, &extra, &t.md);
   if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
@@ -91,6 +92,26 @@ std::string without_last_line(std::string& block) {
   return last;
 }
 std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
+// How a mean attention distance changes from the first layer to the last: it grows (by more than
+// 10%), stays about flat (within 10%), or shrinks.
+enum class Trend { shrinks, flat, grows };
+Trend trend(double first, double last) {
+  return last > 1.1 * first ? Trend::grows : last < first / 1.1 ? Trend::shrinks : Trend::flat;
+}
+const char* trend_words(Trend t) {
+  return t == Trend::grows ? _("grows") : t == Trend::flat ? _("stays within 10%") : _("shrinks");
+}
+const char* trend_verdict(Trend t) {
+  return t == Trend::grows ? _("holds") : t == Trend::flat ? _("flat") : _("does not hold");
+}
+std::string edit_label(HeadEdit e) {
+  switch (e) {
+    case HeadEdit::permute: return _("permute");
+    case HeadEdit::uniform: return _("uniform");
+    case HeadEdit::zero: return _("zero");
+  }
+  return head_edit_name(e);
+}
 Mat per_head(const std::vector<HeadStat>& s, std::size_t layers, std::size_t heads, double HeadStat::*field) {
   Mat m = xt::zeros<float>({layers, heads});
   for (const HeadStat& h : s) m(h.layer, h.head) = float(h.*field);
@@ -107,12 +128,12 @@ int main(int argc, char** argv) {
   tc.batch = 24;
   std::size_t eval_n = 64;
   std::string norm = "post";
-  ch.app().add_option("--norm", norm, "which chapter 08 Transformer to measure")->capture_default_str()
+  ch.app().add_option("--norm", norm, _("which chapter 08 Transformer to measure"))->capture_default_str()
       ->check(CLI::IsMember({"post", "pre"}));
-  ch.app().add_flag("--train", train, "retrain both induction models (seeds S and S + 1) and rewrite data/ch10/");
-  ch.app().add_option("--train-steps", tc.steps, "Adam steps per model with --train")->capture_default_str()->check(CLI::Range(1, 200000));
-  ch.app().add_option("--eval", eval_n, "evaluation sequences")->capture_default_str()->check(CLI::Range(4, 1024));
-  ch.set_question("Question: attention weights are easy to draw — what do they actually tell us about a model?");
+  ch.app().add_flag("--train", train, _("retrain both induction models (seeds S and S + 1) and rewrite data/ch10/"));
+  ch.app().add_option("--train-steps", tc.steps, _("Adam steps per model with --train"))->capture_default_str()->check(CLI::Range(1, 200000));
+  ch.app().add_option("--eval", eval_n, _("evaluation sequences"))->capture_default_str()->check(CLI::Range(4, 1024));
+  ch.set_question(_("Question: attention weights are easy to draw — what do they actually tell us about a model?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     tc.seed = nar.options().seed;
@@ -127,18 +148,19 @@ int main(int argc, char** argv) {
     std::optional<Transformer> tf;
     Metadata tf_md;
     if (const auto p = find_data_file("ch08/transformer_" + norm + ".safetensors")) tf = load_transformer(*p, nullptr, &tf_md);
-    Table summary({"claim", "measured here", "verdict"});
+    Table summary({_("claim"), _("measured here"), _("verdict")});
 
     // ---------------------------------------------------------------- 1. looking
-    nar.step("Looking: every layer × head", "P = softmax(QKᵀ/√d_h + M)", "Vig 2019 (BertViz)");
-    nar.result(fmt::format("induction model: {} attention-only layers × {} heads, d = {}, vocabulary {}, {} parameters", L, H,
-                           m.cfg.d_model, m.cfg.vocab, parameter_count(m)));
+    nar.step(_("Looking: every layer × head"), "P = softmax(QKᵀ/√d_h + M)", "Vig 2019 (BertViz)");
+    nar.result(_f("induction model: {} attention-only layers × {} heads, d = {}, vocabulary {}, {} parameters", L, H,
+                  m.cfg.d_model, m.cfg.vocab, parameter_count(m)));
+    nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
     Rng show_rng(7);
     const InductionBatch shown = induction_batch(show_rng, {tc.task.vocab, 17, 6, 6}, 1);  // 17 > 16: 1-column cells
     const std::vector<int> seq = shown.sequence(0);
     const Labels toks = token_labels(seq);
     const std::vector<Tensor3> w = attn_only_weights(m, seq);
-    nar.say(fmt::format("input: 6 random tokens, repeated: {}", fmt::join(toks, " ")));
+    nar.say(_f("input: 6 random tokens, repeated: {}", fmt::join(toks, " ")));
     std::string legend;
     for (std::size_t l = 0; l < L && !nar.quiet(); ++l) {
       std::vector<std::string> maps, titles;
@@ -158,24 +180,28 @@ int main(int argc, char** argv) {
     const Tensor4 w4 = stack_layers(w);
     nar.record("attn_weights_induction", w4);
     nar.record_tokens("attn_weights_induction", toks, toks);
-    nar.attention_view({"induction model (2-layer attention-only)", toks, toks, w, true});
+    nar.attention_view({_("induction model (2-layer attention-only)"), toks, toks, w, true});
     const SentencePair& ex_pair = corpus.test[3];
     if (tf) {
       const PairAttention ta = transformer_attention(*tf, ex_pair, corpus.source_vocab, corpus.target_vocab);
       Labels tgt_in = {"<bos>"}, tgt_out = ex_pair.tgt;
       tgt_in.insert(tgt_in.end(), ex_pair.tgt.begin(), ex_pair.tgt.end());
       tgt_out.push_back("<eos>");
-      nar.attention_view({"Transformer encoder self-attention", ex_pair.src, ex_pair.src, ta.enc_self, false});
-      nar.attention_view({"Transformer decoder self-attention", tgt_in, tgt_in, ta.dec_self, true});
-      nar.attention_view({"Transformer cross-attention (rows: the word predicted)", tgt_out, ex_pair.src, ta.cross, false});
-      nar.say(fmt::format("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention", norm));
+      nar.attention_view({_("Transformer encoder self-attention"), ex_pair.src, ex_pair.src, ta.enc_self, false});
+      nar.attention_view({_("Transformer decoder self-attention"), tgt_in, tgt_in, ta.dec_self, true});
+      nar.attention_view({_("Transformer cross-attention (rows: the word predicted)"), tgt_out, ex_pair.src, ta.cross, false});
+      nar.say(_f("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention", norm));
     }
-    nar.why("rows are queries, columns keys; a head is a pattern of where each position reads from.");
+    nar.code("attn/studies/induction.hpp: attn_only_weights; attn/present/side_by_side.hpp: side_by_side");
+    nar.why(_("rows are queries, columns keys; a head is a pattern of where each position reads from."));
 
     // ---------------------------------------------------------------- 2. induction heads
-    nar.step("Induction heads", "prefix matching, copying", "Elhage et al. 2021; Olsson et al. 2022");
+    nar.step(_("Induction heads"), _("prefix matching, copying"), "Elhage et al. 2021; Olsson et al. 2022");
+    nar.say(_("an induction head finds the earlier copy of the current token and predicts the token that followed "
+              "it (… A B … A → B): a layer-0 head marks each position with its previous token, and a layer-1 head "
+              "looks for that mark"));
     if (!a.curve.empty())
-      nar.result(fmt::format("training loss ({} steps, every {}): {:.2f} {} {:.2f}", meta(a.md, "steps"), meta(a.md, "curve_every"),
+      nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", meta(a.md, "steps"), meta(a.md, "curve_every"),
                              a.curve.front(), sparkline(a.curve, 48), a.curve.back()));
     std::vector<std::vector<Tensor3>> ex;
     std::vector<std::vector<int>> ex_tokens;
@@ -185,7 +211,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<HeadStat> stats = head_stats(ex, ex_tokens, true);
     const RepeatLosses base = repeat_losses(m, eval);
-    Table ht({"head", "prev-token", "prefix-match", "copying", "2nd-repeat loss if zeroed"});
+    Table ht({_("head"), _("prev-token"), _("prefix-match"), _("copying"), _("2nd-repeat loss if zeroed")});
     std::size_t prev_head = 0, ind_head = 0;
     for (const HeadStat& s : stats) {
       const double ablated = repeat_losses(m, eval, {{s.layer, s.head, HeadEdit::zero, 1}}).second;
@@ -197,12 +223,17 @@ int main(int argc, char** argv) {
     const double worst_prev = repeat_losses(m, eval, {{0, prev_head, HeadEdit::zero, 1}}).second;
     const double worst_ind = repeat_losses(m, eval, {{1, ind_head, HeadEdit::zero, 1}}).second;
     nar.table(ht, /*as_result=*/true);
-    nar.result(fmt::format("loss on the first repeat {:.3f} (chance: log {} = {:.3f}), on the second {:.3f}",
+    nar.say(_("prev-token: mean weight on the position just before; prefix-match: mean weight on the token that "
+              "followed an earlier copy of the current token; copying: +1 when the head's output raises the logit "
+              "of the token it reads, −1 when it lowers it (from the eigenvalues of its OV circuit W_E·W_V·W_O·W_U, "
+              "which maps a token read to the logits written); last column: the loss on "
+              "the second repeat with that head's output set to zero"));
+    nar.result(_f("loss on the first repeat {:.3f} (chance: log {} = {:.3f}), on the second {:.3f}",
                            base.first, m.cfg.vocab, std::log(double(m.cfg.vocab)), base.second));
-    nar.result(fmt::format("previous-token head {} (score {:.3f}); induction head {} (prefix matching {:.3f})",
+    nar.result(_f("previous-token head {} (score {:.3f}); induction head {} (prefix matching {:.3f})",
                            head_name(0, prev_head), stats[prev_head].previous_token, head_name(1, ind_head),
                            stats[H + ind_head].prefix_matching));
-    nar.result(fmt::format("second-repeat loss {:.3f}; with {} zeroed {:.3f} ({:+.3f}); with {} zeroed {:.3f} ({:+.3f})",
+    nar.result(_f("second-repeat loss {:.3f}; with {} zeroed {:.3f} ({:+.3f}); with {} zeroed {:.3f} ({:+.3f})",
                            base.second, head_name(0, prev_head), worst_prev, worst_prev - base.second,
                            head_name(1, ind_head), worst_ind, worst_ind - base.second));
     // K-composition: does the induction head need the previous-token head to find its key?
@@ -210,12 +241,12 @@ int main(int argc, char** argv) {
     for (const auto& t : ex_tokens) ex_cut.push_back(attn_only_weights(m, t, {{0, prev_head, HeadEdit::zero, 1}}));
     const double pm_cut = head_stats(ex_cut, ex_tokens, true)[H + ind_head].prefix_matching;
     const bool composes = pm_cut < 0.5 * stats[H + ind_head].prefix_matching;
-    nar.result(fmt::format("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, prev_head),
+    nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, prev_head),
                            head_name(1, ind_head), stats[H + ind_head].prefix_matching, pm_cut,
-                           composes ? "it reads the head's output" : "it finds its key without it"));
+                           composes ? _("it reads the head's output") : _("it finds its key without it")));
     const Mat pm = per_head(head_stats({w}, {seq}, true), L, H, &HeadStat::prefix_matching);
     nar.record("prefix_matching", pm);
-    nar.result(fmt::format("on the sequence drawn in step 1: prefix matching of {} = {:.4f}", head_name(1, ind_head),
+    nar.result(_f("on the sequence drawn in step 1: prefix matching of {} = {:.4f}", head_name(1, ind_head),
                            double(pm(1, ind_head))));
     Mat copying = xt::zeros<float>({L, H});
     for (std::size_t l = 0; l < L; ++l)
@@ -235,37 +266,45 @@ int main(int argc, char** argv) {
         best += fmt::format("{}{} {:.3f}", i ? ", " : "", head_name(top[i].layer, top[i].head), top[i].prefix_matching);
       std::size_t strong = 0;
       for (const HeadStat& hs : li.heads) strong += hs.prefix_matching > 0.4;
-      nar.result(fmt::format("chapter 09 LM ({} steps, {} layers × {} heads), {} random tokens repeated once:",
+      nar.result(_f("chapter 09 LM ({} steps, {} layers × {} heads), {} random tokens repeated once:",
                              meta(lm_md, "steps"), lm->cfg.n_layers, lm->cfg.n_heads, li.period));
-      nar.result(fmt::format("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f})", li.first,
+      nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f})", li.first,
                              li.second, lm->cfg.vocab, std::log(double(lm->cfg.vocab))));
-      nar.result("  best prefix matching: " + best);
-      nar.result(fmt::format("  {} of {} heads score above 0.4 (its weights cannot be edited here: no head ablation)",
-                             strong, li.heads.size()));
+      nar.result(_f("  best prefix matching: {}", best));
+      nar.result(_f("  {} of {} heads score above 0.4 (no head of this model is zeroed: its forward pass takes no head edits)",
+                    strong, li.heads.size()));
+      nar.result(li.second < li.first - 0.1
+                     ? _("  the second copy is easier than the first: the model copies from the earlier one")
+                     : _("  the second copy is no easier than the first: no induction behaviour in this model"));
+      if (std::min(li.first, li.second) > std::log(double(lm->cfg.vocab)))
+        nar.result(_("  both losses are above chance: on random tokens, guesses learned from text cost more than a "
+                     "uniform guess"));
     } else {
-      nar.say("the chapter 09 language model: not available yet (no checkpoint shipped); not measured.");
+      nar.say(_("the chapter 09 language model: not available yet (no checkpoint shipped); not measured."));
     }
-    nar.why("the first repeat is noise; the second is predictable by finding the token's earlier copy.");
+    nar.code("attn/studies/interpretability.hpp: head_stats; attn/studies/induction.hpp: repeat_losses, ov_circuit; attn/attention/attention_stats.hpp: prefix_matching_score, copying_score");
+    nar.why(_("the first repeat is noise; the second is predictable by finding the token's earlier copy."));
 
     // ---------------------------------------------------------------- 3. claim 1
-    nar.step("Claim 1: shallow heads look near, deep far", "Σ_j P_ij |i − j|", "Dosovitskiy et al. 2021");
+    nar.step(_("Claim 1: shallow heads look near, deep far"), "Σ_j P_ij |i − j|", "Dosovitskiy et al. 2021");
     const std::vector<LayerStat> by_layer = layer_means(stats);
-    Table lt({"model", "layer", "mean distance", "entropy (nats)", "H / log n"});
+    Table lt({_("model"), _("layer"), _("mean distance"), _("entropy (nats)"), "H / log n"});
     for (const LayerStat& s : by_layer)
-      lt.add({"induction", std::to_string(s.layer), fmt::format("{:.2f}", s.distance), fmt::format("{:.3f}", s.entropy),
+      lt.add({_("induction"), std::to_string(s.layer), fmt::format("{:.2f}", s.distance), fmt::format("{:.3f}", s.entropy),
               fmt::format("{:.3f}", s.uniformity)});
     nar.table(lt, true);
+    nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
+              "H / log n: H over its largest value (1: uniform over the n keys a row may see)"));
     nar.record("head_entropy", per_head(stats, L, H, &HeadStat::entropy));
     nar.record("head_distance", per_head(stats, L, H, &HeadStat::distance));
-    const bool grows = by_layer.back().distance > by_layer.front().distance;
-    nar.result(fmt::format("verdict: distance {} with depth here ({:.2f} -> {:.2f} tokens)", grows ? "grows" : "does not grow",
-                           by_layer.front().distance, by_layer.back().distance));
-    summary.add({"1 distance grows with depth", fmt::format("{:.2f} -> {:.2f} tokens, layer 0 -> {}", by_layer.front().distance,
-                                                            by_layer.back().distance, L - 1),
-                 grows ? "holds" : "does not hold"});
-    nar.say("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some");
-    nar.say("far-looking heads already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads");
-    nar.say("in BERT's lower layers.");
+    const Trend ind_trend = trend(by_layer.front().distance, by_layer.back().distance);
+    nar.result(_f("verdict: distance {} with depth here ({:.2f} -> {:.2f} tokens)", trend_words(ind_trend),
+                  by_layer.front().distance, by_layer.back().distance));
+    summary.add({_("1 distance grows with depth"), _f("{:.2f} -> {:.2f} tokens, layer 0 -> {}", by_layer.front().distance,
+                                                      by_layer.back().distance, L - 1),
+                 trend_verdict(ind_trend)});
+    nar.say(_("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some far-looking heads "
+              "already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads in BERT's lower layers."));
     std::vector<HeadStat> lm_text;  // the LM's heads on held-out text (claim 3 counts them too)
     if (lm) {
       const auto text_path = find_data_file("ch09/kjv_valid.txt");
@@ -274,45 +313,46 @@ int main(int argc, char** argv) {
         const std::vector<int> ids = bpe_encode(bpe_load(*tok_path), read_text_file(*text_path));
         lm_text = decoder_lm_text_stats(*lm, ids, 4, 128);
         const std::vector<LayerStat> lm_layers = layer_means(lm_text);
-        Table lmt({"model", "layer", "mean distance", "entropy (nats)", "H / log n"});
+        Table lmt({_("model"), _("layer"), _("mean distance"), _("entropy (nats)"), "H / log n"});
         for (const LayerStat& ls : lm_layers)
-          lmt.add({"chapter 09 LM", std::to_string(ls.layer), fmt::format("{:.2f}", ls.distance),
+          lmt.add({_("chapter 09 LM"), std::to_string(ls.layer), fmt::format("{:.2f}", ls.distance),
                    fmt::format("{:.3f}", ls.entropy), fmt::format("{:.3f}", ls.uniformity)});
         nar.table(lmt, true);
         bool rising = true;
         for (std::size_t l = 1; l < lm_layers.size(); ++l) rising = rising && lm_layers[l].distance > lm_layers[l - 1].distance;
-        nar.result(fmt::format("chapter 09 LM, 4 × 128 held-out tokens: distance {} layer by layer ({:.2f} -> {:.2f})",
-                               rising ? "grows" : "does not grow", lm_layers.front().distance, lm_layers.back().distance));
-        summary.add({"1 … in the chapter 09 LM", fmt::format("{:.2f} -> {:.2f} tokens, layer 0 -> {}",
+        nar.result(_f("chapter 09 LM, 4 × 128 held-out tokens: distance {} layer by layer ({:.2f} -> {:.2f})",
+                      rising ? _("grows") : _("does not grow"), lm_layers.front().distance, lm_layers.back().distance));
+        summary.add({_("1 … in the chapter 09 LM"), _f("{:.2f} -> {:.2f} tokens, layer 0 -> {}",
                      lm_layers.front().distance, lm_layers.back().distance, lm_layers.size() - 1),
-                     rising ? "holds" : "does not hold"});
+                     rising ? _("holds") : _("does not hold")});
       }
     } else {
-      nar.say("the chapter 09 LM: not available yet, not measured.");
+      nar.say(_("the chapter 09 LM: not available yet, not measured."));
     }
     std::optional<CrossAlignment> ca;
     if (tf) {
       ca = transformer_alignment(*tf, pairs, corpus.source_vocab, corpus.target_vocab);
       const std::vector<LayerStat> enc_layers = layer_means(ca->enc);
-      Table et({"model", "layer", "mean distance", "entropy (nats)", "H / log n"});
+      Table et({_("model"), _("layer"), _("mean distance"), _("entropy (nats)"), "H / log n"});
       for (const LayerStat& ls : enc_layers)
-        et.add({"Transformer encoder", std::to_string(ls.layer), fmt::format("{:.2f}", ls.distance),
+        et.add({_("Transformer encoder"), std::to_string(ls.layer), fmt::format("{:.2f}", ls.distance),
                 fmt::format("{:.3f}", ls.entropy), fmt::format("{:.3f}", ls.uniformity)});
       nar.table(et, true);
-      const bool enc_grows = enc_layers.back().distance > enc_layers.front().distance;
-      nar.result(fmt::format("chapter 08 encoder ({}-Norm), {} test sentences: distance {} ({:.2f} -> {:.2f})", norm,
-                             pairs.size(), enc_grows ? "grows" : "does not grow", enc_layers.front().distance,
-                             enc_layers.back().distance));
-      summary.add({"1 … in the chapter 08 encoder", fmt::format("{:.2f} -> {:.2f} tokens, layer 0 -> {}",
+      const Trend enc_trend = trend(enc_layers.front().distance, enc_layers.back().distance);
+      nar.result(_f("chapter 08 encoder ({}-Norm), {} test sentences: distance {} ({:.2f} -> {:.2f})", norm,
+                    pairs.size(), trend_words(enc_trend), enc_layers.front().distance, enc_layers.back().distance));
+      summary.add({_("1 … in the chapter 08 encoder"), _f("{:.2f} -> {:.2f} tokens, layer 0 -> {}",
                    enc_layers.front().distance, enc_layers.back().distance, enc_layers.size() - 1),
-                   enc_grows ? "holds" : "does not hold"});
+                   trend_verdict(enc_trend)});
     } else {
-      nar.say("the Transformer's encoder (chapter 08): not available yet, not measured.");
+      nar.say(_("the Transformer's encoder (chapter 08): not available yet, not measured."));
     }
-    nar.why("two layers is shallow, but the labour is divided: the previous-token head looks 1 back.");
+    nar.code("attn/attention/attention_stats.hpp: mean_attention_distance, mean_entropy; attn/studies/interpretability.hpp: layer_means");
+    nar.why(_("a layer's distance is set by what its heads look for, not by depth itself: the induction heads of layer 1 "
+              "look back to the token after the earlier copy, most of a period away."));
 
     // ---------------------------------------------------------------- 4. claim 2
-    nar.step("Claim 2: attention learns word alignments", "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");
+    nar.step(_("Claim 2: attention learns word alignments"), "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");
     const ChapterModel bah = chapter_model("01", "bahdanau", corpus, false, "", TrainConfig{});
     const double bah_acc = seq2seq_alignment_accuracy(bah.model, pairs, corpus.source_vocab, corpus.target_vocab);
     Vec acc_v = xt::zeros<float>({1});
@@ -328,22 +368,24 @@ int main(int argc, char** argv) {
       std::string left = format_heatmap(align, ex_pair.tgt, ex_pair.src, hs), right = format_heatmap(truth, ex_pair.tgt, ex_pair.src, hs);
       without_last_line(right);
       const std::string legend2 = without_last_line(left);
-      std::cout << side_by_side({left, right}, {"Bahdanau α (teacher-forced)", "true alignment"});
+      std::cout << side_by_side({left, right}, {_("Bahdanau α (teacher-forced)"), _("true alignment")});
       nar.say(legend2.substr(legend2.find_first_not_of(' ')));
     }
     Tensor3 align3 = Tensor3::from_shape({1, align.shape(0), align.shape(1)});
     std::copy(align.begin(), align.end(), align3.begin());
-    nar.attention_view({"Bahdanau α (chapter 01)", ex_pair.tgt, ex_pair.src, {align3}, false});
-    nar.result(fmt::format("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word",
+    nar.attention_view({_("Bahdanau α (chapter 01)"), ex_pair.tgt, ex_pair.src, {align3}, false});
+    nar.result(_f("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word",
                            100.0 * bah_acc, [&] { std::size_t n = 0; for (const auto& p : pairs) n += p.tgt.size(); return n; }()));
-    const std::string align_verdict = bah_acc >= 0.8 ? "holds" : bah_acc >= 0.5 ? "partly" : "does not hold";
-    nar.result(fmt::format("verdict: {} (holds: ≥ 80% of words; partly: ≥ 50%)", align_verdict));
-    summary.add({"2 attention aligns words", fmt::format("Bahdanau: {:.1f}% argmax hits", 100.0 * bah_acc), align_verdict});
+    const std::string align_verdict = bah_acc >= 0.8 ? _("holds") : bah_acc >= 0.5 ? _("partly") : _("does not hold");
+    nar.result(_f("verdict: {} (holds: ≥ 80% of words; partly: ≥ 50%)", align_verdict));
+    summary.add({_("2 attention aligns words"), _f("Bahdanau: {:.1f}% argmax hits", 100.0 * bah_acc), align_verdict});
     if (ca) {
-      Table at({"cross-attention", "head 0", "head 1", "head 2", "head 3"});
+      std::vector<std::string> at_header = {_("cross-attention")};
+      for (std::size_t h = 0; h < ca->accuracy.shape(1); ++h) at_header.push_back(_f("head {}", h));
+      Table at(at_header);
       std::size_t bl = 0, bh = 0;
       for (std::size_t l = 0; l < ca->accuracy.shape(0); ++l) {
-        std::vector<std::string> row = {fmt::format("layer {}", l)};
+        std::vector<std::string> row = {_f("layer {}", l)};
         for (std::size_t h = 0; h < ca->accuracy.shape(1); ++h) {
           row.push_back(fmt::format("{:.1f}%", 100.0 * ca->accuracy(l, h)));
           if (ca->accuracy(l, h) > ca->accuracy(bl, bh)) bl = l, bh = h;
@@ -354,7 +396,7 @@ int main(int argc, char** argv) {
       nar.table(at, true);
       nar.record("alignment_accuracy", ca->accuracy);
       const double best = ca->accuracy(bl, bh);
-      nar.result(fmt::format("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words",
+      nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words",
                              head_name(bl, bh), 100.0 * best, 100.0 * bah_acc, ca->words));
       if (!nar.quiet()) {
         const PairAttention ta = transformer_attention(*tf, ex_pair, corpus.source_vocab, corpus.target_vocab);
@@ -368,17 +410,18 @@ int main(int argc, char** argv) {
         std::string left = format_heatmap(head, ex_pair.tgt, ex_pair.src, hs), right = format_heatmap(truth, ex_pair.tgt, ex_pair.src, hs);
         without_last_line(left);
         without_last_line(right);
-        std::cout << side_by_side({left, right}, {"Transformer " + head_name(bl, bh), "true alignment"});
+        std::cout << side_by_side({left, right}, {"Transformer " + head_name(bl, bh), _("true alignment")});
       }
-      summary.add({"2 … the Transformer's best head", fmt::format("{}: {:.1f}% argmax hits", head_name(bl, bh), 100.0 * best),
-                   best >= 0.8 ? "holds" : best >= 0.5 ? "partly" : "does not hold"});
+      summary.add({_("2 … the Transformer's best head"), _f("{}: {:.1f}% argmax hits", head_name(bl, bh), 100.0 * best),
+                   best >= 0.8 ? _("holds") : best >= 0.5 ? _("partly") : _("does not hold")});
     } else {
-      nar.say("the Transformer's cross-attention heads (chapter 08): not available yet, not measured.");
+      nar.say(_("the Transformer's cross-attention heads (chapter 08): not available yet, not measured."));
     }
-    nar.why("the corpus generator knows which source word each target word translates, reorderings too.");
+    nar.code("attn/studies/interpretability.hpp: seq2seq_alignment_accuracy, transformer_alignment");
+    nar.why(_("the corpus generator knows which source word each target word translates, reorderings too."));
 
     // ---------------------------------------------------------------- 5. claim 3
-    nar.step("Claim 3: some heads collapse to uniform", "H_i / log n_i ≥ 0.95", "Clark et al. 2019");
+    nar.step(_("Claim 3: some heads collapse to uniform"), "H_i / log n_i ≥ 0.95", "Clark et al. 2019");
     std::vector<HeadEditSpec> flat;
     std::string flat_names;
     for (const HeadStat& s : stats)
@@ -389,71 +432,75 @@ int main(int argc, char** argv) {
     for (std::size_t l = 0; l < L; ++l) {
       std::string unif;
       for (std::size_t h = 0; h < H; ++h) unif += fmt::format("  {} {:.2f}", head_name(l, h), stats[l * H + h].uniformity);
-      nar.say(fmt::format("H / log n, layer {}:{}", l, unif));
+      nar.say(_f("H / log n, layer {}:{}", l, unif));
     }
     const std::vector<int> pred = repeat_targets(eval, 0);
-    summary.add({"3 heads collapse to uniform", fmt::format("induction: {} of {} heads within 5%", flat.size(), L * H),
-                 flat.empty() ? "not here" : "holds"});
+    summary.add({_("3 heads collapse to uniform"), _f("induction: {} of {} heads within 5%", flat.size(), L * H),
+                 flat.empty() ? _("not here") : _("holds")});
     if (flat.empty()) {
-      nar.result(fmt::format("verdict: no head of the induction model is within 5% of uniform (0 of {})", L * H));
+      nar.result(_f("verdict: no head of the induction model is within 5% of uniform (0 of {})", L * H));
     } else {
       const OutputChange c = edit_effect(m, eval.tokens, pred, eval.batch, flat);
-      nar.result(fmt::format("{} of {} heads within 5% of uniform: {}", flat.size(), L * H, flat_names));
-      nar.result(fmt::format("zeroing all of them changes the repeat loss by {:+.4f} (total variation {:.4f})",
+      nar.result(_f("{} of {} heads within 5% of uniform: {}", flat.size(), L * H, flat_names));
+      nar.result(_f("zeroing all of them changes the repeat loss by {:+.4f} (total variation {:.4f})",
                              c.loss_change, c.tvd));
-      nar.result(fmt::format("verdict: collapsed heads exist here, and removing them {}", std::abs(c.loss_change) < 0.05
-                                 ? "barely matters (|Δloss| < 0.05)" : "does matter (|Δloss| ≥ 0.05)"));
+      nar.result(_f("verdict: collapsed heads exist here, and removing them {}", std::abs(c.loss_change) < 0.05
+                        ? _("barely matters (|Δloss| < 0.05)") : _("does matter (|Δloss| ≥ 0.05)")));
     }
     // The other models' heads: counted (their forward passes take no head edits, so no ablation).
     auto count_flat = [&](const std::vector<HeadStat>& hs, const char* model) {
       std::string names;
       std::size_t n = 0;
       for (const HeadStat& h : hs)
-        if (h.uniformity >= 0.95 && n++ < 6) names += (n > 1 ? ", " : ": ") + head_name(h.layer, h.head);
-      nar.result(fmt::format("{}: {} of {} heads within 5% of uniform{}{}", model, n, hs.size(), names, n > 6 ? ", …" : ""));
+        if (h.uniformity >= 0.95 && n++ < 6) names += (n > 1 ? ", " : "") + head_name(h.layer, h.head);
+      nar.result(n ? _f("{}: {} of {} heads within 5% of uniform: {}{}", model, n, hs.size(), names, n > 6 ? ", …" : "")
+                   : _f("{}: {} of {} heads within 5% of uniform", model, n, hs.size()));
       return n;
     };
     if (!lm_text.empty()) {
-      const std::size_t n = count_flat(lm_text, "chapter 09 LM on held-out text");
-      summary.add({"3 … in the chapter 09 LM", fmt::format("{} of {} heads within 5%", n, lm_text.size()),
-                   n ? "holds" : "not here"});
+      const std::size_t n = count_flat(lm_text, _("chapter 09 LM on held-out text"));
+      summary.add({_("3 … in the chapter 09 LM"), _f("{} of {} heads within 5%", n, lm_text.size()),
+                   n ? _("holds") : _("not here")});
     }
     if (ca) {
-      const std::size_t n = count_flat(ca->enc, "chapter 08 encoder");
-      summary.add({"3 … in the chapter 08 encoder", fmt::format("{} of {} heads within 5%", n, ca->enc.size()),
-                   n ? "holds" : "not here"});
+      const std::size_t n = count_flat(ca->enc, _("chapter 08 encoder"));
+      summary.add({_("3 … in the chapter 08 encoder"), _f("{} of {} heads within 5%", n, ca->enc.size()),
+                   n ? _("holds") : _("not here")});
     }
-    nar.why("a uniform head averages its whole past: a bag of words, not a pointer.");
+    nar.code("attn/attention/attention_stats.hpp: uniformity; attn/studies/interpretability.hpp: edit_effect");
+    nar.why(_("a uniform head averages everything it can see: a bag of words, not a pointer."));
 
     // ---------------------------------------------------------------- 6. claim 4
-    nar.step("Claim 4: perturbed weights, same output", "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4");
+    nar.step(_("Claim 4: perturbed weights, same output"), "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4");
     const OutputChange seeds = model_difference(a.model, b.model, eval.tokens, pred, eval.batch);
     const double seed_dloss = std::abs(seeds.loss_change);
-    nar.result(fmt::format("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}", meta(a.md, "seed"),
+    nar.result(_f("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}", meta(a.md, "seed"),
                            meta(b.md, "seed"), seeds.tvd, seed_dloss));
-    Table pt({"head", "edit", "TVD", "Δ repeat loss"});
+    Table pt({_("head"), _("edit"), "TVD", _("Δ repeat loss")});
     std::size_t below = 0, edits = 0;
     for (std::size_t l = 0; l < L; ++l)
       for (std::size_t h = 0; h < H; ++h)
         for (HeadEdit e : {HeadEdit::permute, HeadEdit::uniform, HeadEdit::zero}) {
           const OutputChange c = edit_effect(m, eval.tokens, pred, eval.batch, {{l, h, e, 11}});
-          pt.add({head_name(l, h), head_edit_name(e), fmt::format("{:.4f}", c.tvd), fmt::format("{:+.4f}", c.loss_change)});
+          pt.add({head_name(l, h), edit_label(e), fmt::format("{:.4f}", c.tvd), fmt::format("{:+.4f}", c.loss_change)});
           below += c.tvd <= seeds.tvd;
           ++edits;
         }
     nar.table(pt, true);
-    nar.result(fmt::format("verdict: {} of {} single-head edits change the output less than another seed does", below, edits));
+    nar.say(_("permute: each row's weights shuffled among the keys it may see; uniform: every visible key weighted "
+              "alike; zero: all weights 0, so the head adds nothing"));
+    nar.result(_f("verdict: {} of {} single-head edits change the output less than another seed does", below, edits));
     if (below < edits)
-      nar.result(fmt::format("the other {} change it more: those heads' weights carry the computation", edits - below));
-    summary.add({"4 perturbing weights changes little", fmt::format("{} of {} edits below the seed TVD {:.3f}", below, edits, seeds.tvd),
-                 2 * below > edits ? "mostly holds" : 2 * below == edits ? "half" : "mostly does not"});
-    nar.say("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers'");
-    nar.say("outputs nearly unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the");
-    nar.say("yardstick to judge that by.");
-    nar.why("if a head's weights can be shuffled freely, they cannot be what the prediction rests on.");
+      nar.result(_f("the other {} change it more: those heads' weights carry the computation", edits - below));
+    summary.add({_("4 perturbing weights changes little"), _f("{} of {} edits below the seed TVD {:.3f}", below, edits, seeds.tvd),
+                 2 * below > edits ? _("mostly holds") : 2 * below == edits ? _("half") : _("mostly does not")});
+    nar.say(_("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly "
+              "unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the yardstick to judge that by."));
+    nar.code("attn/attention/head_intervention.hpp: edit_head_weights; attn/studies/interpretability.hpp: edit_effect, model_difference");
+    nar.why(_("if a head's weights can be shuffled freely, they cannot be what the prediction rests on."));
 
     // ---------------------------------------------------------------- 7. claim 5
-    nar.step("Claim 5: gradients beat attention", "Kendall τ vs leave-one-out", "Jain & Wallace 2019 §4.1");
+    nar.step(_("Claim 5: gradients beat attention"), _("Kendall τ vs leave-one-out"), "Jain & Wallace 2019 §4.1");
     // Query: the last token of the second repeat, whose one earlier copy's successor is the answer.
     std::vector<std::vector<int>> seqs;
     std::vector<std::size_t> queries;
@@ -462,43 +509,46 @@ int main(int argc, char** argv) {
       queries.push_back(2 * eval.periods[s] - 2);
     }
     const ImportanceAgreement ag = importance_agreement(m, seqs, queries, 5);
-    Table kt({"ranking", "Kendall τ vs leave-one-out", "vs gradient × input", "top-1 = LOO's"});
+    Table kt({_("ranking"), _("Kendall τ vs leave-one-out"), _("vs gradient × input"), _("top-1 = LOO's")});
     Vec tau = xt::zeros<float>({L});
     double best_attn = -1.0;
     for (std::size_t l = 0; l < L; ++l) {
-      kt.add({fmt::format("attention, layer {}", l), fmt::format("{:+.3f}", ag.attn_vs_loo[l]),
+      kt.add({_f("attention, layer {}", l), fmt::format("{:+.3f}", ag.attn_vs_loo[l]),
               fmt::format("{:+.3f}", ag.attn_vs_grad[l]), fmt::format("{:.0f}%", 100.0 * ag.attn_top1[l])});
       tau(l) = float(ag.attn_vs_loo[l]);
       best_attn = std::max(best_attn, ag.attn_vs_loo[l]);
     }
-    kt.add({"gradient × input", fmt::format("{:+.3f}", ag.grad_vs_loo), "—", fmt::format("{:.0f}%", 100.0 * ag.grad_top1)});
-    kt.add({"uniform attention", fmt::format("{:+.3f}", ag.uniform_vs_loo), "—", "—"});
-    kt.add({"random scores (± s.e.)", fmt::format("{:+.3f} ± {:.3f}", ag.random_vs_loo, ag.random_spread), "—", "—"});
+    kt.add({_("gradient × input"), fmt::format("{:+.3f}", ag.grad_vs_loo), "—", fmt::format("{:.0f}%", 100.0 * ag.grad_top1)});
+    kt.add({_("uniform attention"), fmt::format("{:+.3f}", ag.uniform_vs_loo), "—", "—"});
+    kt.add({_f("random scores (s.e. {:.3f})", ag.random_spread), fmt::format("{:+.3f}", ag.random_vs_loo), "—", "—"});
     nar.table(kt, true);
+    nar.say(_("leave-one-out (LOO): how much the loss rises when one earlier token is hidden from every query; "
+              "Kendall τ: +1 when two rankings of the tokens agree, 0 when unrelated, −1 when reversed"));
     nar.record("kendall_tau", tau);
-    nar.result(fmt::format("over {} sequences, each at the last token of its second repeat (one earlier copy to find)",
+    nar.result(_f("over {} sequences, each at the last token of its second repeat (one earlier copy to find)",
                            ag.sequences));
-    nar.result(fmt::format("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f})",
-                           ag.grad_vs_loo > best_attn ? "gradients agree with leave-one-out better"
-                                                      : "attention agrees with leave-one-out at least as well",
+    nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f})",
+                  ag.grad_vs_loo > best_attn ? _("gradients agree with leave-one-out better")
+                                             : _("attention agrees with leave-one-out at least as well"),
                            ag.grad_vs_loo, best_attn));
-    summary.add({"5 gradients beat attention", fmt::format("τ: gradient {:+.3f}, attention ≤ {:+.3f}", ag.grad_vs_loo, best_attn),
-                 ag.grad_vs_loo > best_attn ? "holds" : "does not hold"});
-    nar.say("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings");
-    nar.say("in BiLSTM classifiers, and a stronger one between gradients and leave-one-out.");
-    nar.why("leave-one-out asks the model directly; attention and gradients are two cheaper guesses at it.");
+    summary.add({_("5 gradients beat attention"), _f("τ: gradient {:+.3f}, attention ≤ {:+.3f}", ag.grad_vs_loo, best_attn),
+                 ag.grad_vs_loo > best_attn ? _("holds") : _("does not hold")});
+    nar.say(_("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings in BiLSTM "
+              "classifiers, and a stronger one between gradients and leave-one-out."));
+    nar.code("attn/studies/interpretability.hpp: token_importance, importance_agreement; attn/attention/attention_stats.hpp: kendall_tau");
+    nar.why(_("leave-one-out asks the model directly; attention and gradients are two cheaper guesses at it."));
 
     // ---------------------------------------------------------------- 8. summary
-    nar.step("What held here", "", "on this course's models");
+    nar.step(_("What held here"), "", _("on this course's models"));
     nar.table(summary, /*as_result=*/true);
-    nar.say("to look at every head yourself: --html FILE (offline), or BertViz with --export (see README).");
+    nar.say(_("to look at every head yourself: --html FILE (offline), or BertViz with --export (see README)."));
     nar.takeaway({
-        fmt::format("Induction: {} (previous token) {} {} (prefix matching {:.2f}).", head_name(0, prev_head),
-                    composes ? "feeds" : "and", head_name(1, ind_head), stats[H + ind_head].prefix_matching),
-        fmt::format("Second-repeat loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed.", base.second, worst_prev,
+        _f("Induction: {} (previous token) {} {} (prefix matching {:.2f}).", head_name(0, prev_head),
+                    composes ? _("feeds") : _("and"), head_name(1, ind_head), stats[H + ind_head].prefix_matching),
+        _f("Second-repeat loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed.", base.second, worst_prev,
                     head_name(0, prev_head), worst_ind, head_name(1, ind_head)),
-        fmt::format("Alignment: Bahdanau's argmax hits the true source word for {:.1f}% of target words.", 100.0 * bah_acc),
-        fmt::format("Perturbation: {} of {} single-head edits move the output less than another seed does.", below, edits),
+        _f("Alignment: Bahdanau's argmax hits the true source word for {:.1f}% of target words.", 100.0 * bah_acc),
+        _f("Perturbation: {} of {} single-head edits move the output less than another seed does.", below, edits),
     });
   });
 }

@@ -39,6 +39,10 @@ TEST_CASE("every chapter runs in Chinese, with lines no wider than 100 columns")
       {"04_multi_head", {}, "第 04 章 · 多头注意力"},
       {"05_positional_encoding", {}, "第 05 章 · 位置编码"},
       {"06_efficient_attention", {"--sizes", "256,512,1024"}, "第 06 章 · 高效注意力"},
+      {"07_cross_attention", {}, "第 07 章 · 交叉注意力 (cross-attention)"},
+      {"08_transformer", {}, "第 08 章 · Transformer"},
+      {"09_modern_decoder", {"--tokens", "20"}, "第 09 章 · 现代解码器 (modern decoder)"},
+      {"10_interpretability", {}, "第 10 章 · 可解释性 (interpretability)"},
       {"11_fast_attention", {"--sizes", "256,512", "--dims", "64", "--heads", "2", "--gpu-sizes", "256"},
        "第 11 章 · 快速注意力"},
   };

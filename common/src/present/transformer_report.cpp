@@ -11,6 +11,7 @@
 #include "attn/models/seq2seq_train.hpp"
 #include "attn/present/i18n.hpp"
 #include "attn/present/progress.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
 
@@ -55,8 +56,8 @@ Table metric_table(const std::vector<NamedResult>& models, const std::vector<std
                    LengthMetric metric) {
   if (titles.size() != models.size()) throw std::invalid_argument("metric_table: one title per model");
   std::vector<std::string> header = {metric == LengthMetric::Bleu    ? "BLEU"
-                                     : metric == LengthMetric::Exact ? "exact %"
-                                                                     : "token %"};
+                                     : metric == LengthMetric::Exact ? _("exact %")
+                                                                     : _("token %")};
   header.insert(header.end(), titles.begin(), titles.end());
   Table t(header);
   auto cell = [&](const BucketMetrics& b) {
@@ -64,7 +65,7 @@ Table metric_table(const std::vector<NamedResult>& models, const std::vector<std
   };
   const std::size_t n = models.empty() ? 0 : models.front().second.buckets.size();
   for (std::size_t k = 0; k <= n; ++k) {
-    std::vector<std::string> row = {k < n ? models.front().second.buckets[k].bucket.label() : "all"};
+    std::vector<std::string> row = {k < n ? models.front().second.buckets[k].bucket.label() : _("all")};
     for (const auto& [name, r] : models) row.push_back(cell(k < n ? r.buckets[k] : r.overall));
     t.add(row);
   }
