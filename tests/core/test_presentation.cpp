@@ -178,13 +178,18 @@ TEST_CASE("wrap_text breaks between words or CJK characters and keeps CJK punctu
   CHECK(wrap_text("one two three", 9) == std::vector<std::string>{"one two", "three"});
   CHECK(wrap_text("one two three", 100) == std::vector<std::string>{"one two three"});
   CHECK(wrap_text("a\nb", 100) == std::vector<std::string>{"a", "b"});
+  // A path longer than a line breaks after a '/' in the line's second half; no line is too wide.
+  CHECK(wrap_text("model: /tmp/abc/defgh/ijk/model.safetensors", 20) ==
+        std::vector<std::string>{"model:", "/tmp/abc/defgh/ijk/", "model.safetensors"});
+  CHECK(wrap_text("abcdefghijklmnopqrstuvwxyz", 12) == std::vector<std::string>{"abcdefghijkl", "mnopqrstuvwx", "yz"});
   // 10 columns: five CJK characters fill a line; the comma may not start the next one, so the
   // character before it moves down with it.
   const auto zh = wrap_text("注意力权重，就是对齐", 10);
   CHECK(zh == std::vector<std::string>{"注意力权", "重，就是对", "齐"});
   for (const auto& l : wrap_text("the weights α are an alignment, learned without labels", 20, 6, 4))
     CHECK(display_width(l) <= 20);
-  CHECK(wrap_text("unbreakable_long_word", 5) == std::vector<std::string>{"unbreakable_long_word"});
+  // Lines are never narrower than 10 columns; a longer word is cut there.
+  CHECK(wrap_text("unbreakable_long_word", 5) == std::vector<std::string>{"unbreakabl", "e_long_wor", "d"});
   // An opening bracket stays with what it opens.
   CHECK(wrap_text("下降最多（70.3%", 10) == std::vector<std::string>{"下降最多", "（70.3%"});
 }

@@ -176,6 +176,30 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
     while (!bare.empty() && bare.back() == ' ') bare.pop_back();
     const bool closing = wide && (bare == "，" || bare == "。" || bare == "；" || bare == "：" || bare == "、" ||
                                   bare == "）" || bare == "！" || bare == "？");
+    if (!wide && display_width(bare) > limit) {
+      // A word longer than a whole line (a long path): on lines of its own, broken after a '/'
+      // where one falls in the line's second half, else where the line ends.
+      if (line_w > 0) flush();
+      std::size_t k = 0;
+      while (display_width(bare.substr(k)) > limit) {
+        std::size_t j = k, w = 0, cut = k, slash = std::string::npos;
+        while (j < bare.size()) {
+          std::size_t next = j;
+          next_code_point(bare, next);
+          if (w + 1 > limit) break;
+          w += 1;
+          if (bare[j] == '/' && w > limit / 2) slash = next;
+          j = next;
+          cut = j;
+        }
+        if (slash != std::string::npos) cut = slash;
+        line = bare.substr(k, cut - k);
+        flush();
+        k = cut;
+      }
+      piece = piece.substr(k);
+      bare = bare.substr(k);
+    }
     if (line_w > 0 && line_w + display_width(bare) > limit) {
       if (closing && last_start < line.size() && last_start > 0) {
         // CJK punctuation does not start a line: the character before it moves down with it.

@@ -24,7 +24,8 @@ std::string fit(const std::string& s, std::size_t width, bool right = false);
 
 // Breaks text into lines of at most `width` columns (the first line shorter by first_indent, the
 // others by next_indent): between words, or between two wide (CJK) characters; '\n' breaks too.
-// A word longer than a line stays whole. The lines come without the indents.
+// A word longer than a line (a long path) is broken after a '/' in the line's second half, else at
+// the line's end. The lines come without the indents.
 std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent = 0,
                                    std::size_t next_indent = 0);
 
