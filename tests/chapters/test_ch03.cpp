@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "attn/tensor/blas.hpp"
 #include "attn/tensor/softmax.hpp"
 #include "attn/tensor/mask.hpp"
+#include "attn/present/terminal.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "check_chapter.hpp"
@@ -168,4 +170,12 @@ TEST_CASE("the tour lists every chapter, then runs chapter 03") {
   const RunResult l = run_program("attn-tour", {"--list"});
   CHECK(l.status == 0);
   CHECK_FALSE(l.has("Step 1/"));
+  // In Chinese the list is translated too, and no line passes 100 columns.
+  const RunResult zh = run_program("attn-tour", {"--list", "--lang", "zh"});
+  REQUIRE_MESSAGE(zh.status == 0, zh.err);
+  CHECK(zh.has("自注意力 (self-attention)"));
+  CHECK(zh.has("一步一步学注意力"));
+  CHECK_FALSE(zh.has("Fast attention"));
+  std::istringstream lines(zh.out);
+  for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(attn::display_width(line) <= 100, line);
 }
