@@ -19,6 +19,7 @@
 #include "attn/studies/interpretability.hpp"
 #include "attn/tensor/mask.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "tiny_transformer.hpp"
 
 using namespace attn;
 
@@ -340,13 +341,7 @@ TEST_CASE("studies on chapter 08 and 09's models: shapes, ranges, and a forced a
   // A tiny random Transformer: per-head accuracies are shares in [0, 1]; the encoder stats are
   // non-causal rows over the source; a cross head forced onto the alignment would score 1.
   const ToyCorpus corpus = make_toy_corpus({3, 40, 5, 20, 4, 12});
-  TransformerModelConfig cfg;
-  cfg.src_vocab = corpus.source_vocab.size();
-  cfg.tgt_vocab = corpus.target_vocab.size();
-  cfg.d_model = 16;
-  cfg.n_heads = 2;
-  cfg.d_ff = 32;
-  cfg.enc_layers = cfg.dec_layers = 2;
+  const TransformerModelConfig cfg = tiny_transformer_config(corpus, 2);
   Rng rng(8);
   const Transformer tf = transformer_init(cfg, rng);
   const SentencePair& p = corpus.test[0];

@@ -9,6 +9,7 @@
 
 #include "attn/present/transformer_report.hpp"
 #include "attn/studies/transformer_study.hpp"
+#include "tiny_transformer.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -24,16 +25,7 @@ ToyCorpus tiny_corpus(std::size_t min_len = 4, std::size_t max_len = 8) {
   return make_toy_corpus(cc);
 }
 
-TransformerModelConfig tiny_model(const ToyCorpus& corpus) {
-  TransformerModelConfig cfg;
-  cfg.src_vocab = corpus.source_vocab.size();
-  cfg.tgt_vocab = corpus.target_vocab.size();
-  cfg.d_model = 16;
-  cfg.n_heads = 2;
-  cfg.d_ff = 32;
-  cfg.enc_layers = cfg.dec_layers = 1;
-  return cfg;
-}
+TransformerModelConfig tiny_model(const ToyCorpus& corpus) { return tiny_transformer_config(corpus, 1); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const fs::path p = fs::temp_directory_path() / name;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "attn/models/transformer_train.hpp"
+#include "tiny_transformer.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -31,13 +32,7 @@ TEST_CASE("transformer training: deterministic, the loss falls, curves recorded;
   cc.n_test = 20;
   cc.max_len = 8;
   const ToyCorpus corpus = make_toy_corpus(cc);
-  TransformerModelConfig cfg;
-  cfg.src_vocab = corpus.source_vocab.size();
-  cfg.tgt_vocab = corpus.target_vocab.size();
-  cfg.d_model = 16;
-  cfg.n_heads = 2;
-  cfg.d_ff = 32;
-  cfg.enc_layers = cfg.dec_layers = 1;
+  const TransformerModelConfig cfg = tiny_transformer_config(corpus, 1);
   TransformerTrainConfig tc;
   tc.steps = 40;
   tc.batch = 16;
