@@ -182,6 +182,13 @@ TEST_CASE("wrap_text breaks between words or CJK characters and keeps CJK punctu
   CHECK(wrap_text("model: /tmp/abc/defgh/ijk/model.safetensors", 20) ==
         std::vector<std::string>{"model:", "/tmp/abc/defgh/ijk/", "model.safetensors"});
   CHECK(wrap_text("abcdefghijklmnopqrstuvwxyz", 12) == std::vector<std::string>{"abcdefghijkl", "mnopqrstuvwx", "yz"});
+  // A word that fits the first line's width but not a continuation line's (narrower by its indent)
+  // is still broken once it moves down.
+  for (std::size_t n = 90; n <= 100; ++n) {
+    const std::string path = "/" + std::string(n - 1, 'p');
+    const std::vector<std::string> lines = wrap_text("model: " + path, 100, 2, 4);
+    for (std::size_t k = 0; k < lines.size(); ++k) CHECK(display_width(lines[k]) + (k == 0 ? 2 : 4) <= 100);
+  }
   // 10 columns: five CJK characters fill a line; the comma may not start the next one, so the
   // character before it moves down with it.
   const auto zh = wrap_text("注意力权重，就是对齐", 10);

@@ -176,7 +176,9 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
     while (!bare.empty() && bare.back() == ' ') bare.pop_back();
     const bool closing = wide && (bare == "，" || bare == "。" || bare == "；" || bare == "：" || bare == "、" ||
                                   bare == "）" || bare == "！" || bare == "？");
-    if (!wide && display_width(bare) > limit) {
+    // The limit of the line this piece would start if it does not fit on the current one.
+    const std::size_t fresh_limit = line_w == 0 ? limit : (width > next_indent + 10 ? width - next_indent : 10);
+    if (!wide && display_width(bare) > fresh_limit) {
       // A word longer than a whole line (a long path): on lines of its own, broken after a '/'
       // where one falls in the line's second half, else where the line ends.
       if (line_w > 0) flush();
