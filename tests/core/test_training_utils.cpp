@@ -1,7 +1,9 @@
 // Training utilities: the progress bar's text (pinned), its silence when disabled, best-checkpoint
-// keeping on validation loss, and the validation schedule.
+// keeping on validation loss, the validation schedule, and the allocator guard training loops hold.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include "attn/nn/best_checkpoint.hpp"
 #include "attn/nn/linear.hpp"
 #include "attn/present/progress.hpp"
+#include "attn/tensor/memory.hpp"
 
 using namespace attn;
 
@@ -57,3 +60,43 @@ TEST_CASE("best checkpoint: saves only on improvement, records step and loss") {
   CHECK_FALSE(is_validation_step(250, 100, 700));
   CHECK(is_validation_step(700, 300, 700));
 }
+
+namespace {
+
+// Allocates `bytes`, writes every page, returns the resident-set growth that caused; then frees.
+long long touch_block_growth(std::size_t bytes) {
+  char* p = static_cast<char*>(std::malloc(bytes));
+  REQUIRE(p != nullptr);
+  const long long before = current_rss_bytes();
+  std::memset(p, 1, bytes);
+  asm volatile("" : : "r"(p) : "memory");  // the writes must happen
+  const long long after = current_rss_bytes();
+  std::free(p);
+  return after - before;
+}
+
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__)
+TEST_CASE("RetainFreedMemory: inactive under a sanitizer's allocator") {
+  const RetainFreedMemory keep;
+  CHECK_FALSE(keep.active());
+}
+#else
+TEST_CASE("RetainFreedMemory: a freed 64 MiB block is reused without new pages; outside, fresh pages again") {
+  constexpr std::size_t kBlock = 64u << 20;
+  REQUIRE(current_rss_bytes() > 0);
+  {
+    const RetainFreedMemory keep;
+    REQUIRE(keep.active());
+    {
+      const RetainFreedMemory nested;  // only the outermost guard changes the allocator
+      CHECK(nested.active());
+    }
+    touch_block_growth(kBlock);                      // first time: the heap grows
+    CHECK(touch_block_growth(kBlock) < (16 << 20));  // second time: the same pages, already resident
+  }
+  // The guard is gone: glibc's defaults again, so a big block is a fresh mapping.
+  CHECK(touch_block_growth(kBlock) > (48 << 20));
+}
+#endif

@@ -7,6 +7,7 @@
 #include "attn/data/text_corpus.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -16,6 +17,7 @@ LmTrainResult train_decoder_lm(const DecoderLMConfig& cfg, const std::vector<int
     throw std::invalid_argument("train_decoder_lm: need steps, batch > 0 and 0 < time <= context " +
                                 std::to_string(cfg.context));
   const auto t0 = std::chrono::steady_clock::now();
+  const RetainFreedMemory keep_pages;  // each step reuses the last one's memory (attn/tensor/memory.hpp)
   LmTrainResult r;
   r.model = decoder_lm_init(cfg, tc.seed);
   DecoderLM grad = zeros_like(r.model);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "attn/data/batching.hpp"
+#include "attn/tensor/memory.hpp"
 #include "attn/tensor/openblas.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/tensor/params.hpp"
@@ -185,6 +186,7 @@ struct StepBench {
 std::vector<double> time_training_steps(const std::vector<Seq2SeqConfig>& cfgs, std::size_t batch,
                                         std::size_t src_len, std::size_t reps, std::uint64_t seed) {
   SingleThreadBlas one_thread;
+  const RetainFreedMemory keep_pages;  // each step reuses the last one's memory
   std::vector<SentencePair> pairs;
   for (std::size_t i = 0; i < batch; ++i) pairs.push_back(toy_sentence(seed * 1000003 + i, src_len));
   const Vocab sv = toy_source_vocab(), tv = toy_target_vocab();

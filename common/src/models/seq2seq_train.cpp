@@ -11,6 +11,7 @@
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
 #include "attn/models/seq2seq_eval.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -47,6 +48,7 @@ double valid_bleu(const Seq2Seq& m, const ToyCorpus& c) {
 TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, const TrainConfig& tc) {
   const auto t0 = std::chrono::steady_clock::now();
   SingleThreadBlas one_thread;  // tiny matrices: threads cost more than they gain
+  const RetainFreedMemory keep_pages;  // each step reuses the last one's memory (attn/tensor/memory.hpp)
   Rng init_rng(tc.seed);
   Seq2Seq m = seq2seq_init(cfg, init_rng), g = zeros_like(m);
   ParamRegistry reg;

@@ -12,6 +12,7 @@
 #include "attn/nn/loss.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -31,6 +32,7 @@ double transformer_bleu(const Transformer& m, const std::vector<SentencePair>& p
 
 TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
                                          const TransformerTrainConfig& tc) {
+  const RetainFreedMemory keep_pages;  // each step reuses the last one's memory (attn/tensor/memory.hpp)
   const auto t0 = std::chrono::steady_clock::now();
   Rng init_rng(tc.seed);
   Transformer m = transformer_init(cfg, init_rng), g = zeros_like(m);

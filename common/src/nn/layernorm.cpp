@@ -54,7 +54,9 @@ void layernorm_forward(MatT<T>& y, VecT<T>& mean, VecT<T>& rstd, const MatT<T>& 
     for (std::size_t j = 0; j < c; ++j) var += (xi[j] - m) * (xi[j] - m);
     var /= T(c);  // biased variance, as PyTorch's LayerNorm
     const T s = T(1) / std::sqrt(var + eps);
-    for (std::size_t j = 0; j < c; ++j) y(i, j) = (xi[j] - m) * s * p.gamma(j) + p.beta(j);
+    T* yi = y.data() + i * c;
+    const T *g = p.gamma.data(), *b = p.beta.data();
+    for (std::size_t j = 0; j < c; ++j) yi[j] = (xi[j] - m) * s * g[j] + b[j];
     mean(i) = m;
     rstd(i) = s;
   }
@@ -70,23 +72,28 @@ void layernorm_backward(MatT<T>& dx, NormT<T>& dp, const MatT<T>& dy, const MatT
   expect_same_shape(fn, "dx", dx, "x", x);
   expect_shape(fn, "dp.gamma", shape_of(dp.gamma), {c});
   expect_shape(fn, "dp.beta", shape_of(dp.beta), {c});
+  const T* g = p.gamma.data();
+  T *dg = dp.gamma.data(), *db = dp.beta.data();
   for (std::size_t i = 0; i < n; ++i) {
+    const T *xi = x.data() + i * c, *dyi = dy.data() + i * c;
+    T* dxi = dx.data() + i * c;
+    const T mu = mean(i), rs = rstd(i);
     // forward: x̂ = (x − μ)·rstd,  y = x̂·γ + β
     T mean_dn = 0, mean_dn_xhat = 0;  // mean over j of dx̂_j and of dx̂_j·x̂_j
     for (std::size_t j = 0; j < c; ++j) {
-      const T xhat = (x(i, j) - mean(i)) * rstd(i);
-      const T dn = dy(i, j) * p.gamma(j);
+      const T xhat = (xi[j] - mu) * rs;
+      const T dn = dyi[j] * g[j];
       mean_dn += dn;
       mean_dn_xhat += dn * xhat;
-      dp.gamma(j) += dy(i, j) * xhat;
-      dp.beta(j) += dy(i, j);
+      dg[j] += dyi[j] * xhat;
+      db[j] += dyi[j];
     }
     mean_dn /= T(c);
     mean_dn_xhat /= T(c);
     // dx = rstd · (dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂))
     for (std::size_t j = 0; j < c; ++j) {
-      const T xhat = (x(i, j) - mean(i)) * rstd(i);
-      dx(i, j) += rstd(i) * (dy(i, j) * p.gamma(j) - mean_dn - xhat * mean_dn_xhat);
+      const T xhat = (xi[j] - mu) * rs;
+      dxi[j] += rs * (dyi[j] * g[j] - mean_dn - xhat * mean_dn_xhat);
     }
   }
 }

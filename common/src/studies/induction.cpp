@@ -8,6 +8,7 @@
 
 #include "attn/models/seq2seq_eval.hpp"
 #include "attn/tensor/blas.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -57,6 +58,7 @@ InductionTrainResult train_induction(const InductionTrainConfig& cfg) {
   if (cfg.model.vocab != cfg.task.vocab || cfg.task.length > cfg.model.context)
     throw std::invalid_argument("train_induction: the model's vocabulary and context must fit the task");
   const SingleThreadBlas one_thread;  // (B·T, 64)·(64, 64) products: thread hand-offs cost more than they save
+  const RetainFreedMemory keep_pages;  // each step reuses the last one's memory (attn/tensor/memory.hpp)
   const auto start = std::chrono::steady_clock::now();
   Rng init(cfg.seed), data(cfg.seed + 1000);
   InductionTrainResult r;

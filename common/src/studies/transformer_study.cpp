@@ -15,6 +15,7 @@
 #include "attn/data/batching.hpp"
 #include "attn/models/transformer_train.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/tensor/memory.hpp"
 
 namespace attn {
 
@@ -92,6 +93,7 @@ StepTiming time_transformer_step(const TransformerModelConfig& c, const ToyCorpu
   const TransformerModelConfig cfg = with_vocab(c, corpus);
   Rng rng(seed);
   Transformer m = transformer_init(cfg, rng), g = zeros_like(m);
+  const RetainFreedMemory keep_pages;  // each step reuses the last one's memory (attn/tensor/memory.hpp)
   ParamRegistry reg;
   register_params(reg, m, g);
   AdamConfig ac;

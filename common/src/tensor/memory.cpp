@@ -2,11 +2,15 @@
 #include "attn/tensor/memory.hpp"
 
 #include <sys/resource.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
 
 namespace attn {
@@ -82,6 +86,49 @@ bool reset_peak_rss() {
   if (!f) return false;
   const bool ok = std::fputs("5", f) >= 0;
   return std::fclose(f) == 0 && ok;
+}
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerAllocator = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitizerAllocator = true;
+#else
+constexpr bool kSanitizerAllocator = false;
+#endif
+#else
+constexpr bool kSanitizerAllocator = false;
+#endif
+
+// Guards alive (training may run on several threads); only the outermost changes the allocator.
+std::mutex g_retain_mutex;
+int g_retain_depth = 0;
+
+}  // namespace
+
+RetainFreedMemory::RetainFreedMemory() {
+#if defined(__GLIBC__)
+  if (kSanitizerAllocator) return;
+  active_ = true;
+  const std::lock_guard<std::mutex> lock(g_retain_mutex);
+  if (g_retain_depth++ > 0) return;
+  // Blocks up to 256 MiB come from the heap, and up to 1 GiB of free heap stays mapped.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+RetainFreedMemory::~RetainFreedMemory() {
+#if defined(__GLIBC__)
+  if (!active_) return;
+  const std::lock_guard<std::mutex> lock(g_retain_mutex);
+  if (--g_retain_depth > 0) return;
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's defaults
+  mallopt(M_TRIM_THRESHOLD, 128 << 10);
+  malloc_trim(0);
+#endif
 }
 
 }  // namespace attn

@@ -1,6 +1,7 @@
 // Stable softmax with additive masks (see attn/tensor/softmax.hpp).
 #include "attn/tensor/softmax.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -14,7 +15,7 @@ void softmax_row_impl(T* out, const T* x, const T* mask, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) {
     const T z = mask ? x[j] + mask[j] : x[j];
     out[j] = z;
-    if (z > row_max) row_max = z;
+    row_max = std::max(row_max, z);  // (row_max < z) ? z : row_max: no branch to mispredict
   }
   if (row_max == neg_inf) {  // fully masked (or empty): attend to nothing
     for (std::size_t j = 0; j < n; ++j) out[j] = T(0);

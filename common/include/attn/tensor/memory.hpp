@@ -38,4 +38,24 @@ long long measure_peak_growth(Fn&& fn) {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// While one of these lives, memory that a training step frees stays with the allocator for the
+// next step instead of going back to the kernel. glibc hands every block over 128 KiB to mmap and
+// returns it on free, so each step's activations and gradients would be fresh pages, faulted in
+// and zeroed again (about a fifth of chapter 08's training step on the build machine). Training
+// loops and step timers hold one; the resident set then stays at the peak of one step. The
+// outermost guard restores glibc's default thresholds and trims the heap, so the peak-memory
+// measurements of chapters 06 and 11 (which must see fresh pages) are unaffected.
+// active() is false where it cannot work: not glibc, or a sanitizer's own allocator.
+class RetainFreedMemory {
+ public:
+  RetainFreedMemory();
+  ~RetainFreedMemory();
+  RetainFreedMemory(const RetainFreedMemory&) = delete;
+  RetainFreedMemory& operator=(const RetainFreedMemory&) = delete;
+  bool active() const { return active_; }
+
+ private:
+  bool active_ = false;
+};
+
 }  // namespace attn
