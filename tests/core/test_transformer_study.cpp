@@ -147,6 +147,12 @@ TEST_CASE("peer_step_lines: no figure, another shape, faster and slower say what
   CHECK(peer_step_lines(ours, 1, 1000, p)[1].find("1.20× as fast as PyTorch.") != std::string::npos);
   ours.median_cpu_ms = 240.0;
   CHECK(peer_step_lines(ours, 1, 1000, p)[1].find("PyTorch is 2.00× as fast") != std::string::npos);
+  ours.median_cpu_ms = 114.0;  // PyTorch 120 ms: ratio 1.05, inside the 10% band
+  CHECK(peer_step_lines(ours, 1, 1000, p)[1].find("within 10% of PyTorch's (ratio 1.05)") != std::string::npos);
+  ours.median_cpu_ms = 128.0;  // ratio 0.94
+  CHECK(peer_step_lines(ours, 1, 1000, p)[1].find("parity") != std::string::npos);
+  ours.median_cpu_ms = 136.0;  // ratio 0.88: outside
+  CHECK(peer_step_lines(ours, 1, 1000, p)[1].find("PyTorch is 1.13× as fast") != std::string::npos);
   CHECK(peer_step_lines(ours, 2, 1000, p)[0].find("no ratio") != std::string::npos);
   CHECK(peer_step_lines(ours, 1, 999, p)[0].find("no ratio") != std::string::npos);
 }
