@@ -19,7 +19,6 @@
 #include "attn/present/cli.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/decoder_report.hpp"
-#include "attn/tensor/openblas.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 using namespace attn;
@@ -81,10 +80,7 @@ int main(int argc, char** argv) {
       }
       setup.out_dir = data_dir() + "/ch09";
       std::filesystem::create_directories(setup.out_dir);
-      // OpenBLAS sums in another order with another thread count: the losses' last digits then differ.
-      const int threads_before = blas_info().threads;
-      set_blas_threads(train_threads);
-      setup.blas_threads = train_threads;
+      setup.blas_threads = train_threads;  // another count sums in another order: the last digits differ
       setup.train.seed = nar.options().seed;
       ProgressBar bar(std::int64_t(setup.train.steps), !nar.quiet() && stderr_is_terminal());
       auto cb = bar.callback();
@@ -95,7 +91,6 @@ int main(int argc, char** argv) {
         if (!nar.quiet()) fmt::print(stderr, "\n  {}\n", _f("step {:>5}: validation loss {:.4f}", s, vl));
       };
       const TinyLmTrainReport r = train_tiny_lm(setup);
-      set_blas_threads(threads_before);
       bar.finish();
       nar.result(_f("trained: {} chapters ({} bytes, {} tokens) for training, {} held out; tokenizer {:.1f} s; "
                              "{} steps × {} windows × 256 tokens in {:.0f} s with {} OpenBLAS thread(s)",

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "attn/tensor/blas.hpp"
+#include "attn/tensor/openblas.hpp"
 #include "attn/tensor/rng.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 
@@ -62,4 +63,18 @@ TEST_CASE("gemm_batched equals one gemm per slice") {
     }
   Tensor3 a = rng.normal_tensor3(2, 3, 4), b = rng.normal_tensor3(3, 4, 3);
   CHECK_THROWS_AS(matmul_batched(a, b), ShapeError);
+}
+
+TEST_CASE("ScopedBlasThreads: the asked count inside, the previous one after; 0 leaves it as set") {
+  const int before = blas_info().threads;
+  {
+    const ScopedBlasThreads one(1);
+    CHECK(blas_info().threads == 1);
+    {
+      const ScopedBlasThreads as_set(0);
+      CHECK(blas_info().threads == 1);
+    }
+    CHECK(blas_info().threads == 1);
+  }
+  CHECK(blas_info().threads == before);
 }

@@ -16,9 +16,6 @@
 
 namespace attn {
 
-SingleThreadBlas::SingleThreadBlas() : saved_(blas_info().threads) { set_blas_threads(1); }
-SingleThreadBlas::~SingleThreadBlas() { set_blas_threads(saved_); }
-
 std::vector<Translation> translate_pairs(const Seq2Seq& m, const std::vector<SentencePair>& pairs,
                                          const Vocab& src_vocab, const Vocab& tgt_vocab, std::size_t batch) {
   SingleThreadBlas one_thread;

@@ -49,7 +49,7 @@ template <class T> void relu(T* y, const T* x, std::size_t n) {
     for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), zero));
   }
 #endif
-  for (; i < n; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
+  for (; i < n; ++i) y[i] = act(Activation::Relu, x[i]);
 }
 
 template <class T> T act_grad(Activation a, T x) {

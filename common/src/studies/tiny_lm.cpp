@@ -9,6 +9,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/data/text_corpus.hpp"
+#include "attn/tensor/openblas.hpp"
 
 namespace attn {
 
@@ -89,6 +90,8 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
   r.lm.valid_tokens = bpe_encode(r.lm.tokenizer, split.valid);
   DecoderLMConfig cfg = s.model;
   cfg.vocab = r.lm.tokenizer.vocab_size();
+  const ScopedBlasThreads threads(s.blas_threads);
+  const int blas_threads = blas_info().threads;
   LmTrainResult tr = train_decoder_lm(cfg, train_tokens, r.lm.valid_tokens, s.train);
   r.train_seconds = tr.seconds;
   r.lm.model = std::move(tr.model);
@@ -100,7 +103,7 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
                    {"lr", std::to_string(s.train.lr)},
                    {"train_seconds", std::to_string(tr.seconds)},
                    {"train_tokens_seen", std::to_string(std::size_t(tr.tokens))},
-                   {"blas_threads", std::to_string(s.blas_threads)},
+                   {"blas_threads", std::to_string(blas_threads)},
                    {"corpus", "King James Bible (1611, public domain), Debian bible-kjv-text; every 20th chapter held out"}};
   bpe_save(s.out_dir + "/tokenizer.json", r.lm.tokenizer);
   write_atomically(s.out_dir + "/kjv_valid.txt", split.valid);

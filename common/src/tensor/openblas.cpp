@@ -70,4 +70,7 @@ void set_blas_threads(int threads) {
   if (threads > 0) openblas_set_num_threads(threads);
 }
 
+ScopedBlasThreads::ScopedBlasThreads(int threads) : saved_(blas_info().threads) { set_blas_threads(threads); }
+ScopedBlasThreads::~ScopedBlasThreads() { set_blas_threads(saved_); }
+
 }  // namespace attn

@@ -15,21 +15,16 @@
 #include "attn/data/bleu.hpp"
 #include "attn/data/corpus.hpp"
 #include "attn/models/seq2seq.hpp"
+#include "attn/tensor/openblas.hpp"
 
 namespace attn {
 
 // OpenBLAS with one thread for the lifetime of the guard, restored after. These models' matrices
 // are tiny (64 × 160 · 160 × 384): with 2 threads, 50 training steps took 4.4 s instead of 2.3 s
 // (measured on the 2-core build machine), the time going to thread hand-offs.
-class SingleThreadBlas {
+class SingleThreadBlas : public ScopedBlasThreads {
  public:
-  SingleThreadBlas();
-  ~SingleThreadBlas();
-  SingleThreadBlas(const SingleThreadBlas&) = delete;
-  SingleThreadBlas& operator=(const SingleThreadBlas&) = delete;
-
- private:
-  int saved_;
+  SingleThreadBlas() : ScopedBlasThreads(1) {}
 };
 
 // Greedy translations of every pair (same order as pairs); max length = source length + 10.

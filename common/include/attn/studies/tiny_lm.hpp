@@ -34,7 +34,7 @@ struct TinyLmTrainSetup {
   std::size_t vocab = 512;
   DecoderLMConfig model;
   LmTrainConfig train;
-  int blas_threads = 0;         // recorded in the metadata
+  int blas_threads = 0;         // OpenBLAS threads while training (0: as set), recorded in the metadata
 };
 struct TinyLmTrainReport {
   TinyLm lm;

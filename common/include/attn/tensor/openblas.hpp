@@ -30,4 +30,18 @@ void ensure_fast_openblas(int argc, char** argv);
 // Set OpenBLAS's thread count (0 = leave as is).
 void set_blas_threads(int threads);
 
+// OpenBLAS with `threads` threads (0 = leave as is) for the lifetime of the guard; the previous
+// count is restored after. The thread count also fixes the order of OpenBLAS's sums: training with
+// the same count reproduces the same weights bit for bit.
+class ScopedBlasThreads {
+ public:
+  explicit ScopedBlasThreads(int threads);
+  ~ScopedBlasThreads();
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 }  // namespace attn
