@@ -61,6 +61,12 @@ TEST_CASE("best checkpoint: saves only on improvement, records step and loss") {
   CHECK(is_validation_step(700, 300, 700));
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+TEST_CASE("RetainFreedMemory: inactive under a sanitizer's allocator") {
+  const RetainFreedMemory keep;
+  CHECK_FALSE(keep.active());
+}
+#else
 namespace {
 
 // Allocates `bytes`, writes every page, returns the resident-set growth that caused; then frees.
@@ -77,12 +83,6 @@ long long touch_block_growth(std::size_t bytes) {
 
 }  // namespace
 
-#if defined(__SANITIZE_ADDRESS__)
-TEST_CASE("RetainFreedMemory: inactive under a sanitizer's allocator") {
-  const RetainFreedMemory keep;
-  CHECK_FALSE(keep.active());
-}
-#else
 TEST_CASE("RetainFreedMemory: a freed 64 MiB block is reused without new pages; outside, fresh pages again") {
   constexpr std::size_t kBlock = 64u << 20;
   REQUIRE(current_rss_bytes() > 0);
