@@ -1,0 +1,12 @@
+// The printed word for a computed verdict (attn/studies/verdict.hpp), in the lesson's language:
+// "holds", "partly", "does not hold", "within noise". A report picks its sentence from the
+// outcome; it never prints a verdict that the measurement did not produce.
+#pragma once
+
+#include "attn/studies/verdict.hpp"
+
+namespace attn {
+
+const char* outcome_word(Outcome o);
+
+}  // namespace attn

@@ -1,0 +1,18 @@
+// Verdict words (attn/present/verdict_words.hpp).
+#include "attn/present/verdict_words.hpp"
+
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+const char* outcome_word(Outcome o) {
+  switch (o) {
+    case Outcome::holds: return _("holds");
+    case Outcome::partly: return _("partly");
+    case Outcome::fails: return _("does not hold");
+    case Outcome::inconclusive: break;
+  }
+  return _("within noise");
+}
+
+}  // namespace attn
