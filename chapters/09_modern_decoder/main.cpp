@@ -8,8 +8,10 @@
 //   build/bin/09_modern_decoder --export out       block 0 in full, attn_weights, manifest "config"
 // Export names: block0_input block0_output attn_norm_weight W_Q W_K W_V W_O ffn_norm_weight W_gate
 // W_up W_down attn_weights (layers × heads × T × T, for the prompt) attn_last_layer_head0 rmsnorm_x
-// rmsnorm_y layernorm_y next_probs; manifest.json also holds "config" and "rope_pairing".
-#include <cmath>
+// rmsnorm_y layernorm_y next_logits next_probs; manifest.json also holds "config", "rope_pairing"
+// and "validation" (the held-out files, windows and figures step 7 prints).
+// Each step: one study (attn/studies/decoder_study.hpp) measures, one report prints it
+// (attn/present/decoder_report.hpp).
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -17,7 +19,6 @@
 #include "attn/data/data_files.hpp"
 #include "attn/models/decoder_lm_generate.hpp"
 #include "attn/present/cli.hpp"
-#include "attn/present/progress.hpp"
 #include "attn/present/decoder_report.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -82,83 +83,54 @@ int main(int argc, char** argv) {
       std::filesystem::create_directories(setup.out_dir);
       setup.blas_threads = train_threads;  // another count sums in another order: the last digits differ
       setup.train.seed = nar.options().seed;
-      ProgressBar bar(std::int64_t(setup.train.steps), !nar.quiet() && stderr_is_terminal());
-      auto cb = bar.callback();
-      setup.train.on_step = [&](std::size_t s, double loss, double) {
-        cb(s, loss, std::int64_t(setup.train.batch * setup.train.time));
-      };
-      setup.train.on_eval = [&](std::size_t s, double vl) {
-        if (!nar.quiet()) fmt::print(stderr, "\n  {}\n", _f("step {:>5}: validation loss {:.4f}", s, vl));
-      };
-      const TinyLmTrainReport r = train_tiny_lm(setup);
-      bar.finish();
-      nar.result(_f("trained: {} chapters ({} bytes, {} tokens) for training, {} held out; tokenizer {:.1f} s; "
-                             "{} steps × {} windows × 256 tokens in {:.0f} s with {} OpenBLAS thread(s)",
-                             r.chapters_train, r.train_bytes, r.train_tokens, r.chapters_valid, r.tokenizer_seconds,
-                             setup.train.steps, setup.train.batch, r.train_seconds, setup.blas_threads));
-      lm = load_tiny_lm(setup.out_dir);
+      lm = train_tiny_lm_narrated(nar, setup);
     } else {
       lm = load_tiny_lm();
     }
     const DecoderLM& m = lm.model;
-    const DecoderLMConfig& cfg = m.cfg;
-    nar.manifest_field("config", config_json(cfg));
+    nar.manifest_field("config", config_json(m.cfg));
     nar.manifest_field("rope_pairing", "\"interleaved\"");
     const std::vector<int> prompt_ids = bpe_encode(lm.tokenizer, prompt);
-    if (prompt_ids.size() + n_tokens > cfg.context)
+    if (prompt_ids.size() + n_tokens > m.cfg.context)
       throw std::invalid_argument(_f("--prompt is {} tokens; with --tokens {} that exceeds the context of {}",
-                                              prompt_ids.size(), n_tokens, cfg.context));
-
-    // ------------------------------------------------------------------ 1. tokenizer
-    nar.step(_("A byte-level BPE tokenizer"), _("merge the most frequent pair, 256 times"), "Sennrich et al. 2016");
-    show_bpe_merges(nar, lm.tokenizer, 8);
-    show_bpe_split(nar, lm.tokenizer, "In the beginning God created the heaven and the earth.");
-    const double bytes_per_token = double(lm.valid_text.size()) / double(lm.valid_tokens.size());
-    nar.result(_f("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
-                           lm.valid_text.size(), lm.valid_tokens.size(), bytes_per_token));
-    nar.code("attn/data/bpe.hpp: bpe_train, bpe_encode");
-    nar.why(_f("a frequent word becomes one token, so 256 tokens of context cover ~{:.0f} bytes of text; "
-                        "any byte still encodes.", 256 * bytes_per_token));
-
-    // ------------------------------------------------------------------ 2-5. the block's pieces
-    compare_norms(nar, m, prompt_ids);
-    compare_ffns(nar, cfg);
-    compare_positions(nar, m, prompt_ids);
-    compare_kv_heads(nar, cfg);
-
-    // ------------------------------------------------------------------ 6. the block, every shape
-    nar.step(_("The LLaMA-style block, every shape"), "x + Attn(RMSNorm(x)) + SwiGLU(…)", "Touvron et al. 2023");
-    const DecoderLMTrace trace = decoder_lm_trace(m, prompt_ids);
-    show_block_shapes(nar, m, prompt_ids.size());
-    export_block0(nar, m, trace, token_labels(lm.tokenizer, prompt_ids));
-    nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
-    nar.why(_f("every shape follows from d = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes block 0's "
-               "tensors, so each product can be checked by hand.", cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.d_ff));
-
-    // ------------------------------------------------------------------ 7. training and validation
-    nar.step(_("The trained model: validation loss"), "bits/byte = loss · tokens / (bytes · ln 2)");
-    const ValidationFigures vf = report_training(nar, lm);
-
-    // ------------------------------------------------------------------ 8. generation
-    nar.step(_("Generation"), _("softmax(z/τ), top-k, top-p, draw"), "Holtzman et al. 2020");
+                                     prompt_ids.size(), n_tokens, m.cfg.context));
     const SamplerConfig sc{temperature, top_k, top_p};
-    show_sampling_step(nar, lm, prompt_ids, sc);
-    const std::vector<int> gen = generate_tokens(m, prompt_ids, n_tokens, sc, nar.options().seed);
-    nar.result(_f("seed {}, τ = {}, top-k = {}, top-p = {}:", nar.options().seed, temperature,
-                           top_k == 0 ? std::string(_("off")) : std::to_string(top_k), top_p));
-    print_generated(nar, prompt + bpe_decode(lm.tokenizer, gen));
+    const std::uint64_t seed = nar.options().seed;
+    DecoderFindings f;  // what the takeaway sums up
 
-    // ------------------------------------------------------------------ 9. KV cache and paged cache
-    nar.step(_("The KV cache, and a paged cache"), _("a decode step costs O(d²) + O(t·d)"), "Kwon et al. 2023");
-    const double speedup = kv_cache_study(nar, lm, prompt_ids, sc, nar.options().seed, bench);
-    const double paged_saving = paged_cache_study(nar, lm, sc, nar.options().seed);
+    nar.step(_("A byte-level BPE tokenizer"), "(a, b) → ab, × 256", "Sennrich et al. 2016");
+    report_tokenizer(nar, lm, 8, "In the beginning God created the heaven and the earth.");
 
-    nar.takeaway({
-        _f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters.", parameter_count(m),
-                    vf.loss, vf.bits_per_byte),
-        _f("KV cache: {:.1f}× faster at the longest length, same tokens; paged: {:.1f}× less memory.",
-                    speedup, paged_saving),
-        _("RMSNorm, SwiGLU at 2/3 width, RoPE, shared K/V heads: each measured against what it replaced.")});
+    nar.step(_("RMSNorm vs LayerNorm"), "x/√(mean(x²)+ε)·γ  vs  (x−μ)/√(σ²+ε)·γ+β", "Zhang & Sennrich 2019");
+    report_norms(nar, f.norms = norm_study(m, prompt_ids));
+
+    nar.step(_("SwiGLU vs ReLU"), "(silu(x·W_gate) ⊙ x·W_up)·W_down", "Shazeer 2020");
+    report_ffns(nar, f.ffn = ffn_cost(m.cfg.d_model, m.cfg.d_ff, 4096, seed));
+
+    nar.step(_("RoPE vs sinusoidal under a shift"), "(R_m q)·(R_n k) = q·R_{n−m} k", "Su et al. 2021");
+    report_shift(nar, f.shift = rope_shift_study(m, prompt_ids));
+
+    nar.step(_("GQA vs MHA: the cache"), "bytes/token = 2·layers·G·d_k·bytes", "Ainslie et al. 2023");
+    report_kv_heads(nar, f.caches = kv_cache_table(m.cfg));
+
+    nar.step(_("The LLaMA-style block, every shape"), "x + Attn(RMSNorm(x)) + SwiGLU(…)", "Touvron et al. 2023");
+    report_block(nar, m, decoder_lm_trace(m, prompt_ids), token_labels(lm.tokenizer, prompt_ids));
+
+    nar.step(_("The trained model: validation loss"), "bits/byte = loss · tokens / (bytes · ln 2)");
+    f.validation = validation_figures(lm);
+    f.parameters = parameter_count(m);
+    report_training(nar, lm, f.validation);
+    nar.manifest_field("validation", validation_manifest(f.validation));
+
+    nar.step(_("Generation"), "p = softmax(z/τ), top-k, top-p, draw", "Holtzman et al. 2020");
+    report_sampling(nar, lm, next_token_study(m, prompt_ids, sc), sc);
+    report_decoding(nar, lm, prompt, f.decoding = compare_decoding(m, prompt_ids, n_tokens, sc, seed), sc);
+
+    nar.step(_("The KV cache, and a paged cache"), "cost/step = O(d_model²) + O(t·d_model)", "Kwon et al. 2023");
+    report_kv_cache(nar, f.kv = kv_cache_study(lm, prompt_ids, sc, seed, bench), m.cfg.context, bench);
+    report_paged(nar, f.paged = paged_study(lm, sc, seed));
+
+    nar.takeaway(decoder_takeaway(f));
     nar.finish();
   });
 }

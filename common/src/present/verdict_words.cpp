@@ -15,4 +15,8 @@ const char* outcome_word(Outcome o) {
   return _("within noise");
 }
 
+const char* sentence_for(Outcome o, const char* holds, const char* fails, const char* otherwise) {
+  return o == Outcome::holds ? holds : o == Outcome::fails ? fails : otherwise;
+}
+
 }  // namespace attn

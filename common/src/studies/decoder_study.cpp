@@ -3,31 +3,59 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "attn/attention/gqa.hpp"
 #include "attn/nn/activations.hpp"
 #include "attn/nn/layernorm.hpp"
 #include "attn/nn/linear.hpp"
 #include "attn/position/sinusoidal.hpp"
-#include "attn/studies/timing.hpp"
 
 namespace attn {
 
-NormCost norm_cost(const Mat& x, int repeats) {
-  NormCost c;
-  c.rows = x.shape(0);
-  c.channels = x.shape(1);
-  const Norm rms = rmsnorm_init(c.channels), ln = layernorm_init(c.channels);
+RangeVerdict judge_within(double from_best, double from_median, double lo, double hi) {
+  RangeVerdict v{from_best, from_median, lo, hi, Outcome::inconclusive};
+  if (!std::isfinite(from_best) || !std::isfinite(from_median)) return v;
+  const bool a = from_best >= lo && from_best <= hi, b = from_median >= lo && from_median <= hi;
+  v.outcome = a && b ? Outcome::holds : !a && !b ? Outcome::fails : Outcome::inconclusive;
+  return v;
+}
+
+namespace {
+Mat first_rows(const Mat& x, std::size_t n) {
+  return xt::view(x, xt::range(0, std::min(n, x.shape(0))), xt::all());
+}
+double row_mean(const Mat& x, std::size_t r) { return double(xt::mean(xt::view(x, r, xt::all()))()); }
+}  // namespace
+
+NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t rows, int repeats) {
+  NormStudy s;
+  // The residual stream after block 0 for the prompt: a real input to block 1's norm.
+  s.x = first_rows(decoder_lm_trace(m, prompt).block0_output, 3);
+  const float eps = float(m.cfg.norm_eps);
+  const Norm rms = rmsnorm_init(s.x.shape(1)), ln = layernorm_init(s.x.shape(1));
+  Vec rstd, mean;
+  rmsnorm_forward(s.rms_y, rstd, s.x, rms, eps);
+  layernorm_forward(s.ln_y, mean, rstd, s.x, ln, eps);
+  s.mean_x = row_mean(s.x, 0);
+  s.mean_rms = row_mean(s.rms_y, 0);
+  s.mean_ln = row_mean(s.ln_y, 0);
+  const Mat big = Rng(3).normal_mat(rows, m.cfg.d_model);
+  s.rows = rows;
+  s.channels = m.cfg.d_model;
   Mat y;
-  Vec mean, rstd;
-  c.rms_seconds = best_seconds([&] { rmsnorm_forward(y, rstd, x, rms, 1e-5f); }, repeats);
-  c.layer_seconds = best_seconds([&] { layernorm_forward(y, mean, rstd, x, ln, 1e-5f); }, repeats);
-  return c;
+  std::tie(s.rms, s.layer) = time_interleaved([&] { rmsnorm_forward(y, rstd, big, rms, eps); },
+                                              [&] { layernorm_forward(y, mean, rstd, big, ln, eps); }, repeats);
+  s.saving = judge_within(1.0 - s.rms.best / s.layer.best, 1.0 - s.rms.median / s.layer.median, kRmsNormSavingLo,
+                          kRmsNormSavingHi);
+  return s;
 }
 
 FfnCost ffn_cost(std::size_t d, std::size_t hidden, std::size_t rows, std::uint64_t seed, int repeats) {
   Rng rng(seed);
   FfnCost c;
   c.d_model = d;
+  c.rows = rows;
   c.relu_hidden = 4 * d;
   c.swiglu_hidden = hidden;
   c.relu_params = 2 * d * c.relu_hidden;
@@ -37,14 +65,15 @@ FfnCost ffn_cost(std::size_t d, std::size_t hidden, std::size_t rows, std::uint6
   const Mat x = rng.normal_mat(rows, d);
   Mat h, y;
   SwiGLUCacheT<float> cache;
-  c.relu_seconds = best_seconds(
+  std::tie(c.relu, c.swiglu) = time_interleaved(
       [&] {
         linear_forward(h, x, up);  // ReLU FFN: max(0, x·W1)·W2 (no biases, as the SwiGLU here)
         activation_forward(Activation::Relu, h, h);
         linear_forward(y, h, down);
       },
-      repeats);
-  c.swiglu_seconds = best_seconds([&] { swiglu_forward(y, cache, x, sw); }, repeats);
+      [&] { swiglu_forward(y, cache, x, sw); }, repeats);
+  const double noise = std::max(c.relu.median - c.relu.best, c.swiglu.median - c.swiglu.best);
+  c.swiglu_slower = judge_greater(c.swiglu.median, c.relu.median, noise);
   return c;
 }
 
@@ -69,6 +98,117 @@ std::vector<ShiftScore> shift_scores(const Vec& q, const Vec& k, std::size_t dis
     out.push_back(s);
   }
   return out;
+}
+
+ShiftStudy rope_shift_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t distance,
+                            const std::vector<std::size_t>& starts) {
+  const DecoderLMTrace tr = decoder_lm_trace(m, prompt);
+  const DecoderBlock& b = m.blocks[0];
+  Mat h, q, k;
+  Vec rstd;
+  rmsnorm_forward(h, rstd, first_rows(tr.block0_input, 2), b.attn_norm, float(m.cfg.norm_eps));
+  linear_forward(q, h, b.w_q);
+  linear_forward(k, h, b.w_k);
+  ShiftStudy s;
+  s.d_k = m.cfg.d_head();
+  s.distance = distance;
+  const std::size_t j = std::min<std::size_t>(1, h.shape(0) - 1);  // the second token's key (the first's if alone)
+  const Vec qv = xt::view(q, 0, xt::range(0, s.d_k)), kv = xt::view(k, j, xt::range(0, s.d_k));
+  s.rows = shift_scores(qv, kv, distance, starts);
+  double rmin = 1e300, rmax = -1e300, smin = 1e300, smax = -1e300, size = 0.0;
+  for (const ShiftScore& r : s.rows) {
+    rmin = std::min(rmin, r.rope);
+    rmax = std::max(rmax, r.rope);
+    smin = std::min(smin, r.sinusoidal);
+    smax = std::max(smax, r.sinusoidal);
+    size = std::max(size, std::abs(r.rope));
+  }
+  s.rope_spread = rmax - rmin;
+  s.sinusoidal_spread = smax - smin;
+  s.rope_invariant = judge_at_most(s.rope_spread, 1e-5 * std::max(1.0, size));
+  return s;
+}
+
+std::vector<KvCacheRow> kv_cache_table(const DecoderLMConfig& cfg) {
+  std::vector<KvCacheRow> rows;
+  auto add = [&](const char* model, std::size_t layers, std::size_t heads, std::size_t g, std::size_t dk,
+                 std::size_t bytes, bool shipped) {
+    rows.push_back({model, layers, heads, g, dk, bytes, kv_cache_bytes_per_token(layers, g, dk, bytes), shipped});
+  };
+  const std::size_t L = cfg.n_layers, H = cfg.n_heads, dk = cfg.d_head();
+  add("this", L, H, H, dk, 4, cfg.n_kv_heads == H);
+  if (cfg.n_kv_heads != H && cfg.n_kv_heads != 1) add("this", L, H, cfg.n_kv_heads, dk, 4, true);
+  add("this", L, H, 1, dk, 4, cfg.n_kv_heads == 1);
+  constexpr std::size_t big_layers = 80, big_heads = 64, big_dk = 128, big_kv = 8, bf16 = 2;
+  add("70B", big_layers, big_heads, big_heads, big_dk, bf16, false);
+  add("70B", big_layers, big_heads, big_kv, big_dk, bf16, true);
+  add("70B", big_layers, big_heads, 1, big_dk, bf16, false);
+  return rows;
+}
+
+BlockParameters block_parameters(const DecoderLM& m) {
+  const DecoderLMConfig& c = m.cfg;
+  const std::size_t d = c.d_model, dk = c.d_head();
+  BlockParameters p;
+  p.embedding = c.vocab * d;
+  p.attention = d * c.n_heads * dk + 2 * d * c.n_kv_heads * dk + c.n_heads * dk * d;  // W_Q, W_K, W_V, W_O
+  p.ffn = 3 * d * c.d_ff;                                                             // W_gate, W_up, W_down
+  p.norms = 2 * d;                                                                    // two RMSNorm γ
+  p.blocks = c.n_layers;
+  p.all_blocks = p.blocks * (p.attention + p.ffn + p.norms);
+  p.head = d + d * c.vocab;  // final RMSNorm γ + W_out
+  p.total = parameter_count(m);
+  return p;
+}
+
+ValidationFigures validation_figures(const TinyLm& lm, std::size_t windows, std::size_t window_tokens) {
+  ValidationFigures v;
+  v.window_tokens = window_tokens;
+  v.windows = std::min(windows, (lm.valid_tokens.size() - 1) / window_tokens);
+  v.loss = decoder_lm_eval_loss(lm.model, lm.valid_tokens, windows, window_tokens);
+  // The targets those windows score: tokens 1 … windows·T, and the bytes they decode to.
+  const std::vector<int> targets(lm.valid_tokens.begin() + 1,
+                                 lm.valid_tokens.begin() + std::ptrdiff_t(v.windows * window_tokens + 1));
+  v.tokens = targets.size();
+  v.bytes = bpe_decode(lm.tokenizer, targets).size();
+  v.perplexity = std::exp(v.loss);
+  v.bits_per_byte = v.loss * double(v.tokens) / (double(v.bytes) * std::log(2.0));
+  return v;
+}
+
+NextTokenStudy next_token_study(const DecoderLM& m, const std::vector<int>& prompt, const SamplerConfig& sc) {
+  NextTokenStudy s;
+  s.logits = decoder_lm_last_logits(m, prompt);
+  s.raw = sampling_distribution(s.logits, {1.0f, 0, 1.0f});
+  s.tempered = sampling_distribution(s.logits, {sc.temperature, 0, 1.0f});
+  s.final_p = sampling_distribution(s.logits, sc);
+  for (const auto& [id, p] : top_entries(s.raw, 5)) s.top.push_back(id);
+  for (std::size_t i = 0; i < s.final_p.size(); ++i)
+    if (s.final_p(i) > 0.0f) {
+      ++s.kept;
+      s.kept_mass += s.tempered(i);
+    }
+  return s;
+}
+
+double repeated_span_share(const std::vector<int>& tokens, std::size_t n) {
+  if (n == 0 || tokens.size() < n + 1) return 0.0;
+  std::map<std::vector<int>, int> seen;
+  std::size_t spans = 0, repeats = 0;
+  for (std::size_t i = 0; i + n <= tokens.size(); ++i, ++spans)
+    repeats += seen[std::vector<int>(tokens.begin() + std::ptrdiff_t(i), tokens.begin() + std::ptrdiff_t(i + n))]++ > 0;
+  return double(repeats) / double(spans);
+}
+
+DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& prompt, std::size_t n_new,
+                                    const SamplerConfig& sc, std::uint64_t seed) {
+  DecodingComparison c;
+  c.sampled = generate_tokens(m, prompt, n_new, sc, seed);
+  c.greedy = generate_tokens(m, prompt, n_new, {0.0f, 0, 1.0f}, seed);
+  c.sampled_repeats = repeated_span_share(c.sampled);
+  c.greedy_repeats = repeated_span_share(c.greedy);
+  c.greedy_loops = judge_greater(c.greedy_repeats, c.sampled_repeats, 0.1);
+  return c;
 }
 
 namespace {
@@ -120,6 +260,31 @@ PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& toke
   return p;
 }
 
+KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
+                            std::uint64_t seed, bool bench) {
+  KvCacheStudy s;
+  const std::vector<std::size_t> lengths = bench ? std::vector<std::size_t>{16, 32, 64, 128, 256, 512}
+                                                 : std::vector<std::size_t>{16, 32, 64};
+  s.repeats = bench ? 2 : 3;  // best of: the least disturbed run on a shared machine
+  s.rows = kv_speed_sweep(lm.model, prompt, lengths, sc, seed, s.repeats);
+  std::vector<double> n, tc, tu;
+  bool all_same = true;
+  for (const KvSpeedRow& r : s.rows) {
+    n.push_back(double(r.tokens));
+    tc.push_back(r.cached_seconds);
+    tu.push_back(r.uncached_seconds);
+    all_same = all_same && r.identical;
+  }
+  s.cached_slope = loglog_slope(n, tc);
+  s.uncached_slope = loglog_slope(n, tu);
+  s.speedup = s.rows.back().uncached_seconds / s.rows.back().cached_seconds;
+  s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
+  s.same_tokens = judge_at_least(all_same ? 1.0 : 0.0, 1.0);
+  const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
+  s.prefill = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + std::ptrdiff_t(np)});
+  return s;
+}
+
 PagedStudy paged_study(const DecoderLM& m, const std::vector<std::vector<int>>& prompts,
                        const std::vector<std::size_t>& n_new, const SamplerConfig& sc, std::uint64_t seed,
                        std::size_t block_size) {
@@ -127,14 +292,20 @@ PagedStudy paged_study(const DecoderLM& m, const std::vector<std::vector<int>>& 
   s.block_size = block_size;
   s.sequences = prompts.size();
   s.max_len = m.cfg.context;
+  s.n_new = n_new;
   const std::size_t width = m.cfg.n_kv_heads * m.cfg.d_head(), layers = m.blocks.size();
   const std::size_t pool_blocks = prompts.size() * ((m.cfg.context + block_size - 1) / block_size);
   PagedKVCache cache = paged_kv_make(layers, width, pool_blocks, block_size);
   s.generated = generate_batch_paged(m, cache, prompts, n_new, sc, seed);
   s.identical = true;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
-    s.lengths.push_back(cache.lengths[i]);
-    s.tokens_stored += cache.lengths[i];
+    const std::size_t len = cache.lengths[i], blocks = (len + block_size - 1) / block_size;
+    s.prompt_lengths.push_back(prompts[i].size());
+    s.lengths.push_back(len);
+    s.blocks.push_back(blocks);
+    s.unused.push_back(blocks * block_size - len);
+    s.unused_total += s.unused.back();
+    s.tokens_stored += len;
     if (generate_tokens(m, prompts[i], n_new[i], sc, seed + i) != s.generated[i]) s.identical = false;
   }
   s.blocks_used = cache.blocks_in_use();
@@ -142,6 +313,17 @@ PagedStudy paged_study(const DecoderLM& m, const std::vector<std::vector<int>>& 
   s.contiguous_bytes = contiguous_kv_bytes(layers, width, prompts.size(), m.cfg.context);
   s.exact_bytes = 2 * layers * s.tokens_stored * width * 4;
   return s;
+}
+
+PagedStudy paged_study(const TinyLm& lm, const SamplerConfig& sc, std::uint64_t seed) {
+  const std::vector<std::size_t> prompt_len{3, 9, 17, 30, 45, 60}, n_new{10, 40, 25, 70, 5, 50};
+  const std::size_t apart = 500;  // prompts from different places in the held-out text
+  std::vector<std::vector<int>> prompts;
+  for (std::size_t i = 0; i < prompt_len.size(); ++i) {
+    const auto from = lm.valid_tokens.begin() + std::ptrdiff_t(i * apart);
+    prompts.emplace_back(from, from + std::ptrdiff_t(prompt_len[i]));
+  }
+  return paged_study(lm.model, prompts, n_new, sc, seed, 16);
 }
 
 }  // namespace attn

@@ -176,8 +176,9 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
   a.attn_vs_loo.assign(m.cfg.layers, 0.0);
   a.attn_vs_grad.assign(m.cfg.layers, 0.0);
   a.attn_top1.assign(m.cfg.layers, 0.0);
+  a.attn_taus.assign(m.cfg.layers, {});
   Rng rng(seed);
-  std::vector<double> random_taus;
+  std::vector<double>& random_taus = a.random_taus;
   for (std::size_t s = 0; s < sequences.size(); ++s) {
     const auto& seq = sequences[s];
     const std::size_t q = queries[s];
@@ -185,12 +186,14 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
     const TokenImportance ti = token_importance(m, seq, q, seq[q + 1]);
     const std::size_t top = argmax(ti.leave_one_out);
     for (std::size_t l = 0; l < m.cfg.layers; ++l) {
-      a.attn_vs_loo[l] += kendall_tau(ti.attention[l], ti.leave_one_out);
+      a.attn_taus[l].push_back(kendall_tau(ti.attention[l], ti.leave_one_out));
+      a.attn_vs_loo[l] += a.attn_taus[l].back();
       a.attn_vs_grad[l] += kendall_tau(ti.attention[l], ti.grad_input);
       a.attn_top1[l] += argmax(ti.attention[l]) == top;
     }
     a.grad_top1 += argmax(ti.grad_input) == top;
-    a.grad_vs_loo += kendall_tau(ti.grad_input, ti.leave_one_out);
+    a.grad_taus.push_back(kendall_tau(ti.grad_input, ti.leave_one_out));
+    a.grad_vs_loo += a.grad_taus.back();
     a.uniform_vs_loo += kendall_tau(std::vector<double>(q + 1, 1.0 / double(q + 1)), ti.leave_one_out);
     std::vector<double> noise(q + 1);
     for (double& x : noise) x = rng.uniform();
@@ -205,12 +208,20 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
   a.grad_top1 /= n;
   a.grad_vs_loo /= n;
   a.uniform_vs_loo /= n;
-  double mean = 0.0, var = 0.0;
+  double mean = 0.0;
   for (double x : random_taus) mean += x / n;
-  for (double x : random_taus) var += (x - mean) * (x - mean) / n;
   a.random_vs_loo = mean;
-  a.random_spread = std::sqrt(var / n);
+  a.random_spread = standard_error(random_taus);
   return a;
+}
+
+double standard_error(const std::vector<double>& xs) {
+  if (xs.size() < 2) return 0.0;
+  const double n = double(xs.size());
+  double mean = 0.0, ss = 0.0;
+  for (double x : xs) mean += x / n;
+  for (double x : xs) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / (n - 1.0) / n);
 }
 
 namespace {
@@ -238,6 +249,7 @@ LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::si
   r.period = period;
   std::vector<std::vector<Tensor3>> examples;
   std::vector<std::vector<int>> tokens;
+  std::vector<double> differences;  // first − second, per sequence
   for (std::size_t s = 0; s < n; ++s) {
     std::vector<int> seq(2 * period);
     for (std::size_t i = 0; i < period; ++i) seq[i] = seq[i + period] = int(rng.below(std::uint32_t(m.cfg.vocab)));
@@ -249,10 +261,12 @@ LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::si
       (t + 1 < period ? first : second) += token_loss(tr.logits, t, seq[t + 1]);
     r.first += first / double(period - 1);
     r.second += second / double(period);
+    differences.push_back(first / double(period - 1) - second / double(period));
     ++r.sequences;
   }
   r.first /= double(n);
   r.second /= double(n);
+  r.difference_se = standard_error(differences);
   r.heads = head_stats(examples, tokens, true);
   return r;
 }

@@ -11,19 +11,49 @@
 
 namespace attn {
 
-double best_seconds(const std::function<void()>& fn, int repeats, bool warmup, double budget_s) {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_of(const std::function<void()>& fn) {
+  const auto t0 = Clock::now();
+  fn();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+TimeSpread spread_of(std::vector<double> t) {
+  TimeSpread s;
+  s.runs = int(t.size());
+  if (t.empty()) return s;
+  std::sort(t.begin(), t.end());
+  s.best = t.front();
+  s.median = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  return s;
+}
+}  // namespace
+
+TimeSpread time_runs(const std::function<void()>& fn, int repeats, bool warmup, double budget_s) {
+  const auto start = Clock::now();
   if (warmup) fn();
-  double best = std::numeric_limits<double>::infinity();
+  std::vector<double> t;
   for (int r = 0; r < std::max(1, repeats); ++r) {
-    const auto t0 = clock::now();
-    fn();
-    const auto t1 = clock::now();
-    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-    if (std::chrono::duration<double>(t1 - start).count() > budget_s) break;
+    t.push_back(seconds_of(fn));
+    if (std::chrono::duration<double>(Clock::now() - start).count() > budget_s) break;
   }
-  return best;
+  return spread_of(t);
+}
+
+double best_seconds(const std::function<void()>& fn, int repeats, bool warmup, double budget_s) {
+  return time_runs(fn, repeats, warmup, budget_s).best;
+}
+
+std::pair<TimeSpread, TimeSpread> time_interleaved(const std::function<void()>& a, const std::function<void()>& b,
+                                                   int repeats) {
+  a();
+  b();
+  std::vector<double> ta, tb;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    ta.push_back(seconds_of(a));
+    tb.push_back(seconds_of(b));
+  }
+  return {spread_of(ta), spread_of(tb)};
 }
 
 double sgemm_gflops(std::size_t n, int repeats) {

@@ -8,5 +8,8 @@
 namespace attn {
 
 const char* outcome_word(Outcome o);
+// The sentence a report prints for an outcome: `holds`, `fails`, or `otherwise` (partly or
+// inconclusive), each already translated.
+const char* sentence_for(Outcome o, const char* holds, const char* fails, const char* otherwise);
 
 }  // namespace attn

@@ -1,33 +1,66 @@
-// The measurements chapter 09 reports about the modern decoder block and its cache (numerics
-// only; attn/present/decoder_report.hpp shows them):
-//   RMSNorm vs LayerNorm cost, SwiGLU vs ReLU FFN at equal parameters, RoPE vs sinusoidal scores
-//   under a shift, generation speed with and without the KV cache, prefill vs decode, and a
-//   batch of mixed-length sequences through a paged cache vs contiguous max-length caches.
-// Times are best-of-N wall-clock seconds (attn/studies/timing.hpp) on whatever else the machine runs.
+// The measurements chapter 09 reports about the modern decoder block, its language model and its
+// caches (numerics only; attn/present/decoder_report.hpp prints them). One function per step:
+//   norm_study          RMSNorm vs LayerNorm: what each does to a real row, and their cost
+//   ffn_cost            SwiGLU at 2/3 width vs a ReLU FFN: parameters, multiply-adds and time
+//   rope_shift_study    a q·k score under a shift of both positions, RoPE vs sinusoidal
+//   kv_cache_table      cache bytes per token for MHA, GQA and MQA, this model and a 70B one
+//   block_parameters    the parameter count of each part of the block
+//   validation_figures  loss, perplexity and bits per byte on the held-out text
+//   next_token_study    the next-token distribution before and after temperature, top-k, top-p
+//   compare_decoding    greedy decoding beside sampling, and how much each repeats itself
+//   kv_cache_study      generation with and without the KV cache, and prefill vs decode
+//   paged_study         a batch of mixed-length sequences through a paged cache vs contiguous ones
+// Times are best and median of several runs (attn/studies/timing.hpp) on whatever else the
+// machine runs; a verdict that rests on a time says "within noise" when best and median disagree.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attn/models/decoder_lm_generate.hpp"
+#include "attn/studies/timing.hpp"
+#include "attn/studies/tiny_lm.hpp"
+#include "attn/studies/verdict.hpp"
 
 namespace attn {
 
-struct NormCost {
-  std::size_t rows = 0, channels = 0;
-  double rms_seconds = 0.0, layer_seconds = 0.0;
+// ---- a figure inside a paper's range ----------------------------------------------------------
+// The same figure computed from the best runs and from the median runs, against the range [lo, hi]
+// a paper reports: both inside → holds; both outside → fails; one of each → inconclusive (the
+// machine's noise decides); a non-finite figure → inconclusive.
+struct RangeVerdict {
+  double from_best = 0.0, from_median = 0.0, lo = 0.0, hi = 0.0;
+  Outcome outcome = Outcome::inconclusive;
 };
-// Times rmsnorm_forward and layernorm_forward (γ = 1, β = 0) on the same (rows, channels) input.
-NormCost norm_cost(const Mat& x, int repeats = 5);
+RangeVerdict judge_within(double from_best, double from_median, double lo, double hi);
 
+// ---- step 2: RMSNorm vs LayerNorm -------------------------------------------------------------
+// Zhang & Sennrich 2019 (abstract): RMSNorm cut whole models' running time by 7%–64%.
+constexpr double kRmsNormSavingLo = 0.07, kRmsNormSavingHi = 0.64;
+struct NormStudy {
+  Mat x;                 // (≤ 3, d_model): the residual stream after block 0 for the prompt
+  Mat rms_y, ln_y;       // RMSNorm(x) with γ = 1; LayerNorm(x) with γ = 1, β = 0
+  double mean_x = 0.0, mean_rms = 0.0, mean_ln = 0.0;  // row 0's mean before and after each
+  std::size_t rows = 0, channels = 0;  // the timed input (random normal)
+  TimeSpread rms, layer;               // forward times, run alternately
+  RangeVerdict saving;                 // 1 − t_rms / t_ln against the paper's range
+};
+NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t rows = 4096,
+                     int repeats = 15);
+
+// ---- step 3: SwiGLU vs ReLU -------------------------------------------------------------------
 struct FfnCost {
-  std::size_t d_model = 0, relu_hidden = 0, swiglu_hidden = 0;
-  std::size_t relu_params = 0, swiglu_params = 0;  // 2·d·4d and 3·d·d_ff
-  double relu_seconds = 0.0, swiglu_seconds = 0.0;  // forward on the same rows
+  std::size_t d_model = 0, relu_hidden = 0, swiglu_hidden = 0, rows = 0;
+  std::size_t relu_params = 0, swiglu_params = 0;   // 2·d·4d and 3·d·d_ff
+  TimeSpread relu, swiglu;                          // forward on the same rows, run alternately
+  // SwiGLU slower than ReLU? median − median against the larger gap between a median and its best.
+  Verdict swiglu_slower;
 };
 FfnCost ffn_cost(std::size_t d_model, std::size_t swiglu_hidden, std::size_t rows, std::uint64_t seed,
-                 int repeats = 5);
+                 int repeats = 7);
 
+// ---- step 4: RoPE vs sinusoidal under a shift --------------------------------------------------
 // Score of q at position m and k at position m + distance, for several m: with RoPE it stays put,
 // with sinusoidal encodings added to the inputs it moves.
 struct ShiftScore {
@@ -36,7 +69,72 @@ struct ShiftScore {
 };
 std::vector<ShiftScore> shift_scores(const Vec& q, const Vec& k, std::size_t distance,
                                      const std::vector<std::size_t>& starts);
+struct ShiftStudy {
+  std::size_t d_k = 0, distance = 0;
+  std::vector<ShiftScore> rows;
+  double rope_spread = 0.0, sinusoidal_spread = 0.0;  // max − min over the placements
+  // RoPE's score does not move: spread ≤ 1e-5 of its size (float rounding).
+  Verdict rope_invariant;
+};
+// q, k: layer 0's head 0 projections of the first two prompt tokens (before RoPE).
+ShiftStudy rope_shift_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t distance = 3,
+                            const std::vector<std::size_t>& starts = {0, 10, 50, 100, 200});
 
+// ---- step 5: GQA vs MHA, the cache -------------------------------------------------------------
+struct KvCacheRow {
+  std::string model;        // "this" or "70B"
+  std::size_t layers = 0, query_heads = 0, kv_heads = 0, d_k = 0, bytes_per_number = 0;
+  std::size_t bytes_per_token = 0;  // 2·layers·kv_heads·d_k·bytes
+  bool shipped = false;     // the configuration this model uses
+};
+// This model with H, its own G and 1 K/V heads in float32; a 70B model shaped like LLaMA 2 70B (80
+// layers, 64 heads of 128, 8 K/V heads: its released configuration; Touvron et al. 2023 give it GQA)
+// with 64, 8 and 1 K/V heads in bf16.
+std::vector<KvCacheRow> kv_cache_table(const DecoderLMConfig& cfg);
+
+// ---- step 6: the block's parameters ------------------------------------------------------------
+struct BlockParameters {
+  std::size_t embedding = 0, attention = 0, ffn = 0, norms = 0;  // attention, ffn, norms: per block
+  std::size_t blocks = 0, all_blocks = 0, head = 0, total = 0;   // head: final RMSNorm + output
+};
+BlockParameters block_parameters(const DecoderLM& m);
+
+// ---- step 7: the held-out text -----------------------------------------------------------------
+// The loss chapter 09 reports: the first 32 windows of 256 held-out tokens.
+constexpr std::size_t kValidWindows = 32, kValidWindowTokens = 256;
+struct ValidationFigures {
+  std::size_t windows = 0, window_tokens = 0, tokens = 0, bytes = 0;  // the scored targets
+  double loss = 0.0;           // nats per token
+  double perplexity = 0.0;     // e^loss
+  double bits_per_byte = 0.0;  // loss · tokens / (bytes · ln 2)
+};
+ValidationFigures validation_figures(const TinyLm& lm, std::size_t windows = kValidWindows,
+                                     std::size_t window_tokens = kValidWindowTokens);
+
+// ---- step 8: sampling --------------------------------------------------------------------------
+struct NextTokenStudy {
+  Vec logits;           // (V,) after the prompt
+  Vec raw, tempered;    // softmax(z), softmax(z/τ)
+  Vec final_p;          // what a token is drawn from: tempered, cut by top-k / top-p, renormalised
+  std::vector<int> top; // the 5 most probable ids at τ = 1
+  std::size_t kept = 0; // tokens with final_p > 0
+  double kept_mass = 0.0;  // their share of the tempered mass
+};
+NextTokenStudy next_token_study(const DecoderLM& m, const std::vector<int>& prompt, const SamplerConfig& sc);
+
+// Share of the n-token spans of `tokens` that already occurred earlier in it (0: no span repeats;
+// near 1: a loop). 0 when tokens has fewer than n + 1 spans.
+double repeated_span_share(const std::vector<int>& tokens, std::size_t n = 4);
+struct DecodingComparison {
+  std::vector<int> greedy, sampled;  // the new tokens only
+  double greedy_repeats = 0.0, sampled_repeats = 0.0;  // repeated_span_share of each
+  // Greedy repeats itself more than sampling, by more than 0.1 (Holtzman et al. 2020).
+  Verdict greedy_loops;
+};
+DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& prompt, std::size_t n_new,
+                                    const SamplerConfig& sc, std::uint64_t seed);
+
+// ---- step 9: the KV cache ----------------------------------------------------------------------
 struct KvSpeedRow {
   std::size_t tokens = 0;
   double cached_seconds = 0.0, uncached_seconds = 0.0;
@@ -56,15 +154,35 @@ struct PrefillDecode {
 };
 PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& tokens, int repeats = 3);
 
+struct KvCacheStudy {
+  int repeats = 0;
+  std::vector<KvSpeedRow> rows;
+  double cached_slope = 0.0, uncached_slope = 0.0;  // log-log slope of time against tokens
+  double speedup = 0.0;                             // uncached / cached at the longest length
+  bool past_context = false;                        // the sweep ran past the trained positions
+  Verdict same_tokens;   // holds when every length gave the same tokens both ways
+  PrefillDecode prefill; // the first 128 held-out tokens
+};
+// lengths 16, 32, 64 (best of 3), or to 512 with bench (best of 2).
+KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
+                            std::uint64_t seed, bool bench);
+
 struct PagedStudy {
   std::size_t block_size = 0, sequences = 0, max_len = 0, tokens_stored = 0;
   std::size_t blocks_used = 0, paged_bytes = 0, contiguous_bytes = 0, exact_bytes = 0;
   bool identical = false;  // every sequence's tokens equal generate_tokens with the contiguous cache
-  std::vector<std::size_t> lengths;  // final length of each sequence
+  std::vector<std::size_t> prompt_lengths, n_new;
+  std::vector<std::size_t> lengths;  // K/V rows stored per sequence (prompt + new − 1)
+  std::vector<std::size_t> blocks;   // blocks per sequence, ⌈length / block_size⌉
+  std::vector<std::size_t> unused;   // slots left empty in each sequence's last block
+  std::size_t unused_total = 0;
   std::vector<std::vector<int>> generated;
 };
 PagedStudy paged_study(const DecoderLM& m, const std::vector<std::vector<int>>& prompts,
                        const std::vector<std::size_t>& n_new, const SamplerConfig& sc, std::uint64_t seed,
                        std::size_t block_size = 16);
+// Six prompts of mixed lengths from the held-out text (3 … 60 tokens, 500 tokens apart) with
+// mixed numbers of new tokens, through blocks of 16.
+PagedStudy paged_study(const TinyLm& lm, const SamplerConfig& sc, std::uint64_t seed);
 
 }  // namespace attn

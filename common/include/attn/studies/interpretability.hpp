@@ -79,9 +79,14 @@ struct ImportanceAgreement {
   double grad_vs_loo = 0.0;
   double uniform_vs_loo = 0.0;  // uniform attention: τ_b = 0 (it ranks nothing)
   double random_vs_loo = 0.0;   // random scores: mean τ (chance)
-  double random_spread = 0.0;   // standard error of that mean (sd over the sequences / √n)
+  double random_spread = 0.0;   // standard error of that mean (standard_error of random_taus)
   std::size_t sequences = 0;
+  // Each sequence's τ against leave-one-out, for standard errors of the means and of differences.
+  std::vector<std::vector<double>> attn_taus;  // per layer, per sequence
+  std::vector<double> grad_taus, random_taus;  // per sequence
 };
+// Standard error of the mean of xs (sample sd / √n; 0 for fewer than two values).
+double standard_error(const std::vector<double>& xs);
 // For each sequence s: the loss of predicting sequences[s][queries[s] + 1] at position queries[s].
 ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<std::vector<int>>& sequences,
                                          const std::vector<std::size_t>& queries, std::uint64_t seed);
@@ -107,6 +112,7 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
 struct LmInduction {
   std::vector<HeadStat> heads;       // prefix matching etc. per head, over the repeated sequences
   double first = 0.0, second = 0.0;  // mean next-token loss on the first and on the second copy
+  double difference_se = 0.0;        // standard error of the mean of (first − second) per sequence
   std::size_t sequences = 0, period = 0;
 };
 // n sequences of `period` random token ids (uniform over the vocabulary, drawn from seed), each

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -12,6 +13,20 @@ namespace attn {
 // Seconds of the fastest of `repeats` runs of fn, after one untimed warm-up run when warmup is
 // true. Stops early once `budget_s` seconds have been spent (at least one timed run).
 double best_seconds(const std::function<void()>& fn, int repeats = 3, bool warmup = true, double budget_s = 5.0);
+
+// Best and median of several timed runs: the best is the least disturbed run; the gap to the
+// median says how much the machine disturbed the others.
+struct TimeSpread {
+  double best = 0.0, median = 0.0;  // seconds
+  int runs = 0;
+};
+// Times fn `repeats` times after one untimed warm-up run when warmup is true (at least one run;
+// stops early once `budget_s` seconds have been spent).
+TimeSpread time_runs(const std::function<void()>& fn, int repeats = 5, bool warmup = true, double budget_s = 5.0);
+// Times a and b alternately (a, b, a, b, …), so that a change in the machine's load falls on both
+// alike; one warm-up run of each first.
+std::pair<TimeSpread, TimeSpread> time_interleaved(const std::function<void()>& a, const std::function<void()>& b,
+                                                   int repeats = 7);
 
 // OpenBLAS sgemm rate on (n × n)·(n × n), GFLOP/s (2n³ flops), best of `repeats`, with OpenBLAS's
 // current thread count.

@@ -1,0 +1,159 @@
+// Chapter 10's measurements, each with its verdict (numerics only; attn/present/interpretability_report.hpp
+// prints them): the induction circuit of the attention-only model, the chapter 09 LM on the same
+// test, and the five claims about attention weights. Every threshold a verdict uses is here, beside
+// the claim it tests.
+//   find_induction_heads  which head marks the previous token, which one matches prefixes, what
+//                         zeroing each costs, whether the second reads the first (K-composition),
+//                         and whether the last layer's heads are redundant
+//   lm_induction_study    the chapter 09 LM on random tokens repeated once
+//   distance_claim        claim 1: mean attention distance grows with depth
+//   alignment_study       claim 2: argmax α is the aligned source word (Bahdanau, Transformer)
+//   uniform_heads         claim 3: some heads are near uniform, and removing them matters little
+//   perturbation_sweep    claim 4: permuted / uniform / zeroed weights vs another training seed
+//   importance_claim      claim 5: gradient × input agrees with leave-one-out better than attention
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/studies/induction.hpp"
+#include "attn/studies/interpretability.hpp"
+#include "attn/studies/verdict.hpp"
+
+namespace attn {
+
+// ---- the inputs ---------------------------------------------------------------------------------
+// The evaluation set every induction figure averages: n sequences of the task, drawn from rng seed
+// `seed` (2024 in the chapter), independent of the training batches.
+constexpr std::uint64_t kEvalSeed = 2024;
+InductionBatch evaluation_set(const InductionTask& task, std::size_t n, std::uint64_t seed = kEvalSeed);
+// The one sequence step 1 draws: 6 random tokens repeated to max_period + 1 tokens (a map that wide
+// still draws one column per key), from rng seed 7.
+InductionBatch drawn_sequence(const InductionTask& task);
+// A whole number in a checkpoint's metadata (0 when absent or not a number).
+std::size_t metadata_count(const Metadata& md, const std::string& key);
+// Tokens an induction model trained on, from its metadata: steps × batch × length (0 when absent).
+std::size_t induction_tokens_seen(const Metadata& md);
+
+// ---- induction heads ----------------------------------------------------------------------------
+struct InductionHeadRow {
+  std::size_t layer = 0, head = 0;
+  double previous_drawn = 0.0, previous_eval = 0.0;  // previous-token score: drawn sequence, evaluation set
+  double prefix_drawn = 0.0, prefix_eval = 0.0;      // prefix-matching score, likewise
+  double copying = 0.0;                              // copying_score of the head's OV circuit
+  double second_if_zeroed = 0.0;                     // second-repeat loss with this head's output zeroed
+};
+struct InductionCircuit {
+  std::vector<InductionHeadRow> heads;  // layer by layer
+  std::vector<HeadStat> eval_stats;     // head_stats over the evaluation set (entropy, distance, …)
+  std::vector<HeadStat> drawn_stats;    // head_stats over the drawn sequence
+  RepeatLosses base;                    // first and second repeat, no head edited
+  std::size_t eval_sequences = 0, eval_length = 0, min_period = 0, max_period = 0;
+  std::size_t last_layer = 0;
+  std::size_t previous_head = 0;  // layer 0's head with the largest previous-token score (evaluation set)
+  std::size_t induction_head = 0; // the last layer's head with the largest prefix-matching score
+  std::size_t most_needed = 0;    // the last layer's head whose zeroing raises the second-repeat loss most
+  // The previous-token head on the evaluation set, by key position: 1 … max_period (where every
+  // token's first copy has its successor) and after.
+  double previous_early = 0.0, previous_late = 0.0;
+  double second_without_previous = 0.0, second_without_induction = 0.0, second_without_last_layer = 0.0;
+  double induction_prefix_without_previous = 0.0;  // K-composition: the prefix score with the previous head zeroed
+  // The induction head reads the previous-token head's output: its prefix score at most halves
+  // without it (measured = with / without).
+  Verdict composes;
+  // The last layer's heads are redundant: zeroing any one of them raises the loss by at most a
+  // quarter of what zeroing all of them does (measured = largest single rise / all-heads rise).
+  Verdict redundant;
+};
+InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& task, const InductionBatch& eval,
+                                     const InductionBatch& drawn);
+
+struct LmInductionStudy {
+  LmInduction result;
+  std::vector<HeadStat> best;  // the 3 heads with the largest prefix matching
+  std::size_t strong = 0;      // heads with prefix matching above 0.4
+  std::size_t vocab = 0;
+  double chance = 0.0;         // log V
+  // The second copy is easier than the first: first − second beyond 2 standard errors and 0.1 nats.
+  Verdict copies;
+  bool above_chance = false;   // both losses above log V
+};
+LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period = 40, std::size_t sequences = 8,
+                                    std::uint64_t seed = 77);
+
+// ---- claim 1 ------------------------------------------------------------------------------------
+// The chapter 09 LM's heads on real text: 4 consecutive windows of 128 held-out tokens.
+constexpr std::size_t kLmTextWindows = 4, kLmTextTokens = 128;
+struct DistanceClaim {
+  std::vector<LayerStat> layers;
+  // Distance grows with depth: last / first layer ≥ 1.1 holds; ≥ 1/1.1 partly (flat, within 10%);
+  // below that it shrinks (fails).
+  Verdict grows;
+};
+DistanceClaim distance_claim(const std::vector<HeadStat>& heads);
+
+// ---- claim 2 ------------------------------------------------------------------------------------
+struct AlignmentStudy {
+  double bahdanau = 0.0;          // share of target words whose argmax α is the aligned source word
+  std::size_t words = 0;          // target words scored
+  Verdict bahdanau_aligns;        // ≥ 0.8 holds, ≥ 0.5 partly
+  Mat example, truth;             // (len(tgt), S): Bahdanau's α for the example pair, the true alignment
+  std::optional<CrossAlignment> cross;  // the chapter 08 Transformer, when given
+  std::size_t best_layer = 0, best_head = 0;
+  double best = 0.0;
+  Verdict best_aligns;
+  Mat best_example;               // the best head's weights for the example, the <eos> row dropped
+};
+AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* transformer,
+                               const std::vector<SentencePair>& pairs, const SentencePair& example,
+                               const Vocab& src_vocab, const Vocab& tgt_vocab);
+
+// ---- claim 3 ------------------------------------------------------------------------------------
+constexpr double kUniformAt = 0.95;  // H / log n at or above this: "within 5% of uniform"
+struct UniformClaim {
+  std::size_t heads = 0;
+  std::vector<HeadStat> flat;   // heads with uniformity ≥ kUniformAt
+  Verdict exist;                // at least one such head
+  bool ablated = false;         // measured by zeroing them (the induction model only)
+  OutputChange removal;         // all of them zeroed at once, on every repeat after the first
+  Verdict harmless;             // |Δloss| ≤ 0.05
+};
+UniformClaim uniform_heads(const std::vector<HeadStat>& heads);
+UniformClaim uniform_heads(const AttnOnly& m, const InductionBatch& eval, const std::vector<HeadStat>& heads);
+
+// ---- claim 4 ------------------------------------------------------------------------------------
+struct PerturbationRow {
+  std::size_t layer = 0, head = 0;
+  HeadEdit edit = HeadEdit::zero;
+  OutputChange change;
+  bool below_seed = false;  // TVD at most the other seed's
+};
+struct PerturbationSweep {
+  OutputChange seeds;  // the other-seed model against this one
+  std::vector<PerturbationRow> rows;
+  std::size_t below = 0;
+  // A single head's weights edited changes the output less than another seed does: a share of
+  // the edits ≥ 0.75 holds, ≥ 0.25 partly.
+  Verdict little_change;
+};
+PerturbationSweep perturbation_sweep(const AttnOnly& m, const AttnOnly& other_seed, const InductionBatch& eval,
+                                     std::uint64_t seed = 11);
+
+// ---- claim 5 ------------------------------------------------------------------------------------
+struct ImportanceClaim {
+  ImportanceAgreement agreement;
+  std::vector<double> attn_se;  // per layer: standard error of the mean τ against leave-one-out
+  double grad_se = 0.0, random_se = 0.0;
+  std::vector<Verdict> attn_vs_random;  // per layer: τ above random scores' beyond 2 standard errors
+  Verdict grad_vs_random;
+  std::size_t best_layer = 0;           // the attention layer with the largest τ
+  double difference_se = 0.0;           // of the per-sequence (gradient τ − best layer's τ)
+  Verdict gradients_win;                // gradient τ above the best layer's beyond 2 standard errors
+};
+// The first `sequences` of the evaluation set, each queried at the last token of its second repeat.
+ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, std::size_t sequences = 32,
+                                 std::uint64_t seed = 5);
+
+}  // namespace attn

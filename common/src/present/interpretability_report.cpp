@@ -1,0 +1,531 @@
+// Chapter 10's presentation (see attn/present/interpretability_report.hpp).
+#include "attn/present/interpretability_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "attn/data/data_files.hpp"
+#include "attn/present/progress.hpp"
+#include "attn/present/side_by_side.hpp"
+#include "attn/present/sparkline.hpp"
+#include "attn/present/number_format.hpp"
+#include "attn/present/verdict_words.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+namespace {
+const char* kModelFiles[] = {"ch10/induction.safetensors", "ch10/induction_seed2.safetensors"};
+
+std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
+std::string meta(const Metadata& md, const std::string& key) {
+  const auto it = md.find(key);
+  return it == md.end() ? "?" : it->second;
+}
+Labels id_labels(const std::vector<int>& ids) {
+  Labels l;
+  for (int id : ids) l.push_back(std::to_string(id));
+  return l;
+}
+// Cuts the last line (a heatmap's legend) off `block` and returns it.
+std::string without_last_line(std::string& block) {
+  while (!block.empty() && block.back() == '\n') block.pop_back();
+  const std::size_t cut = block.rfind('\n');
+  std::string last = cut == std::string::npos ? block : block.substr(cut + 1);
+  block = cut == std::string::npos ? "" : block.substr(0, cut + 1);
+  return last;
+}
+std::string trimmed(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(' ');
+  return a == std::string::npos ? "" : s.substr(a);
+}
+HeatmapStyle unit_style() {
+  HeatmapStyle hs;
+  hs.vmin = 0.0;
+  hs.vmax = 1.0;
+  return hs;
+}
+Mat per_head(const std::vector<HeadStat>& s, std::size_t layers, std::size_t heads, double HeadStat::*field) {
+  Mat m = xt::zeros<float>({layers, heads});
+  for (const HeadStat& h : s) m(h.layer, h.head) = float(h.*field);
+  return m;
+}
+std::string edit_label(HeadEdit e) {
+  switch (e) {
+    case HeadEdit::permute: return _("permute");
+    case HeadEdit::uniform: return _("uniform");
+    case HeadEdit::zero: return _("zero");
+  }
+  return head_edit_name(e);
+}
+std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
+  std::string s;
+  for (std::size_t i = 0; i < heads.size() && i < at_most; ++i)
+    s += (i ? ", " : "") + head_name(heads[i].layer, heads[i].head);
+  return heads.size() > at_most ? s + ", …" : s;
+}
+}  // namespace
+
+InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress) {
+  InductionModel t;
+  t.file = kModelFiles[which];
+  if (train) {
+    InductionTrainConfig cfg = base;
+    cfg.seed = base.seed + which;
+    ProgressBar bar(std::int64_t(cfg.steps), progress && stderr_is_terminal());
+    cfg.on_step = bar.callback();
+    InductionTrainResult r = train_induction(cfg);
+    bar.finish();
+    std::filesystem::create_directories(data_dir() + "/ch10");
+    TensorMap extra;
+    extra["loss_curve"] = TensorF32{{r.loss_curve.size()}, r.loss_curve};
+    t.metadata = {{"seed", std::to_string(cfg.seed)}, {"steps", std::to_string(cfg.steps)},
+                  {"batch", std::to_string(cfg.batch)}, {"curve_every", std::to_string(cfg.curve_every)},
+                  {"train_seconds", fmt::format("{:.1f}", r.seconds)}, {"length", std::to_string(cfg.task.length)},
+                  {"min_period", std::to_string(cfg.task.min_period)},
+                  {"max_period", std::to_string(cfg.task.max_period)}};
+    save_attn_only(data_dir() + "/" + t.file, r.model, extra, t.metadata);
+    t.model = std::move(r.model);
+    t.curve = std::move(r.loss_curve);
+    return t;
+  }
+  const auto path = find_data_file(t.file);
+  if (!path) throw std::runtime_error(_f("no model {} (run with --train to make it)", t.file));
+  TensorMap extra;
+  t.model = load_attn_only(*path, &extra, &t.metadata);
+  if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
+  return t;
+}
+
+std::string evaluation_manifest(const InductionTask& task, const InductionBatch& eval, const InductionModel& a,
+                                const InductionModel& b) {
+  return fmt::format(
+      "{{\"model\": \"data/{}\", \"other_seed_model\": \"data/{}\", \"sequences\": {}, \"length\": {}, "
+      "\"vocab\": {}, \"min_period\": {}, \"max_period\": {}, \"rng\": \"PCG32 seed {}, "
+      "attn::induction_batch\", \"tokens\": \"eval_tokens\", \"periods\": \"eval_periods\"}}",
+      a.file, b.file, eval.batch, eval.len, task.vocab, task.min_period, task.max_period, kEvalSeed);
+}
+
+void show_every_head(Narrator& nar, const InductionModel& im, const InductionBatch& drawn, const InductionCircuit& c,
+                     const std::string& transformer_norm) {
+  const AttnOnly& m = im.model;
+  const std::size_t L = m.cfg.layers, H = m.cfg.heads, period = drawn.periods[0];
+  const Labels toks = id_labels(drawn.sequence(0));
+  const std::vector<int> seq = drawn.sequence(0);
+  nar.result(_f("induction model: {} attention-only layers × {} heads, d_model = {}, vocabulary {}, {} parameters", L,
+                H, m.cfg.d_model, m.cfg.vocab, format_count(parameter_count(m))));
+  nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
+  nar.say(_f("input: {} random tokens, repeated to {} tokens: {}", period, seq.size(), fmt::join(toks, " ")));
+  nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
+             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence "
+             "(layer 0: previous-token, layer {}: prefix matching)", seq.size() - 1, c.last_layer));
+  const std::vector<Tensor3> w = attn_only_weights(m, seq);
+  std::string legend;
+  for (std::size_t l = 0; l < L && !nar.quiet(); ++l) {
+    std::vector<std::string> maps, titles;
+    for (std::size_t h = 0; h < H; ++h) {
+      std::string map = format_heatmap(slice_of(w[l], h), h == 0 ? toks : Labels(toks.size(), ""),
+                                       Labels(toks.size(), ""), unit_style());
+      legend = without_last_line(map);
+      maps.push_back(map);
+      const InductionHeadRow& r = c.heads[l * H + h];
+      titles.push_back(l == 0 ? _f("{} prev {:.2f}", head_name(l, h), r.previous_drawn)
+                              : _f("{} match {:.2f}", head_name(l, h), r.prefix_drawn));
+    }
+    std::cout << side_by_side(maps, titles, 1);
+  }
+  if (!legend.empty()) nar.say(trimmed(legend));
+  nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
+             "from row {} on, {} columns left of the diagonal: each token reads the token after its earlier copy, "
+             "one period ({}) back", head_name(0, c.previous_head), c.last_layer, period, period - 1, period));
+  nar.record("attn_weights_induction", stack_layers(w));
+  nar.record_tokens("attn_weights_induction", toks, toks);
+  nar.record("previous_token", per_head(c.drawn_stats, L, H, &HeadStat::previous_token));
+  nar.record("prefix_matching", per_head(c.drawn_stats, L, H, &HeadStat::prefix_matching));
+  nar.attention_view({_("induction model (2-layer attention-only)"), toks, toks, w, true});
+  if (!transformer_norm.empty())
+    nar.say(_f("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention",
+               transformer_norm));
+  nar.code("attn/studies/induction.hpp: attn_only_weights; attn/present/side_by_side.hpp: side_by_side");
+  nar.why(_("a head's weights say where each position reads from, so a repeated pattern in the input shows "
+            "up as a shifted diagonal in the map of the head that uses it."));
+}
+
+void add_transformer_views(Narrator& nar, const Transformer& tf, const ToyCorpus& corpus, const SentencePair& pair) {
+  const PairAttention ta = transformer_attention(tf, pair, corpus.source_vocab, corpus.target_vocab);
+  Labels tgt_in = {"<bos>"}, tgt_out = pair.tgt;
+  tgt_in.insert(tgt_in.end(), pair.tgt.begin(), pair.tgt.end());
+  tgt_out.push_back("<eos>");
+  nar.attention_view({_("Transformer encoder self-attention"), pair.src, pair.src, ta.enc_self, false});
+  nar.attention_view({_("Transformer decoder self-attention"), tgt_in, tgt_in, ta.dec_self, true});
+  nar.attention_view({_("Transformer cross-attention (rows: the word predicted)"), tgt_out, pair.src, ta.cross, false});
+}
+
+namespace {
+void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadata& lm_metadata,
+                         const InductionModel& im) {
+  const LmInduction& r = s.result;
+  std::string best;
+  for (const HeadStat& h : s.best) best += fmt::format("{}{} {:.3f}", best.empty() ? "" : ", ", head_name(h.layer, h.head),
+                                                       h.prefix_matching);
+  nar.result(_f("chapter 09 LM ({} steps), {} sequences of {} random tokens, each repeated once:",
+                meta(lm_metadata, "steps"), r.sequences, r.period));
+  nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
+                "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
+                s.chance, r.first - r.second, r.difference_se));
+  nar.result(_f("  best prefix matching: {}; {} of {} heads score above 0.4 (no head of this model is zeroed: "
+                "its forward pass takes no head edits)", best, s.strong, r.heads.size()));
+  nar.result(sentence_for(s.copies.outcome,
+                  _("  the second copy is easier than the first: the model copies from the earlier one"),
+                  _("  the second copy is harder than the first"),
+                  _("  the second copy is no easier than the first: no induction behaviour in this model")));
+  if (s.above_chance)
+    nar.say(_("  both losses are above chance: on random tokens, guesses learned from text cost more than a "
+              "uniform guess"));
+  if (!s.copies.holds())
+    nar.say(_f("  Olsson et al. 2022 (Argument 1) see induction heads form in a sudden phase change early in "
+               "training, after billions of tokens; this LM saw {} tokens of text. The induction model above saw "
+               "{} tokens, but every one of its sequences repeats itself",
+               format_count(metadata_count(lm_metadata, "train_tokens_seen")),
+               format_count(induction_tokens_seen(im.metadata))));
+}
+}  // namespace
+
+void report_induction(Narrator& nar, const InductionModel& im, const InductionCircuit& c, const InductionBatch& eval,
+                      const std::optional<LmInductionStudy>& lm, const Metadata& lm_metadata) {
+  const AttnOnly& m = im.model;
+  const std::size_t L = m.cfg.layers, H = m.cfg.heads, last = c.last_layer;
+  const InductionHeadRow& prev = c.heads[c.previous_head];
+  const InductionHeadRow& ind = c.heads[last * H + c.induction_head];
+  nar.say(_("an induction head finds the earlier copy of the current token and predicts the token that followed "
+            "it (… A B … A → B): a layer-0 head marks each position with its previous token, and a layer-1 head "
+            "looks for that mark"));
+  if (!im.curve.empty())
+    nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", meta(im.metadata, "steps"),
+                  meta(im.metadata, "curve_every"), im.curve.front(), sparkline(im.curve, 48), im.curve.back()));
+  nar.say(_f("the evaluation set: {} sequences of {} tokens, each a period of {} to {} distinct random tokens "
+             "repeated; a column marked \"{} seqs\" averages over it (exported: eval_tokens, eval_periods)",
+             c.eval_sequences, c.eval_length, c.min_period, c.max_period, c.eval_sequences));
+  Table t({_("head"), _("prev, drawn"), _f("prev, {} seqs", c.eval_sequences), _f("prefix, {} seqs", c.eval_sequences),
+           _("copying"), _("2nd repeat if zeroed")});
+  for (const InductionHeadRow& r : c.heads)
+    t.add({head_name(r.layer, r.head), fmt::format("{:.3f}", r.previous_drawn), fmt::format("{:.3f}", r.previous_eval),
+           fmt::format("{:.3f}", r.prefix_eval), fmt::format("{:+.3f}", r.copying),
+           fmt::format("{:.3f}", r.second_if_zeroed)});
+  nar.table(t, /*as_result=*/true);
+  nar.say(_("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
+            "score, the mean weight on the token that followed an earlier copy of the current token; last column: "
+            "the loss on the second repeat with that head's output set to zero"));
+  nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
+            "writes (embedding, the head's value and output maps, unembedding): a V × V matrix; +1 when its "
+            "eigenvalues say reading a token raises that token's own logit, −1 when it lowers it"));
+  nar.result(_f("loss on the first repeat {:.3f} (chance: log {} = {:.3f}), on the second {:.3f}", c.base.first,
+                m.cfg.vocab, std::log(double(m.cfg.vocab)), c.base.second));
+  nar.result(_f("previous-token head {}: {:.3f} on the sequence drawn in step 1, {:.3f} averaged over the "
+                "evaluation set: {:.2f} at key positions 1–{}, {:.2f} after", head_name(0, c.previous_head),
+                prev.previous_drawn, prev.previous_eval, c.previous_early, c.max_period, c.previous_late));
+  nar.say(_f("every token's first copy lies in the first period (≤ {} tokens), so the token after it sits at a "
+             "position ≤ {}: an induction head always finds its answer there, and the mark is needed only there",
+             c.max_period, c.max_period));
+  nar.result(_f("second-repeat loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
+                head_name(0, c.previous_head), c.second_without_previous, c.second_without_previous - c.base.second));
+  nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
+                head_name(last, c.induction_head), ind.prefix_eval, c.induction_prefix_without_previous,
+                sentence_for(c.composes.outcome, _("it finds its key through that head's output (K-composition)"),
+                     _("it finds its key without it"), _("not measurable"))));
+  const InductionHeadRow& needed = c.heads[last * H + c.most_needed];
+  nar.result(_f("layer {}: {} matches prefixes best ({:.3f}), but zeroing {} costs most ({:.3f}); with all {} heads "
+                "zeroed the loss is {:.3f}", last, head_name(last, c.induction_head), ind.prefix_eval,
+                head_name(last, c.most_needed), needed.second_if_zeroed, H, c.second_without_last_layer));
+  nar.result(sentence_for(c.redundant.outcome,
+                  _("the last layer's heads are redundant: each one does the induction, so losing any one costs "
+                    "little (at most a quarter of losing them all)"),
+                  _("the last layer's heads are not redundant: one of them alone costs more than a quarter of "
+                    "losing them all"),
+                  _("redundancy: not measurable")));
+  double lo0 = 1e9, hi0 = -1e9, lo1 = 1e9;
+  for (const InductionHeadRow& r : c.heads) {
+    if (r.layer == 0) lo0 = std::min(lo0, r.copying), hi0 = std::max(hi0, r.copying);
+    if (r.layer == last) lo1 = std::min(lo1, r.copying);
+  }
+  if (hi0 < 0.0 && lo1 > 0.0)
+    nar.say(_f("copying is {:+.3f} or more in layer {}: read straight to the logits, those heads raise the token they "
+               "attend to. Layer 0's heads score {:.2f} … {:.2f}: straight to the logits they lower the token they "
+               "read, which helps here, since a period's tokens are distinct and the next token is never one just "
+               "seen; their main output feeds layer {}'s keys, which this direct path leaves out",
+               lo1, last, lo0, hi0, last));
+  Mat copying = xt::zeros<float>({L, H});
+  for (const InductionHeadRow& r : c.heads) copying(r.layer, r.head) = float(r.copying);
+  nar.record("copying", copying);
+  nar.record("previous_token_eval", per_head(c.eval_stats, L, H, &HeadStat::previous_token));
+  nar.record("head_entropy", per_head(c.eval_stats, L, H, &HeadStat::entropy));
+  nar.record("head_distance", per_head(c.eval_stats, L, H, &HeadStat::distance));
+  Mat tokens = xt::zeros<float>({eval.batch, eval.len});
+  Vec periods = xt::zeros<float>({eval.batch});
+  for (std::size_t s = 0; s < eval.batch; ++s) {
+    periods(s) = float(eval.periods[s]);
+    for (std::size_t i = 0; i < eval.len; ++i) tokens(s, i) = float(eval.tokens[s * eval.len + i]);
+  }
+  nar.record("eval_tokens", tokens);
+  nar.record("eval_periods", periods);
+  if (lm)
+    report_lm_induction(nar, *lm, lm_metadata, im);
+  else
+    nar.say(_("the chapter 09 language model: not available yet (no checkpoint shipped); not measured."));
+  nar.code("attn/studies/interpretability_claims.hpp: find_induction_heads, lm_induction_study; attn/studies/induction.hpp: "
+           "repeat_losses, ov_circuit; attn/attention/attention_stats.hpp: prefix_matching_score, copying_score");
+  nar.why(_("the first repeat is noise, so only the second can be predicted, and only by finding the token's "
+            "earlier copy: the loss there measures the circuit."));
+}
+
+
+namespace {
+void report_distance(Narrator& nar, const std::string& label, const std::string& what, const DistanceClaim& c) {
+  Table t({_("model"), _("layer"), _("mean distance"), _("entropy (nats)"), "H / log n"});
+  for (const LayerStat& s : c.layers)
+    t.add({label, std::to_string(s.layer), fmt::format("{:.2f}", s.distance), fmt::format("{:.3f}", s.entropy),
+           fmt::format("{:.3f}", s.uniformity)});
+  nar.table(t, true);
+  const char* trend = c.grows.outcome == Outcome::holds    ? _("grows with depth")
+                      : c.grows.outcome == Outcome::partly ? _("stays within 10% from the first layer to the last")
+                      : c.grows.outcome == Outcome::fails  ? _("shrinks with depth")
+                                                           : _("is not measurable");
+  nar.result(_f("{}, {}: distance {} ({:.2f} -> {:.2f} tokens)", label, what, trend, c.layers.front().distance,
+                c.layers.back().distance));
+}
+}  // namespace
+
+void report_distances(Narrator& nar, const InterpretabilityFindings& f, const std::string& norm,
+                      std::size_t sentences) {
+  report_distance(nar, _("induction"), _f("{} evaluation sequences", f.circuit.eval_sequences), f.distance);
+  nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
+            "H / log n: H over its largest value (1: uniform over the n keys a row may see); a layer's distance "
+            "grows when the last layer's exceeds the first's by more than 10%"));
+  nar.say(_("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some far-looking heads "
+            "already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads in BERT's lower layers."));
+  if (f.lm_distance)
+    report_distance(nar, _("chapter 09 LM"), _f("{} × {} held-out tokens", kLmTextWindows, kLmTextTokens),
+                    *f.lm_distance);
+  else
+    nar.say(_("the chapter 09 LM: not available yet, not measured."));
+  if (f.encoder_distance)
+    report_distance(nar, _("Transformer encoder"), _f("{}-Norm, {} test sentences", norm, sentences),
+                    *f.encoder_distance);
+  else
+    nar.say(_("the Transformer's encoder (chapter 08): not available yet, not measured."));
+  nar.code("attn/attention/attention_stats.hpp: mean_attention_distance, mean_entropy; "
+           "attn/studies/interpretability_claims.hpp: distance_claim");
+  nar.why(_("a layer's distance is set by what its heads look for, not by depth itself: the induction heads of layer 1 "
+            "look back to the token after the earlier copy, most of a period away."));
+}
+
+void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair& example) {
+  nar.say(_f("source (columns, left to right): {}", fmt::join(example.src, " ")));
+  nar.say(_f("target (rows, top to bottom): {}", fmt::join(example.tgt, " ")));
+  if (!nar.quiet()) {
+    std::string left = format_heatmap(a.example, example.tgt, example.src, unit_style()),
+                right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
+    without_last_line(right);
+    const std::string legend = without_last_line(left);
+    std::cout << side_by_side({left, right}, {_("Bahdanau α (teacher-forced)"), _("true alignment")});
+    nar.say(trimmed(legend));
+  }
+  Tensor3 align3 = Tensor3::from_shape({1, a.example.shape(0), a.example.shape(1)});
+  std::copy(a.example.begin(), a.example.end(), align3.begin());
+  nar.attention_view({_("Bahdanau α (chapter 01)"), example.tgt, example.src, {align3}, false});
+  Vec acc = xt::zeros<float>({1});
+  acc(0) = float(a.bahdanau);
+  nar.record("alignment_accuracy_bahdanau", acc);
+  nar.result(_f("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word",
+                100.0 * a.bahdanau, a.words));
+  nar.result(_f("verdict: {} (holds: ≥ 80% of words; partly: ≥ 50%)", outcome_word(a.bahdanau_aligns.outcome)));
+  if (!a.cross) {
+    nar.say(_("the Transformer's cross-attention heads (chapter 08): not available yet, not measured."));
+  } else {
+    std::vector<std::string> header = {_("cross-attention")};
+    for (std::size_t h = 0; h < a.cross->accuracy.shape(1); ++h) header.push_back(_f("head {}", h));
+    Table t(header);
+    for (std::size_t l = 0; l < a.cross->accuracy.shape(0); ++l) {
+      std::vector<std::string> row = {_f("layer {}", l)};
+      for (std::size_t h = 0; h < a.cross->accuracy.shape(1); ++h)
+        row.push_back(fmt::format("{:.1f}%", 100.0 * a.cross->accuracy(l, h)));
+      t.add(row);
+    }
+    nar.table(t, true);
+    nar.record("alignment_accuracy", a.cross->accuracy);
+    nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words",
+                  head_name(a.best_layer, a.best_head), 100.0 * a.best, 100.0 * a.bahdanau, a.cross->words));
+    if (!nar.quiet()) {
+      std::string left = format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
+                  right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
+      without_last_line(left);
+      without_last_line(right);
+      std::cout << side_by_side({left, right}, {"Transformer " + head_name(a.best_layer, a.best_head), _("true alignment")});
+    }
+  }
+  nar.code("attn/studies/interpretability_claims.hpp: alignment_study; attn/studies/interpretability.hpp: "
+           "seq2seq_alignment_accuracy, transformer_alignment");
+  nar.why(_("the corpus generator knows which source word each target word translates, reorderings too, so "
+            "each argmax can be marked right or wrong."));
+}
+
+void report_uniform(Narrator& nar, const std::string& label, const UniformClaim& u, const std::vector<HeadStat>* stats) {
+  if (stats) {
+    std::size_t layers = 0;
+    for (const HeadStat& s : *stats) layers = std::max(layers, s.layer + 1);
+    for (std::size_t l = 0; l < layers; ++l) {
+      std::string unif;
+      for (const HeadStat& s : *stats)
+        if (s.layer == l) unif += fmt::format("  {} {:.2f}", head_name(s.layer, s.head), s.uniformity);
+      nar.say(_f("H / log n, layer {}:{}", l, unif));
+    }
+  }
+  if (u.flat.empty()) {
+    nar.result(_f("{}: no head is within 5% of uniform (0 of {})", label, u.heads));
+    return;
+  }
+  nar.result(_f("{}: {} of {} heads within 5% of uniform: {}", label, u.flat.size(), u.heads, head_list(u.flat, 6)));
+  if (u.ablated) {
+    nar.result(_f("  zeroing all of them changes the repeat loss by {:+.4f} (total variation {:.4f})",
+                  u.removal.loss_change, u.removal.tvd));
+    nar.result(sentence_for(u.harmless.outcome, _("  removing them barely matters (|Δloss| ≤ 0.05)"),
+                    _("  removing them does matter (|Δloss| > 0.05)"), _("  not measurable")));
+  }
+}
+
+void report_perturbation(Narrator& nar, const PerturbationSweep& p, const InductionModel& a, const InductionModel& b) {
+  nar.result(_f("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}", meta(a.metadata, "seed"),
+                meta(b.metadata, "seed"), p.seeds.tvd, std::abs(p.seeds.loss_change)));
+  Table t({_("head"), _("edit"), "TVD", _("Δ repeat loss")});
+  for (const PerturbationRow& r : p.rows)
+    t.add({head_name(r.layer, r.head), edit_label(r.edit), fmt::format("{:.4f}", r.change.tvd),
+           fmt::format("{:+.4f}", r.change.loss_change)});
+  nar.table(t, true);
+  nar.say(_("TVD: total variation distance between the two next-token distributions, ½ Σ|p − p'|, averaged over "
+            "every position of every repeat after the first; permute: each row's weights shuffled among the keys "
+            "it may see; uniform: every visible key weighted alike; zero: all weights 0, so the head adds nothing"));
+  nar.result(_f("{} of {} single-head edits change the output less than another seed does", p.below, p.rows.size()));
+  nar.result(_f("verdict: {} (holds: ≥ 75% of the edits; partly: ≥ 25%)", outcome_word(p.little_change.outcome)));
+  if (p.below < p.rows.size())
+    nar.result(_f("the other {} change it more: those heads' weights carry the computation", p.rows.size() - p.below));
+  nar.say(_("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly "
+            "unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the yardstick to judge that by."));
+  nar.code("attn/studies/interpretability_claims.hpp: perturbation_sweep; attn/attention/head_intervention.hpp: "
+           "edit_head_weights");
+  nar.why(_("if a head's weights can be shuffled freely, they cannot be what the prediction rests on."));
+}
+
+void report_importance(Narrator& nar, const ImportanceClaim& c) {
+  const ImportanceAgreement& a = c.agreement;
+  nar.say(_("leave-one-out (LOO): how much the loss rises when one earlier token is hidden from every query; "
+            "gradient × input: for each earlier token j, |Σ_c ∂loss/∂x_j,c · x_j,c| with x_j its embedding plus "
+            "position, the first-order guess of the loss change if x_j were zeroed"));
+  nar.say(_("Kendall τ: +1 when two rankings of the tokens agree, 0 when unrelated, −1 when reversed; ± is the "
+            "standard error of the mean over the sequences"));
+  auto vs_random = [&](const Verdict& v) {
+    return std::string(sentence_for(v.outcome, _("above"), _("below"), _("within noise")));
+  };
+  Table t({_("ranking"), _("τ vs leave-one-out"), _("τ vs gradient × input"), _("top-1 = LOO's"),
+           _("vs random scores")});
+  Vec tau = xt::zeros<float>({a.attn_vs_loo.size()});
+  for (std::size_t l = 0; l < a.attn_vs_loo.size(); ++l) {
+    t.add({_f("attention, layer {}", l), fmt::format("{:+.3f} ± {:.3f}", a.attn_vs_loo[l], c.attn_se[l]),
+           fmt::format("{:+.3f}", a.attn_vs_grad[l]), fmt::format("{:.0f}%", 100.0 * a.attn_top1[l]),
+           vs_random(c.attn_vs_random[l])});
+    tau(l) = float(a.attn_vs_loo[l]);
+  }
+  t.add({_("gradient × input"), fmt::format("{:+.3f} ± {:.3f}", a.grad_vs_loo, c.grad_se), "—",
+         fmt::format("{:.0f}%", 100.0 * a.grad_top1), vs_random(c.grad_vs_random)});
+  t.add({_("uniform attention"), fmt::format("{:+.3f}", a.uniform_vs_loo), "—", "—", "—"});
+  t.add({_("random scores"), fmt::format("{:+.3f} ± {:.3f}", a.random_vs_loo, c.random_se), "—", "—", "—"});
+  nar.table(t, true);
+  nar.record("kendall_tau", tau);
+  nar.result(_f("over {} sequences of the evaluation set, each at the last token of its second repeat (one earlier "
+                "copy to find); 'within noise': less than 2 standard errors from random scores", a.sequences));
+  const double best = a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[c.best_layer];
+  nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f}; difference {:+.3f}, 2 standard "
+                "errors {:.3f})",
+                sentence_for(c.gradients_win.outcome, _("gradients agree with leave-one-out better"),
+                     _("attention agrees with leave-one-out better"),
+                     _("neither agrees with leave-one-out better beyond the noise")),
+                a.grad_vs_loo, best, a.grad_vs_loo - best, 2.0 * c.difference_se));
+  nar.say(_("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings in BiLSTM "
+            "classifiers, and a stronger one between gradients and leave-one-out."));
+  nar.code("attn/studies/interpretability_claims.hpp: importance_claim; attn/studies/interpretability.hpp: "
+           "token_importance, importance_agreement; attn/attention/attention_stats.hpp: kendall_tau");
+  nar.why(_("leave-one-out asks the model directly; attention and gradients are two cheaper guesses at it."));
+}
+
+void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
+  Table t({_("claim"), _("measured here"), _("verdict")});
+  auto distance_row = [&](const char* claim, const DistanceClaim& c) {
+    const char* word = c.grows.outcome == Outcome::partly ? _("flat (within 10%)") : outcome_word(c.grows.outcome);
+    t.add({claim, _f("{:.2f} -> {:.2f} tokens, layer 0 -> {}", c.layers.front().distance, c.layers.back().distance,
+                     c.layers.size() - 1), word});
+  };
+  auto uniform_row = [&](const char* claim, const UniformClaim& u) {
+    t.add({claim, _f("{} of {} heads within 5%", u.flat.size(), u.heads),
+           u.exist.holds() ? outcome_word(Outcome::holds) : _("not here")});
+  };
+  distance_row(_("1 distance grows with depth"), f.distance);
+  if (f.lm_distance) distance_row(_("1 … in the chapter 09 LM"), *f.lm_distance);
+  if (f.encoder_distance) distance_row(_("1 … in the chapter 08 encoder"), *f.encoder_distance);
+  t.add({_("2 attention aligns words"), _f("Bahdanau: {:.1f}% argmax hits", 100.0 * f.alignment.bahdanau),
+         outcome_word(f.alignment.bahdanau_aligns.outcome)});
+  if (f.alignment.cross)
+    t.add({_("2 … the Transformer's best head"),
+           _f("{}: {:.1f}% argmax hits", head_name(f.alignment.best_layer, f.alignment.best_head), 100.0 * f.alignment.best),
+           outcome_word(f.alignment.best_aligns.outcome)});
+  uniform_row(_("3 heads collapse to uniform"), f.uniform);
+  if (f.lm_uniform) uniform_row(_("3 … in the chapter 09 LM"), *f.lm_uniform);
+  if (f.encoder_uniform) uniform_row(_("3 … in the chapter 08 encoder"), *f.encoder_uniform);
+  t.add({_("4 perturbing weights changes little"),
+         _f("{} of {} edits below the seed TVD {:.3f}", f.perturbation.below, f.perturbation.rows.size(),
+            f.perturbation.seeds.tvd),
+         outcome_word(f.perturbation.little_change.outcome)});
+  const ImportanceAgreement& a = f.importance.agreement;
+  t.add({_("5 gradients beat attention"),
+         _f("τ: gradient {:+.3f}, attention ≤ {:+.3f}", a.grad_vs_loo,
+            a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[f.importance.best_layer]),
+         outcome_word(f.importance.gradients_win.outcome)});
+  nar.table(t, /*as_result=*/true);
+  nar.say(_("to look at every head yourself: --html FILE (offline), or BertViz with --export (see README)."));
+}
+
+std::vector<std::string> interpretability_takeaway(const InterpretabilityFindings& f) {
+  const InductionCircuit& c = f.circuit;
+  const std::size_t H = c.heads.size() / (c.last_layer + 1);
+  const std::string prev = head_name(0, c.previous_head), ind = head_name(c.last_layer, c.induction_head);
+  std::vector<std::string> lines;
+  lines.push_back(_f("Induction: {} marks each token's predecessor (at positions ≤ {}) and {} {} (prefix matching "
+                     "{:.2f}); the last layer's {} heads are {}.", prev, c.max_period,
+                     c.composes.holds() ? _("feeds") : _("works beside"), ind, c.heads[c.last_layer * H + c.induction_head].prefix_eval,
+                     H, c.redundant.holds() ? _("redundant") : _("not redundant")));
+  lines.push_back(_f("Second-repeat loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed, {:.3f} with all of "
+                     "layer {} zeroed.", c.base.second, c.second_without_previous, prev, c.second_without_induction,
+                     ind, c.second_without_last_layer, c.last_layer));
+  if (f.lm_induction)
+    lines.push_back(_f("The chapter 09 LM, after {} tokens of text: second copy {} the first ({:.3f} vs {:.3f}).",
+                       format_count(f.lm_tokens_seen),
+                       f.lm_induction->copies.holds() ? _("easier than") : _("no easier than"),
+                       f.lm_induction->result.second, f.lm_induction->result.first));
+  lines.push_back(_f("Alignment: Bahdanau's argmax hits the true source word for {:.1f}% of target words.",
+                     100.0 * f.alignment.bahdanau));
+  lines.push_back(_f("Perturbation: {} of {} single-head edits move the output less than another seed does.",
+                     f.perturbation.below, f.perturbation.rows.size()));
+  const ImportanceAgreement& a = f.importance.agreement;
+  if (!a.attn_vs_loo.empty())
+    lines.push_back(_f("Importance: τ with leave-one-out {:+.3f} for gradient × input, {:+.3f} for the best attention "
+                       "layer: {}.", a.grad_vs_loo, a.attn_vs_loo[f.importance.best_layer],
+                       sentence_for(f.importance.gradients_win.outcome, _("gradients agree better"),
+                                    _("attention agrees better"), _("within noise of each other"))));
+  return lines;
+}
+
+}  // namespace attn

@@ -1,0 +1,226 @@
+// Chapter 10's measurements and verdicts (see attn/studies/interpretability_claims.hpp).
+#include "attn/studies/interpretability_claims.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/attention/attention_stats.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+InductionBatch evaluation_set(const InductionTask& task, std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  return induction_batch(rng, task, n);
+}
+
+InductionBatch drawn_sequence(const InductionTask& task) {
+  Rng rng(7);
+  constexpr std::size_t period = 6;  // short enough to repeat almost three times in the map
+  return induction_batch(rng, {task.vocab, task.max_period + 1, period, period}, 1);
+}
+
+std::size_t metadata_count(const Metadata& md, const std::string& key) {
+  const auto it = md.find(key);
+  if (it == md.end() || it->second.empty() || it->second.size() > 18 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  return std::size_t(std::stoull(it->second));
+}
+
+std::size_t induction_tokens_seen(const Metadata& md) {
+  return metadata_count(md, "steps") * metadata_count(md, "batch") * metadata_count(md, "length");
+}
+
+namespace {
+template <class Score>
+std::size_t argmax_head(std::size_t heads, Score score) {
+  std::size_t best = 0;
+  for (std::size_t h = 1; h < heads; ++h)
+    if (score(h) > score(best)) best = h;
+  return best;
+}
+std::vector<std::vector<Tensor3>> weights_of(const AttnOnly& m, const InductionBatch& b,
+                                             const std::vector<HeadEditSpec>& edits = {}) {
+  std::vector<std::vector<Tensor3>> out;
+  for (std::size_t s = 0; s < b.batch; ++s) out.push_back(attn_only_weights(m, b.sequence(s), edits));
+  return out;
+}
+std::vector<std::vector<int>> sequences_of(const InductionBatch& b) {
+  std::vector<std::vector<int>> out;
+  for (std::size_t s = 0; s < b.batch; ++s) out.push_back(b.sequence(s));
+  return out;
+}
+}  // namespace
+
+InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& task, const InductionBatch& eval,
+                                      const InductionBatch& drawn) {
+  InductionCircuit c;
+  const std::size_t L = m.cfg.layers, H = m.cfg.heads;
+  c.eval_sequences = eval.batch;
+  c.eval_length = eval.len;
+  c.min_period = task.min_period;
+  c.max_period = task.max_period;
+  c.last_layer = L - 1;
+  const auto ex = weights_of(m, eval);
+  const auto tokens = sequences_of(eval);
+  c.eval_stats = head_stats(ex, tokens, true);
+  c.drawn_stats = head_stats({attn_only_weights(m, drawn.sequence(0))}, {drawn.sequence(0)}, true);
+  c.base = repeat_losses(m, eval);
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t h = 0; h < H; ++h) {
+      const HeadStat& e = c.eval_stats[l * H + h];
+      const HeadStat& d = c.drawn_stats[l * H + h];
+      c.heads.push_back({l, h, d.previous_token, e.previous_token, d.prefix_matching, e.prefix_matching,
+                         copying_score(ov_circuit(m, l, h)),
+                         repeat_losses(m, eval, {{l, h, HeadEdit::zero, 1}}).second});
+    }
+  const auto row = [&](std::size_t l, std::size_t h) -> const InductionHeadRow& { return c.heads[l * H + h]; };
+  c.previous_head = argmax_head(H, [&](std::size_t h) { return row(0, h).previous_eval; });
+  c.induction_head = argmax_head(H, [&](std::size_t h) { return row(c.last_layer, h).prefix_eval; });
+  c.most_needed = argmax_head(H, [&](std::size_t h) { return row(c.last_layer, h).second_if_zeroed; });
+  // The previous-token head by key position, over the evaluation set.
+  double early = 0.0, late = 0.0;
+  std::size_t n_early = 0, n_late = 0;
+  for (const auto& layers : ex) {
+    const Tensor3& w = layers[0];
+    for (std::size_t i = 1; i < w.shape(1); ++i) {
+      const double p = w(c.previous_head, i, i - 1);
+      if (i <= task.max_period) early += p, ++n_early;
+      else late += p, ++n_late;
+    }
+  }
+  c.previous_early = n_early ? early / double(n_early) : 0.0;
+  c.previous_late = n_late ? late / double(n_late) : 0.0;
+  c.second_without_previous = row(0, c.previous_head).second_if_zeroed;
+  c.second_without_induction = row(c.last_layer, c.induction_head).second_if_zeroed;
+  std::vector<HeadEditSpec> last_layer;
+  for (std::size_t h = 0; h < H; ++h) last_layer.push_back({c.last_layer, h, HeadEdit::zero, 1});
+  c.second_without_last_layer = repeat_losses(m, eval, last_layer).second;
+  // K-composition: the induction head's prefix matching when the previous-token head is zeroed.
+  const auto cut = weights_of(m, eval, {{0, c.previous_head, HeadEdit::zero, 1}});
+  c.induction_prefix_without_previous = head_stats(cut, tokens, true)[c.last_layer * H + c.induction_head].prefix_matching;
+  c.composes = judge_at_most(c.induction_prefix_without_previous / row(c.last_layer, c.induction_head).prefix_eval, 0.5);
+  const double all_rise = c.second_without_last_layer - c.base.second;
+  const double one_rise = row(c.last_layer, c.most_needed).second_if_zeroed - c.base.second;
+  c.redundant = judge_at_most(one_rise / all_rise, 0.25);
+  return c;
+}
+
+LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period, std::size_t sequences, std::uint64_t seed) {
+  LmInductionStudy s;
+  s.result = decoder_lm_induction(m, period, sequences, seed);
+  s.best = s.result.heads;
+  std::sort(s.best.begin(), s.best.end(),
+            [](const HeadStat& x, const HeadStat& y) { return x.prefix_matching > y.prefix_matching; });
+  s.best.resize(std::min<std::size_t>(3, s.best.size()));
+  for (const HeadStat& h : s.result.heads) s.strong += h.prefix_matching > 0.4;
+  s.vocab = m.cfg.vocab;
+  s.chance = std::log(double(m.cfg.vocab));
+  s.copies = judge_greater(s.result.first, s.result.second, std::max(2.0 * s.result.difference_se, 0.1));
+  s.above_chance = std::min(s.result.first, s.result.second) > s.chance;
+  return s;
+}
+
+DistanceClaim distance_claim(const std::vector<HeadStat>& heads) {
+  DistanceClaim c;
+  c.layers = layer_means(heads);
+  const double ratio = c.layers.empty() ? NAN : c.layers.back().distance / c.layers.front().distance;
+  c.grows = judge_at_least(ratio, 1.1, 1.0 / 1.1);
+  return c;
+}
+
+AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* transformer,
+                               const std::vector<SentencePair>& pairs, const SentencePair& example,
+                               const Vocab& src_vocab, const Vocab& tgt_vocab) {
+  AlignmentStudy a;
+  a.bahdanau = seq2seq_alignment_accuracy(bahdanau, pairs, src_vocab, tgt_vocab);
+  for (const SentencePair& p : pairs) a.words += p.tgt.size();
+  a.bahdanau_aligns = judge_at_least(a.bahdanau, 0.8, 0.5);
+  a.example = seq2seq_teacher_alignment(bahdanau, example, src_vocab, tgt_vocab);
+  a.truth = xt::zeros<float>(a.example.shape());
+  for (std::size_t i = 0; i < example.alignment.size() && i < a.truth.shape(0); ++i)
+    if (example.alignment[i] >= 0) a.truth(i, std::size_t(example.alignment[i])) = 1.0f;
+  if (!transformer) return a;
+  a.cross = transformer_alignment(*transformer, pairs, src_vocab, tgt_vocab);
+  const Mat& acc = a.cross->accuracy;
+  for (std::size_t l = 0; l < acc.shape(0); ++l)
+    for (std::size_t h = 0; h < acc.shape(1); ++h)
+      if (acc(l, h) > acc(a.best_layer, a.best_head)) a.best_layer = l, a.best_head = h;
+  a.best = acc(a.best_layer, a.best_head);
+  a.best_aligns = judge_at_least(a.best, 0.8, 0.5);
+  const PairAttention pa = transformer_attention(*transformer, example, src_vocab, tgt_vocab);
+  const Mat full = slice_of(pa.cross[a.best_layer], a.best_head);  // (len(tgt) + 1, S): the <eos> row last
+  a.best_example = xt::view(full, xt::range(0, example.tgt.size()), xt::all());
+  return a;
+}
+
+UniformClaim uniform_heads(const std::vector<HeadStat>& heads) {
+  UniformClaim u;
+  u.heads = heads.size();
+  for (const HeadStat& h : heads)
+    if (h.uniformity >= kUniformAt) u.flat.push_back(h);
+  u.exist = judge_at_least(double(u.flat.size()), 1.0);
+  return u;
+}
+
+UniformClaim uniform_heads(const AttnOnly& m, const InductionBatch& eval, const std::vector<HeadStat>& heads) {
+  UniformClaim u = uniform_heads(heads);
+  if (u.flat.empty()) return u;
+  std::vector<HeadEditSpec> zero;
+  for (const HeadStat& h : u.flat) zero.push_back({h.layer, h.head, HeadEdit::zero, 1});
+  u.ablated = true;
+  u.removal = edit_effect(m, eval.tokens, repeat_targets(eval, 0), eval.batch, zero);
+  u.harmless = judge_at_most(std::abs(u.removal.loss_change), 0.05);
+  return u;
+}
+
+PerturbationSweep perturbation_sweep(const AttnOnly& m, const AttnOnly& other_seed, const InductionBatch& eval,
+                                     std::uint64_t seed) {
+  PerturbationSweep p;
+  const std::vector<int> targets = repeat_targets(eval, 0);
+  p.seeds = model_difference(m, other_seed, eval.tokens, targets, eval.batch);
+  for (std::size_t l = 0; l < m.cfg.layers; ++l)
+    for (std::size_t h = 0; h < m.cfg.heads; ++h)
+      for (HeadEdit e : {HeadEdit::permute, HeadEdit::uniform, HeadEdit::zero}) {
+        PerturbationRow r{l, h, e, edit_effect(m, eval.tokens, targets, eval.batch, {{l, h, e, seed}}), false};
+        r.below_seed = r.change.tvd <= p.seeds.tvd;
+        p.below += r.below_seed;
+        p.rows.push_back(r);
+      }
+  p.little_change = judge_at_least(p.rows.empty() ? NAN : double(p.below) / double(p.rows.size()), 0.75, 0.25);
+  return p;
+}
+
+ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, std::size_t sequences,
+                                 std::uint64_t seed) {
+  // Query: the last token of the second repeat, whose one earlier copy's successor is the answer.
+  std::vector<std::vector<int>> seqs;
+  std::vector<std::size_t> queries;
+  for (std::size_t s = 0; s < std::min(sequences, eval.batch); ++s) {
+    seqs.push_back(eval.sequence(s));
+    queries.push_back(2 * eval.periods[s] - 2);
+  }
+  ImportanceClaim c;
+  c.agreement = importance_agreement(m, seqs, queries, seed);
+  const ImportanceAgreement& a = c.agreement;
+  c.grad_se = standard_error(a.grad_taus);
+  c.random_se = standard_error(a.random_taus);
+  auto above_random = [&](double tau, double se) {
+    return judge_greater(tau, a.random_vs_loo, 2.0 * std::sqrt(se * se + c.random_se * c.random_se));
+  };
+  for (std::size_t l = 0; l < a.attn_vs_loo.size(); ++l) {
+    c.attn_se.push_back(standard_error(a.attn_taus[l]));
+    c.attn_vs_random.push_back(above_random(a.attn_vs_loo[l], c.attn_se.back()));
+    if (a.attn_vs_loo[l] > a.attn_vs_loo[c.best_layer]) c.best_layer = l;
+  }
+  c.grad_vs_random = above_random(a.grad_vs_loo, c.grad_se);
+  std::vector<double> diff;
+  for (std::size_t s = 0; s < a.grad_taus.size(); ++s) diff.push_back(a.grad_taus[s] - a.attn_taus[c.best_layer][s]);
+  c.difference_se = standard_error(diff);
+  c.gradients_win = a.attn_vs_loo.empty() ? Verdict{}
+                                          : judge_greater(a.grad_vs_loo, a.attn_vs_loo[c.best_layer], 2.0 * c.difference_se);
+  return c;
+}
+
+}  // namespace attn
