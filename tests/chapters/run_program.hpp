@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,6 +25,13 @@ inline std::string squeeze_spaces(const std::string& s) {
     out += space ? ' ' : c;
   }
   return out;
+}
+
+// The number printed right after `prefix` in text (e.g. squeeze_spaces(out)); NaN when absent.
+inline double number_after(const std::string& text, const std::string& prefix) {
+  const std::size_t at = text.find(prefix);
+  if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+  return std::strtod(text.c_str() + at + prefix.size(), nullptr);
 }
 
 struct RunResult {

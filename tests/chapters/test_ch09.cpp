@@ -1,16 +1,19 @@
 // Chapter 09 end to end: every step prints from the shipped files; lines stay under 100 columns;
-// cached, uncached and paged generation agree; the same seed gives the same text; the export has
-// the names and manifest "config" / "rope_pairing", and block 0 recomputed from the .npy
-// files alone (plain loops in double, no library layer) matches block0_output to 1e-4; the shipped
-// model's validation loss is pinned; bad flags exit 2.
+// what it prints agrees with its export and its own figures (the parameter count from the config,
+// the held-out loss pinned and named in the manifest, bits per byte, RMSNorm's row mean, the
+// next-token distribution recomputed from the exported logits, each verdict against the figures
+// beside it); the same seed gives the same text; block 0 recomputed from the .npy files alone
+// (plain loops in double, no library layer) matches block0_output to 1e-4; bad flags exit 2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/data/npy.hpp"
@@ -42,27 +45,89 @@ std::string generated_text(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("chapter 09 runs from the shipped files: every step, caches agree, lines under 100 columns") {
-  const RunResult r = run_program("09_modern_decoder", {"--no-color"});
+TEST_CASE("chapter 09 runs from the shipped files; what it prints agrees with its export and its own figures") {
+  const fs::path dir = scratch_dir("ch09-run");
+  const RunResult r = run_program("09_modern_decoder", {"--no-color", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  CHECK(r.has("Chapter 09 · A modern decoder"));
   for (int st = 1; st <= 9; ++st) CHECK(r.has("Step " + std::to_string(st) + "/9"));
-  CHECK(r.has("Vocabulary: 512 = 256 bytes + 256 merges"));
-  CHECK(r.has("spread over the five placements: RoPE"));
-  CHECK(r.has("132,096 vs 2·128·512 = 131,072"));
-  CHECK(r.has("GQA with 2 K/V heads stores 4× less than MHA here"));
-  CHECK(r.has("tokens identical: yes"));
-  CHECK(r.has("tokens equal to each sequence decoded alone with the contiguous cache: yes"));
-  CHECK(r.has("997,760"));
-  CHECK(r.has("Takeaway"));
   CHECK_FALSE(generated_text(r.out).empty());
   std::istringstream in(r.out);
   std::string line;
   while (std::getline(in, line)) CHECK_MESSAGE(utf8_columns(line) <= 100, line);
-  // The pinned validation loss, as printed.
-  std::smatch m;
-  REQUIRE(std::regex_search(r.out, m, std::regex("loss ([0-9.]+) nats per token")));
-  CHECK(std::stod(m[1]) == doctest::Approx(kPinnedValidLoss).epsilon(0.0005));
+  const std::string flat = squeeze_spaces(r.out);
+  std::ifstream mf(dir / "manifest.json");
+  REQUIRE(mf.good());
+  const auto j = nlohmann::json::parse(mf);
+
+  // The parameter count printed (table and takeaway) is the configuration's, counted here.
+  const auto& cfg = j["config"];
+  const std::size_t V = cfg["vocab"], d = cfg["d_model"], H = cfg["n_heads"], G = cfg["n_kv_heads"],
+                    F = cfg["d_ff"], L = cfg["layers"], dk = d / H;
+  const std::size_t params = V * d + L * (d * H * dk + 2 * d * G * dk + H * dk * d + 3 * d * F + 2 * d) + d + d * V;
+  std::string grouped = std::to_string(params);
+  for (int i = int(grouped.size()) - 3; i > 0; i -= 3) grouped.insert(std::size_t(i), ",");
+  CHECK(r.has("total " + grouped));
+  CHECK(r.has(grouped + " parameters: "));
+
+  // The held-out figures: the manifest names where they come from; printed = exported = pinned,
+  // and bits per byte follows from the loss, the tokens and the bytes.
+  const auto& v = j["validation"];
+  REQUIRE(v.contains("loss_nats"));
+  CHECK(v["text"] == "data/ch09/kjv_valid.txt");
+  const double loss = v["loss_nats"], tokens = v["tokens"], bytes = v["bytes"];
+  CHECK(loss == doctest::Approx(kPinnedValidLoss).epsilon(0.0005));
+  CHECK(number_after(flat, "validation: loss ") == doctest::Approx(loss).epsilon(1e-4));
+  CHECK(tokens == double(v["windows"]) * double(v["window_tokens"]));
+  const double bpb = loss * tokens / (bytes * std::log(2.0));
+  CHECK(double(v["bits_per_byte"]) == doctest::Approx(bpb).epsilon(1e-6));
+  CHECK(r.has(fmt::format("{:.3f} bits per byte", bpb)));
+
+  // RMSNorm's row 0 from the exported input: the printed mean after the norm.
+  const NpyArray x = read_npy((dir / "rmsnorm_x.npy").string());
+  double ss = 0.0, sum = 0.0;
+  for (std::size_t c = 0; c < d; ++c) ss += x.data[c] * x.data[c];
+  const double inv = 1.0 / std::sqrt(ss / double(d) + double(cfg["norm_eps"]));
+  for (std::size_t c = 0; c < d; ++c) sum += x.data[c] * inv;
+  CHECK(r.has(fmt::format("mean after RMSNorm {:.3f}", sum / double(d))));
+
+  // The next-token distribution from the exported logits: softmax(z/0.8), the smallest most
+  // probable set holding 0.95, renormalised; the printed count and mass.
+  const NpyArray z = read_npy((dir / "next_logits.npy").string()), q = read_npy((dir / "next_probs.npy").string());
+  REQUIRE(z.size() == V);
+  const double zmax = *std::max_element(z.data.begin(), z.data.end());
+  std::vector<std::pair<double, std::size_t>> p;
+  double total = 0.0;
+  for (std::size_t i = 0; i < V; ++i) total += std::exp((z.data[i] - zmax) / 0.8);
+  for (std::size_t i = 0; i < V; ++i) p.push_back({std::exp((z.data[i] - zmax) / 0.8) / total, i});
+  std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  double mass = 0.0;
+  std::size_t kept = 0;
+  while (kept < V && mass < 0.95) mass += p[kept++].first;
+  for (std::size_t k = 0; k < V; ++k)
+    CHECK(q.data[p[k].second] == doctest::Approx(k < kept ? p[k].first / mass : 0.0).epsilon(1e-5));
+  CHECK(r.has(fmt::format("kept {} of {} tokens, holding {:.3f} of the tempered mass", kept, V, mass)));
+
+  // Verdicts agree with the figures printed beside them.
+  const double saved_best = number_after(flat, "RMSNorm takes "), saved_median = number_after(flat, "(best runs), ");
+  auto inside = [](double pct) { return pct >= 7.0 && pct <= 64.0; };
+  auto near_bound = [](double pct) { return std::abs(pct - 7.0) <= 1.0 || std::abs(pct - 64.0) <= 1.0; };
+  if (!near_bound(saved_best) && !near_bound(saved_median)) {
+    const char* want = inside(saved_best) && inside(saved_median)     ? "both figures lie inside"
+                       : !inside(saved_best) && !inside(saved_median) ? "both figures lie outside"
+                                                                      : "one figure lies inside";
+    CHECK_MESSAGE(r.has(want), saved_best << "% / " << saved_median << "%");
+  }
+  const double greedy = number_after(flat, "earlier in the same text: greedy "), sampled = number_after(flat, "%, sampled ");
+  if (std::abs(std::abs(greedy - sampled) - 10.0) > 1.0)
+    CHECK(r.has(greedy - sampled > 10.0   ? "greedy decoding falls into a loop"
+                : sampled - greedy > 10.0 ? "here sampling repeats itself more"
+                                          : "repeat themselves about as much"));
+  // The cache table's last column and the verdict under it.
+  const bool all_same = r.out.find("  NO") == std::string::npos;
+  CHECK(r.has(all_same ? "tokens identical with and without the cache: yes"
+                       : "tokens identical with and without the cache: NO"));
+  CHECK(r.has(all_same ? "the same tokens;" : "but different tokens;"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("chapter 09: the same seed gives the same text, another seed another") {

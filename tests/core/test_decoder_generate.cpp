@@ -7,27 +7,10 @@
 
 #include "attn/models/decoder_lm_generate.hpp"
 #include "attn/tensor/rng.hpp"
+#include "small_decoder.hpp"
 
 using namespace attn;
 
-namespace {
-DecoderLM small_model(std::uint64_t seed) {
-  DecoderLMConfig c;
-  c.vocab = 23;
-  c.d_model = 16;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.n_kv_heads = 2;
-  c.d_ff = 24;
-  c.context = 64;
-  DecoderLM m = decoder_lm_init(c, seed);
-  Rng rng(seed + 7);  // weights far from the init's 0.02, so the distribution is not flat
-  visit_decoder_params([&](const std::string&, auto& t) {
-    for (auto& x : t) x = rng.normal() * 0.5f + (t.dimension() == 1 ? 1.0f : 0.0f);
-  }, m);
-  return m;
-}
-}  // namespace
 
 TEST_CASE("sampling: temperature, top-k and top-p by hand") {
   Vec logits = {2.0f, 1.0f, 0.0f, -1.0f};
@@ -63,7 +46,7 @@ TEST_CASE("sampling: temperature, top-k and top-p by hand") {
 }
 
 TEST_CASE("generation: same seed, same tokens; cached and uncached agree; lengths are checked") {
-  const DecoderLM m = small_model(3);
+  const DecoderLM m = small_decoder_lm(3);
   const std::vector<int> prompt{1, 5, 7};
   const SamplerConfig sc{0.9f, 0, 0.95f};
   const auto a = generate_tokens(m, prompt, 30, sc, 42, CacheMode::Contiguous);
@@ -98,7 +81,7 @@ TEST_CASE("paged KV cache: block tables, memory, and the same tokens as the cont
   CHECK_THROWS_AS(paged_kv_append_slot(c, s1), std::runtime_error);
 
   // A batch of mixed lengths through one pool gives each sequence the tokens it gets alone.
-  const DecoderLM m = small_model(5);
+  const DecoderLM m = small_decoder_lm(5);
   const SamplerConfig sc{0.8f, 0, 0.95f};
   const std::vector<std::vector<int>> prompts{{1}, {2, 3, 4, 5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 1, 2, 3, 4, 5, 6, 7}};
   const std::vector<std::size_t> n_new{12, 3, 20, 9};

@@ -21,6 +21,36 @@ RangeVerdict judge_within(double from_best, double from_median, double lo, doubl
   return v;
 }
 
+RangeVerdict judge_rmsnorm_saving(const TimeSpread& rms, const TimeSpread& layer) {
+  return judge_within(1.0 - rms.best / layer.best, 1.0 - rms.median / layer.median, kRmsNormSavingLo,
+                      kRmsNormSavingHi);
+}
+
+Verdict judge_slower(const TimeSpread& a, const TimeSpread& b) {
+  return judge_greater(a.median, b.median, std::max(a.median - a.best, b.median - b.best));
+}
+
+Verdict judge_shift_invariant(const std::vector<ShiftScore>& rows) {
+  if (rows.empty()) return {};
+  double lo = rows[0].rope, hi = rows[0].rope, size = 0.0;
+  for (const ShiftScore& r : rows) {
+    lo = std::min(lo, r.rope);
+    hi = std::max(hi, r.rope);
+    size = std::max(size, std::abs(r.rope));
+  }
+  return judge_at_most(hi - lo, 1e-5 * std::max(1.0, size));
+}
+
+Verdict judge_repetition(double greedy_share, double sampled_share) {
+  return judge_greater(greedy_share, sampled_share, 0.1);
+}
+
+Verdict judge_same_tokens(const std::vector<KvSpeedRow>& rows) {
+  if (rows.empty()) return {};
+  const bool all = std::all_of(rows.begin(), rows.end(), [](const KvSpeedRow& r) { return r.identical; });
+  return judge_at_least(all ? 1.0 : 0.0, 1.0);
+}
+
 namespace {
 Mat first_rows(const Mat& x, std::size_t n) {
   return xt::view(x, xt::range(0, std::min(n, x.shape(0))), xt::all());
@@ -46,8 +76,7 @@ NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::si
   Mat y;
   std::tie(s.rms, s.layer) = time_interleaved([&] { rmsnorm_forward(y, rstd, big, rms, eps); },
                                               [&] { layernorm_forward(y, mean, rstd, big, ln, eps); }, repeats);
-  s.saving = judge_within(1.0 - s.rms.best / s.layer.best, 1.0 - s.rms.median / s.layer.median, kRmsNormSavingLo,
-                          kRmsNormSavingHi);
+  s.saving = judge_rmsnorm_saving(s.rms, s.layer);
   return s;
 }
 
@@ -72,8 +101,7 @@ FfnCost ffn_cost(std::size_t d, std::size_t hidden, std::size_t rows, std::uint6
         linear_forward(y, h, down);
       },
       [&] { swiglu_forward(y, cache, x, sw); }, repeats);
-  const double noise = std::max(c.relu.median - c.relu.best, c.swiglu.median - c.swiglu.best);
-  c.swiglu_slower = judge_greater(c.swiglu.median, c.relu.median, noise);
+  c.swiglu_slower = judge_slower(c.swiglu, c.relu);
   return c;
 }
 
@@ -115,17 +143,16 @@ ShiftStudy rope_shift_study(const DecoderLM& m, const std::vector<int>& prompt, 
   const std::size_t j = std::min<std::size_t>(1, h.shape(0) - 1);  // the second token's key (the first's if alone)
   const Vec qv = xt::view(q, 0, xt::range(0, s.d_k)), kv = xt::view(k, j, xt::range(0, s.d_k));
   s.rows = shift_scores(qv, kv, distance, starts);
-  double rmin = 1e300, rmax = -1e300, smin = 1e300, smax = -1e300, size = 0.0;
+  double rmin = 1e300, rmax = -1e300, smin = 1e300, smax = -1e300;
   for (const ShiftScore& r : s.rows) {
     rmin = std::min(rmin, r.rope);
     rmax = std::max(rmax, r.rope);
     smin = std::min(smin, r.sinusoidal);
     smax = std::max(smax, r.sinusoidal);
-    size = std::max(size, std::abs(r.rope));
   }
   s.rope_spread = rmax - rmin;
   s.sinusoidal_spread = smax - smin;
-  s.rope_invariant = judge_at_most(s.rope_spread, 1e-5 * std::max(1.0, size));
+  s.rope_invariant = judge_shift_invariant(s.rows);
   return s;
 }
 
@@ -207,7 +234,7 @@ DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& 
   c.greedy = generate_tokens(m, prompt, n_new, {0.0f, 0, 1.0f}, seed);
   c.sampled_repeats = repeated_span_share(c.sampled);
   c.greedy_repeats = repeated_span_share(c.greedy);
-  c.greedy_loops = judge_greater(c.greedy_repeats, c.sampled_repeats, 0.1);
+  c.greedy_loops = judge_repetition(c.greedy_repeats, c.sampled_repeats);
   return c;
 }
 
@@ -268,18 +295,16 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   s.repeats = bench ? 2 : 3;  // best of: the least disturbed run on a shared machine
   s.rows = kv_speed_sweep(lm.model, prompt, lengths, sc, seed, s.repeats);
   std::vector<double> n, tc, tu;
-  bool all_same = true;
   for (const KvSpeedRow& r : s.rows) {
     n.push_back(double(r.tokens));
     tc.push_back(r.cached_seconds);
     tu.push_back(r.uncached_seconds);
-    all_same = all_same && r.identical;
   }
   s.cached_slope = loglog_slope(n, tc);
   s.uncached_slope = loglog_slope(n, tu);
   s.speedup = s.rows.back().uncached_seconds / s.rows.back().cached_seconds;
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
-  s.same_tokens = judge_at_least(all_same ? 1.0 : 0.0, 1.0);
+  s.same_tokens = judge_same_tokens(s.rows);
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
   s.prefill = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + std::ptrdiff_t(np)});
   return s;

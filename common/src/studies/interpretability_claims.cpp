@@ -100,11 +100,22 @@ InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& ta
   // K-composition: the induction head's prefix matching when the previous-token head is zeroed.
   const auto cut = weights_of(m, eval, {{0, c.previous_head, HeadEdit::zero, 1}});
   c.induction_prefix_without_previous = head_stats(cut, tokens, true)[c.last_layer * H + c.induction_head].prefix_matching;
-  c.composes = judge_at_most(c.induction_prefix_without_previous / row(c.last_layer, c.induction_head).prefix_eval, 0.5);
-  const double all_rise = c.second_without_last_layer - c.base.second;
-  const double one_rise = row(c.last_layer, c.most_needed).second_if_zeroed - c.base.second;
-  c.redundant = judge_at_most(one_rise / all_rise, 0.25);
+  c.composes = judge_composition(row(c.last_layer, c.induction_head).prefix_eval, c.induction_prefix_without_previous);
+  c.redundant = judge_redundancy(c.base.second, row(c.last_layer, c.most_needed).second_if_zeroed,
+                                 c.second_without_last_layer);
   return c;
+}
+
+Verdict judge_composition(double prefix_with, double prefix_without) {
+  return judge_at_most(prefix_without / prefix_with, 0.5);
+}
+
+Verdict judge_redundancy(double base_loss, double worst_single_loss, double whole_layer_loss) {
+  return judge_at_most((worst_single_loss - base_loss) / (whole_layer_loss - base_loss), 0.25);
+}
+
+Verdict judge_copying(const LmInduction& r) {
+  return judge_greater(r.first, r.second, std::max(2.0 * r.difference_se, 0.1));
 }
 
 LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period, std::size_t sequences, std::uint64_t seed) {
@@ -117,18 +128,24 @@ LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period, std:
   for (const HeadStat& h : s.result.heads) s.strong += h.prefix_matching > 0.4;
   s.vocab = m.cfg.vocab;
   s.chance = std::log(double(m.cfg.vocab));
-  s.copies = judge_greater(s.result.first, s.result.second, std::max(2.0 * s.result.difference_se, 0.1));
+  s.copies = judge_copying(s.result);
   s.above_chance = std::min(s.result.first, s.result.second) > s.chance;
   return s;
+}
+
+Verdict judge_depth_trend(const std::vector<LayerStat>& layers) {
+  const double ratio = layers.empty() ? NAN : layers.back().distance / layers.front().distance;
+  return judge_at_least(ratio, 1.1, 1.0 / 1.1);
 }
 
 DistanceClaim distance_claim(const std::vector<HeadStat>& heads) {
   DistanceClaim c;
   c.layers = layer_means(heads);
-  const double ratio = c.layers.empty() ? NAN : c.layers.back().distance / c.layers.front().distance;
-  c.grows = judge_at_least(ratio, 1.1, 1.0 / 1.1);
+  c.grows = judge_depth_trend(c.layers);
   return c;
 }
+
+Verdict judge_alignment(double accuracy) { return judge_at_least(accuracy, 0.8, 0.5); }
 
 AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* transformer,
                                const std::vector<SentencePair>& pairs, const SentencePair& example,
@@ -136,7 +153,7 @@ AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* trans
   AlignmentStudy a;
   a.bahdanau = seq2seq_alignment_accuracy(bahdanau, pairs, src_vocab, tgt_vocab);
   for (const SentencePair& p : pairs) a.words += p.tgt.size();
-  a.bahdanau_aligns = judge_at_least(a.bahdanau, 0.8, 0.5);
+  a.bahdanau_aligns = judge_alignment(a.bahdanau);
   a.example = seq2seq_teacher_alignment(bahdanau, example, src_vocab, tgt_vocab);
   a.truth = xt::zeros<float>(a.example.shape());
   for (std::size_t i = 0; i < example.alignment.size() && i < a.truth.shape(0); ++i)
@@ -148,7 +165,7 @@ AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* trans
     for (std::size_t h = 0; h < acc.shape(1); ++h)
       if (acc(l, h) > acc(a.best_layer, a.best_head)) a.best_layer = l, a.best_head = h;
   a.best = acc(a.best_layer, a.best_head);
-  a.best_aligns = judge_at_least(a.best, 0.8, 0.5);
+  a.best_aligns = judge_alignment(a.best);
   const PairAttention pa = transformer_attention(*transformer, example, src_vocab, tgt_vocab);
   const Mat full = slice_of(pa.cross[a.best_layer], a.best_head);  // (len(tgt) + 1, S): the <eos> row last
   a.best_example = xt::view(full, xt::range(0, example.tgt.size()), xt::all());
@@ -171,8 +188,14 @@ UniformClaim uniform_heads(const AttnOnly& m, const InductionBatch& eval, const 
   for (const HeadStat& h : u.flat) zero.push_back({h.layer, h.head, HeadEdit::zero, 1});
   u.ablated = true;
   u.removal = edit_effect(m, eval.tokens, repeat_targets(eval, 0), eval.batch, zero);
-  u.harmless = judge_at_most(std::abs(u.removal.loss_change), 0.05);
+  u.harmless = judge_harmless(u.removal);
   return u;
+}
+
+Verdict judge_harmless(const OutputChange& removal) { return judge_at_most(std::abs(removal.loss_change), 0.05); }
+
+Verdict judge_perturbation(std::size_t below_seed, std::size_t edits) {
+  return judge_at_least(edits == 0 ? NAN : double(below_seed) / double(edits), 0.75, 0.25);
 }
 
 PerturbationSweep perturbation_sweep(const AttnOnly& m, const AttnOnly& other_seed, const InductionBatch& eval,
@@ -188,8 +211,31 @@ PerturbationSweep perturbation_sweep(const AttnOnly& m, const AttnOnly& other_se
         p.below += r.below_seed;
         p.rows.push_back(r);
       }
-  p.little_change = judge_at_least(p.rows.empty() ? NAN : double(p.below) / double(p.rows.size()), 0.75, 0.25);
+  p.little_change = judge_perturbation(p.below, p.rows.size());
   return p;
+}
+
+ImportanceClaim judge_importance(const ImportanceAgreement& a) {
+  ImportanceClaim c;
+  c.agreement = a;
+  c.grad_se = standard_error(a.grad_taus);
+  c.random_se = standard_error(a.random_taus);
+  auto above_random = [&](double tau, double se) {
+    return judge_greater(tau, a.random_vs_loo, 2.0 * std::sqrt(se * se + c.random_se * c.random_se));
+  };
+  for (std::size_t l = 0; l < a.attn_vs_loo.size(); ++l) {
+    c.attn_se.push_back(l < a.attn_taus.size() ? standard_error(a.attn_taus[l]) : 0.0);
+    c.attn_vs_random.push_back(above_random(a.attn_vs_loo[l], c.attn_se.back()));
+    if (a.attn_vs_loo[l] > a.attn_vs_loo[c.best_layer]) c.best_layer = l;
+  }
+  c.grad_vs_random = above_random(a.grad_vs_loo, c.grad_se);
+  if (a.attn_vs_loo.empty() || c.best_layer >= a.attn_taus.size()) return c;
+  std::vector<double> diff;
+  for (std::size_t s = 0; s < a.grad_taus.size() && s < a.attn_taus[c.best_layer].size(); ++s)
+    diff.push_back(a.grad_taus[s] - a.attn_taus[c.best_layer][s]);
+  c.difference_se = standard_error(diff);
+  c.gradients_win = judge_greater(a.grad_vs_loo, a.attn_vs_loo[c.best_layer], 2.0 * c.difference_se);
+  return c;
 }
 
 ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, std::size_t sequences,
@@ -201,26 +247,7 @@ ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, 
     seqs.push_back(eval.sequence(s));
     queries.push_back(2 * eval.periods[s] - 2);
   }
-  ImportanceClaim c;
-  c.agreement = importance_agreement(m, seqs, queries, seed);
-  const ImportanceAgreement& a = c.agreement;
-  c.grad_se = standard_error(a.grad_taus);
-  c.random_se = standard_error(a.random_taus);
-  auto above_random = [&](double tau, double se) {
-    return judge_greater(tau, a.random_vs_loo, 2.0 * std::sqrt(se * se + c.random_se * c.random_se));
-  };
-  for (std::size_t l = 0; l < a.attn_vs_loo.size(); ++l) {
-    c.attn_se.push_back(standard_error(a.attn_taus[l]));
-    c.attn_vs_random.push_back(above_random(a.attn_vs_loo[l], c.attn_se.back()));
-    if (a.attn_vs_loo[l] > a.attn_vs_loo[c.best_layer]) c.best_layer = l;
-  }
-  c.grad_vs_random = above_random(a.grad_vs_loo, c.grad_se);
-  std::vector<double> diff;
-  for (std::size_t s = 0; s < a.grad_taus.size(); ++s) diff.push_back(a.grad_taus[s] - a.attn_taus[c.best_layer][s]);
-  c.difference_se = standard_error(diff);
-  c.gradients_win = a.attn_vs_loo.empty() ? Verdict{}
-                                          : judge_greater(a.grad_vs_loo, a.attn_vs_loo[c.best_layer], 2.0 * c.difference_se);
-  return c;
+  return judge_importance(importance_agreement(m, seqs, queries, seed));
 }
 
 }  // namespace attn

@@ -38,6 +38,8 @@ RangeVerdict judge_within(double from_best, double from_median, double lo, doubl
 // ---- step 2: RMSNorm vs LayerNorm -------------------------------------------------------------
 // Zhang & Sennrich 2019 (abstract): RMSNorm cut whole models' running time by 7%–64%.
 constexpr double kRmsNormSavingLo = 0.07, kRmsNormSavingHi = 0.64;
+// The saving 1 − t_rms / t_ln from the best and from the median runs, against the paper's range.
+RangeVerdict judge_rmsnorm_saving(const TimeSpread& rms, const TimeSpread& layer);
 struct NormStudy {
   Mat x;                 // (≤ 3, d_model): the residual stream after block 0 for the prompt
   Mat rms_y, ln_y;       // RMSNorm(x) with γ = 1; LayerNorm(x) with γ = 1, β = 0
@@ -54,9 +56,11 @@ struct FfnCost {
   std::size_t d_model = 0, relu_hidden = 0, swiglu_hidden = 0, rows = 0;
   std::size_t relu_params = 0, swiglu_params = 0;   // 2·d·4d and 3·d·d_ff
   TimeSpread relu, swiglu;                          // forward on the same rows, run alternately
-  // SwiGLU slower than ReLU? median − median against the larger gap between a median and its best.
-  Verdict swiglu_slower;
+  Verdict swiglu_slower;                            // judge_slower(swiglu, relu)
 };
+// Is a slower than b? median − median beyond the larger gap between a median and its best run
+// (holds: slower; fails: faster; inconclusive: within that spread).
+Verdict judge_slower(const TimeSpread& a, const TimeSpread& b);
 FfnCost ffn_cost(std::size_t d_model, std::size_t swiglu_hidden, std::size_t rows, std::uint64_t seed,
                  int repeats = 7);
 
@@ -73,9 +77,11 @@ struct ShiftStudy {
   std::size_t d_k = 0, distance = 0;
   std::vector<ShiftScore> rows;
   double rope_spread = 0.0, sinusoidal_spread = 0.0;  // max − min over the placements
-  // RoPE's score does not move: spread ≤ 1e-5 of its size (float rounding).
-  Verdict rope_invariant;
+  Verdict rope_invariant;  // judge_shift_invariant(rows)
 };
+// RoPE's score does not move with the shift: its spread over the rows ≤ 1e-5 of its size (float
+// rounding), measured = the spread.
+Verdict judge_shift_invariant(const std::vector<ShiftScore>& rows);
 // q, k: layer 0's head 0 projections of the first two prompt tokens (before RoPE).
 ShiftStudy rope_shift_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t distance = 3,
                             const std::vector<std::size_t>& starts = {0, 10, 50, 100, 200});
@@ -128,9 +134,11 @@ double repeated_span_share(const std::vector<int>& tokens, std::size_t n = 4);
 struct DecodingComparison {
   std::vector<int> greedy, sampled;  // the new tokens only
   double greedy_repeats = 0.0, sampled_repeats = 0.0;  // repeated_span_share of each
-  // Greedy repeats itself more than sampling, by more than 0.1 (Holtzman et al. 2020).
-  Verdict greedy_loops;
+  Verdict greedy_loops;  // judge_repetition(greedy_repeats, sampled_repeats)
 };
+// Greedy text repeats itself more than sampled text, by more than 0.1 of its spans (Holtzman et
+// al. 2020 find greedy decoding degenerating into repetition); within 0.1: inconclusive.
+Verdict judge_repetition(double greedy_share, double sampled_share);
 DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& prompt, std::size_t n_new,
                                     const SamplerConfig& sc, std::uint64_t seed);
 
@@ -160,9 +168,11 @@ struct KvCacheStudy {
   double cached_slope = 0.0, uncached_slope = 0.0;  // log-log slope of time against tokens
   double speedup = 0.0;                             // uncached / cached at the longest length
   bool past_context = false;                        // the sweep ran past the trained positions
-  Verdict same_tokens;   // holds when every length gave the same tokens both ways
+  Verdict same_tokens;   // judge_same_tokens(rows)
   PrefillDecode prefill; // the first 128 held-out tokens
 };
+// Holds when every row gave the same tokens with and without the cache; no rows: inconclusive.
+Verdict judge_same_tokens(const std::vector<KvSpeedRow>& rows);
 // lengths 16, 32, 64 (best of 3), or to 512 with bench (best of 2).
 KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
                             std::uint64_t seed, bool bench);

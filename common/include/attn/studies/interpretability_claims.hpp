@@ -60,15 +60,17 @@ struct InductionCircuit {
   double previous_early = 0.0, previous_late = 0.0;
   double second_without_previous = 0.0, second_without_induction = 0.0, second_without_last_layer = 0.0;
   double induction_prefix_without_previous = 0.0;  // K-composition: the prefix score with the previous head zeroed
-  // The induction head reads the previous-token head's output: its prefix score at most halves
-  // without it (measured = with / without).
-  Verdict composes;
-  // The last layer's heads are redundant: zeroing any one of them raises the loss by at most a
-  // quarter of what zeroing all of them does (measured = largest single rise / all-heads rise).
-  Verdict redundant;
+  Verdict composes;   // judge_composition: the induction head reads the previous-token head's output
+  Verdict redundant;  // judge_redundancy: the last layer's heads can stand in for each other
 };
 InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& task, const InductionBatch& eval,
                                      const InductionBatch& drawn);
+// K-composition: holds when the induction head's prefix score without the previous-token head is
+// at most half of it with (measured = without / with).
+Verdict judge_composition(double prefix_with, double prefix_without);
+// Redundancy: holds when zeroing the most needed head raises the loss by at most a quarter of what
+// zeroing the whole layer does (measured = that share).
+Verdict judge_redundancy(double base_loss, double worst_single_loss, double whole_layer_loss);
 
 struct LmInductionStudy {
   LmInduction result;
@@ -76,10 +78,12 @@ struct LmInductionStudy {
   std::size_t strong = 0;      // heads with prefix matching above 0.4
   std::size_t vocab = 0;
   double chance = 0.0;         // log V
-  // The second copy is easier than the first: first − second beyond 2 standard errors and 0.1 nats.
-  Verdict copies;
+  Verdict copies;              // judge_copying(result)
   bool above_chance = false;   // both losses above log V
 };
+// The second copy is easier than the first: first − second beyond 2 standard errors and beyond
+// 0.1 nats (holds); as much harder (fails); else inconclusive.
+Verdict judge_copying(const LmInduction& r);
 LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period = 40, std::size_t sequences = 8,
                                     std::uint64_t seed = 77);
 
@@ -88,17 +92,18 @@ LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period = 40,
 constexpr std::size_t kLmTextWindows = 4, kLmTextTokens = 128;
 struct DistanceClaim {
   std::vector<LayerStat> layers;
-  // Distance grows with depth: last / first layer ≥ 1.1 holds; ≥ 1/1.1 partly (flat, within 10%);
-  // below that it shrinks (fails).
-  Verdict grows;
+  Verdict grows;  // judge_depth_trend(layers)
 };
+// Distance grows with depth: last / first layer's distance ≥ 1.1 holds; ≥ 1/1.1 partly (flat,
+// within 10%); below that it shrinks (fails); no layers: inconclusive.
+Verdict judge_depth_trend(const std::vector<LayerStat>& layers);
 DistanceClaim distance_claim(const std::vector<HeadStat>& heads);
 
 // ---- claim 2 ------------------------------------------------------------------------------------
 struct AlignmentStudy {
   double bahdanau = 0.0;          // share of target words whose argmax α is the aligned source word
   std::size_t words = 0;          // target words scored
-  Verdict bahdanau_aligns;        // ≥ 0.8 holds, ≥ 0.5 partly
+  Verdict bahdanau_aligns;        // judge_alignment(bahdanau)
   Mat example, truth;             // (len(tgt), S): Bahdanau's α for the example pair, the true alignment
   std::optional<CrossAlignment> cross;  // the chapter 08 Transformer, when given
   std::size_t best_layer = 0, best_head = 0;
@@ -106,6 +111,8 @@ struct AlignmentStudy {
   Verdict best_aligns;
   Mat best_example;               // the best head's weights for the example, the <eos> row dropped
 };
+// Attention aligns words: a share of argmax hits ≥ 0.8 holds, ≥ 0.5 partly.
+Verdict judge_alignment(double accuracy);
 AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* transformer,
                                const std::vector<SentencePair>& pairs, const SentencePair& example,
                                const Vocab& src_vocab, const Vocab& tgt_vocab);
@@ -118,8 +125,10 @@ struct UniformClaim {
   Verdict exist;                // at least one such head
   bool ablated = false;         // measured by zeroing them (the induction model only)
   OutputChange removal;         // all of them zeroed at once, on every repeat after the first
-  Verdict harmless;             // |Δloss| ≤ 0.05
+  Verdict harmless;             // judge_harmless(removal)
 };
+// Removing the near-uniform heads barely matters: |Δloss| ≤ 0.05 nats.
+Verdict judge_harmless(const OutputChange& removal);
 UniformClaim uniform_heads(const std::vector<HeadStat>& heads);
 UniformClaim uniform_heads(const AttnOnly& m, const InductionBatch& eval, const std::vector<HeadStat>& heads);
 
@@ -134,10 +143,11 @@ struct PerturbationSweep {
   OutputChange seeds;  // the other-seed model against this one
   std::vector<PerturbationRow> rows;
   std::size_t below = 0;
-  // A single head's weights edited changes the output less than another seed does: a share of
-  // the edits ≥ 0.75 holds, ≥ 0.25 partly.
-  Verdict little_change;
+  Verdict little_change;  // judge_perturbation(below, rows)
 };
+// Editing one head's weights changes the output less than another seed does: a share of the
+// edits ≥ 0.75 holds, ≥ 0.25 partly; no edits: inconclusive.
+Verdict judge_perturbation(std::size_t below_seed, std::size_t edits);
 PerturbationSweep perturbation_sweep(const AttnOnly& m, const AttnOnly& other_seed, const InductionBatch& eval,
                                      std::uint64_t seed = 11);
 
@@ -152,6 +162,10 @@ struct ImportanceClaim {
   double difference_se = 0.0;           // of the per-sequence (gradient τ − best layer's τ)
   Verdict gradients_win;                // gradient τ above the best layer's beyond 2 standard errors
 };
+// The standard errors and verdicts of an agreement: each τ against random scores' beyond 2
+// standard errors of their difference, and gradient × input against the best attention layer
+// beyond 2 standard errors of the per-sequence difference.
+ImportanceClaim judge_importance(const ImportanceAgreement& agreement);
 // The first `sequences` of the evaluation set, each queried at the last token of its second repeat.
 ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, std::size_t sequences = 32,
                                  std::uint64_t seed = 5);

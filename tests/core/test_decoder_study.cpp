@@ -1,0 +1,133 @@
+// Chapter 09's studies (attn/studies/decoder_study.hpp) and the timing they rest on
+// (attn/studies/timing.hpp). Map:
+//   timing       time_runs: best ≤ median, runs counted; time_interleaved times both alike
+//   verdicts     every judge_* driven both ways on made-up measurements (a verdict that rests on
+//                a time is tested on spreads, never on this machine's clock)
+//   studies      a small random decoder: the norms' rows, the RoPE shift, the cache table and
+//                parameter count recomputed by hand, repeated spans, greedy vs sampled decoding,
+//                the KV-cache sweep's tokens and the paged cache's bookkeeping
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/attention/gqa.hpp"
+#include "attn/studies/decoder_study.hpp"
+#include "small_decoder.hpp"
+
+using namespace attn;
+
+namespace {
+TimeSpread spread(double best, double median) { return {best, median, 7}; }
+}  // namespace
+
+TEST_CASE("time_runs and time_interleaved: best ≤ median, every run counted, both functions run") {
+  int calls = 0;
+  const TimeSpread t = time_runs([&] { ++calls; }, 5, true);
+  CHECK(calls == 6);  // one warm-up, five timed
+  CHECK(t.runs == 5);
+  CHECK(t.best <= t.median);
+  CHECK(best_seconds([] {}, 3) <= 1.0);
+  int a = 0, b = 0;
+  const auto [ta, tb] = time_interleaved([&] { ++a; }, [&] { ++b; }, 4);
+  CHECK(a == 5);
+  CHECK(b == 5);
+  CHECK(ta.runs == 4);
+  CHECK(tb.best <= tb.median);
+}
+
+TEST_CASE("judge_within: both estimates inside holds, both outside fails, one each is within noise") {
+  CHECK(judge_within(0.2, 0.3, 0.07, 0.64).outcome == Outcome::holds);
+  CHECK(judge_within(0.8, 0.01, 0.07, 0.64).outcome == Outcome::fails);
+  CHECK(judge_within(0.2, 0.7, 0.07, 0.64).outcome == Outcome::inconclusive);
+  CHECK(judge_within(NAN, 0.2, 0.07, 0.64).outcome == Outcome::inconclusive);
+  // RMSNorm's saving against the paper's 7%–64%: 25% both ways holds; 2% fails; 25% vs 2% noise.
+  CHECK(judge_rmsnorm_saving(spread(0.75, 0.75), spread(1.0, 1.0)).outcome == Outcome::holds);
+  CHECK(judge_rmsnorm_saving(spread(0.98, 0.98), spread(1.0, 1.0)).outcome == Outcome::fails);
+  const RangeVerdict v = judge_rmsnorm_saving(spread(0.75, 0.98), spread(1.0, 1.0));
+  CHECK(v.outcome == Outcome::inconclusive);
+  CHECK(v.from_best == doctest::Approx(0.25));
+  CHECK(v.from_median == doctest::Approx(0.02));
+}
+
+TEST_CASE("judge_slower: beyond the runs' spread either way, or within it") {
+  CHECK(judge_slower(spread(17.0, 17.2), spread(10.0, 10.3)).outcome == Outcome::holds);
+  CHECK(judge_slower(spread(10.0, 10.3), spread(17.0, 17.2)).outcome == Outcome::fails);
+  CHECK(judge_slower(spread(10.0, 12.0), spread(9.0, 11.5)).outcome == Outcome::inconclusive);  // 0.5 < 2.5
+}
+
+TEST_CASE("judge_shift_invariant, judge_repetition, judge_same_tokens: both ways") {
+  const std::vector<ShiftScore> still = {{0, -1.89045, 9.4}, {10, -1.89045 + 2e-7, 3.7}};
+  const std::vector<ShiftScore> moving = {{0, -1.89, 9.4}, {10, -1.80, 3.7}};
+  CHECK(judge_shift_invariant(still).holds());
+  CHECK(judge_shift_invariant(moving).outcome == Outcome::fails);
+  CHECK(judge_shift_invariant({}).outcome == Outcome::inconclusive);
+  CHECK(judge_repetition(0.23, 0.0).holds());
+  CHECK(judge_repetition(0.0, 0.3).outcome == Outcome::fails);
+  CHECK(judge_repetition(0.05, 0.0).outcome == Outcome::inconclusive);
+  CHECK(judge_same_tokens({{16, 1, 2, true}, {32, 1, 2, true}}).holds());
+  CHECK(judge_same_tokens({{16, 1, 2, true}, {32, 1, 2, false}}).outcome == Outcome::fails);
+  CHECK(judge_same_tokens({}).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("repeated_span_share: no repeat 0, a loop near 1, too short 0") {
+  CHECK(repeated_span_share({1, 2, 3, 4, 5, 6, 7, 8}) == 0.0);
+  // 1 2 3 4 repeated three times: of 9 spans of 4, the last 5 occurred before.
+  CHECK(repeated_span_share({1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}) == doctest::Approx(5.0 / 9.0));
+  CHECK(repeated_span_share({7, 7, 7, 7, 7, 7}) == doctest::Approx(2.0 / 3.0));
+  CHECK(repeated_span_share({1, 2, 3, 4}) == 0.0);
+}
+
+TEST_CASE("decoder studies on a small model: figures recomputed by hand") {
+  const DecoderLM m = small_decoder_lm(3);
+  const std::vector<int> prompt = {1, 5, 9, 2};
+
+  const NormStudy n = norm_study(m, prompt, 64, 3);
+  REQUIRE(n.x.shape(0) == 3);
+  for (std::size_t r = 0; r < 3; ++r) {  // RMSNorm: each row's mean square is 1 (up to ε); LayerNorm: mean 0
+    double ss = 0.0, mean = 0.0;
+    for (std::size_t c = 0; c < n.x.shape(1); ++c) ss += double(n.rms_y(r, c)) * n.rms_y(r, c), mean += n.ln_y(r, c);
+    CHECK(ss / double(n.x.shape(1)) == doctest::Approx(1.0).epsilon(1e-3));
+    CHECK(std::abs(mean / double(n.x.shape(1))) < 1e-5);
+  }
+  CHECK(n.mean_ln == doctest::Approx(0.0).epsilon(1e-5));
+  CHECK(n.rms.runs == 3);
+  CHECK(n.saving.from_best == doctest::Approx(1.0 - n.rms.best / n.layer.best));
+
+  const FfnCost f = ffn_cost(16, 24, 32, 1, 2);
+  CHECK(f.relu_params == 2 * 16 * 64);
+  CHECK(f.swiglu_params == 3 * 16 * 24);
+
+  const ShiftStudy s = rope_shift_study(m, prompt);
+  CHECK(s.rows.size() == 5);
+  CHECK(s.rope_invariant.holds());    // RoPE: only the distance matters
+  CHECK(s.sinusoidal_spread > 1e-3);  // added encodings: the placement matters
+
+  const std::vector<KvCacheRow> rows = kv_cache_table(m.cfg);
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0].bytes_per_token == 2 * 2 * 4 * 4 * 4);  // MHA: 2·layers·H·d_k·4
+  CHECK(rows[1].shipped);
+  CHECK(rows[1].kv_heads == 2);
+  CHECK(rows[4].bytes_per_token == kv_cache_bytes_per_token(80, 8, 128, 2));
+  const BlockParameters p = block_parameters(m);
+  CHECK(p.embedding + p.all_blocks + p.head == p.total);
+
+  const DecodingComparison d = compare_decoding(m, prompt, 30, {0.8f, 0, 0.95f}, 4);
+  CHECK(d.sampled == generate_tokens(m, prompt, 30, {0.8f, 0, 0.95f}, 4));
+  CHECK(d.greedy == generate_tokens(m, prompt, 30, {0.0f, 0, 1.0f}, 99));  // greedy ignores the seed
+  CHECK(d.greedy_repeats == doctest::Approx(repeated_span_share(d.greedy)));
+
+  const NextTokenStudy nt = next_token_study(m, prompt, {0.5f, 3, 1.0f});
+  CHECK(nt.kept == 3);  // top-k = 3
+  CHECK(nt.top.size() == 5);
+  double mass = 0.0;
+  for (int id : nt.top) mass += nt.final_p(std::size_t(id));
+  CHECK(mass == doctest::Approx(1.0).epsilon(1e-5));  // the 3 kept are among the 5 most probable
+
+  const std::vector<KvSpeedRow> sweep = kv_speed_sweep(m, prompt, {4, 8}, {0.8f, 0, 0.95f}, 2, 1);
+  CHECK(judge_same_tokens(sweep).holds());
+  const PagedStudy ps = paged_study(m, {{1, 2, 3}, {4, 5, 6, 7, 8}}, {6, 20}, {0.8f, 0, 0.95f}, 1, 4);
+  CHECK(ps.identical);
+  CHECK(ps.lengths == std::vector<std::size_t>{8, 24});  // prompt + new − 1
+  CHECK(ps.blocks == std::vector<std::size_t>{2, 6});
+  CHECK(ps.unused_total == 0);
+}

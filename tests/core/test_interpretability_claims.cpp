@@ -1,0 +1,139 @@
+// Chapter 10's measurements and verdicts (attn/studies/interpretability_claims.hpp). Map:
+//   inputs     the evaluation set and the drawn sequence are reproducible and have the task's shape
+//   verdicts   every judge_* driven both ways on made-up measurements
+//   studies    find_induction_heads, uniform_heads, perturbation_sweep and importance_claim on a
+//              small untrained model: their figures agree with the functions they are built from
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/studies/interpretability_claims.hpp"
+#include "attn/tensor/rng.hpp"
+
+using namespace attn;
+
+TEST_CASE("evaluation set and drawn sequence: reproducible, periodic, of the task's sizes") {
+  const InductionTask task{48, 40, 5, 16};
+  const InductionBatch a = evaluation_set(task, 8), b = evaluation_set(task, 8);
+  CHECK(a.tokens == b.tokens);
+  CHECK(evaluation_set(task, 8, kEvalSeed + 1).tokens != a.tokens);
+  for (std::size_t s = 0; s < a.batch; ++s) {
+    CHECK((a.periods[s] >= 5 && a.periods[s] <= 16));
+    for (std::size_t i = a.periods[s]; i < a.len; ++i) CHECK(a.tokens[s * a.len + i] == a.tokens[s * a.len + i - a.periods[s]]);
+  }
+  const InductionBatch d = drawn_sequence(task);
+  CHECK(d.len == 17);
+  CHECK(d.periods[0] == 6);
+  CHECK(metadata_count({{"steps", "3000"}}, "steps") == 3000);
+  CHECK(metadata_count({{"steps", "3e3"}}, "steps") == 0);
+  CHECK(metadata_count({}, "steps") == 0);
+  CHECK(induction_tokens_seen({{"steps", "3000"}, {"batch", "24"}, {"length", "40"}}) == 2880000);
+}
+
+TEST_CASE("induction verdicts: composition, redundancy, copying, each both ways") {
+  CHECK(judge_composition(0.943, 0.337).holds());                   // 0.36 ≤ 0.5: it reads that head
+  CHECK(judge_composition(0.943, 0.900).outcome == Outcome::fails);  // it finds its key without it
+  CHECK(judge_redundancy(0.347, 0.681, 4.001).holds());              // 0.33 of 3.65: 9%
+  CHECK(judge_redundancy(0.347, 3.0, 4.001).outcome == Outcome::fails);
+  LmInduction none{{}, 14.378, 14.380, 0.134, 8, 40}, copies{{}, 4.0, 1.0, 0.1, 8, 40}, worse{{}, 1.0, 4.0, 0.1, 8, 40};
+  CHECK(judge_copying(none).outcome == Outcome::inconclusive);
+  CHECK(judge_copying(copies).holds());
+  CHECK(judge_copying(worse).outcome == Outcome::fails);
+  LmInduction small_se{{}, 5.05, 5.0, 0.001, 8, 40};  // beyond 2 s.e. but not beyond 0.1 nats
+  CHECK(judge_copying(small_se).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("claim verdicts: depth trend, alignment, harmless removal, perturbation, each both ways") {
+  auto layers = [](double first, double last) {
+    return std::vector<LayerStat>{{0, 0.0, 0.0, first}, {1, 0.0, 0.0, last}};
+  };
+  CHECK(judge_depth_trend(layers(7.90, 13.97)).outcome == Outcome::holds);
+  CHECK(judge_depth_trend(layers(9.20, 9.40)).outcome == Outcome::partly);  // within 10%: flat
+  CHECK(judge_depth_trend(layers(30.90, 5.89)).outcome == Outcome::fails);
+  CHECK(judge_depth_trend({}).outcome == Outcome::inconclusive);
+  CHECK(judge_alignment(0.897).holds());
+  CHECK(judge_alignment(0.6).outcome == Outcome::partly);
+  CHECK(judge_alignment(0.2).outcome == Outcome::fails);
+  CHECK(judge_harmless({0.01, 1.0, -0.02}).holds());
+  CHECK(judge_harmless({0.3, 2.0, 0.9}).outcome == Outcome::fails);
+  CHECK(judge_perturbation(20, 24).holds());
+  CHECK(judge_perturbation(12, 24).outcome == Outcome::partly);
+  CHECK(judge_perturbation(4, 24).outcome == Outcome::fails);
+  CHECK(judge_perturbation(0, 0).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("uniform_heads: counts heads at H / log n ≥ 0.95, both ways") {
+  std::vector<HeadStat> heads(3);
+  heads[0].uniformity = 0.64;
+  heads[1].uniformity = 0.96;
+  heads[2].uniformity = 0.951;
+  const UniformClaim some = uniform_heads(heads);
+  CHECK(some.flat.size() == 2);
+  CHECK(some.heads == 3);
+  CHECK(some.exist.holds());
+  CHECK_FALSE(some.ablated);
+  heads[1].uniformity = heads[2].uniformity = 0.5;
+  CHECK(uniform_heads(heads).exist.outcome == Outcome::fails);
+}
+
+TEST_CASE("judge_importance: τ within noise of random, gradients beyond attention, and not") {
+  ImportanceAgreement a;
+  a.sequences = 4;
+  a.attn_taus = {{0.05, 0.0, 0.1, 0.05}};
+  a.attn_vs_loo = {0.05};
+  a.random_taus = {0.0, 0.05, -0.05, 0.0};
+  a.random_vs_loo = 0.0;
+  a.grad_taus = {0.61, 0.59, 0.60, 0.60};  // far above both
+  a.grad_vs_loo = 0.60;
+  ImportanceClaim c = judge_importance(a);
+  CHECK(c.attn_vs_random[0].outcome == Outcome::inconclusive);
+  CHECK(c.grad_vs_random.holds());
+  CHECK(c.gradients_win.holds());
+  CHECK(c.grad_se == doctest::Approx(standard_error(a.grad_taus)));
+  a.grad_taus = {0.05, 0.0, 0.1, 0.05};  // the same as attention: no winner
+  a.grad_vs_loo = 0.05;
+  CHECK(judge_importance(a).gradients_win.outcome == Outcome::inconclusive);
+  a.grad_taus = {-0.6, -0.61, -0.59, -0.6};
+  a.grad_vs_loo = -0.6;
+  c = judge_importance(a);
+  CHECK(c.gradients_win.outcome == Outcome::fails);
+  CHECK(c.grad_vs_random.outcome == Outcome::fails);
+  CHECK(standard_error({1.0}) == 0.0);
+  CHECK(standard_error({1.0, 3.0}) == doctest::Approx(1.0));  // sd √2, / √2
+}
+
+TEST_CASE("studies on a small model: the circuit's figures agree with the functions beneath them") {
+  Rng rng(4);
+  const AttnOnly m = attn_only_init({16, 16, 2, 2, 24}, rng);  // vocabulary, d_model, heads, layers, context
+  const InductionTask task{16, 24, 3, 12};
+  const InductionBatch eval = evaluation_set(task, 6), drawn = drawn_sequence(task);
+  const InductionCircuit c = find_induction_heads(m, task, eval, drawn);
+  REQUIRE(c.heads.size() == 4);
+  CHECK(c.last_layer == 1);
+  const RepeatLosses base = repeat_losses(m, eval);
+  CHECK(c.base.second == doctest::Approx(base.second));
+  for (const InductionHeadRow& r : c.heads) {
+    CHECK(r.second_if_zeroed ==
+          doctest::Approx(repeat_losses(m, eval, {{r.layer, r.head, HeadEdit::zero, 1}}).second));
+    CHECK(r.copying == doctest::Approx(copying_score(ov_circuit(m, r.layer, r.head))));
+  }
+  CHECK(c.heads[c.previous_head].previous_eval >= c.heads[1 - c.previous_head].previous_eval);
+  CHECK(c.composes.measured == doctest::Approx(c.induction_prefix_without_previous /
+                                               c.heads[2 + c.induction_head].prefix_eval));
+
+  const PerturbationSweep p = perturbation_sweep(m, m, eval);
+  CHECK(p.rows.size() == 12);  // 4 heads × 3 edits
+  CHECK(p.seeds.tvd == 0.0);   // the same model as "another seed"
+  std::size_t below = 0;
+  for (const PerturbationRow& r : p.rows) below += r.change.tvd <= 0.0;
+  CHECK(p.below == below);
+
+  const ImportanceClaim ic = importance_claim(m, eval, 4);
+  CHECK(ic.agreement.sequences == 4);
+  CHECK(ic.attn_se.size() == 2);
+
+  const DistanceClaim d = distance_claim(c.eval_stats);
+  CHECK(d.layers.size() == 2);
+  const UniformClaim u = uniform_heads(m, eval, c.eval_stats);
+  CHECK(u.heads == 4);
+}
