@@ -122,11 +122,11 @@ int main(int argc, char** argv) {
     report_training(nar, lm, f.validation);
     nar.manifest_field("validation", validation_manifest(f.validation));
 
-    nar.step(_("Generation"), "p = softmax(z/τ), top-k, top-p, draw", "Holtzman et al. 2020");
+    nar.step(_("Generation"), _("p = softmax(z/τ), top-k, top-p, draw"), "Holtzman et al. 2020");
     report_sampling(nar, lm, next_token_study(m, prompt_ids, sc), sc);
     report_decoding(nar, lm, prompt, f.decoding = compare_decoding(m, prompt_ids, n_tokens, sc, seed), sc);
 
-    nar.step(_("The KV cache, and a paged cache"), "cost/step = O(d_model²) + O(t·d_model)", "Kwon et al. 2023");
+    nar.step(_("The KV cache, and a paged cache"), _("cost per step = O(d_model²) + O(t·d_model)"), "Kwon et al. 2023");
     report_kv_cache(nar, f.kv = kv_cache_study(lm, prompt_ids, sc, seed, bench), m.cfg.context, bench);
     report_paged(nar, f.paged = paged_study(lm, sc, seed));
 

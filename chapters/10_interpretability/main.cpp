@@ -96,8 +96,7 @@ int main(int argc, char** argv) {
     nar.step(_("Claim 4: perturbed weights, same output"), "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4");
     report_perturbation(nar, f.perturbation = perturbation_sweep(im.model, other_seed.model, eval), im, other_seed);
 
-    nar.step(_("Claim 5: gradients beat attention"), "τ(attention, LOO) vs τ(gradient × input, LOO)",
-             "Jain & Wallace 2019 §4.1");
+    nar.step(_("Claim 5: gradients beat attention"), "τ(P, LOO) vs τ(|∂L/∂x·x|, LOO)", "Jain & Wallace 2019 §4.1");
     report_importance(nar, f.importance = importance_claim(im.model, eval));
 
     nar.step(_("What held here"), "", _("on this course's models"));

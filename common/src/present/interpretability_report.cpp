@@ -231,8 +231,8 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
                 "evaluation set: {:.2f} at key positions 1–{}, {:.2f} after", head_name(0, c.previous_head),
                 prev.previous_drawn, prev.previous_eval, c.previous_early, c.max_period, c.previous_late));
   nar.say(_f("every token's first copy lies in the first period (≤ {} tokens), so the token after it sits at a "
-             "position ≤ {}: an induction head always finds its answer there, and the mark is needed only there",
-             c.max_period, c.max_period));
+             "position ≤ {}: an induction head can always find its answer there, and marks at those positions "
+             "are enough", c.max_period, c.max_period));
   nar.result(_f("second-repeat loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
                 head_name(0, c.previous_head), c.second_without_previous, c.second_without_previous - c.base.second));
   nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
@@ -343,7 +343,7 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
   acc(0) = float(a.bahdanau);
   nar.record("alignment_accuracy_bahdanau", acc);
   nar.result(_f("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word",
-                100.0 * a.bahdanau, a.words));
+                100.0 * a.bahdanau, format_count(a.words)));
   nar.result(_f("verdict: {} (holds: ≥ 80% of words; partly: ≥ 50%)", outcome_word(a.bahdanau_aligns.outcome)));
   if (!a.cross) {
     nar.say(_("the Transformer's cross-attention heads (chapter 08): not available yet, not measured."));
@@ -360,7 +360,7 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
     nar.table(t, true);
     nar.record("alignment_accuracy", a.cross->accuracy);
     nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words",
-                  head_name(a.best_layer, a.best_head), 100.0 * a.best, 100.0 * a.bahdanau, a.cross->words));
+                  head_name(a.best_layer, a.best_head), 100.0 * a.best, 100.0 * a.bahdanau, format_count(a.cross->words)));
     if (!nar.quiet()) {
       std::string left = format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
                   right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
