@@ -18,41 +18,41 @@
 using namespace attn;
 
 namespace {
-constexpr double kTol = 1e-6;
-Tensor3D rand3(Rng& rng, std::size_t a, std::size_t b, std::size_t c, double scale = 1.0) {
+constexpr double kMixTol = 1e-6;
+Tensor3D mix_rand3(Rng& rng, std::size_t a, std::size_t b, std::size_t c, double scale = 1.0) {
   Tensor3D t({a, b, c});
   for (auto& x : t) x = rng.normal() * scale;
   return t;
 }
-template <class C> double weighted_sum(const C& out, const C& g) {
+template <class C> double mix_weighted_sum(const C& out, const C& g) {
   double s = 0;
   for (std::size_t i = 0; i < out.size(); ++i) s += out.data()[i] * g.data()[i];
   return s;
 }
-template <class C> C zeros_of(const C& c) { return xt::zeros<double>(c.shape()); }
-#define GRADCHECK(loss, x, gx)                                                               \
+template <class C> C mix_zeros_of(const C& c) { return xt::zeros<double>(c.shape()); }
+#define MIX_GRADCHECK(loss, x, gx)                                                               \
   do {                                                                                       \
     auto r_ = check_gradient(loss, x, gx);                                                   \
     INFO("d" #x ": rel " << r_.rel_error << ", worst at " << r_.worst_index << " of " << r_.count); \
     CHECK(r_.count > 0);                                                                     \
-    CHECK(r_.rel_error < kTol);                                                              \
+    CHECK(r_.rel_error < kMixTol);                                                              \
   } while (0)
 }  // namespace
 
 TEST_CASE("short conv mixer: s_t = w_0 u_t + w_1 u_{t−1}; gradients of u and w") {
   Rng rng(1);
   ShortConvT<double> p{xt::cast<double>(short_conv_init(6, 3, rng).w)};
-  Tensor3D u = rand3(rng, 2, 5, 6), g = rand3(rng, 2, 5, 6);
-  auto loss = [&] { Tensor3D s; short_conv_forward(s, u, p); return weighted_sum(s, g); };
+  Tensor3D u = mix_rand3(rng, 2, 5, 6), g = mix_rand3(rng, 2, 5, 6);
+  auto loss = [&] { Tensor3D s; short_conv_forward(s, u, p); return mix_weighted_sum(s, g); };
   Tensor3D s;
   short_conv_forward(s, u, p);
   CHECK(s(1, 0, 2) == doctest::Approx(p.w(0, 2) * u(1, 0, 2)));  // nothing before the start
   CHECK(s(1, 3, 4) == doctest::Approx(p.w(0, 4) * u(1, 3, 4) + p.w(1, 4) * u(1, 2, 4) + p.w(2, 4) * u(1, 1, 4)));
-  Tensor3D du = zeros_of(u);
+  Tensor3D du = mix_zeros_of(u);
   ShortConvT<double> dp = zeros_like(p);
   short_conv_backward(du, dp, g, u, p);
-  GRADCHECK(loss, u, du);
-  GRADCHECK(loss, p.w, dp.w);
+  MIX_GRADCHECK(loss, u, du);
+  MIX_GRADCHECK(loss, p.w, dp.w);
 }
 
 TEST_CASE("selective SSM mixer: gradients of u and every parameter") {
@@ -69,23 +69,23 @@ TEST_CASE("selective SSM mixer: gradients of u and every parameter") {
   p.a_log = xt::cast<double>(pf.a_log);
   p.d_skip = {0.7, -0.4};
   p.out.w = xt::cast<double>(pf.out.w);
-  Tensor3D u = rand3(rng, 2, 5, 6), g = rand3(rng, 2, 5, 6);
-  auto loss = [&] { Tensor3D o; SelectiveSsmCacheT<double> c; selective_ssm_forward(o, c, u, p); return weighted_sum(o, g); };
+  Tensor3D u = mix_rand3(rng, 2, 5, 6), g = mix_rand3(rng, 2, 5, 6);
+  auto loss = [&] { Tensor3D o; SelectiveSsmCacheT<double> c; selective_ssm_forward(o, c, u, p); return mix_weighted_sum(o, g); };
   Tensor3D out;
   SelectiveSsmCacheT<double> cache;
   selective_ssm_forward(out, cache, u, p);
-  Tensor3D du = zeros_of(u);
+  Tensor3D du = mix_zeros_of(u);
   SelectiveSsmD dp = zeros_like(p);
   selective_ssm_backward(du, dp, g, cache, u, p);
-  GRADCHECK(loss, u, du);
-  GRADCHECK(loss, p.in_x.w, dp.in_x.w);
-  GRADCHECK(loss, p.in_b.w, dp.in_b.w);
-  GRADCHECK(loss, p.in_c.w, dp.in_c.w);
-  GRADCHECK(loss, p.in_dt.w, dp.in_dt.w);
-  GRADCHECK(loss, p.in_dt.b, dp.in_dt.b);
-  GRADCHECK(loss, p.a_log, dp.a_log);
-  GRADCHECK(loss, p.d_skip, dp.d_skip);
-  GRADCHECK(loss, p.out.w, dp.out.w);
+  MIX_GRADCHECK(loss, u, du);
+  MIX_GRADCHECK(loss, p.in_x.w, dp.in_x.w);
+  MIX_GRADCHECK(loss, p.in_b.w, dp.in_b.w);
+  MIX_GRADCHECK(loss, p.in_c.w, dp.in_c.w);
+  MIX_GRADCHECK(loss, p.in_dt.w, dp.in_dt.w);
+  MIX_GRADCHECK(loss, p.in_dt.b, dp.in_dt.b);
+  MIX_GRADCHECK(loss, p.a_log, dp.a_log);
+  MIX_GRADCHECK(loss, p.d_skip, dp.d_skip);
+  MIX_GRADCHECK(loss, p.out.w, dp.out.w);
 }
 
 TEST_CASE("selective SSM mixer: each head is ssd_scan on (Δ·x, B, C, log a) plus D·x") {
@@ -115,19 +115,19 @@ TEST_CASE("causal linear attention mixer: gradients; each head is chapter 06's l
   const LinearAttentionLayer pf = linear_attention_layer_init(6, 2, rng);
   LinearAttentionLayerD p{2, {xt::cast<double>(pf.q.w), {}}, {xt::cast<double>(pf.k.w), {}},
                           {xt::cast<double>(pf.v.w), {}}, {xt::cast<double>(pf.out.w), {}}};
-  Tensor3D u = rand3(rng, 2, 5, 6), g = rand3(rng, 2, 5, 6);
-  auto loss = [&] { Tensor3D o; LinearAttentionCacheT<double> c; linear_attention_layer_forward(o, c, u, p); return weighted_sum(o, g); };
+  Tensor3D u = mix_rand3(rng, 2, 5, 6), g = mix_rand3(rng, 2, 5, 6);
+  auto loss = [&] { Tensor3D o; LinearAttentionCacheT<double> c; linear_attention_layer_forward(o, c, u, p); return mix_weighted_sum(o, g); };
   Tensor3D out;
   LinearAttentionCacheT<double> cache;
   linear_attention_layer_forward(out, cache, u, p);
-  Tensor3D du = zeros_of(u);
+  Tensor3D du = mix_zeros_of(u);
   LinearAttentionLayerD dp = zeros_like(p);
   linear_attention_layer_backward(du, dp, g, cache, u, p);
-  GRADCHECK(loss, u, du);
-  GRADCHECK(loss, p.q.w, dp.q.w);
-  GRADCHECK(loss, p.k.w, dp.k.w);
-  GRADCHECK(loss, p.v.w, dp.v.w);
-  GRADCHECK(loss, p.out.w, dp.out.w);
+  MIX_GRADCHECK(loss, u, du);
+  MIX_GRADCHECK(loss, p.q.w, dp.q.w);
+  MIX_GRADCHECK(loss, p.k.w, dp.k.w);
+  MIX_GRADCHECK(loss, p.v.w, dp.v.w);
+  MIX_GRADCHECK(loss, p.out.w, dp.out.w);
   // float forward, head by head, against the recurrent form of chapter 06
   const Tensor3 uf = rng.normal_tensor3(1, 6, 6);
   Tensor3 of;
@@ -175,7 +175,7 @@ TEST_CASE("recall model: whole-model gradient for every mixer and a hybrid") {
     for (std::size_t i = 0; i < values.size(); ++i) {
       CAPTURE(names[i]);
       const auto r = check_gradient(loss, values[i], static_cast<const double*>(grads[i]), sizes[i]);
-      CHECK(r.rel_error < kTol);
+      CHECK(r.rel_error < kMixTol);
     }
   }
 }

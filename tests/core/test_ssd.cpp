@@ -13,7 +13,7 @@
 using namespace attn;
 
 namespace {
-double max_diff(const Mat& a, const MatD& b) {
+double ssd_max_diff(const Mat& a, const MatD& b) {
   REQUIRE(a.shape(0) == b.shape(0));
   REQUIRE(a.shape(1) == b.shape(1));
   double d = 0;
@@ -24,7 +24,7 @@ struct SsdCase {
   Mat x, b, c;
   Vec log_a;
 };
-SsdCase make_case(std::size_t t, std::size_t n, std::size_t p, std::uint64_t seed) {
+SsdCase ssd_make_case(std::size_t t, std::size_t n, std::size_t p, std::uint64_t seed) {
   Rng rng(seed);
   SsdCase s{rng.normal_mat(t, p), rng.normal_mat(t, n, 0.5f), rng.normal_mat(t, n, 0.5f), Vec::from_shape({t})};
   for (auto& la : s.log_a) la = -rng.uniform(0.01f, 1.0f);
@@ -58,19 +58,19 @@ TEST_CASE("ssd: scan, quadratic and chunked agree with the float64 scan within 1
                  Size{37, 5, 7, 1}, Size{37, 5, 7, 10}}) {
     CAPTURE(s.t);
     CAPTURE(s.chunk);
-    const SsdCase c = make_case(s.t, s.n, s.p, 100 + s.t + s.chunk);
+    const SsdCase c = ssd_make_case(s.t, s.n, s.p, 100 + s.t + s.chunk);
     const MatD ref = ssd_reference(c.x, c.b, c.c, c.log_a);
     Mat final_state;
-    CHECK(max_diff(ssd_scan(c.x, c.b, c.c, c.log_a, &final_state), ref) < 1e-5);
-    CHECK(max_diff(ssd_quadratic(c.x, c.b, c.c, c.log_a), ref) < 1e-5);
-    CHECK(max_diff(ssd_chunked(c.x, c.b, c.c, c.log_a, s.chunk), ref) < 1e-5);
+    CHECK(ssd_max_diff(ssd_scan(c.x, c.b, c.c, c.log_a, &final_state), ref) < 1e-5);
+    CHECK(ssd_max_diff(ssd_quadratic(c.x, c.b, c.c, c.log_a), ref) < 1e-5);
+    CHECK(ssd_max_diff(ssd_chunked(c.x, c.b, c.c, c.log_a, s.chunk), ref) < 1e-5);
     CHECK(final_state.shape(0) == s.n);
     CHECK(final_state.shape(1) == s.p);
   }
 }
 
 TEST_CASE("ssd: without decay (a = 1) the quadratic form is causal (C Bᵀ) X, unnormalised linear attention") {
-  SsdCase c = make_case(6, 3, 4, 7);
+  SsdCase c = ssd_make_case(6, 3, 4, 7);
   c.log_a.fill(0.0f);
   Mat m = xt::zeros<float>({std::size_t(6), std::size_t(6)});
   for (std::size_t t = 0; t < 6; ++t)
@@ -80,11 +80,11 @@ TEST_CASE("ssd: without decay (a = 1) the quadratic form is causal (C Bᵀ) X, u
   for (std::size_t t = 0; t < 6; ++t)
     for (std::size_t s = 0; s < 6; ++s)
       for (std::size_t j = 0; j < 4; ++j) want(t, j) += double(m(t, s)) * c.x(s, j);
-  CHECK(max_diff(ssd_scan(c.x, c.b, c.c, c.log_a), want) < 1e-5);
+  CHECK(ssd_max_diff(ssd_scan(c.x, c.b, c.c, c.log_a), want) < 1e-5);
 }
 
 TEST_CASE("ssd: bad inputs are refused with the function's name") {
-  const SsdCase c = make_case(4, 2, 3, 1);
+  const SsdCase c = ssd_make_case(4, 2, 3, 1);
   Vec up = c.log_a;
   up(2) = 0.1f;  // a > 1 would grow without bound
   CHECK_THROWS_WITH_AS(ssd_scan(c.x, c.b, c.c, up), doctest::Contains("ssd_scan: log_a must be ≤ 0"),
@@ -118,5 +118,5 @@ TEST_CASE("delta rule: a unit key written twice with β = 1 reads back its lates
     for (std::size_t j = 0; j < 4; ++j)
       for (std::size_t i = 0; i < 3; ++i) want(t, j) += s(i, j) * qq(t, i);
   }
-  CHECK(max_diff(delta_rule_scan(qq, kk, vv, bb), want) < 1e-5);
+  CHECK(ssd_max_diff(delta_rule_scan(qq, kk, vv, bb), want) < 1e-5);
 }

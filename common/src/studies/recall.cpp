@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/safetensors.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
@@ -136,10 +137,49 @@ RecallVerdicts judge_recall(const RecallTable& t) {
   v.ssm_wall = judge_at_most(v.gap_ssm - v.gap_attention, -0.1);
   v.ssm_rises_with_state = judge_greater(t.at(RecallArch::ssm, wide, most).accuracy,
                                          t.at(RecallArch::ssm, narrow, most).accuracy, 0.05);
+  v.linear_rises_with_state = judge_greater(t.at(RecallArch::linear_attention, wide, most).accuracy,
+                                            t.at(RecallArch::linear_attention, narrow, most).accuracy, 0.05);
   const double gap = v.gap_attention - v.gap_ssm;
   v.hybrid_closes_gap = judge_at_least(gap > 0.05 ? (v.gap_hybrid - v.gap_ssm) / gap : NAN, 0.8, 0.4);
+  v.ssm_fewest = judge_at_least(t.at(RecallArch::ssm, wide, t.pairs.front()).accuracy, 0.9);
   v.window_falls = judge_at_most(t.at(RecallArch::sliding_window, wide, most).accuracy - v.gap_attention, -0.1);
   return v;
+}
+
+std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const RecallTrainConfig& cfg,
+                                              const std::string& dir,
+                                              const std::function<void(const RecallTrained&)>& done) {
+  std::vector<RecallTrained> out;
+  RecallTrainConfig tc = cfg;
+  tc.pairs = suite.pairs;
+  for (RecallArch a : recall_archs())
+    for (std::size_t d : suite.widths) {
+      Rng rng(cfg.seed, /*stream=*/d);
+      RecallModel m = recall_model_init(recall_model_config(a, d), rng);
+      RecallTrained r{a, d, train_recall_model(m, tc)};
+      const std::string name = recall_checkpoint_name(a, d);
+      save_recall_model(dir + "/" + name.substr(name.find('/') + 1), m, a, r.report);
+      if (done) done(r);
+      out.push_back(r);
+    }
+  return out;
+}
+
+RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& dir) {
+  RecallTable t;
+  t.widths = suite.widths;
+  t.pairs = suite.pairs;
+  t.eval_seqs = suite.eval_seqs;
+  for (RecallArch a : recall_archs())
+    for (std::size_t d : suite.widths) {
+      const std::string name = recall_checkpoint_name(a, d);
+      const std::string path = dir.empty() ? require_data_file(name) : dir + "/" + name.substr(name.find('/') + 1);
+      const RecallModel m = load_recall_model(path, a, d);
+      for (std::size_t n : suite.pairs)
+        t.cells.push_back({a, d, n, recall_accuracy(m, n, suite.eval_seqs, suite.eval_seed),
+                           recall_state_bytes(m.cfg, 3 * n)});
+    }
+  return t;
 }
 
 }  // namespace attn

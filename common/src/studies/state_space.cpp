@@ -176,10 +176,10 @@ DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_m
     DecodeCostRow r;
     r.context = ctx;
     Mat out;
-    r.attention_s = best_seconds([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 7, true, 0.4);
+    r.attention_s = best_seconds([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 5, true, 0.2);
     Tensor3 state = xt::zeros<float>({heads, state_n, d_model / heads});
     Vec o;
-    r.ssm_s = best_seconds([&] { o = selective_ssm_step(ssm, state, xv); }, 7, true, 0.4);
+    r.ssm_s = best_seconds([&] { o = selective_ssm_step(ssm, state, xv); }, 5, true, 0.2);
     r.kv_bytes = 2 * ctx * d_model * sizeof(float);
     r.state_bytes = selective_ssm_state_floats(d_model, heads, state_n) * sizeof(float);
     rows.push_back(r);

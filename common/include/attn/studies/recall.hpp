@@ -60,6 +60,7 @@ struct RecallCell {
 };
 struct RecallTable {
   std::vector<std::size_t> widths, pairs;
+  std::size_t eval_seqs = 0;
   std::vector<RecallCell> cells;  // every arch × width × pairs
   const RecallCell& at(RecallArch a, std::size_t d, std::size_t n) const;
 };
@@ -72,12 +73,36 @@ struct RecallVerdicts {
   // Accuracy rises with state: the SSM's accuracy at the most pairs, widest minus narrowest width
   // (a rise beyond 0.05).
   Verdict ssm_rises_with_state;
+  // The same for linear attention, whose state is P·P + P per head.
+  Verdict linear_rises_with_state;
   // The hybrid closes the gap: (hybrid − SSM) / (attention − SSM) at the most pairs and widest width.
   Verdict hybrid_closes_gap;
+  // Where the state is ample (fewest pairs, widest SSM) the SSM should still learn the lookup
+  // (≥ 0.9); if not, its low row says more about training than about memory.
+  Verdict ssm_fewest;
   // The window falls once the pairs leave it: window accuracy at the most pairs, widest width.
   Verdict window_falls;
   double gap_attention = 0, gap_ssm = 0, gap_hybrid = 0;
 };
 RecallVerdicts judge_recall(const RecallTable& t);
+
+// ------------------------------------------------------------------ the whole suite
+struct RecallSuite {
+  std::vector<std::size_t> widths{16, 32, 64};
+  std::vector<std::size_t> pairs{4, 8, 16, 32};
+  std::size_t eval_seqs = 128;
+  std::uint64_t eval_seed = 2024;  // held out: training draws from other streams
+};
+struct RecallTrained {
+  RecallArch arch{};
+  std::size_t d_model = 0;
+  RecallTrainReport report;
+};
+// Trains every arch × width from seed cfg.seed and writes each checkpoint into dir (data/ch12).
+std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const RecallTrainConfig& cfg,
+                                              const std::string& dir,
+                                              const std::function<void(const RecallTrained&)>& done = {});
+// Loads every checkpoint (from dir, or data/ch12 when dir is empty) and measures the table.
+RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& dir = "");
 
 }  // namespace attn
