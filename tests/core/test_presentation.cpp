@@ -90,6 +90,16 @@ TEST_CASE("Table aligns columns and rejects ragged rows") {
   CHECK_THROWS_AS(t.add({"only one"}), std::invalid_argument);
 }
 
+TEST_CASE("Table aligns a column as a whole: numbers (commas, placeholders) right, any text left") {
+  Table t({"merge", "right", "count", "tau"});
+  t.add({"1", "h", "146,016", "+0.048"}).add({"2", "e", "256", "—"}).add({"3", ".", "1,554", "-0.1"});
+  const std::string s = t.render("");
+  CHECK(s.find("merge  right    count     tau\n") != std::string::npos);
+  CHECK(s.find("1      h      146,016  +0.048\n") != std::string::npos);
+  CHECK(s.find("2      e          256       —\n") != std::string::npos);  // a lone "e" is a token, not a number
+  CHECK(s.find("3      .        1,554    -0.1\n") != std::string::npos);
+}
+
 TEST_CASE("Narrator numbers steps, records shown tensors, and keeps only results when quiet") {
   std::ostringstream out;
   NarratorOptions opts;

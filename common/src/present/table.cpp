@@ -9,13 +9,18 @@
 namespace attn {
 
 namespace {
+// A number as the chapters print one: digits with '.', ',', '-', '+', 'e', '%', 'x' or spaces
+// ("1,554", "-1.6e-08", "62%"). A lone "e" or "." is text: a number holds a digit.
 bool looks_numeric(const std::string& s) {
-  if (s.empty()) return false;
+  if (std::none_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == 'e' || c == '%' ||
-           c == 'x' || c == ' ';
+    return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == ',' || c == '-' || c == '+' ||
+           c == 'e' || c == '%' || c == 'x' || c == ' ';
   });
 }
+// A cell that stands for "no value" and takes its column's alignment.
+bool is_placeholder(const std::string& s) { return s.empty() || s == "—" || s == "-" || s == "?"; }
 }  // namespace
 
 Table::Table(std::vector<std::string> header, std::string title) : title_(std::move(title)), header_(std::move(header)) {}
@@ -30,10 +35,20 @@ Table& Table::add(std::vector<std::string> row) {
 }
 
 std::string Table::render(const std::string& indent, std::size_t max_width) const {
+  // A column after the first is right-aligned, header too, when every cell that holds a value is a
+  // number: one column lines up as a whole (a token "e" among "h" and "th" stays left).
   std::vector<std::size_t> w(header_.size());
+  std::vector<bool> right(header_.size(), false);
   for (std::size_t j = 0; j < header_.size(); ++j) {
     w[j] = display_width(header_[j]);
-    for (const auto& r : rows_) w[j] = std::max(w[j], display_width(r[j]));
+    bool any = false, all = true;
+    for (const auto& r : rows_) {
+      w[j] = std::max(w[j], display_width(r[j]));
+      if (is_placeholder(r[j])) continue;
+      any = true;
+      all = all && looks_numeric(r[j]);
+    }
+    right[j] = j > 0 && any && all;
   }
   // Blocks of columns that fit in max_width; the first column (the row's name) starts every block.
   std::vector<std::vector<std::size_t>> blocks(1, std::vector<std::size_t>{0});
@@ -55,7 +70,7 @@ std::string Table::render(const std::string& indent, std::size_t max_width) cons
     out += indent;
     for (std::size_t k = 0; k < cols.size(); ++k) {
       const std::size_t j = cols[k];
-      out += (k ? "  " : "") + fit(header_[j], w[j], j > 0);
+      out += (k ? "  " : "") + fit(header_[j], w[j], right[j]);
       rule += (k ? "  " : "");
       for (std::size_t c = 0; c < w[j]; ++c) rule += "─";
     }
@@ -64,7 +79,7 @@ std::string Table::render(const std::string& indent, std::size_t max_width) cons
       out += indent;
       for (std::size_t k = 0; k < cols.size(); ++k) {
         const std::size_t j = cols[k];
-        out += (k ? "  " : "") + fit(r[j], w[j], j > 0 && looks_numeric(r[j]));
+        out += (k ? "  " : "") + fit(r[j], w[j], right[j]);
       }
       out += "\n";
     }

@@ -1,4 +1,5 @@
-// Small aligned tables for measured results: a header row, data rows, numbers right-aligned.
+// Small aligned tables for measured results: a header row, data rows; a column whose every value
+// is a number ("1,554", "-1.6e-08", "62%"; "—" holds none) is right-aligned, header too.
 //   Table t({"d_k", "var(q·k)", "var(q·k/√d_k)"});
 //   t.add({"64", fmt::format("{:.1f}", v), …});
 //   std::cout << t.render();
