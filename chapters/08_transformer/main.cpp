@@ -23,6 +23,7 @@
 #include "attn/models/transformer_decode.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
+#include "attn/present/sparkline.hpp"
 #include "attn/present/transformer_report.hpp"
 #include "attn/studies/transformer_cost.hpp"
 #include "attn/studies/transformer_study.hpp"

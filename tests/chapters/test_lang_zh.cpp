@@ -45,6 +45,7 @@ TEST_CASE("every chapter runs in Chinese, with lines no wider than 100 columns")
       {"10_interpretability", {}, "第 10 章 · 可解释性 (interpretability)"},
       {"11_fast_attention", {"--sizes", "256,512", "--dims", "64", "--heads", "2", "--gpu-sizes", "256"},
        "第 11 章 · 快速注意力"},
+      {"12_beyond_attention", {}, "第 12 章 · 超越 softmax 注意力"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.program);

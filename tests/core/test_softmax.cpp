@@ -1,7 +1,8 @@
 // Softmax against the double reference on awkward sizes, and its edge cases: −∞ masks, fully
 // masked rows (zeros, never NaN), logits of ±1e4, axis 0, per-head masks, and the backward
 // against central finite differences (double). Tolerance 1e-6 on probabilities: float32 exp and
-// division carry a few ulps (~1e-7) of error per entry.
+// division carry a few ulps (~1e-7) of error per entry. The rest of the family (log-sum-exp,
+// log-softmax, softmax at a temperature) against long-double and double references.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -156,4 +157,100 @@ TEST_CASE("softmax_row: the one kernel in float and double, edge cases included"
   softmax_row(out.data(), masked.data(), nullptr, 2);
   CHECK(out[0] == 0.0);
   CHECK(out[1] == 0.0);
+}
+
+namespace {
+// log Σ exp(x) in long double with plain loops: the reference the family is checked against.
+long double lse_reference(const std::vector<double>& x) {
+  long double m = -std::numeric_limits<long double>::infinity(), s = 0;
+  for (double v : x) m = std::max<long double>(m, v);
+  for (double v : x) s += std::exp((long double)v - m);
+  return m + std::log(s);
+}
+}  // namespace
+
+TEST_CASE("logsumexp_row: float, double and float-in-double against a long-double reference") {
+  Rng rng(11);
+  for (std::size_t n : {1u, 2u, 7u, 33u, 129u, 1000u})
+    for (float scale : {0.1f, 3.0f, 40.0f}) {
+      CAPTURE(n); CAPTURE(scale);
+      const Mat x = rng.normal_mat(1, n, scale);
+      std::vector<double> xd(x.begin(), x.end());
+      const long double ref = lse_reference(xd);
+      CHECK(std::abs(double(logsumexp_row(x.data(), n)) - double(ref)) < 1e-5 * std::max(1.0, std::abs(double(ref))));
+      CHECK(std::abs(logsumexp_row(xd.data(), n) - double(ref)) < 1e-13 * std::max(1.0, std::abs(double(ref))));
+      CHECK(logsumexp_row_in_double(x.data(), n) == logsumexp_row(xd.data(), n));  // the same sums in double
+    }
+  // ±1e4 stay finite (a naive log Σ exp would overflow); equal entries give M + log n.
+  const std::vector<float> big = {1e4f, 1e4f, -1e4f};
+  CHECK(logsumexp_row(big.data(), 3) == doctest::Approx(1e4 + std::log(2.0)));
+  const std::vector<double> same(5, -3.0);
+  CHECK(logsumexp_row(same.data(), 5) == doctest::Approx(-3.0 + std::log(5.0)));
+  // Empty and all −∞: the log of an empty sum, −∞ (never NaN).
+  CHECK(logsumexp_row(static_cast<const float*>(nullptr), 0) == -kInf);
+  const std::vector<float> none = {-kInf, -kInf};
+  CHECK(logsumexp_row(none.data(), 2) == -kInf);
+  CHECK(logsumexp_row_in_double(none.data(), 2) == -std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("log_softmax_row: x − logsumexp(x), finite where softmax underflows, in place") {
+  Rng rng(12);
+  for (std::size_t n : {1u, 7u, 33u, 512u}) {
+    CAPTURE(n);
+    const Mat x = rng.normal_mat(1, n, 4.0f);
+    const MatD p = softmax_reference(x);
+    std::vector<float> y(n);
+    log_softmax_row(y.data(), x.data(), n);
+    std::vector<double> xd(x.begin(), x.end()), yd(n);
+    log_softmax_row(yd.data(), xd.data(), n);
+    for (std::size_t j = 0; j < n; ++j) {
+      CHECK(std::abs(double(y[j]) - std::log(p(0, j))) < 1e-5);
+      CHECK(std::abs(yd[j] - std::log(p(0, j))) < 1e-12);
+    }
+    std::vector<float> in_place(x.begin(), x.end());
+    log_softmax_row(in_place.data(), in_place.data(), n);
+    CHECK(in_place == y);
+  }
+  // A gap of 200 nats: softmax gives exactly 0 in float, log-softmax the finite −200.
+  std::vector<float> gap = {0.0f, -200.0f}, out(2);
+  log_softmax_row(out.data(), gap.data(), 2);
+  CHECK(out[1] == doctest::Approx(-200.0f));
+  softmax_row(gap.data(), gap.data(), nullptr, 2);
+  CHECK(gap[1] == 0.0f);
+  // All −∞: every probability is 0, every log-probability −∞.
+  std::vector<float> none = {-kInf, -kInf, -kInf};
+  log_softmax_row(none.data(), none.data(), 3);
+  for (float v : none) CHECK(v == -kInf);
+}
+
+TEST_CASE("softmax_row_temperature: softmax(x / τ), sharper below 1, flatter above, rejects τ ≤ 0") {
+  Rng rng(13);
+  const Mat x = rng.normal_mat(1, 33, 2.0f);
+  for (float tau : {0.25f, 1.0f, 3.0f}) {
+    CAPTURE(tau);
+    const Mat scaled = x / tau;
+    const MatD ref = softmax_reference(scaled);
+    std::vector<float> p(33);
+    softmax_row_temperature(p.data(), x.data(), 33, tau);
+    double sum = 0;
+    for (std::size_t j = 0; j < 33; ++j) {
+      CHECK(std::abs(double(p[j]) - ref(0, j)) < 1e-6);
+      sum += p[j];
+    }
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+  }
+  const std::vector<float> two = {1.0f, 0.0f};
+  std::vector<float> cold(2), hot(2);
+  softmax_row_temperature(cold.data(), two.data(), 2, 0.5f);
+  softmax_row_temperature(hot.data(), two.data(), 2, 2.0f);
+  CHECK(cold[0] == doctest::Approx(1.0 / (1.0 + std::exp(-2.0))));
+  CHECK(hot[0] == doctest::Approx(1.0 / (1.0 + std::exp(-0.5))));
+  const std::vector<float> none = {-kInf, -kInf};
+  std::vector<float> zeros(2, 5.0f);
+  softmax_row_temperature(zeros.data(), none.data(), 2, 1.0f);
+  CHECK(zeros[0] == 0.0f);
+  CHECK(zeros[1] == 0.0f);
+  CHECK_THROWS_WITH_AS(softmax_row_temperature(cold.data(), two.data(), 2, 0.0f),
+                       doctest::Contains("temperature must be > 0"), std::invalid_argument);
+  CHECK_THROWS_AS(softmax_row_temperature(cold.data(), two.data(), 2, std::nanf("")), std::invalid_argument);
 }

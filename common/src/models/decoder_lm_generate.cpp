@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "attn/tensor/softmax.hpp"
+
 namespace attn {
 
 std::vector<std::pair<int, float>> top_entries(const Vec& probs, std::size_t k) {
@@ -30,12 +32,7 @@ Vec sampling_distribution(const Vec& logits, const SamplerConfig& cfg) {
     p(std::size_t(top_entries(logits, 1)[0].first)) = 1.0f;
     return p;
   }
-  // p = softmax(logits / τ), in double for the sum
-  const float zmax = xt::amax(logits)();
-  double sum = 0.0;
-  std::vector<double> e(n);
-  for (std::size_t i = 0; i < n; ++i) sum += e[i] = std::exp(double(logits(i) - zmax) / double(cfg.temperature));
-  for (std::size_t i = 0; i < n; ++i) p(i) = float(e[i] / sum);
+  softmax_row_temperature(p.data(), logits.data(), n, cfg.temperature);  // p = softmax(logits / τ)
   // Keep the best tokens: top-k first, then the smallest prefix whose mass reaches top_p.
   const auto order = top_entries(p, n);
   std::size_t keep = cfg.top_k > 0 ? std::min(cfg.top_k, n) : n;

@@ -100,14 +100,8 @@ class IncrementalDecoder {
     } else {
       project(logits, x, m_.out.w, m_.out.b);
     }
-    for (std::size_t i = 0; i < n; ++i) {  // log-softmax per row
-      float mx = -std::numeric_limits<float>::infinity();
-      for (std::size_t v = 0; v < logits.shape(1); ++v) mx = std::max(mx, logits(i, v));
-      double sum = 0;
-      for (std::size_t v = 0; v < logits.shape(1); ++v) sum += std::exp(double(logits(i, v) - mx));
-      const float lse = mx + float(std::log(sum));
-      for (std::size_t v = 0; v < logits.shape(1); ++v) logits(i, v) -= lse;
-    }
+    const std::size_t vocab = logits.shape(1);
+    for (std::size_t i = 0; i < n; ++i) log_softmax_row(logits.data() + i * vocab, logits.data() + i * vocab, vocab);
     return logits;
   }
 

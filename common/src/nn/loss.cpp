@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attn/tensor/softmax.hpp"
 #include "tensor/layer_kernels.hpp"
 
 namespace attn {
@@ -43,12 +44,8 @@ T cross_entropy_forward(MatT<T>& probs, const MatT<T>& logits, const std::vector
     const T* z = logits.data() + i * v;
     softmax_row(probs.data() + i * v, z, static_cast<const T*>(nullptr), v);
     if (targets[i] == ignore_index) continue;
-    // log p_j = z_j − max − log Σ exp(z − max): finite even when p_j underflows to 0
-    T zmax = z[0];
-    for (std::size_t j = 1; j < v; ++j) zmax = std::max(zmax, z[j]);
-    T sum = 0;
-    for (std::size_t j = 0; j < v; ++j) sum += std::exp(z[j] - zmax);
-    const T lse = zmax + std::log(sum);
+    // log p_j = z_j − log Σ exp(z): finite even when p_j underflows to 0
+    const T lse = logsumexp_row(z, v);
     // −Σ_j q_j log p_j with q = (1 − ε)·onehot + ε/V
     T mean_logp = 0;
     if (label_smoothing > T(0)) {

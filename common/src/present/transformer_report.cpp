@@ -72,27 +72,6 @@ Table metric_table(const std::vector<NamedResult>& models, const std::vector<std
   return t;
 }
 
-std::string sparkline(const std::vector<float>& ys, std::size_t width, bool log_scale) {
-  static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  if (ys.empty() || width == 0) return "";
-  const bool use_log = log_scale && std::all_of(ys.begin(), ys.end(), [](float y) { return y > 0; });
-  const std::size_t cols = std::min(width, ys.size());
-  std::vector<double> v(cols, 0.0);
-  for (std::size_t c = 0; c < cols; ++c) {
-    const std::size_t lo = c * ys.size() / cols, hi = std::max(lo + 1, (c + 1) * ys.size() / cols);
-    double s = 0;
-    for (std::size_t i = lo; i < hi; ++i) s += use_log ? std::log10(double(ys[i])) : double(ys[i]);
-    v[c] = s / double(hi - lo);
-  }
-  const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-  std::string out;
-  for (double x : v) {
-    const double t = *mx > *mn ? (x - *mn) / (*mx - *mn) : 0.5;
-    out += kBlocks[std::min<std::size_t>(7, std::size_t(std::lround(t * 7.0)))];
-  }
-  return out;
-}
-
 namespace {
 constexpr double kParityBand = 0.10;  // |PyTorch / ours − 1| below this reads as parity
 }  // namespace

@@ -8,6 +8,7 @@
 #include "attn/data/batching.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/tensor/mask.hpp"
+#include "attn/tensor/softmax.hpp"
 
 namespace attn {
 
@@ -232,11 +233,8 @@ std::vector<Tensor3> split_layers(const Tensor4& w) {
 }
 // −log softmax(logits_t)[target] in double.
 double token_loss(const Mat& logits, std::size_t t, int target) {
-  double mx = -std::numeric_limits<double>::infinity();
-  for (std::size_t v = 0; v < logits.shape(1); ++v) mx = std::max(mx, double(logits(t, v)));
-  double sum = 0.0;
-  for (std::size_t v = 0; v < logits.shape(1); ++v) sum += std::exp(double(logits(t, v)) - mx);
-  return mx + std::log(sum) - double(logits(t, std::size_t(target)));
+  const std::size_t vocab = logits.shape(1);
+  return logsumexp_row_in_double(logits.data() + t * vocab, vocab) - double(logits(t, std::size_t(target)));
 }
 }  // namespace
 

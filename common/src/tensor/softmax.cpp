@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace attn {
 
@@ -30,6 +33,35 @@ void softmax_row_impl(T* out, const T* x, const T* mask, std::size_t n) {
 }
 
 template <class T>
+T row_max(const T* x, std::size_t n) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (std::size_t j = 0; j < n; ++j) m = std::max(m, x[j]);
+  return m;
+}
+
+template <class T>
+T logsumexp_row_impl(const T* x, std::size_t n) {
+  const T m = row_max(x, n);
+  if (m == -std::numeric_limits<T>::infinity()) return m;  // empty, or every entry −∞
+  T sum = 0;
+  for (std::size_t j = 0; j < n; ++j) sum += std::exp(x[j] - m);
+  return m + std::log(sum);  // sum ≥ 1: the max entry contributes exp(0)
+}
+
+template <class T>
+void log_softmax_row_impl(T* out, const T* x, std::size_t n) {
+  const T m = row_max(x, n);
+  if (m == -std::numeric_limits<T>::infinity()) {  // every probability 0
+    for (std::size_t j = 0; j < n; ++j) out[j] = m;
+    return;
+  }
+  double sum = 0;  // the shift in T, the sum in double
+  for (std::size_t j = 0; j < n; ++j) sum += std::exp(double(x[j] - m));
+  const T lse = m + T(std::log(sum));
+  for (std::size_t j = 0; j < n; ++j) out[j] = x[j] - lse;
+}
+
+template <class T>
 void softmax_row_backward_impl(T* dx, const T* y, const T* dy, std::size_t n) {
   // forward: y_j = exp(x_j) / Σ_k exp(x_k);  backward: dx_j = y_j (dy_j − Σ_k dy_k y_k)
   T dot = 0;
@@ -48,6 +80,29 @@ void softmax_row_backward(float* dx, const float* y, const float* dy, std::size_
 void softmax_row_backward(double* dx, const double* y, const double* dy, std::size_t n) {
   softmax_row_backward_impl(dx, y, dy, n);
 }
+
+void softmax_row_temperature(float* out, const float* x, std::size_t n, float temperature) {
+  if (!(temperature > 0.0f))
+    throw std::invalid_argument("softmax_row_temperature: temperature must be > 0, got " + std::to_string(temperature));
+  const float m = row_max(x, n);
+  if (m == -std::numeric_limits<float>::infinity()) {  // empty, or nothing to draw
+    for (std::size_t j = 0; j < n; ++j) out[j] = 0.0f;
+    return;
+  }
+  std::vector<double> e(n);
+  double sum = 0.0;
+  for (std::size_t j = 0; j < n; ++j) sum += e[j] = std::exp(double(x[j] - m) / double(temperature));
+  for (std::size_t j = 0; j < n; ++j) out[j] = float(e[j] / sum);
+}
+
+float logsumexp_row(const float* x, std::size_t n) { return logsumexp_row_impl(x, n); }
+double logsumexp_row(const double* x, std::size_t n) { return logsumexp_row_impl(x, n); }
+double logsumexp_row_in_double(const float* x, std::size_t n) {
+  const std::vector<double> wide(x, x + n);  // exact: every float is a double
+  return logsumexp_row_impl(wide.data(), n);
+}
+void log_softmax_row(float* out, const float* x, std::size_t n) { log_softmax_row_impl(out, x, n); }
+void log_softmax_row(double* out, const double* x, std::size_t n) { log_softmax_row_impl(out, x, n); }
 
 Mat softmax(const Mat& x, std::size_t axis) { return softmax(x, Mat{}, axis); }
 

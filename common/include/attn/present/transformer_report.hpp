@@ -1,6 +1,6 @@
 // Presentation for chapter 08 (no numerics here): getting the chapter's Transformer (shipped
-// checkpoint, --checkpoint PATH or --train, with a progress bar), and drawing its training curves
-// as one-line charts.
+// checkpoint, --checkpoint PATH or --train, with a progress bar), its tables, and its step time
+// beside PyTorch's. (Its training curves are drawn with attn/present/sparkline.hpp.)
 #pragma once
 
 #include <optional>
@@ -32,11 +32,6 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
 enum class LengthMetric { Bleu, Exact, TokenAccuracy };
 Table metric_table(const std::vector<NamedResult>& models, const std::vector<std::string>& titles,
                    LengthMetric metric);
-
-// One line of Unicode blocks (▁▂▃▄▅▆▇█) for ys, averaged into `width` columns, scaled between the
-// smallest and the largest value (log10 scale when log_scale and every value is positive):
-//   "▇▅▃▂▂▁▁▁▁▁"
-std::string sparkline(const std::vector<float>& ys, std::size_t width = 60, bool log_scale = false);
 
 // Our training step beside PyTorch's on the same model (chapters/08_transformer/pytorch_step_time.py
 // writes data/ch08/pytorch_step_time.json): the lines chapter 08 prints. CPU times are compared (a

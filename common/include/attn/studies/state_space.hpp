@@ -1,0 +1,91 @@
+// Chapter 12's measurements of the state-space layer (attn/attention/ssd.hpp): the three forms
+// against the float64 scan on a tiny example and on awkward sizes; their time as T grows on this
+// CPU, with the crossover; the family of recurrent mixers on one tiny input; and the cost of one
+// generated token with a KV cache against a fixed-size state as the context grows.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/studies/verdict.hpp"
+#include "attn/tensor/tensor.hpp"
+
+namespace attn {
+
+// ------------------------------------------------------------------ 1. one layer, three ways
+struct SsdExample {
+  Mat x, b, c;   // (T, P), (T, N), (T, N)
+  Vec log_a;     // (T,)
+  Mat mask;      // L (T, T)
+  Mat y_scan, y_quadratic, y_chunked;
+  MatD y_reference;
+  std::size_t chunk = 0;
+};
+// The hand-checkable example: T = 5, N = 1, P = 2, chunk 2, round numbers (decays 1/2 and 1/4).
+SsdExample ssd_tiny_example();
+struct SsdAgreement {
+  double err_scan = 0, err_quadratic = 0, err_chunked = 0;  // max |form − float64| over every size tried
+  std::vector<std::string> sizes;                            // "T=1 chunk 4", …
+  Verdict agree;                                             // worst error ≤ 1e-5
+};
+SsdAgreement ssd_agreement(std::uint64_t seed);
+SsdAgreement judge_ssd_agreement(double err_scan, double err_quadratic, double err_chunked);
+
+struct SsdTimingRow {
+  std::size_t t = 0;
+  double scan_s = 0, quadratic_s = 0, chunked_s = 0;
+};
+struct SsdTiming {
+  std::size_t n = 0, p = 0, chunk = 0;
+  std::vector<SsdTimingRow> rows;
+  std::size_t crossover_t = 0;   // first T where the quadratic form is slower than the scan (0: none)
+  double chunked_vs_scan = 0;    // scan time / chunked time at the largest T (> 1: chunked faster)
+  double quadratic_slope = 0, scan_slope = 0, chunked_slope = 0;  // log-log slopes of time against T
+  Verdict chunked_faster;        // chunked_vs_scan ≥ 1.2 holds, ≥ 0.8 partly (par), else fails
+};
+SsdTiming ssd_timing(const std::vector<std::size_t>& lengths, std::size_t n, std::size_t p, std::size_t chunk);
+// The crossover, speed-up, slopes and verdict from measured rows (what ssd_timing returns).
+SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::size_t p, std::size_t chunk);
+
+// ------------------------------------------------------------------ 2. the family on one page
+// Five tokens, keys of unit length: k_A → v_1, k_B → v_2, k_A → v_3 (written again), k_B → v_4, then
+// a query for k_A. Softmax attention averages what it sees at k_A, linear attention adds what was
+// written at k_A (and leaks k_B's), the decay favours the recent write, the delta rule keeps only
+// the last value written at k_A.
+struct FamilyMember {
+  std::string id;         // "softmax", "linear", "decay", "delta"
+  std::size_t state_floats = 0;  // per head after the 5 tokens (softmax: its KV cache)
+  Mat outputs;            // (5, P)
+  double read_error = 0;  // |y_last − v_3|: distance of the query's read from the latest value at k_A
+};
+struct FamilyDemo {
+  Mat q, k, v;            // (5, N), (5, N), (5, P)
+  double decay = 0, beta = 0;
+  std::vector<FamilyMember> members;
+  Verdict delta_overwrites;  // the delta rule's read error ≤ 1e-5
+  Verdict linear_mixes;      // linear attention's read error ≥ 0.5 (it returns a blend)
+};
+FamilyDemo family_demo();
+
+// ------------------------------------------------------------------ 4. one generated token
+struct DecodeCostRow {
+  std::size_t context = 0;
+  double attention_s = 0, ssm_s = 0;           // one decode step
+  std::size_t kv_bytes = 0, state_bytes = 0;   // what the step has to keep
+};
+struct DecodeCost {
+  std::size_t d_model = 0, heads = 0, state_n = 0;
+  std::vector<DecodeCostRow> rows;
+  double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context
+  double ratio_at_longest = 0;                 // attention time / SSM time at the longest context
+  Verdict attention_grows;                     // attention slope ≥ 0.5 (time grows with the context)
+  Verdict ssm_flat;                            // SSM slope ≤ 0.2 (constant per token)
+};
+DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
+                       std::size_t state_n);
+DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
+                             std::size_t state_n);
+
+}  // namespace attn

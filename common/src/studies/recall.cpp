@@ -1,0 +1,185 @@
+// MQAR training, evaluation, checkpoints and the verdicts on the table (see attn/studies/recall.hpp).
+#include "attn/studies/recall.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "attn/data/data_files.hpp"
+#include "attn/data/safetensors.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/nn/schedule.hpp"
+
+namespace attn {
+
+const char* recall_arch_id(RecallArch a) {
+  switch (a) {
+    case RecallArch::attention: return "attention";
+    case RecallArch::sliding_window: return "window";
+    case RecallArch::linear_attention: return "linear";
+    case RecallArch::ssm: return "ssm";
+    case RecallArch::hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+std::vector<RecallArch> recall_archs() {
+  return {RecallArch::attention, RecallArch::sliding_window, RecallArch::linear_attention, RecallArch::ssm,
+          RecallArch::hybrid};
+}
+
+RecallModelConfig recall_model_config(RecallArch arch, std::size_t d_model) {
+  RecallModelConfig c;
+  c.d_model = d_model;
+  switch (arch) {
+    case RecallArch::attention: c.layers = {MixerKind::attention, MixerKind::attention}; break;
+    case RecallArch::sliding_window: c.layers = {MixerKind::sliding_window, MixerKind::sliding_window}; break;
+    case RecallArch::linear_attention: c.layers = {MixerKind::linear_attention, MixerKind::linear_attention}; break;
+    case RecallArch::ssm: c.layers = {MixerKind::ssm, MixerKind::ssm}; break;
+    case RecallArch::hybrid: c.layers = {MixerKind::ssm, MixerKind::attention}; break;
+  }
+  return c;
+}
+
+double recall_accuracy(const RecallModel& m, std::size_t pairs, std::size_t seqs, std::uint64_t seed) {
+  Rng rng(seed, /*stream=*/pairs);
+  std::size_t correct = 0, total = 0;
+  for (std::size_t done = 0; done < seqs; done += 32) {
+    const MqarBatch b = mqar_batch(std::min<std::size_t>(32, seqs - done), pairs, m.cfg.vocab, rng);
+    const RecallStep s = recall_model_step(m, b);
+    correct += s.correct;
+    total += s.queries;
+  }
+  return total ? double(correct) / double(total) : 0.0;
+}
+
+RecallTrainReport train_recall_model(RecallModel& m, const RecallTrainConfig& cfg) {
+  if (cfg.pairs.empty() || cfg.batch == 0 || cfg.max_steps == 0)
+    throw std::invalid_argument("train_recall_model: need pair counts, a batch and steps");
+  const auto t0 = std::chrono::steady_clock::now();
+  RecallModel grad = zeros_like(m);
+  ParamRegistry reg;
+  register_params(reg, m, grad);
+  AdamConfig ac;
+  ac.lr = float(cfg.lr);
+  ac.weight_decay = 0.0f;
+  Adam opt(reg, ac);
+  const Schedule sched = Schedule::warmup_cosine(cfg.lr, std::int64_t(cfg.warmup), std::int64_t(cfg.max_steps),
+                                                 cfg.lr * 0.1);
+  Rng rng(cfg.seed, /*stream=*/7);
+  RecallTrainReport rep;
+  for (std::size_t step = 1; step <= cfg.max_steps; ++step) {
+    const std::size_t pairs = cfg.pairs[rng.below(std::uint32_t(cfg.pairs.size()))];
+    const MqarBatch b = mqar_batch(cfg.batch, pairs, m.cfg.vocab, rng);
+    reg.zero_grad();
+    const RecallStep s = recall_model_step(m, b, &grad);
+    clip_grad_norm(reg, 1.0);
+    opt.step(float(learning_rate(sched, std::int64_t(step))));
+    rep.steps = step;
+    rep.last_loss = s.loss;
+    if (cfg.on_step) cfg.on_step(step, s.loss);
+    if (cfg.eval_every && step % cfg.eval_every == 0) {
+      bool all = true;
+      for (std::size_t n : cfg.pairs)
+        all = all && recall_accuracy(m, n, cfg.eval_seqs, cfg.seed + 1000) >= cfg.stop_accuracy;
+      if (all) {
+        rep.stopped_early = step < cfg.max_steps;
+        break;
+      }
+    }
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+std::string recall_checkpoint_name(RecallArch arch, std::size_t d_model) {
+  return std::string("ch12/recall_") + recall_arch_id(arch) + "_d" + std::to_string(d_model) + ".safetensors";
+}
+
+void save_recall_model(const std::string& path, const RecallModel& m, RecallArch arch, const RecallTrainReport& r) {
+  TensorMap tensors;
+  visit_recall_params(m, [&](const std::string& name, const auto& t) {
+    tensors[name] = TensorF32{shape_of(t), std::vector<float>(t.begin(), t.end())};
+  });
+  write_safetensors(path, tensors,
+                    {{"model", recall_arch_id(arch)}, {"d_model", std::to_string(m.cfg.d_model)},
+                     {"steps", std::to_string(r.steps)}, {"seconds", std::to_string(r.seconds)}});
+}
+
+RecallModel load_recall_model(const std::string& path, RecallArch arch, std::size_t d_model) {
+  Rng rng(0);
+  RecallModel m = recall_model_init(recall_model_config(arch, d_model), rng);
+  std::vector<TensorSlot> slots;
+  visit_recall_params(m, [&](const std::string& name, auto& t) { slots.push_back({name, shape_of(t), t.data()}); });
+  load_tensors(path, slots, false, nullptr, {{"model", recall_arch_id(arch)}, {"d_model", std::to_string(d_model)}});
+  return m;
+}
+
+const RecallCell& RecallTable::at(RecallArch a, std::size_t d, std::size_t n) const {
+  for (const auto& c : cells)
+    if (c.arch == a && c.d_model == d && c.pairs == n) return c;
+  throw std::out_of_range(std::string("RecallTable: no cell for ") + recall_arch_id(a) + " d = " + std::to_string(d) +
+                          ", pairs = " + std::to_string(n));
+}
+
+RecallVerdicts judge_recall(const RecallTable& t) {
+  if (t.widths.empty() || t.pairs.empty()) throw std::invalid_argument("judge_recall: an empty table");
+  RecallVerdicts v;
+  const std::size_t wide = t.widths.back(), narrow = t.widths.front(), most = t.pairs.back();
+  double att_min = 1.0;
+  for (std::size_t d : t.widths)
+    for (std::size_t n : t.pairs) att_min = std::min(att_min, t.at(RecallArch::attention, d, n).accuracy);
+  v.attention_high = judge_at_least(att_min, 0.9, 0.7);
+  v.gap_attention = t.at(RecallArch::attention, wide, most).accuracy;
+  v.gap_ssm = t.at(RecallArch::ssm, wide, most).accuracy;
+  v.gap_hybrid = t.at(RecallArch::hybrid, wide, most).accuracy;
+  v.ssm_wall = judge_at_most(v.gap_ssm - v.gap_attention, -0.1);
+  v.ssm_rises_with_state = judge_greater(t.at(RecallArch::ssm, wide, most).accuracy,
+                                         t.at(RecallArch::ssm, narrow, most).accuracy, 0.05);
+  v.linear_rises_with_state = judge_greater(t.at(RecallArch::linear_attention, wide, most).accuracy,
+                                            t.at(RecallArch::linear_attention, narrow, most).accuracy, 0.05);
+  const double gap = v.gap_attention - v.gap_ssm;
+  v.hybrid_closes_gap = judge_at_least(gap > 0.05 ? (v.gap_hybrid - v.gap_ssm) / gap : NAN, 0.8, 0.4);
+  v.ssm_fewest = judge_at_least(t.at(RecallArch::ssm, wide, t.pairs.front()).accuracy, 0.9);
+  v.window_falls = judge_at_most(t.at(RecallArch::sliding_window, wide, most).accuracy - v.gap_attention, -0.1);
+  return v;
+}
+
+std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const RecallTrainConfig& cfg,
+                                              const std::string& dir,
+                                              const std::function<void(const RecallTrained&)>& done) {
+  std::vector<RecallTrained> out;
+  RecallTrainConfig tc = cfg;
+  tc.pairs = suite.pairs;
+  for (RecallArch a : recall_archs())
+    for (std::size_t d : suite.widths) {
+      Rng rng(cfg.seed, /*stream=*/d);
+      RecallModel m = recall_model_init(recall_model_config(a, d), rng);
+      RecallTrained r{a, d, train_recall_model(m, tc)};
+      const std::string name = recall_checkpoint_name(a, d);
+      save_recall_model(dir + "/" + name.substr(name.find('/') + 1), m, a, r.report);
+      if (done) done(r);
+      out.push_back(r);
+    }
+  return out;
+}
+
+RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& dir) {
+  RecallTable t;
+  t.widths = suite.widths;
+  t.pairs = suite.pairs;
+  t.eval_seqs = suite.eval_seqs;
+  for (RecallArch a : recall_archs())
+    for (std::size_t d : suite.widths) {
+      const std::string name = recall_checkpoint_name(a, d);
+      const std::string path = dir.empty() ? require_data_file(name) : dir + "/" + name.substr(name.find('/') + 1);
+      const RecallModel m = load_recall_model(path, a, d);
+      for (std::size_t n : suite.pairs)
+        t.cells.push_back({a, d, n, recall_accuracy(m, n, suite.eval_seqs, suite.eval_seed),
+                           recall_state_bytes(m.cfg, 3 * n)});
+    }
+  return t;
+}
+
+}  // namespace attn

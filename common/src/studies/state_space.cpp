@@ -1,0 +1,190 @@
+// Chapter 12's state-space measurements (see attn/studies/state_space.hpp).
+#include "attn/studies/state_space.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/attention/attention.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/linear_attention.hpp"
+#include "attn/attention/ssd.hpp"
+#include "attn/nn/sequence_mixers.hpp"
+#include "attn/studies/timing.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/rng.hpp"
+
+namespace attn {
+
+namespace {
+double max_err(const Mat& a, const MatD& ref) {
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double e = std::abs(double(a.data()[i]) - ref.data()[i]);
+    d = std::isnan(e) ? INFINITY : std::max(d, e);
+  }
+  return d;
+}
+}  // namespace
+
+SsdExample ssd_tiny_example() {
+  SsdExample e;
+  e.x = {{1, 0}, {0, 1}, {1, 1}, {2, 0}, {0, 2}};
+  e.b = {{1}, {1}, {2}, {1}, {1}};
+  e.c = {{1}, {1}, {1}, {2}, {1}};
+  e.log_a = {std::log(0.5f), std::log(0.5f), std::log(0.25f), std::log(0.5f), std::log(0.5f)};
+  e.chunk = 2;
+  e.mask = ssd_decay_mask(e.log_a);
+  e.y_scan = ssd_scan(e.x, e.b, e.c, e.log_a);
+  e.y_quadratic = ssd_quadratic(e.x, e.b, e.c, e.log_a);
+  e.y_chunked = ssd_chunked(e.x, e.b, e.c, e.log_a, e.chunk);
+  e.y_reference = ssd_reference(e.x, e.b, e.c, e.log_a);
+  return e;
+}
+
+SsdAgreement judge_ssd_agreement(double err_scan, double err_quadratic, double err_chunked) {
+  SsdAgreement a;
+  a.err_scan = err_scan;
+  a.err_quadratic = err_quadratic;
+  a.err_chunked = err_chunked;
+  a.agree = judge_at_most(std::max({err_scan, err_quadratic, err_chunked}), 1e-5);
+  return a;
+}
+
+SsdAgreement ssd_agreement(std::uint64_t seed) {
+  struct Size { std::size_t t, n, p, chunk; };
+  double es = 0, eq = 0, ec = 0;
+  std::vector<std::string> names;
+  Rng rng(seed);
+  for (Size s : {Size{1, 4, 3, 4}, Size{7, 4, 3, 3}, Size{50, 16, 8, 16}, Size{129, 16, 16, 32}}) {
+    const Mat x = rng.normal_mat(s.t, s.p), b = rng.normal_mat(s.t, s.n, 0.25f), c = rng.normal_mat(s.t, s.n, 0.25f);
+    Vec la = Vec::from_shape({s.t});
+    for (auto& v : la) v = -rng.uniform(0.01f, 0.5f);
+    const MatD ref = ssd_reference(x, b, c, la);
+    es = std::max(es, max_err(ssd_scan(x, b, c, la), ref));
+    eq = std::max(eq, max_err(ssd_quadratic(x, b, c, la), ref));
+    ec = std::max(ec, max_err(ssd_chunked(x, b, c, la, s.chunk), ref));
+    names.push_back("T=" + std::to_string(s.t) + "/Q=" + std::to_string(s.chunk));
+  }
+  SsdAgreement a = judge_ssd_agreement(es, eq, ec);
+  a.sizes = names;
+  return a;
+}
+
+SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::size_t p, std::size_t chunk) {
+  SsdTiming r;
+  r.n = n;
+  r.p = p;
+  r.chunk = chunk;
+  r.rows = std::move(rows);
+  std::vector<double> ts, sc, qu, ch;
+  for (const auto& row : r.rows) {
+    if (r.crossover_t == 0 && row.quadratic_s > row.scan_s) r.crossover_t = row.t;
+    ts.push_back(double(row.t));
+    sc.push_back(row.scan_s);
+    qu.push_back(row.quadratic_s);
+    ch.push_back(row.chunked_s);
+  }
+  r.scan_slope = loglog_slope(ts, sc);
+  r.quadratic_slope = loglog_slope(ts, qu);
+  r.chunked_slope = loglog_slope(ts, ch);
+  r.chunked_vs_scan = r.rows.empty() || r.rows.back().chunked_s <= 0 ? NAN : r.rows.back().scan_s / r.rows.back().chunked_s;
+  r.chunked_faster = judge_at_least(r.chunked_vs_scan, 1.2, 0.8);
+  return r;
+}
+
+SsdTiming ssd_timing(const std::vector<std::size_t>& lengths, std::size_t n, std::size_t p, std::size_t chunk) {
+  std::vector<SsdTimingRow> rows;
+  Rng rng(120);
+  for (std::size_t t : lengths) {
+    const Mat x = rng.normal_mat(t, p), b = rng.normal_mat(t, n, 0.25f), c = rng.normal_mat(t, n, 0.25f);
+    Vec la = Vec::from_shape({t});
+    for (auto& v : la) v = -rng.uniform(0.01f, 0.5f);
+    SsdTimingRow row;
+    row.t = t;
+    Mat sink;
+    row.scan_s = best_seconds([&] { sink = ssd_scan(x, b, c, la); }, 5, true, 0.3);
+    row.quadratic_s = best_seconds([&] { sink = ssd_quadratic(x, b, c, la); }, 5, true, 0.3);
+    row.chunked_s = best_seconds([&] { sink = ssd_chunked(x, b, c, la, chunk); }, 5, true, 0.3);
+    rows.push_back(row);
+  }
+  return judge_ssd_timing(std::move(rows), n, p, chunk);
+}
+
+FamilyDemo family_demo() {
+  FamilyDemo f;
+  // tokens: A→v1, B→v2, A→v3, B→v4, then a query for A that writes nothing (k = v = 0)
+  f.k = {{1, 0}, {0, 1}, {1, 0}, {0, 1}, {0, 0}};
+  f.v = {{1, 0}, {0, 1}, {2, 2}, {0, -1}, {0, 0}};
+  f.q = {{1, 0}, {0, 1}, {1, 0}, {0, 1}, {1, 0}};
+  f.decay = 0.5;
+  f.beta = 1.0;
+  const std::size_t t = 5, n = 2, p = 2;
+  auto read_error = [&](const Mat& y) {
+    return std::max(std::abs(double(y(4, 0)) - f.v(2, 0)), std::abs(double(y(4, 1)) - f.v(2, 1)));
+  };
+  auto add = [&](const char* id, std::size_t floats, Mat y) {
+    FamilyMember m{id, floats, y, 0.0};
+    m.read_error = read_error(y);
+    f.members.push_back(std::move(m));
+  };
+  add("softmax", 2 * t * n, scaled_dot_product_attention(f.q, f.k, f.v, causal_mask(t)).output);
+  add("linear", n * p + n, linear_attention_causal(f.q, f.k, f.v));
+  Vec la = Vec::from_shape({t});
+  la.fill(float(std::log(f.decay)));
+  add("decay", n * p, ssd_scan(f.v, f.k, f.q, la));  // B = k, C = q, X = v
+  Vec beta = Vec::from_shape({t});
+  beta.fill(float(f.beta));
+  add("delta", n * p, delta_rule_scan(f.q, f.k, f.v, beta));
+  f.delta_overwrites = judge_at_most(f.members[3].read_error, 1e-5);
+  f.linear_mixes = judge_at_least(f.members[1].read_error, 0.5);
+  return f;
+}
+
+DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
+                             std::size_t state_n) {
+  DecodeCost c;
+  c.d_model = d_model;
+  c.heads = heads;
+  c.state_n = state_n;
+  c.rows = std::move(rows);
+  std::vector<double> xs, at, ss;
+  for (const auto& r : c.rows) {
+    xs.push_back(double(r.context));
+    at.push_back(r.attention_s);
+    ss.push_back(r.ssm_s);
+  }
+  c.attention_slope = loglog_slope(xs, at);
+  c.ssm_slope = loglog_slope(xs, ss);
+  c.ratio_at_longest = c.rows.empty() ? NAN : c.rows.back().attention_s / c.rows.back().ssm_s;
+  c.attention_grows = judge_at_least(c.attention_slope, 0.5);
+  c.ssm_flat = judge_at_most(c.ssm_slope, 0.2);
+  return c;
+}
+
+DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
+                       std::size_t state_n) {
+  Rng rng(121);
+  const DecoderAttention att = decoder_attention_init(d_model, heads, heads, d_model / heads, rng);
+  const SelectiveSsm ssm = selective_ssm_init(d_model, heads, state_n, rng);
+  const Mat x = rng.normal_mat(1, d_model);
+  const Vec xv = xt::view(x, 0, xt::all());
+  std::vector<DecodeCostRow> rows;
+  for (std::size_t ctx : contexts) {
+    KVCache cache = kv_cache_make(att, ctx + 1);
+    cache.k = rng.normal_mat(ctx + 1, d_model);  // the earlier tokens' keys and values
+    cache.v = rng.normal_mat(ctx + 1, d_model);
+    DecodeCostRow r;
+    r.context = ctx;
+    Mat out;
+    r.attention_s = best_seconds([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 5, true, 0.2);
+    Tensor3 state = xt::zeros<float>({heads, state_n, d_model / heads});
+    Vec o;
+    r.ssm_s = best_seconds([&] { o = selective_ssm_step(ssm, state, xv); }, 5, true, 0.2);
+    r.kv_bytes = 2 * ctx * d_model * sizeof(float);
+    r.state_bytes = selective_ssm_state_floats(d_model, heads, state_n) * sizeof(float);
+    rows.push_back(r);
+  }
+  return judge_decode_cost(std::move(rows), d_model, heads, state_n);
+}
+
+}  // namespace attn
