@@ -118,8 +118,8 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
   nar.result(_f("SwiGLU / ReLU time: {:.2f}× (medians), {:.2f}× (best runs)", c.swiglu.median / c.relu.median,
                 c.swiglu.best / c.relu.best));
   nar.result(sentence_for(c.swiglu_slower.outcome,
-                  _("SwiGLU is slower here: beside equal matrix work it computes silu (one exp per hidden unit), "
-                    "the product with x·W_up, and writes a third matrix's output"),
+                  _("SwiGLU is slower here although its matrix work is the same: it also computes silu (one exp "
+                    "per hidden unit) and the product with x·W_up, and splits the work into three narrower products"),
                   _("SwiGLU is faster here, despite its extra silu and product: the ReLU pass is the slower "
                     "one on this machine"),
                   _("the difference is within the runs' spread (median − best): no faster or slower here")));
