@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,7 +25,7 @@ namespace {
 const char* kModelFiles[] = {"ch10/induction.safetensors", "ch10/induction_seed2.safetensors"};
 
 std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
-std::string meta(const Metadata& md, const std::string& key) {
+std::string metadata_value(const Metadata& md, const std::string& key) {
   const auto it = md.find(key);
   return it == md.end() ? "?" : it->second;
 }
@@ -130,8 +131,11 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   for (std::size_t l = 0; l < L && !nar.quiet(); ++l) {
     std::vector<std::string> maps, titles;
     for (std::size_t h = 0; h < H; ++h) {
-      std::string map = format_heatmap(slice_of(w[l], h), h == 0 ? toks : Labels(toks.size(), ""),
-                                       Labels(toks.size(), ""), unit_style());
+      Mat drawn_w = slice_of(w[l], h);  // the keys a causal row cannot see as −∞: drawn '·'
+      for (std::size_t i = 0; i < drawn_w.shape(0); ++i)
+        for (std::size_t k = i + 1; k < drawn_w.shape(1); ++k) drawn_w(i, k) = -std::numeric_limits<float>::infinity();
+      std::string map = format_heatmap(drawn_w, h == 0 ? toks : Labels(toks.size(), ""), Labels(toks.size(), ""),
+                                       unit_style());
       legend = without_last_line(map);
       maps.push_back(map);
       const InductionHeadRow& r = c.heads[l * H + h];
@@ -175,7 +179,7 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
   for (const HeadStat& h : s.best) best += fmt::format("{}{} {:.3f}", best.empty() ? "" : ", ", head_name(h.layer, h.head),
                                                        h.prefix_matching);
   nar.result(_f("chapter 09 LM ({} steps), {} sequences of {} random tokens, each repeated once:",
-                meta(lm_metadata, "steps"), r.sequences, r.period));
+                metadata_value(lm_metadata, "steps"), r.sequences, r.period));
   nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
                 "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
                 s.chance, r.first - r.second, r.difference_se));
@@ -207,8 +211,8 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
             "it (… A B … A → B): a layer-0 head marks each position with its previous token, and a layer-1 head "
             "looks for that mark"));
   if (!im.curve.empty())
-    nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", meta(im.metadata, "steps"),
-                  meta(im.metadata, "curve_every"), im.curve.front(), sparkline(im.curve, 48), im.curve.back()));
+    nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", metadata_value(im.metadata, "steps"),
+                  metadata_value(im.metadata, "curve_every"), im.curve.front(), sparkline(im.curve, 48), im.curve.back()));
   nar.say(_f("the evaluation set: {} sequences of {} tokens, each a period of {} to {} distinct random tokens "
              "repeated; a column marked \"{} seqs\" averages over it (exported: eval_tokens, eval_periods)",
              c.eval_sequences, c.eval_length, c.min_period, c.max_period, c.eval_sequences));
@@ -400,8 +404,9 @@ void report_uniform(Narrator& nar, const std::string& label, const UniformClaim&
 }
 
 void report_perturbation(Narrator& nar, const PerturbationSweep& p, const InductionModel& a, const InductionModel& b) {
-  nar.result(_f("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}", meta(a.metadata, "seed"),
-                meta(b.metadata, "seed"), p.seeds.tvd, std::abs(p.seeds.loss_change)));
+  nar.result(_f("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}",
+                metadata_value(a.metadata, "seed"), metadata_value(b.metadata, "seed"), p.seeds.tvd,
+                std::abs(p.seeds.loss_change)));
   Table t({_("head"), _("edit"), "TVD", _("Δ repeat loss")});
   for (const PerturbationRow& r : p.rows)
     t.add({head_name(r.layer, r.head), edit_label(r.edit), fmt::format("{:.4f}", r.change.tvd),
@@ -505,8 +510,9 @@ std::vector<std::string> interpretability_takeaway(const InterpretabilityFinding
   std::vector<std::string> lines;
   lines.push_back(_f("Induction: {} marks each token's predecessor (at positions ≤ {}) and {} {} (prefix matching "
                      "{:.2f}); the last layer's {} heads are {}.", prev, c.max_period,
-                     c.composes.holds() ? _("feeds") : _("works beside"), ind, c.heads[c.last_layer * H + c.induction_head].prefix_eval,
-                     H, c.redundant.holds() ? _("redundant") : _("not redundant")));
+                     c.composes.holds() ? _("feeds") : _("works beside"), ind,
+                     c.heads[c.last_layer * H + c.induction_head].prefix_eval, H,
+                     c.redundant.holds() ? _("redundant") : _("not redundant")));
   lines.push_back(_f("Second-repeat loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed, {:.3f} with all of "
                      "layer {} zeroed.", c.base.second, c.second_without_previous, prev, c.second_without_induction,
                      ind, c.second_without_last_layer, c.last_layer));
