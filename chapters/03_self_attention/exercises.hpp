@@ -17,7 +17,7 @@ attn::Mat softmax_rows(const attn::Mat& x);
 // 03.2 — (n, n): 0 where key j may be seen by query i (j ≤ i), −∞ where it may not (j > i).
 attn::Mat causal_mask(std::size_t n);
 
-// 03.3 — q: (T, d_k), k: (S, d_k), v: (S, d_v), mask: (T, S) additive or empty -> (T, d_v):
+// 03.3 — q: (n_q, d_k), k: (n_k, d_k), v: (n_k, d_v), mask: (n_q, n_k) additive or empty -> (n_q, d_v):
 // softmax(q·kᵀ/√d_k + mask)·v. You may call your softmax_rows.
 attn::Mat attention(const attn::Mat& q, const attn::Mat& k, const attn::Mat& v, const attn::Mat& mask);
 

@@ -1,5 +1,6 @@
 // Chapter 03 — worked solutions, in plain loops so every index is visible. (The library's
-// versions in common/src/tensor/softmax.cpp and attention/attention.cpp do the same with BLAS.)
+// versions in common/src/tensor/softmax.cpp and attention/attention.cpp compute the same;
+// attention.cpp does its two matrix products with BLAS.)
 #include <cmath>
 #include <limits>
 

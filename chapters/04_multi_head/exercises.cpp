@@ -11,10 +11,10 @@
 namespace ex04 {
 
 // Exercise 04.1 — split_heads
-// Hint: head h owns a block of d_head consecutive columns of x, for every token t: which columns?
-// Hint: a plain reshape of x to (h, T, d_head) is NOT the same: it would cut rows, not column blocks.
+// Hint: head h owns a block of d_k consecutive columns of x, for every token t: which columns?
+// Hint: a plain reshape of x to (h, n, d_k) is NOT the same: it would cut rows, not column blocks.
 attn::Tensor3 split_heads(const attn::Mat& x, std::size_t n_heads) {
-  throw attn::NotImplemented("04.1 split_heads: out(h, t, c) = x(t, h·d_head + c)");
+  throw attn::NotImplemented("04.1 split_heads: out(h, t, c) = x(t, h·d_k + c)");
 }
 
 // Exercise 04.2 — multi_head_attention
@@ -23,7 +23,7 @@ attn::Tensor3 split_heads(const attn::Mat& x, std::size_t n_heads) {
 // Hint: concatenation undoes the split; W_O comes last.
 attn::Mat multi_head_attention(const attn::Mat& x, const attn::Mat& w_q, const attn::Mat& w_k, const attn::Mat& w_v,
                                const attn::Mat& w_o, std::size_t n_heads) {
-  throw attn::NotImplemented("04.2 multi_head_attention: project, split, attend per head with 1/√d_head, concat, ·W_O");
+  throw attn::NotImplemented("04.2 multi_head_attention: project, split, attend per head with 1/√d_k, concat, ·W_O");
 }
 
 }  // namespace ex04

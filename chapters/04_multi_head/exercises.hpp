@@ -10,11 +10,11 @@
 
 namespace ex04 {
 
-// 04.1 — x: (T, h·d_head) -> (h, T, d_head): head i is the column block [i·d_head, (i+1)·d_head).
+// 04.1 — x: (n, h·d_k) -> (h, n, d_k): head i is the column block [i·d_k, (i+1)·d_k).
 attn::Tensor3 split_heads(const attn::Mat& x, std::size_t n_heads);
 
-// 04.2 — x: (T, d_model), W_Q, W_K, W_V, W_O: (d_model, d_model), no biases -> (T, d_model):
-// Q = X·W_Q (likewise K, V); per head i: O_i = softmax(Q_i·K_iᵀ/√d_head)·V_i; concat the O_i; ·W_O.
+// 04.2 — x: (n, d_model), W_Q, W_K, W_V, W_O: (d_model, d_model), no biases -> (n, d_model):
+// Q = X·W_Q (likewise K, V); per head i: O_i = softmax(Q_i·K_iᵀ/√d_k)·V_i; concat the O_i; ·W_O.
 attn::Mat multi_head_attention(const attn::Mat& x, const attn::Mat& w_q, const attn::Mat& w_k, const attn::Mat& w_v,
                                const attn::Mat& w_o, std::size_t n_heads);
 

@@ -27,7 +27,7 @@ attn::Mat rope_rotate(const attn::Mat& x, std::size_t start) {
 // Exercise 05.3 — alibi_bias
 // Hint: the slopes form a geometric sequence; for 8 heads the paper lists 1/2, 1/4, …, 1/256 — mind 0-based h.
 // Hint: the bias is a penalty: what sign must it have, and what is it when a query looks at itself?
-attn::Tensor3 alibi_bias(std::size_t n_heads, std::size_t T) {
+attn::Tensor3 alibi_bias(std::size_t n_heads, std::size_t n) {
   throw attn::NotImplemented("05.3 alibi_bias: −2^(−8(h+1)/H)·|i − j|");
 }
 

@@ -31,12 +31,12 @@ attn::Mat rope_rotate(const attn::Mat& x, std::size_t start) {
   return y;
 }
 
-attn::Tensor3 alibi_bias(std::size_t n_heads, std::size_t T) {
-  attn::Tensor3 b = xt::zeros<float>({n_heads, T, T});
+attn::Tensor3 alibi_bias(std::size_t n_heads, std::size_t n) {
+  attn::Tensor3 b = xt::zeros<float>({n_heads, n, n});
   for (std::size_t h = 0; h < n_heads; ++h) {
     const double m = std::pow(2.0, -8.0 * double(h + 1) / double(n_heads));
-    for (std::size_t i = 0; i < T; ++i)
-      for (std::size_t j = 0; j < T; ++j) b(h, i, j) = float(-m * double(i > j ? i - j : j - i));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) b(h, i, j) = float(-m * double(i > j ? i - j : j - i));
   }
   return b;
 }

@@ -57,13 +57,16 @@ inline std::string program_dir() {
   return over && *over ? std::string(over) : std::string(ATTN_BIN_DIR);
 }
 
-// program: a name in program_dir(), or an absolute path. env: "NAME=value" prefixes. stdin is /dev/null.
+// program: a name in program_dir(), or an absolute path. env: "NAME=value" prefixes (after the
+// English default). stdin is /dev/null.
 inline RunResult run_program(const std::string& program, const std::vector<std::string>& args,
                              const std::vector<std::string>& env = {}) {
   namespace fs = std::filesystem;
   static int counter = 0;
   const fs::path err_file = fs::temp_directory_path() / ("attn-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
-  std::string cmd = "env";
+  // English unless the test asks for another language (its env entries come later and win), so
+  // the checks of printed English hold whatever LANG the suite runs under.
+  std::string cmd = "env LANGUAGE= LC_ALL= LC_MESSAGES= LANG=C.UTF-8 env";  // a second env takes -u NAME too
   for (const auto& e : env) cmd += " " + shell_quote(e);
   cmd += " " + shell_quote(program[0] == '/' ? program : program_dir() + "/" + program);
   for (const auto& a : args) cmd += " " + shell_quote(a);

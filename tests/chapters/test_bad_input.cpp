@@ -189,14 +189,14 @@ TEST_CASE("case 7: chapter 03 --export killed before, during and after the swap 
   const auto second = snapshot(dir);
   REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "1"}).status == 0);
   const auto first = snapshot(dir);
-  REQUIRE(first.size() == 20);  // 19 tensors and the manifest
-  // Points: 0–18 after each tensor, 19 after the manifest (before the swap), 20 after the swap.
-  for (int at : {0, 9, 19, 20}) {
+  REQUIRE(first.size() == 23);  // 22 tensors and the manifest
+  // Points: 0–21 after each tensor, 22 after the manifest (before the swap), 23 after the swap.
+  for (int at : {0, 11, 22, 23}) {
     CAPTURE(at);
     const RunResult r = run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "2"},
                                     {"ATTN_EXPORT_KILL_AT=" + std::to_string(at)});
     CHECK(r.status == 128 + 9);  // SIGKILL
-    CHECK(snapshot(dir) == (at < 20 ? first : second));
+    CHECK(snapshot(dir) == (at < 23 ? first : second));
     REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "1"}).status == 0);
     CHECK(snapshot(dir) == first);
     for (const auto& e : fs::directory_iterator(root)) CHECK(e.path().filename() == "out");  // leftovers removed

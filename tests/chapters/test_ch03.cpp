@@ -31,7 +31,6 @@ TEST_CASE("chapter 03 runs and prints every step with shapes and token labels") 
   CHECK(r.has("weights (4×4) heatmap"));
   CHECK(r.has("          the      cat     eats     fish"));  // column labels over the scores
   CHECK(r.has("row sums: min 1.000000, max 1.000000"));
-  CHECK(r.has("(equivariant)"));
   CHECK(r.has("Takeaway"));
   // The kernel in the header is never OpenBLAS's generic fallback.
   CHECK_FALSE(r.has("OpenBLAS Prescott"));
@@ -85,6 +84,43 @@ TEST_CASE("chapter 03 --export writes the contract and the tensors recompute") {
   CHECK(max_abs_diff(load("output"), attention_reference(Q, K, V)) < 1e-5);
   CHECK(max_abs_diff(load("causal_output"), attention_reference(Q, K, V, causal_mask(Q.shape(0)))) < 1e-5);
   CHECK(max_abs_diff(load("weights"), softmax_reference(S)) < 1e-5);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 03's printed figures and verdicts agree with its export") {
+  // Each figure recomputed here from the exported tensors; the verdict words printed beside it
+  // must be the ones that figure earns.
+  const fs::path dir = scratch_dir("ch03-figures");
+  const RunResult r = run_program("03_self_attention", {"--no-color", "--export", dir.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  auto load = [&](const char* n) { return npy_to_mat(read_npy((dir / (std::string(n) + ".npy")).string()), n); };
+  // Step 8: f(P·X) − P·f(X) for the reversed sentence.
+  const Mat out = load("output"), out_p = load("output_permuted");
+  const std::size_t n = out.shape(0);
+  double equi = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t c = 0; c < out.shape(1); ++c) equi = std::max(equi, double(std::abs(out_p(i, c) - out(n - 1 - i, c))));
+  CHECK(r.has(fmt::format("max |f(P·X) − P·f(X)| = {:.1e}", equi)));
+  CHECK(r.has("(equivariant)") == (equi <= 1e-5));
+  // Step 6: the first row of the causal weights.
+  const Mat cw = load("causal_weights");
+  CHECK(r.has(fmt::format("first word's weight on itself: {:.3f} ({})", cw(0, 0),
+                          std::abs(cw(0, 0) - 1.0) <= 1e-5 ? "holds" : "does not hold")));
+  // Step 7: the worst scaled variance in the exported table, and its verdict (within 15% of 1).
+  const Mat sc = load("scaling");
+  double worst = 0.0;
+  for (std::size_t i = 0; i < sc.shape(0); ++i) worst = std::max(worst, std::abs(double(sc(i, 2)) - 1.0));
+  CHECK(r.has(fmt::format("(worst {:.2f} off): {}", worst, worst <= 0.15 ? "holds" : "does not hold")));
+  // Step 10: every path-length row as printed, and the window rows against ⌈(n − 1)/3⌉.
+  const Mat pl = load("path_length");
+  REQUIRE(pl.shape(1) == 6);
+  for (std::size_t i = 0; i < pl.shape(0); ++i) {
+    const auto len = std::size_t(pl(i, 0));
+    CHECK(std::size_t(pl(i, 1)) == len - 1);
+    CHECK(std::size_t(pl(i, 2)) == 1);
+    CHECK(std::size_t(pl(i, 3)) == (len - 1 + 2) / 3);
+  }
+  CHECK(r.has("full attention: one layer at every n: holds"));
   fs::remove_all(dir);
 }
 

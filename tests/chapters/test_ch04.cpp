@@ -77,3 +77,21 @@ TEST_CASE("chapter 04 bad flags exit 2 naming the flag; --help lists the options
   CHECK(h.status == 0);
   for (const char* f : {"--sentence", "--d-model", "--heads", "--export"}) CHECK(h.has(f));
 }
+
+TEST_CASE("chapter 04's printed head difference and its verdict come from the exported weights") {
+  const fs::path dir = scratch_dir("ch04-figures");
+  const RunResult r = run_program("04_multi_head", {"--no-color", "--export", dir.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const Tensor3 a = npy_to_tensor3(read_npy((dir / "weights.npy").string()), "weights");
+  double most = 0.0;  // the largest max |A_h − A_g| over pairs of heads, recomputed
+  for (std::size_t h = 0; h < a.shape(0); ++h)
+    for (std::size_t g = h + 1; g < a.shape(0); ++g)
+      for (std::size_t i = 0; i < a.shape(1); ++i)
+        for (std::size_t j = 0; j < a.shape(2); ++j) most = std::max(most, double(std::abs(a(h, i, j) - a(g, i, j))));
+  std::ifstream mf(dir / "manifest.json");
+  const auto j = nlohmann::json::parse(mf);
+  CHECK(j["figures"]["most_different_heads"].get<double>() == doctest::Approx(most).epsilon(1e-6));
+  CHECK(r.has(fmt::format("largest difference between two heads' weights: {:.3f} — {}", most,
+                          most >= 0.05 ? "each head attends its own way" : "the heads attend almost alike")));
+  fs::remove_all(dir);
+}

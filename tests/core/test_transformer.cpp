@@ -62,7 +62,7 @@ TransformerD randomised(const TransformerModelConfig& cfg, std::uint64_t seed) {
   return m;
 }
 
-Batch tiny_batch() {
+Batch tiny_transformer_batch() {
   Batch b;
   b.size = 2;
   b.src_len = 4;
@@ -77,7 +77,7 @@ Batch tiny_batch() {
 void check_model(const TransformerModelConfig& cfg) {
   TransformerD m = randomised(cfg, 3);
   TransformerD g = zeros_like(m);
-  const Batch b = tiny_batch();
+  const Batch b = tiny_transformer_batch();
   TransformerTapeT<double> tape;
   transformer_forward(tape, m, b);
   transformer_backward(g, tape, m, b);
@@ -174,7 +174,7 @@ TEST_CASE("transformer: whole-model gradients, Post-Norm and Pre-Norm, tied and 
 TEST_CASE("transformer: the decoder is causal — changing a later target token leaves earlier rows alone") {
   Rng rng(2);
   const Transformer m = transformer_init(tiny_cfg(NormPlacement::Post, true), rng);
-  Batch b = tiny_batch();
+  Batch b = tiny_transformer_batch();
   TransformerTape t1, t2;
   transformer_forward(t1, m, b);
   b.tgt_in[3] = 9;  // sentence 0, position 3
@@ -207,7 +207,7 @@ TEST_CASE("transformer parameters: names, count, registry, double copy, bad conf
   cfg.n_heads = 3;  // does not divide d_model = 8
   CHECK_THROWS_AS(transformer_init(cfg, rng), std::invalid_argument);
   CHECK_THROWS_AS(norm_from_name("middle"), std::invalid_argument);
-  Batch bad = tiny_batch();
+  Batch bad = tiny_transformer_batch();
   bad.src.pop_back();
   TransformerTape tape;
   CHECK_THROWS_AS(transformer_forward(tape, m, bad), ShapeError);

@@ -21,15 +21,15 @@ TEST_SUITE("ch04") {
 
 TEST_CASE("04.1 split_heads") {
   attn::Rng rng(41);
-  const Mat x = rng.normal_mat(5, 12);  // T = 5, 3 heads of 4: T != h catches swapped axes
+  const Mat x = rng.normal_mat(5, 12);  // n = 5, 3 heads of 4: n != h catches swapped axes
   LEARNER_CALL(h, ex04::split_heads(x, 3));
-  REQUIRE_MESSAGE(attn::shape_of(h) == attn::Shape({3, 5, 4}), "split_heads(x (5×12), 3) must be (h, T, d_head) = (3, 5, 4)");
+  REQUIRE_MESSAGE(attn::shape_of(h) == attn::Shape({3, 5, 4}), "split_heads(x (5×12), 3) must be (h, n, d_k) = (3, 5, 4)");
   const Tensor3 want = attn::split_heads(x, 3);
   if (diff3(h, want) > 0) {
     Tensor3 reshaped = xt::zeros<float>({3, 5, 4});  // the row-major reshape mistake
     std::copy(x.begin(), x.end(), reshaped.begin());
     if (diff3(h, reshaped) == 0) FAIL("you reshaped the memory of x directly: that cuts rows apart. Head i is the column block [4i, 4i+4) of every row");
-    FAIL("out(h, t, c) must equal x(t, h·d_head + c)");
+    FAIL("out(h, t, c) must equal x(t, h·d_k + c)");
   }
 }
 
@@ -39,7 +39,7 @@ TEST_CASE("04.2 multi_head_attention") {
   attn::MultiHead p = attn::multi_head_init(d, H, H, rng, false);
   const Mat x = rng.normal_mat(T, d);
   LEARNER_CALL(out, ex04::multi_head_attention(x, p.w_q, p.w_k, p.w_v, p.w_o, H));
-  REQUIRE_MESSAGE((out.shape(0) == T && out.shape(1) == d), "the output must be (T, d_model) = (5, 16)");
+  REQUIRE_MESSAGE((out.shape(0) == T && out.shape(1) == d), "the output must be (n, d_model) = (5, 16)");
   const Mat want = attn::multi_head_trace(x, p).output;
   if (exercise_check::max_diff(out, want) > 1e-5) {
     const attn::MhaTrace t = attn::multi_head_trace(x, p);
@@ -48,11 +48,11 @@ TEST_CASE("04.2 multi_head_attention") {
     one.n_heads = one.n_kv_heads = 1;
     if (exercise_check::max_diff(out, attn::multi_head_trace(x, one).output) < 1e-5)
       FAIL("this is ONE head over all 16 columns (scaled by 1/√16): split Q, K, V into 4 heads and attend in each");
-    // The scale 1/√d_model instead of 1/√d_head: scale Q by √d_head/√d_model = 1/2 and compare.
+    // The scale 1/√d_model instead of 1/√d_k: scale Q by √d_k/√d_model = 1/2 and compare.
     attn::MultiHead wrong = p;
     wrong.w_q = p.w_q * 0.5f;
     if (exercise_check::max_diff(out, attn::multi_head_trace(x, wrong).output) < 1e-5)
-      FAIL("scores are divided by √d_model: each head divides by √d_head = √(d_model/h)");
+      FAIL("scores are divided by √d_model: each head divides by √d_k = √(d_model/h)");
     FAIL("output differs from Concat(head_1 … head_h)·W_O by " << exercise_check::max_diff(out, want));
   }
 }

@@ -1,10 +1,12 @@
-// Chapter 06's sweep of efficient attention variants (see attn/studies/efficient_sweep.hpp).
+// Chapter 06's sweep of efficient attention variants and its verdicts (see attn/studies/efficient_sweep.hpp).
 #include "attn/studies/efficient_sweep.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <new>
 #include <stdexcept>
 
@@ -16,6 +18,7 @@
 #include "attn/attention/linear_attention.hpp"
 #include "attn/tensor/memory.hpp"
 #include "attn/tensor/rng.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "attn/attention/sparse_attention.hpp"
 #include "attn/attention/tiled_attention.hpp"
 
@@ -23,128 +26,252 @@ namespace attn {
 
 namespace {
 
-double max_abs_diff(const Mat& a, const Mat& b) {
-  double e = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, double(std::abs(a.data()[i] - b.data()[i])));
-  return e;
-}
-
 struct Variant {
   std::string name, complexity;
-  // Returns the output; `work` receives the counted working bytes.
-  std::function<Mat(const Mat&, const Mat&, const Mat&, std::size_t& work)> run;
+  double exponent;
+  // Returns the output; `work` receives the counted working bytes, `pairs` the (query, key) pairs.
+  std::function<Mat(const Mat&, const Mat&, const Mat&, std::size_t& work, double& pairs)> run;
 };
+
+// Visible pairs of the centred window with `half` keys each side (itself counted once).
+double window_pairs(std::size_t n, std::size_t half) {
+  double total = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t lo = i + 1 >= half ? i + 1 - half : 0, hi = std::min(n - 1, i + half - 1);
+    total += double(hi - lo + 1);
+  }
+  return total;
+}
+
+double median_of(std::vector<double> xs) {
+  if (xs.empty()) return NAN;
+  std::sort(xs.begin(), xs.end());
+  const std::size_t m = xs.size() / 2;
+  return xs.size() % 2 ? xs[m] : 0.5 * (xs[m - 1] + xs[m]);
+}
 
 }  // namespace
 
-std::vector<VariantSweep> sweep_efficient_variants(const std::vector<std::size_t>& sizes, const EfficientSweepConfig& cfg) {
-  const std::size_t d = cfg.d, w = cfg.window, b = cfg.block;
+LogLogFit loglog_fit(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> lx, ly;
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i)
+    if (x[i] > 0 && y[i] > 0) lx.push_back(std::log(x[i])), ly.push_back(std::log(y[i]));
+  LogLogFit f;
+  f.points = lx.size();
+  f.slope = f.standard_error = NAN;
+  if (f.points < 2) return f;
+  const double m = double(f.points);
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < lx.size(); ++i) mx += lx[i] / m, my += ly[i] / m;
+  double sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < lx.size(); ++i) sxx += (lx[i] - mx) * (lx[i] - mx), sxy += (lx[i] - mx) * (ly[i] - my);
+  if (sxx == 0) return f;
+  f.slope = sxy / sxx;
+  if (f.points < 3) return f;
+  double rss = 0;  // residuals of the fit; the slope's standard error is √(rss/(m − 2)/sxx)
+  for (std::size_t i = 0; i < lx.size(); ++i) rss += std::pow(ly[i] - my - f.slope * (lx[i] - mx), 2);
+  f.standard_error = std::sqrt(rss / (m - 2.0) / sxx);
+  return f;
+}
+
+Verdict judge_exponent(double slope, double claimed, double noise) {
+  constexpr double kTolerance = 0.2;  // a slope this close to its exponent reads as that exponent
+  Verdict v;
+  v.measured = std::abs(slope - claimed);
+  v.bound = kTolerance;
+  v.partly = kTolerance + (std::isfinite(noise) ? noise : 0.0);
+  if (!std::isfinite(slope) || !std::isfinite(noise)) v.outcome = Outcome::inconclusive;
+  else if (v.measured <= v.bound) v.outcome = Outcome::holds;
+  else if (v.measured <= v.partly) v.outcome = Outcome::inconclusive;
+  else v.outcome = Outcome::fails;
+  return v;
+}
+
+double VariantSweep::largest_spread() const {
+  double worst = 0.0;
+  for (const auto& p : points)
+    if (!p.skipped) worst = std::max(worst, p.spread());
+  return worst;
+}
+
+const VariantSweep& EfficientSweep::at(const std::string& name) const {
+  for (const auto& v : variants)
+    if (v.name == name) return v;
+  throw std::out_of_range("efficient sweep: no variant named " + name);
+}
+
+void judge_sweep(EfficientSweep& s, std::size_t fit_from) {
+  const VariantSweep* full = s.variants.empty() ? nullptr : &s.variants.front();
+  for (auto& v : s.variants) {
+    std::vector<double> x, best, median;
+    for (const auto& p : v.points)
+      if (!p.skipped && p.n >= fit_from) {
+        x.push_back(double(p.n));
+        best.push_back(p.seconds);
+        median.push_back(p.median_seconds);
+      }
+    v.fit = loglog_fit(x, best);
+    v.median_slope = loglog_fit(x, median).slope;
+    // NaN with fewer than 3 sizes (no standard error): the verdict is then inconclusive
+    v.noise = v.fit.points < 3 ? NAN : std::max(2.0 * v.fit.standard_error, std::abs(v.fit.slope - v.median_slope));
+    v.min_cpu_share = 1.0;
+    for (const auto& p : v.points)
+      if (!p.skipped && p.n >= fit_from) v.min_cpu_share = std::min(v.min_cpu_share, p.cpu_share);
+    v.exponent = judge_exponent(v.fit.slope, v.claimed_exponent, v.noise);
+    if (v.exponent.outcome == Outcome::fails && v.min_cpu_share < kContendedCpuShare)
+      v.exponent.outcome = Outcome::inconclusive;  // the times measure the other programs as much as this one
+    v.faster_from = 0;
+    if (full == nullptr || &v == full) continue;
+    for (std::size_t i = v.points.size(); i-- > 0;) {  // from the largest n down, while it stays faster
+      const VariantPoint& p = v.points[i];
+      const VariantPoint* f = nullptr;
+      for (const auto& q : full->points)
+        if (q.n == p.n && !q.skipped) f = &q;
+      if (p.skipped || f == nullptr) continue;  // full skipped: no comparison at this n
+      if (p.seconds < f->seconds) v.faster_from = p.n;
+      else break;
+    }
+  }
+}
+
+namespace {
+// Times one variant at one n: up to cfg.repeats runs within cfg.budget_s (the first also measures
+// the RSS growth); fills seconds, median, runs, work, pairs and the output.
+VariantPoint time_point(const Variant& var, const Mat& q, const Mat& k, const Mat& v, const EfficientSweepConfig& cfg,
+                        Mat& result) {
+  VariantPoint pt;
+  pt.n = q.shape(0);
+  constexpr double kGiB = 1024.0 * kMiB;
+  std::size_t work = 0;
+  std::vector<double> runs, cpu;
+  long long grown = -1;
+  auto timed = [&](std::size_t& wk, double& pairs) {  // wall and process CPU seconds of one run
+    const std::clock_t c0 = std::clock();
+    const auto t0 = std::chrono::steady_clock::now();
+    result = var.run(q, k, v, wk, pairs);
+    runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpu.push_back(double(std::clock() - c0) / CLOCKS_PER_SEC);
+  };
+  try {
+    grown = measure_peak_growth([&] { timed(work, pt.pairs); });
+    double spent = runs.back();
+    while (int(runs.size()) < cfg.repeats && spent < cfg.budget_s) {
+      std::size_t wk = 0;
+      double pairs = 0.0;
+      timed(wk, pairs);
+      spent += runs.back();
+    }
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("{} attention at n = {} ran out of memory (its counted working memory "
+                                         "is {:.2f} GiB); lower --sizes", var.name, pt.n, double(work) / kGiB));
+  }
+  const std::size_t fastest = std::size_t(std::min_element(runs.begin(), runs.end()) - runs.begin());
+  pt.seconds = runs[fastest];
+  pt.cpu_share = runs[fastest] > 0 ? cpu[fastest] / runs[fastest] : 1.0;
+  pt.median_seconds = median_of(runs);
+  pt.runs = int(runs.size());
+  pt.work_mib = double(work) / kMiB;
+  pt.rss_mib = grown < 0 ? -1.0 : double(grown) / kMiB;
+  return pt;
+}
+}  // namespace
+
+EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, const EfficientSweepConfig& cfg) {
+  if (cfg.window % 2 == 0)
+    throw std::invalid_argument(fmt::format("sweep_efficient_variants: window w = {} must be odd (a centred window "
+                                            "sees (w − 1)/2 keys each side and itself)", cfg.window));
+  const std::size_t d = cfg.d, half = (cfg.window + 1) / 2, b = cfg.block;  // the core's w: keys each side + 1
   std::vector<Variant> variants = {
-      {"full", "O(n²·d)",
-       [](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
+      {"full", "O(n²·d)", 2.0,
+       [](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
          work = 2 * q.shape(0) * k.shape(0) * sizeof(float);  // scores and weights, n×n each
+         pairs = double(q.shape(0)) * double(k.shape(0));
          return scaled_dot_product_attention(q, k, v).output;
        }},
-      {"tiled (exact)", "O(n²·d), O(tile) memory",
-       [b](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
+      {"tiled (exact)", "O(n²·d), O(tile) memory", 2.0,
+       [b](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
          work = tiled_attention_workspace_floats(2 * b, 2 * b, v.shape(1)) * sizeof(float) + q.shape(0) * sizeof(float);
+         pairs = double(q.shape(0)) * double(k.shape(0));
          return tiled_attention_forward(q, k, v, 2 * b, 2 * b).output;
        }},
-      {"window", "O(n·w·d)",
-       [w](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
-         work = sliding_window_workspace_bytes(w, false);
-         return sliding_window_attention(q, k, v, w, false);
+      {"window", "O(n·w·d)", 1.0,
+       [half](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
+         work = sliding_window_workspace_bytes(half, false);
+         pairs = window_pairs(q.shape(0), half);
+         return sliding_window_attention(q, k, v, half, false);
        }},
-      {"dilated", "O(n·w·d)",
-       [w, &cfg](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
-         const SparsePattern p = dilated_window_pattern(q.shape(0), w, cfg.dilation, false);
+      {"dilated", "O(n·w·d)", 1.0,
+       [half, &cfg](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
+         const SparsePattern p = dilated_window_pattern(q.shape(0), half, cfg.dilation, false);
          work = sparse_attention_workspace_bytes(p);
+         pairs = double(p.nnz());
          return sparse_attention(q, k, v, p);
        }},
-      {"longformer", "O(n·(w+g)·d)",
-       [w](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
-         const SparsePattern p = longformer_pattern(q.shape(0), w, {0});
+      {"longformer", "O(n·(w+g)·d)", 1.0,
+       [half](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
+         const SparsePattern p = longformer_pattern(q.shape(0), half, {0});
          work = sparse_attention_workspace_bytes(p);
+         pairs = double(p.nnz());
          return sparse_attention(q, k, v, p);
        }},
-      {"bigbird", "O(n·(3+g+r)·b·d)",
-       [b, &cfg](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
+      {"bigbird", "O(n·(3+g+r)·b·d)", 1.0,
+       [b, &cfg](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
          const BlockSparsePattern p = bigbird_pattern(q.shape(0), b, 1, cfg.global_blocks, cfg.random_blocks, cfg.seed);
          work = block_sparse_workspace_bytes(p);
+         pairs = double(p.blocks.size()) * double(b) * double(b);
          return block_sparse_attention(q, k, v, p);
        }},
-      {"linear", "O(n·d²)",
-       [](const Mat& q, const Mat& k, const Mat& v, std::size_t& work) {
+      {"linear", "O(n·d²)", 1.0,
+       [](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
          // φ(Q), φ(K) (n×d each), φ(K)ᵀV (d×d_v), z (d), φ(Q)z (n)
          work = (2 * q.size() + q.shape(1) * v.shape(1) + q.shape(1) + q.shape(0)) * sizeof(float);
+         pairs = 0.0;  // no (query, key) pair is ever formed
          return linear_attention(q, k, v);
        }},
   };
-  std::vector<VariantSweep> out(variants.size());
+  EfficientSweep out;
+  out.variants.resize(variants.size());
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    out[i].name = variants[i].name;
-    out[i].complexity = variants[i].complexity;
+    out.variants[i].name = variants[i].name;
+    out.variants[i].complexity = variants[i].complexity;
+    out.variants[i].claimed_exponent = variants[i].exponent;
   }
+  constexpr double kGiB = 1024.0 * kMiB;
   for (std::size_t n : sizes) {
     Rng rng(cfg.seed + n);
     const Mat q = rng.normal_mat(n, d), k = rng.normal_mat(n, d), v = rng.normal_mat(n, d);
     Mat full_out;
     for (std::size_t i = 0; i < variants.size(); ++i) {
-      VariantPoint pt;
-      pt.n = n;
-      if (i == 0 && double(2 * n * n * sizeof(float)) / kMiB > cfg.max_full_mib) {
+      const double full_bytes = double(2 * n * n * sizeof(float));
+      if (i == 0 && full_bytes / kMiB > cfg.max_full_mib) {
+        VariantPoint pt;
+        pt.n = n;
         pt.skipped = true;
         pt.note = fmt::format("needs {:.0f} MiB for scores and weights (limit {:.0f} MiB, --max-full-mib)",
-                              double(2 * n * n * sizeof(float)) / kMiB, cfg.max_full_mib);
-        out[i].points.push_back(pt);
+                              full_bytes / kMiB, cfg.max_full_mib);
+        out.variants[i].points.push_back(pt);
         continue;
       }
-      constexpr double kGiB = 1024.0 * kMiB;
       if (i == 0) {  // the one variant whose n×n buffers can exceed the machine: check before allocating
-        const double need = double(2 * n * n * sizeof(float)), avail = double(available_memory_bytes());
-        if (avail >= 0 && need > avail)
+        const double avail = double(available_memory_bytes());
+        if (avail >= 0 && full_bytes > avail)
           throw std::runtime_error(fmt::format(
               "full attention at n = {} needs {:.1f} GiB for its scores and weights, but only {:.1f} GiB can be "
               "allocated here (free memory and limits); lower --max-full-mib or --sizes",
-              n, need / kGiB, avail / kGiB));
+              n, full_bytes / kGiB, avail / kGiB));
       }
-      std::size_t work = 0;
       Mat result;
-      double first = 0.0;
-      long long grown = -1;
-      try {
-        grown = measure_peak_growth([&] {
-          const auto t0 = std::chrono::steady_clock::now();
-          result = variants[i].run(q, k, v, work);
-          first = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        });
-      } catch (const std::bad_alloc&) {
-        throw std::runtime_error(fmt::format("{} attention at n = {} ran out of memory (its counted working memory "
-                                             "is {:.2f} GiB); lower --sizes",
-                                             variants[i].name, n, double(work) / kGiB));
-      }
-      double best = first;
-      if (first < 0.5 && cfg.repeats > 1)
-        best = std::min(best, best_seconds([&] { std::size_t wk; result = variants[i].run(q, k, v, wk); }, cfg.repeats - 1, false, 2.0));
-      pt.seconds = best;
-      pt.work_mib = double(work) / kMiB;
-      pt.rss_mib = grown < 0 ? -1.0 : double(grown) / kMiB;
+      VariantPoint pt = time_point(variants[i], q, k, v, cfg, result);
       if (i == 0) full_out = result;
       if (full_out.size() == result.size()) pt.err_vs_full = max_abs_diff(result, full_out);
-      out[i].points.push_back(pt);
+      out.variants[i].points.push_back(pt);
     }
   }
-  for (auto& s : out) {
-    std::vector<double> x, y;
-    for (const auto& p : s.points)
-      if (!p.skipped && p.n >= 1024) {
-        x.push_back(double(p.n));
-        y.push_back(p.seconds);
-      }
-    s.slope = loglog_slope(x, y);
-  }
+  judge_sweep(out, cfg.fit_from);
   return out;
 }
+
+Verdict judge_same_outputs(double max_diff) { return judge_at_most(max_diff, 1e-5); }
 
 KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t steps,
                             std::uint64_t seed) {
@@ -156,7 +283,33 @@ KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t 
   t.with_cache = best_seconds([&] { a = generate(layer, x0, steps, true); }, 2, false);
   t.without_cache = best_seconds([&] { b = generate(layer, x0, steps, false); }, 1, false);
   t.max_diff = max_abs_diff(a, b);
+  t.same_outputs = judge_same_outputs(t.max_diff);
   return t;
+}
+
+LinearCheck linear_attention_check(const Mat& q, const Mat& k, const Mat& v) {
+  LinearCheck c;
+  c.forms_diff = max_abs_diff(linear_attention_causal(q, k, v), linear_attention_quadratic(q, k, v, true));
+  c.softmax_diff = max_abs_diff(linear_attention(q, k, v), scaled_dot_product_attention(q, k, v).output);
+  c.forms_agree = judge_at_most(c.forms_diff, 1e-4);
+  c.differs_from_softmax = judge_at_least(c.softmax_diff, 0.05);
+  return c;
+}
+
+TiledCheck tiled_attention_check(const Mat& q, const Mat& k, const Mat& v, const Mat& grad, std::size_t tile,
+                                 std::size_t trace_row) {
+  TiledCheck c;
+  const TiledAttentionResult tiled = tiled_attention_forward(q, k, v, tile, tile, false, 0.0f, &c.trace, trace_row);
+  c.forward = max_abs_diff(tiled.output, scaled_dot_product_attention(q, k, v).output);
+  Mat dq = xt::zeros<float>(q.shape()), dk = xt::zeros<float>(k.shape()), dv = xt::zeros<float>(v.shape());
+  Mat dq0 = dq, dk0 = dk, dv0 = dv;
+  tiled_attention_backward(dq, dk, dv, grad, q, k, v, tiled.output, tiled.logsumexp, tile, tile);
+  attention_backward(dq0, dk0, dv0, grad, q, k, v);
+  c.dq = max_abs_diff(dq, dq0);
+  c.dk = max_abs_diff(dk, dk0);
+  c.dv = max_abs_diff(dv, dv0);
+  c.exact = judge_at_most(std::max({c.forward, c.dq, c.dk, c.dv}), 1e-5);
+  return c;
 }
 
 }  // namespace attn

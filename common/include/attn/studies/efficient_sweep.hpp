@@ -1,6 +1,9 @@
 // Chapter 06's sweep: every efficient attention variant against exact (full, materialised)
-// attention on the same random inputs, for growing n: time, working memory, error, and the fitted
-// log-log slope of time against n (≈ 2 for full attention, ≈ 1 for window / BigBird / linear).
+// attention on the same random inputs, for growing n: time (best and median of several runs),
+// working memory, error, the visible (query, key) pairs, and the fitted log-log slope of time
+// against n with its standard error. Each slope is judged against the variant's claimed exponent
+// (2 for full and tiled attention, 1 for the others), allowing for the measured noise; and where a
+// sparse variant is slower than full attention, the cost per visible pair says why.
 #pragma once
 
 #include <cstddef>
@@ -8,45 +11,118 @@
 #include <string>
 #include <vector>
 
+#include "attn/attention/online_softmax.hpp"
+#include "attn/studies/verdict.hpp"
+#include "attn/tensor/tensor.hpp"
+
 namespace attn {
 
 struct VariantPoint {
   std::size_t n = 0;
-  double seconds = 0.0;
-  double work_mib = 0.0;   // counted working memory beyond Q, K, V and the output
-  double rss_mib = -1.0;   // measured growth of peak RSS over one run (-1: unavailable)
-  double err_vs_full = -1.0;  // max |variant − full attention| (-1: full attention skipped at this n)
+  double seconds = 0.0;         // the fastest run (the least disturbed one on a shared machine)
+  double median_seconds = 0.0;  // the median run
+  int runs = 0;
+  double pairs = 0.0;           // visible (query, key) pairs computed; 0 for linear attention (none)
+  double work_mib = 0.0;        // counted working memory beyond Q, K, V and the output
+  double rss_mib = -1.0;        // measured growth of peak RSS over one run (-1: unavailable)
+  double err_vs_full = -1.0;    // max |variant − full attention| (-1: full attention skipped at this n)
+  // Process CPU time / wall time of the fastest run: near 1 (one thread) or above (BLAS threads)
+  // when the run had the cores to itself; far below 1 when other programs took them.
+  double cpu_share = 1.0;
   bool skipped = false;
   std::string note;
+  // (median − best)/best: how far a typical run strays from the best one.
+  double spread() const { return seconds > 0 ? median_seconds / seconds - 1.0 : 0.0; }
+  double ns_per_pair() const { return pairs > 0 ? seconds * 1e9 / pairs : 0.0; }
 };
+
+// Least-squares fit of log(time) on log(n): slope and its standard error (NaN with fewer than 3
+// points for the error, fewer than 2 for the slope).
+struct LogLogFit {
+  double slope = 0.0, standard_error = 0.0;
+  std::size_t points = 0;
+};
+LogLogFit loglog_fit(const std::vector<double>& x, const std::vector<double>& y);
+
+// A point whose fastest run got less than this share of a core ran on a contended machine.
+constexpr double kContendedCpuShare = 0.5;
+
+// |slope − claimed| ≤ 0.2 → holds; ≤ 0.2 + noise → inconclusive ("within noise"); else fails.
+// noise = max(2 standard errors, |slope of the best runs − slope of the medians|). measured =
+// |slope − claimed|, bound = 0.2, partly = 0.2 + noise. A NaN slope is inconclusive.
+Verdict judge_exponent(double slope, double claimed, double noise);
 
 struct VariantSweep {
   std::string name;        // "full", "window", …
   std::string complexity;  // "O(n²·d)", …
+  double claimed_exponent = 1.0;
   std::vector<VariantPoint> points;
-  double slope = 0.0;      // log-log slope of time vs n over the measured points with n >= 1024
+  LogLogFit fit;           // of the best runs, over the points with n >= fit_from
+  double median_slope = 0.0;  // the same fit of the median runs
+  double noise = 0.0;      // max(2·standard error, |slope − median_slope|); NaN with < 3 sizes
+  Verdict exponent;        // judge_exponent(fit.slope, claimed_exponent, noise); a "fails" on a
+                           // contended machine (min_cpu_share < kContendedCpuShare) is inconclusive
+  double min_cpu_share = 1.0;  // the smallest cpu_share over the fitted points
+  // The smallest measured n from which this variant is faster than full attention (best runs) at
+  // every larger n measured; 0 if never.
+  std::size_t faster_from = 0;
+  double largest_spread() const;
 };
 
 struct EfficientSweepConfig {
   std::size_t d = 64;
-  std::size_t window = 128;       // window half-width (keys each side, incl. itself): 2w − 1 keys
+  std::size_t window = 255;       // w: keys one query sees, itself included (odd: (w − 1)/2 each side)
   std::size_t dilation = 2;
   std::size_t block = 64;         // BigBird block, and the tiled variant's tile
   std::size_t random_blocks = 2;  // BigBird
   std::size_t global_blocks = 1;  // BigBird; Longformer: token 0 is global
   double max_full_mib = 2048.0;   // full attention (scores + weights) beyond this is skipped
-  int repeats = 2;
+  int repeats = 5;                // runs per point (fewer once a point has used budget_s)
+  double budget_s = 2.0;
+  std::size_t fit_from = 1024;    // the slope is fitted over n >= fit_from
   std::uint64_t seed = 6;
 };
 
-// Runs every variant at every n (non-causal, one head, Q, K, V ~ N(0, 1)).
-std::vector<VariantSweep> sweep_efficient_variants(const std::vector<std::size_t>& sizes, const EfficientSweepConfig& cfg);
+struct EfficientSweep {
+  std::vector<VariantSweep> variants;  // full first
+  const VariantSweep& at(const std::string& name) const;
+};
 
-// Autoregressive generation of `steps` tokens with and without the KV cache (seconds each).
+// Runs every variant at every n (non-causal, one head, Q, K, V ~ N(0, 1)).
+EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, const EfficientSweepConfig& cfg);
+// The slopes, verdicts and crossovers of a sweep, from its points (sweep_efficient_variants calls it;
+// tests call it on points they make).
+void judge_sweep(EfficientSweep& s, std::size_t fit_from);
+
+// Autoregressive generation of `steps` tokens with and without the KV cache (seconds each) and the
+// largest difference between the two outputs; same_outputs: max_diff ≤ 1e-5.
 struct KVCacheTiming {
   double with_cache = 0.0, without_cache = 0.0, max_diff = 0.0;
+  Verdict same_outputs;
 };
+// max_diff ≤ 1e-5: two decodings that agree to float rounding.
+Verdict judge_same_outputs(double max_diff);
 KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t steps,
                             std::uint64_t seed);
+
+// Linear attention's two forms against each other (recurrent vs quadratic: the same numbers,
+// forms_agree at 1e-4) and against softmax attention on the same inputs (a different model:
+// differs_from_softmax when the largest difference is at least 0.05).
+struct LinearCheck {
+  double forms_diff = 0.0, softmax_diff = 0.0;
+  Verdict forms_agree, differs_from_softmax;
+};
+LinearCheck linear_attention_check(const Mat& q, const Mat& k, const Mat& v);
+
+// Tiled (online-softmax) attention against the materialised computation, forward and backward
+// (dout = grad); exact: every difference within 1e-5. trace: the online-softmax steps of query
+// row trace_row.
+struct TiledCheck {
+  double forward = 0.0, dq = 0.0, dk = 0.0, dv = 0.0;
+  std::vector<OnlineSoftmaxStep> trace;
+  Verdict exact;
+};
+TiledCheck tiled_attention_check(const Mat& q, const Mat& k, const Mat& v, const Mat& grad, std::size_t tile,
+                                 std::size_t trace_row);
 
 }  // namespace attn

@@ -1,0 +1,31 @@
+// Presentation of chapter 04 (multi-head attention): each function prints one step's results
+// through the Narrator; the numbers and verdicts come from attn/studies/multi_head_study.hpp and
+// attn/studies/transformer_cost.hpp, and the sentences are chosen by the verdicts' outcomes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/present/narrate.hpp"
+#include "attn/studies/multi_head_study.hpp"
+
+namespace attn {
+
+// "3.15M", "420.0K", "1.20G".
+std::string si_count(double x);
+// Step 3: one heatmap per head side by side (rows = queries), recorded as "weights", and whether
+// the heads differ.
+void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words);
+void report_head_diversity(Narrator& nar, const HeadDiversity& h);
+// Step 4: the trace against the training layer, and against PyTorch when the golden files exist.
+void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch);
+// Step 5: the original Transformer's parameters and per-layer FLOPs at the given lengths.
+void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
+// Step 5's "why": where attention reaches half the work and the scores match the feed-forward.
+void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
+// Step 6: GQA vs repeated MHA, and the KV-cache bytes of a LLaMA-2-70B-like model.
+void report_gqa(Narrator& nar, const Agreement& gqa);
+// The closing lines.
+std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg);
+
+}  // namespace attn

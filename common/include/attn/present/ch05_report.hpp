@@ -1,0 +1,50 @@
+// Presentation of chapter 05 (positional encodings): each function prints one step's results
+// through the Narrator; the numbers and verdicts come from attn/studies/position_study.hpp and the
+// sentences are chosen by the verdicts' outcomes. position_model loads a shipped checkpoint (or
+// trains and saves it with --train), the one file I/O of the chapter.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/present/narrate.hpp"
+#include "attn/studies/position_study.hpp"
+#include "attn/studies/self_attention_study.hpp"
+
+namespace attn {
+
+// Step 1: the reversed sentence gives the same rows reordered (or not).
+void report_order_blind(Narrator& nar, const PermutationCheck& c);
+// Step 2: one row per encoding (and none / ALiBi with a causal mask), and which of them see order.
+void report_reversal(Narrator& nar, const ReversalStudy& s);
+// Step 2's "why": the symmetry of |i − j|, when the table bears it out.
+void explain_reversal(Narrator& nar, const ReversalStudy& s);
+// Step 3: PE(pos + k) = M_k·PE(pos) for every pos checked.
+void report_shift(Narrator& nar, const ShiftCheck& c);
+// "0", "1", …, "n − 1": position labels for tables and heatmaps.
+Labels index_labels(std::size_t n);
+// Step 4: what a learned table says at its first missing position (position table.shape(0)).
+void report_learned_limit(Narrator& nar, const Mat& table);
+// Step 5: pair 0 of the last word rotated by hand, from q and q_rot.
+void report_rope_pair(Narrator& nar, const Labels& words, const Mat& q, const Mat& q_rot);
+// Step 6: the slopes of `heads` heads, their bias over `positions` (recorded as "alibi_bias") and
+// head 0's bias as a heatmap ("alibi_bias_head0").
+void show_alibi_bias(Narrator& nar, std::size_t heads, std::size_t positions);
+// Step 5: only m − n matters; then RoFormer's bound for this d and for big_d, with the rebound verdict.
+void report_rope_relative(Narrator& nar, const RelativeCheck& c);
+void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::size_t max_distance);
+// Step 6: slope 0 is no position at all.
+void report_zero_slope(Narrator& nar, const ZeroSlopeCheck& c);
+// Step 7: the trained model of one encoding, from data/ch05/<encoding>.safetensors, or trained and
+// saved there when train is true (one line per model then).
+std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, bool train,
+                                              const ExtrapolationConfig& cfg);
+// Step 7: the table (exported as "extrapolation", rows named in the manifest) and the two claims.
+void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s);
+// The closing lines, chosen by the verdicts of the steps they sum up.
+std::vector<std::string> ch05_takeaway(const PermutationCheck& order, const ShiftCheck& shift,
+                                       const RelativeCheck& rope, const ZeroSlopeCheck& alibi,
+                                       const ExtrapolationStudy& x);
+
+}  // namespace attn

@@ -1,0 +1,98 @@
+// Chapter 05's checks and measurements, each returned with its verdict (attn/studies/verdict.hpp),
+// results keyed by encoding (never by an index into all_position_encodings()):
+//   reversal_study         which encodings tell a sentence from its reverse
+//   sinusoidal_shift_error PE(pos + k) = M_k·PE(pos) with one M_k for every pos
+//   rope_relative_error    q_m·k_n unchanged when both positions move by s: only m − n matters
+//   rope_bound_rebound     how far RoFormer's long-range bound climbs back after distance 16
+//   extrapolation_study    the five trained models at L, 2L, 4L and the claims about them
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/position/position_encoding.hpp"
+#include "attn/studies/extrapolation.hpp"
+#include "attn/studies/verdict.hpp"
+
+namespace attn {
+
+// ---- does the encoding see order? ------------------------------------------------------------
+// gap = max |Attn(reversed X) − reversed(Attn(X))|; tells_apart: gap ≥ 1e-3, far above the float
+// rounding (~1e-7) that an order-blind encoding leaves.
+struct ReversalRow {
+  PositionEncoding encoding = PositionEncoding::None;
+  bool causal = false;  // with a causal mask
+  double gap = 0.0;
+  Verdict tells_apart;
+};
+struct ReversalStudy {
+  std::vector<ReversalRow> rows;  // every encoding without a mask, then none and alibi with one
+  const ReversalRow& at(PositionEncoding e, bool causal = false) const;
+};
+ReversalRow judge_reversal(PositionEncoding e, bool causal, double gap);
+// x, x_reversed: (T, d); learned: the (untrained) table for Learned; alibi_slope for ALiBi's one head.
+ReversalStudy reversal_study(const Mat& x, const Mat& x_reversed, const SelfAttentionWeights& w,
+                             const Mat& learned, float alibi_slope);
+
+// ---- sinusoidal: one linear map per offset ------------------------------------------------------
+// max over pos in 0 … n_positions − 1 − k and every entry of |M_k·PE(pos) − PE(pos + k)|; bound 1e-5.
+struct ShiftCheck {
+  long k = 0;
+  std::size_t last_pos = 0;  // the largest pos checked
+  double max_error = 0.0;
+  Verdict independent_of_pos;
+};
+ShiftCheck judge_shift(long k, std::size_t last_pos, double max_error);
+ShiftCheck sinusoidal_shift_error(std::size_t d, long k, std::size_t n_positions);
+
+// ---- RoPE: only m − n matters ------------------------------------------------------------------
+// max over m, n < T and the shifts s of |q_m·k_n − q_(m+s)·k_(n+s)| (rotated by position; scores
+// of O(1) in float: bound 1e-4).
+struct RelativeCheck {
+  std::vector<std::size_t> shifts;
+  double max_diff = 0.0;
+  Verdict relative_only;
+};
+RelativeCheck judge_relative(std::vector<std::size_t> shifts, double max_diff);
+RelativeCheck rope_relative_error(const Mat& q, const Mat& k, const std::vector<std::size_t>& shifts);
+
+// The largest RoFormer bound at distances from..max_distance as a fraction of distance 0, and where.
+struct BoundRebound {
+  std::size_t d = 0, at = 0;
+  double fraction = 0.0;
+};
+BoundRebound rope_bound_rebound(std::size_t d, std::size_t from, std::size_t max_distance);
+// Fewer frequencies, less decay: the small-d bound climbs back at least 10 points higher.
+Verdict judge_rebound(const BoundRebound& small_d, const BoundRebound& big_d);
+
+// ---- ALiBi with slope 0 is no position at all ----------------------------------------------------
+struct ZeroSlopeCheck {
+  double max_diff = 0.0;
+  Verdict same_as_none;  // bound 0: the bias adds exact zeros
+};
+ZeroSlopeCheck judge_zero_slope(double max_diff);
+ZeroSlopeCheck alibi_zero_slope_check(const Mat& x, const SelfAttentionWeights& w);
+
+// ---- length extrapolation, measured ---------------------------------------------------------------
+struct ExtrapolationStudy {
+  std::map<PositionEncoding, std::vector<ExtrapolationResult>> results;  // at L, 2L, 4L
+  // rope_natural: RoPE's accuracy drop from L to 4L at most 2 points (the source article's
+  // "naturally extrapolates"); alibi_over_sinusoidal: ALiBi's drop smaller than sinusoidal's beyond
+  // twice the standard error of the difference (Press et al. 2021).
+  Verdict rope_natural, alibi_over_sinusoidal;
+  const ExtrapolationResult& at(PositionEncoding e, std::size_t multiple) const;  // multiple: 1, 2 or 4
+  double drop(PositionEncoding e) const;  // accuracy at L − accuracy at 4L
+};
+// The standard error of an accuracy measured on `scored` positions: √(p(1 − p)/scored).
+double accuracy_standard_error(const ExtrapolationResult& r);
+ExtrapolationStudy judge_extrapolation(std::map<PositionEncoding, std::vector<ExtrapolationResult>> results);
+// model_for(e) gives the trained model of encoding e (loaded or trained by the caller); each is
+// evaluated with extrapolation_table_row. A non-finite loss or accuracy throws (no verdict from it).
+ExtrapolationStudy extrapolation_study(const ExtrapolationConfig& cfg,
+                                       const std::function<std::unique_ptr<PositionModel>(PositionEncoding)>& model_for);
+
+}  // namespace attn

@@ -1,0 +1,128 @@
+// Chapter 04's reports (see attn/present/ch04_report.hpp).
+#include "attn/present/ch04_report.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "attn/attention/gqa.hpp"
+#include "attn/present/side_by_side.hpp"
+#include "attn/present/verdict_words.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+std::string si_count(double x) {
+  if (x >= 1e9) return fmt::format("{:.2f}G", x / 1e9);
+  if (x >= 1e6) return fmt::format("{:.2f}M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:.1f}K", x / 1e3);
+  return fmt::format("{:.0f}", x);
+}
+
+void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words) {
+  nar.record("weights", weights);
+  if (nar.quiet()) return;
+  const std::size_t heads = weights.shape(0), n = weights.shape(1);
+  Labels initials;  // first letters keep four maps on one screen
+  for (const auto& w : words) initials.push_back(w.substr(0, 1));
+  std::vector<std::string> maps, titles;
+  std::string legend;
+  for (std::size_t h = 0; h < heads; ++h) {
+    std::string map = format_heatmap(slice_of(weights, h), h == 0 ? words : Labels(n, ""), initials, {0.0, 1.0});
+    const std::size_t cut = map.rfind('\n', map.size() - 2);  // the legend is the map's last line
+    legend = map.substr(map.find_first_not_of(' ', cut + 1));  // one legend under all the maps
+    maps.push_back(map.substr(0, cut));
+    titles.push_back(_f("head {}", h));
+  }
+  nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries:", heads, n, n));
+  std::fputs(side_by_side(maps, titles, 3, "  ", terminal_columns()).c_str(), stdout);
+  nar.say(legend.substr(0, legend.find('\n')));
+}
+
+void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
+  if (h.heads < 2)
+    nar.result(_("one head: nothing to compare — with h = 1 this is chapter 03's single attention"));
+  else
+    nar.result(_f("largest difference between two heads' weights: {:.3f} — {}", h.most_different,
+                  h.differ.holds() ? _("each head attends its own way") : _("the heads attend almost alike")));
+}
+
+void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch) {
+  nar.result(_f("max |output − training layer's multi_head_forward| = {:.1e} ({})", layer.max_diff,
+                layer.agree.holds() ? _("the same layer") : _("they disagree")));
+  if (pytorch)
+    nar.result(_f("PyTorch parity: nn.MultiheadAttention (16 wide, 4 heads, biases) vs ours on the golden inputs: "
+                  "max |diff| = {:.1e} (data/golden/mha): {}", pytorch->max_diff, outcome_word(pytorch->agree.outcome)));
+}
+
+void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
+  const TransformerParams tp = transformer_params(cfg);
+  const LayerCost enc = encoder_layer_cost(cfg, 1), dec = decoder_layer_cost(cfg, 1, 1);
+  Table params({_("part"), _("attention"), _("feed-forward"), _("norms"), _("total")});
+  params.add({_("encoder layer"), si_count(enc.attention_params), si_count(enc.ffn_params), si_count(enc.norm_params),
+              si_count(enc.params())});
+  params.add({_("decoder layer"), si_count(dec.attention_params), si_count(dec.ffn_params), si_count(dec.norm_params),
+              si_count(dec.params())});
+  params.add({_f("{} + {} layers", cfg.n_encoder, cfg.n_decoder), "", "", "", si_count(tp.encoder + tp.decoder)});
+  params.add({_f("embedding (shared, {}×{})", cfg.vocab, cfg.d_model), "", "", "", si_count(tp.embedding)});
+  params.add({_("model"), "", "", "", si_count(tp.total())});
+  nar.table(params, /*as_result=*/true);
+  nar.result(_f("our count {:.1f}M vs the paper's 65M (Table 3; its exact vocabulary and rounding are not given)",
+                tp.total() / 1e6));
+  Table flops({"n", _("projections"), _("scores QKᵀ, AV"), _("feed-forward"), _("attention share")},
+              _("FLOPs of one encoder layer on one sequence of n tokens (a multiply-add counts 2)"));
+  for (std::size_t len : lengths) {
+    const LayerCost c = encoder_layer_cost(cfg, len);
+    flops.add({std::to_string(len), si_count(c.projection_flops), si_count(c.score_flops), si_count(c.ffn_flops),
+               fmt::format("{:.0f}%", 100.0 * c.attention_share())});
+  }
+  nar.table(flops, /*as_result=*/true);
+}
+
+void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
+  const AttentionCrossings x = attention_crossings(cfg, lengths);
+  if (x.half_the_work && x.scores_match_ffn)
+    nar.why(_f("projections and FFN grow like n, scores like n²: attention is half the work from n = {} on, and the "
+               "scores alone match the feed-forward from n = {} (n = d_ff = {}); beyond that attention dominates.",
+               x.half_the_work, x.scores_match_ffn, cfg.d_ff));
+  else
+    nar.why(_("projections and FFN grow like n, scores like n²: at these lengths attention stays the smaller part."));
+}
+
+void report_gqa(Narrator& nar, const Agreement& gqa) {
+  nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} ({})", gqa.max_diff,
+                outcome_word(gqa.agree.outcome)));
+  Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token (bf16)")},
+           _("LLaMA-2-70B-like: d_model 8192, 64 heads × d_k 128, 80 layers"));
+  for (std::size_t kvh : {64u, 8u, 1u}) {
+    const AttentionParamCount c = attention_param_count(8192, 64, kvh, 128);
+    const std::size_t bytes = kv_cache_bytes_per_token(80, kvh, 128);
+    kv.add({kvh == 64 ? "MHA" : kvh == 1 ? "MQA" : _("GQA (LLaMA 2 70B's choice)"), std::to_string(kvh),
+            si_count(double(c.total())), _f("{:.0f} KiB", double(bytes) / 1024.0)});
+  }
+  nar.table(kv, /*as_result=*/true);
+}
+
+std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg) {
+  const TransformerParams tp = transformer_params(cfg);
+  const bool matches = layer.agree.holds() && (pytorch == nullptr || pytorch->agree.holds());
+  return {
+      matches ? (pytorch ? _("Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, "
+                             "multiply by W_O; it matches PyTorch's nn.MultiheadAttention and h = 1 is chapter 03's "
+                             "single head.")
+                         : _("Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, "
+                             "multiply by W_O; h = 1 is chapter 03's single head."))
+              : _("Multi-head attention = split, attend per head, concatenate, W_O; here a parity check failed "
+                  "(step 4)."),
+      _f("Original Transformer: ~{:.0f}M parameters by our count (paper: 65M); attention's FLOP share grows with "
+         "n: {:.0f}% at n = 32, {:.0f}% at n = 1024, {:.0f}% at n = 8192.", tp.total() / 1e6,
+         100.0 * encoder_layer_cost(cfg, 32).attention_share(), 100.0 * encoder_layer_cost(cfg, 1024).attention_share(),
+         100.0 * encoder_layer_cost(cfg, 8192).attention_share()),
+      _f("GQA/MQA shrink the KV cache by h/g ({:.1f} MiB → {:.0f} KiB → {:.0f} KiB per token at 70B-like sizes).",
+         double(kv_cache_bytes_per_token(80, 64, 128)) / (1024.0 * 1024.0),
+         double(kv_cache_bytes_per_token(80, 8, 128)) / 1024.0, double(kv_cache_bytes_per_token(80, 1, 128)) / 1024.0),
+  };
+}
+
+}  // namespace attn

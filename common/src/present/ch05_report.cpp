@@ -1,0 +1,231 @@
+// Chapter 05's reports (see attn/present/ch05_report.hpp).
+#include "attn/present/ch05_report.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "attn/data/data_files.hpp"
+#include "attn/data/safetensors.hpp"
+#include "attn/position/alibi.hpp"
+#include "attn/position/learned_position.hpp"
+#include "attn/position/rope.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/verdict_words.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+namespace {
+// How position enters the model, one line per encoding (the table of step 2).
+const char* how_position_enters(PositionEncoding e) {
+  switch (e) {
+    case PositionEncoding::None: return "—";
+    case PositionEncoding::Sinusoidal: return _("X + PE (fixed table)");
+    case PositionEncoding::Learned: return _("X + P[pos] (trained table)");
+    case PositionEncoding::Rope: return _("rotate Q, K by pos·θ");
+    case PositionEncoding::Alibi: return _("scores − m·|i − j|");
+  }
+  return "?";
+}
+
+std::string row_label(const ReversalRow& r) {
+  return r.causal ? _f("{} + causal mask", position_encoding_name(r.encoding)) : position_encoding_name(r.encoding);
+}
+
+std::string percent(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
+}  // namespace
+
+Labels index_labels(std::size_t n) {
+  Labels l;
+  for (std::size_t p = 0; p < n; ++p) l.push_back(std::to_string(p));
+  return l;
+}
+
+void report_learned_limit(Narrator& nar, const Mat& table) {
+  const std::size_t len = table.shape(0) + 1;
+  try {
+    Mat y;
+    learned_position_forward(y, Mat(xt::zeros<float>({len, table.shape(1)})), table);
+    nar.result(_f("a sequence of {} tokens: accepted", len));
+  } catch (const PositionLimitError& e) {
+    nar.result(_f("a sequence of {} tokens: {}", len, e.what()));
+  }
+}
+
+void report_rope_pair(Narrator& nar, const Labels& words, const Mat& q, const Mat& q_rot) {
+  const std::size_t t = q.shape(0) - 1;  // the last word: the largest angle shown
+  nar.say(_f("one pair by hand: word '{}' (position {}), pair 0, θ_0 = 1, angle {} rad", words[t], t, t));
+  nar.say(_f("  (x0, x1) = ({:+.4f}, {:+.4f}) → (x0·cos − x1·sin, x0·sin + x1·cos) = ({:+.4f}, {:+.4f})",
+             q(t, 0), q(t, 1), q_rot(t, 0), q_rot(t, 1)));
+}
+
+void show_alibi_bias(Narrator& nar, std::size_t heads, std::size_t positions) {
+  const Vec slopes = alibi_slopes(heads);
+  nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence, head 0 the steepest", heads));
+  const Tensor3 bias = alibi_bias(slopes, positions);
+  nar.record("alibi_bias", bias);
+  const Labels pos = index_labels(positions);
+  nar.heatmap("alibi_bias_head0", slice_of(bias, 0), pos, pos, _f("head 0, slope {:.4g}", slopes(0)));
+}
+
+void report_order_blind(Narrator& nar, const PermutationCheck& c) {
+  nar.result(c.equivariant.holds()
+                 ? _f("max |output_swapped − reversed(output)| = {:.1e}: the same set of rows, only reordered",
+                      c.equivariance_err)
+                 : _f("max |output_swapped − reversed(output)| = {:.1e}: the rows themselves changed",
+                      c.equivariance_err));
+}
+
+void report_reversal(Narrator& nar, const ReversalStudy& s) {
+  Table t({_("encoding"), _("how position enters"), _("max |Δ|, reversed order")});
+  std::vector<std::string> apart, blind;
+  for (const ReversalRow& r : s.rows) {
+    const char* how = !r.causal ? how_position_enters(r.encoding)
+                      : r.encoding == PositionEncoding::Alibi ? _("the paper's (decoder) form")
+                                                              : _("word t sees words 0 … t");
+    t.add({row_label(r), how, fmt::format("{:.3e}", r.gap)});
+    (r.tells_apart.holds() ? apart : blind).push_back(row_label(r));
+  }
+  nar.table(t, /*as_result=*/true);
+  nar.result(_f("tell the reversed sentence apart (max |Δ| ≥ 1e-3): {}; blind to the reversal: {}",
+                apart.empty() ? "—" : fmt::format("{}", fmt::join(apart, ", ")),
+                blind.empty() ? "—" : fmt::format("{}", fmt::join(blind, ", "))));
+  nar.say(_("(learned: a random table here; ALiBi: one head, slope 1/4)"));
+}
+
+void explain_reversal(Narrator& nar, const ReversalStudy& s) {
+  const bool alibi_blind = !s.at(PositionEncoding::Alibi).tells_apart.holds();
+  const bool mask_breaks = s.at(PositionEncoding::None, true).tells_apart.holds();
+  if (alibi_blind && mask_breaks)
+    nar.why(_("symmetric ALiBi keeps every distance |i − j| when a sentence is read backwards, so it cannot tell a "
+              "sentence from its reverse (other orders it does tell apart); ALiBi is used with a causal mask, and "
+              "the mask alone already breaks the symmetry."));
+  else
+    nar.why(_("an encoding that depends only on |i − j| cannot see a reversal; here the table shows which did."));
+}
+
+void report_shift(Narrator& nar, const ShiftCheck& c) {
+  nar.result(c.independent_of_pos.holds()
+                 ? _f("PE(pos + {}) = M_{}·PE(pos) for every pos in 0 … {}: max error {:.1e} — M_k does not depend on pos",
+                      c.k, c.k, c.last_pos, c.max_error)
+                 : _f("PE(pos + {}) vs M_{}·PE(pos) for pos in 0 … {}: max error {:.1e}, more than float rounding",
+                      c.k, c.k, c.last_pos, c.max_error));
+}
+
+void report_rope_relative(Narrator& nar, const RelativeCheck& c) {
+  nar.result(_f("scores q_m·k_n vs q_(m+s)·k_(n+s) for s = {}: max difference {:.1e} — {}",
+                fmt::join(c.shifts, ", "), c.max_diff,
+                c.relative_only.holds() ? _("only m − n matters") : _("more than float rounding: position leaks in")));
+}
+
+void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::size_t max_distance) {
+  const Vec small = rope_distance_bound(d, max_distance), big = rope_distance_bound(big_d, max_distance);
+  Table bt({_("distance m − n"), _f("bound, d = {}", d), _f("bound, d = {}", big_d)},
+           _("RoFormer §3.4.3: relative upper bound of |q_m·k_n| as the distance grows"));
+  for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
+    if (r <= max_distance) bt.add({std::to_string(r), fmt::format("{:.2f}", small(r)), fmt::format("{:.2f}", big(r))});
+  nar.table(bt);
+  const BoundRebound s = rope_bound_rebound(d, 16, max_distance), b = rope_bound_rebound(big_d, 16, max_distance);
+  nar.result(_f("largest bound beyond distance 16, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "
+                "d = {}: {:.0f}% (at distance {})", d, 100.0 * s.fraction, s.at, big_d, 100.0 * b.fraction, b.at));
+  if (judge_rebound(s, b).holds())
+    nar.say(_f("the decay is an average over the d/2 frequencies falling out of phase: with d = {} there are only "
+               "{} of them, too few to average out; d = {} has {}, and beyond distance 16 its bound stays at or "
+               "below {:.0f}% of its start.", d, d / 2, big_d, big_d / 2, 100.0 * b.fraction));
+  else
+    nar.say(_("the decay is an average over the d/2 frequencies falling out of phase; here the two widths climb back "
+              "about as far."));
+}
+
+void report_zero_slope(Narrator& nar, const ZeroSlopeCheck& c) {
+  nar.result(c.same_as_none.holds()
+                 ? _f("slope 0: max |ALiBi − no positions| = {:.1e} (no positional information at all)", c.max_diff)
+                 : _f("slope 0: max |ALiBi − no positions| = {:.1e}: the zero bias changed the output", c.max_diff));
+}
+
+std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, bool train,
+                                              const ExtrapolationConfig& cfg) {
+  Rng init(cfg.seed + std::uint64_t(e));
+  auto model = std::make_unique<PositionModel>(e, cfg, init);
+  const std::string file = fmt::format("ch05/{}.safetensors", position_encoding_name(e));
+  if (train) {
+    const double final_loss = train_extrapolation(*model, cfg);
+    std::filesystem::create_directories(data_dir() + "/ch05");
+    save_checkpoint(data_dir() + "/" + file, model->registry(),
+                    {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
+                     {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
+    nar.say(_f("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), cfg.steps,
+               final_loss, file));
+  } else {
+    load_checkpoint(require_data_file(file), model->registry(), false, nullptr, {{"encoding", position_encoding_name(e)}});
+  }
+  return model;
+}
+
+void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
+  Table t({_("encoding"), _("loss L"), _("acc L"), _("loss 2L"), _("acc 2L"), _("loss 4L"), _("acc 4L")});
+  Mat m = xt::zeros<float>({s.results.size(), std::size_t(6)});
+  std::vector<std::string> names;
+  for (PositionEncoding e : all_position_encodings()) {
+    const auto it = s.results.find(e);
+    if (it == s.results.end()) continue;
+    std::vector<std::string> row = {position_encoding_name(e)};
+    for (std::size_t c = 0; c < it->second.size() && c < 3; ++c) {
+      const ExtrapolationResult& r = it->second[c];
+      row.push_back(r.available ? fmt::format("{:.3f}", r.loss) : "—");
+      row.push_back(r.available ? percent(r.accuracy) : _("no row"));
+      m(names.size(), 2 * c) = r.available ? float(r.loss) : NAN;
+      m(names.size(), 2 * c + 1) = r.available ? float(r.accuracy) : NAN;
+    }
+    t.add(row);
+    names.push_back(fmt::format("\"{}\"", position_encoding_name(e)));
+  }
+  nar.table(t, /*as_result=*/true);
+  nar.record("extrapolation", m);
+  nar.manifest_field("extrapolation_rows", fmt::format("[{}]", fmt::join(names, ", ")));
+  nar.manifest_field("extrapolation_columns", "[\"loss L\", \"acc L\", \"loss 2L\", \"acc 2L\", \"loss 4L\", \"acc 4L\"]");
+  nar.manifest_field("extrapolation_data", "\"make_recall_data(Rng(2024 + T), 200, T, 4 keys, 8 values) for T = 16, 32, "
+                                           "64; models data/ch05/<encoding>.safetensors\"");
+  using P = PositionEncoding;
+  const bool learned_stops = s.results.count(P::Learned) && !s.at(P::Learned, 2).available;
+  nar.result(_f("RoPE: {} at L → {} at 4L; ALiBi: {} → {}; sinusoidal: {} → {}{}", percent(s.at(P::Rope, 1).accuracy),
+                percent(s.at(P::Rope, 4).accuracy), percent(s.at(P::Alibi, 1).accuracy), percent(s.at(P::Alibi, 4).accuracy),
+                percent(s.at(P::Sinusoidal, 1).accuracy), percent(s.at(P::Sinusoidal, 4).accuracy),
+                learned_stops ? _("; learned: no rows past L.") : "."));
+  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\", RoPE "
+                "extrapolates 'naturally' (loses at most 2 points from L to 4L): it lost {:.0f} — {}",
+                100.0 * s.drop(P::Rope), s.rope_natural.holds() ? _("held") : _("did NOT hold")));
+  nar.result(_f("claim of Press et al. 2021, ALiBi extrapolates better than sinusoidal: drops {:.1f} vs {:.1f} points "
+                "(noise ±{:.1f}, two binomial standard errors) — {}", 100.0 * s.drop(P::Alibi),
+                100.0 * s.drop(P::Sinusoidal), 100.0 * s.alibi_over_sinusoidal.bound,
+                s.alibi_over_sinusoidal.holds() ? _("held") : outcome_word(s.alibi_over_sinusoidal.outcome)));
+}
+
+std::vector<std::string> ch05_takeaway(const PermutationCheck& order, const ShiftCheck& shift,
+                                       const RelativeCheck& rope, const ZeroSlopeCheck& alibi,
+                                       const ExtrapolationStudy& x) {
+  using P = PositionEncoding;
+  std::vector<std::string> lines;
+  lines.push_back(order.equivariant.holds()
+                      ? _("Without positions self-attention is permutation-equivariant: 猫 吃 鱼 and 鱼 吃 猫 give the "
+                          "same rows, reordered.")
+                      : _("Without positions the reversed sentence did not give the same rows reordered (step 1)."));
+  lines.push_back(shift.independent_of_pos.holds()
+                      ? _("Sinusoidal: PE(pos+k) = M_k·PE(pos) with M_k independent of pos; learned tables stop at "
+                          "their trained length.")
+                      : _("Sinusoidal: M_k·PE(pos) missed PE(pos+k) here (step 3); learned tables stop at their "
+                          "trained length."));
+  lines.push_back(rope.relative_only.holds() && alibi.same_as_none.holds()
+                      ? _("RoPE makes q·k depend on m − n only (checked to float precision); ALiBi penalises distance, "
+                          "slope 0 = no positions.")
+                      : _("RoPE's relative-only check or ALiBi's slope-0 check failed here (steps 5–6)."));
+  lines.push_back(_f("Measured here (train L = 16): at 4L ALiBi keeps {:.0f}% accuracy, RoPE {:.0f}%, sinusoidal "
+                     "{:.0f}%, on a task that rewards recency (ALiBi's bias); plain RoPE {} 'naturally' here.",
+                     100 * x.at(P::Alibi, 4).accuracy, 100 * x.at(P::Rope, 4).accuracy,
+                     100 * x.at(P::Sinusoidal, 4).accuracy,
+                     x.rope_natural.holds() ? _("extrapolated") : _("did not extrapolate")));
+  return lines;
+}
+
+}  // namespace attn

@@ -1,0 +1,207 @@
+// Chapter 06's reports (see attn/present/ch06_report.hpp).
+#include "attn/present/ch06_report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/attention/gqa.hpp"
+#include "attn/present/ch05_report.hpp"  // index_labels
+#include "attn/present/verdict_words.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+namespace {
+const char* const kSparse[] = {"window", "dilated", "longformer", "bigbird"};  // the O(n) patterns
+}  // namespace
+
+void show_pattern(Narrator& nar, const std::string& name, const SparsePattern& p, const std::string& caption) {
+  const Mat mask = pattern_mask(p);  // 0 visible, −∞ masked
+  nar.record(name, mask);
+  const Mat drawn = mask + 1.0f;     // 1 visible ('█'), −∞ masked ('·')
+  nar.heatmap(name, drawn, index_labels(p.rows), index_labels(p.cols), caption, {0.0, 1.0});
+}
+
+void report_window_pairs(Narrator& nar, std::size_t n, std::size_t w, const SparsePattern& window,
+                         const SparsePattern& dilated) {
+  nar.result(_f("visible pairs: full causal n(n + 1)/2 = {}, window {}, dilated {}; n·w = {}: the patterns grow "
+                "as n·w, not n²", n * (n + 1) / 2, window.nnz(), dilated.nnz(), n * w));
+}
+
+void report_linear(Narrator& nar, const LinearCheck& c) {
+  nar.result(_f("causal recurrent form (a 16×16 state updated per token) vs quadratic form: max diff {:.1e} ({})",
+                c.forms_diff, c.forms_agree.holds() ? _("the same numbers") : _("they disagree")));
+  nar.result(c.differs_from_softmax.holds()
+                 ? _f("vs softmax attention on the same inputs: max diff {:.2f} — a different model, not an "
+                      "approximation", c.softmax_diff)
+                 : _f("vs softmax attention on the same inputs: max diff {:.2f} — close on these inputs",
+                      c.softmax_diff));
+}
+
+void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t tile) {
+  Table tt({"keys", _("tile max"), _("m before"), _("m after"), "α = e^(m−m')", _("ℓ before"), _("ℓ after")});
+  Mat trace_m = xt::zeros<float>({c.trace.size(), std::size_t(6)});
+  for (std::size_t t = 0; t < c.trace.size(); ++t) {
+    const auto& s = c.trace[t];
+    tt.add({fmt::format("{}–{}", s.begin, s.end - 1), fmt::format("{:.3f}", s.tile_max), fmt::format("{:.3f}", s.m_before),
+            fmt::format("{:.3f}", s.m_after), fmt::format("{:.4f}", s.alpha), fmt::format("{:.4f}", s.l_before),
+            fmt::format("{:.4f}", s.l_after)});
+    const float vals[] = {s.tile_max, s.m_before, s.m_after, s.alpha, s.l_before, s.l_after};
+    for (std::size_t col = 0; col < 6; ++col) trace_m(t, col) = vals[col];
+  }
+  nar.table(tt);
+  nar.record("online_trace", trace_m);
+  nar.result(_f("tiled ({}×{} tiles) vs materialised attention: max diff {:.1e}; backward recomputing tiles from "
+                "L = m + log ℓ: dQ {:.1e}, dK {:.1e}, dV {:.1e} — {}", tile, tile, c.forward, c.dq, c.dk, c.dv,
+                c.exact.holds() ? _f("exact to float rounding; the {}×{} matrix never existed", n, n)
+                                : _("more than float rounding apart")));
+}
+
+void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) {
+  nar.result(_f("{} tokens, d_model 256, 8 heads (GQA, 2 KV heads): with cache {:.1f} ms, without {:.1f} ms ({:.1f}× "
+                "faster); {} (max diff {:.1e})", steps, kv.with_cache * 1e3, kv.without_cache * 1e3,
+                kv.without_cache / kv.with_cache,
+                kv.same_outputs.holds() ? _("same outputs") : _("the outputs differ"), kv.max_diff));
+  nar.manifest_field("kv_cache", fmt::format("{{\"steps\": {}, \"with_cache_s\": {:.9g}, \"without_cache_s\": {:.9g}, "
+                                            "\"max_diff\": {:.9g}}}", steps, kv.with_cache, kv.without_cache, kv.max_diff));
+  Table kvt({_("config (fp16 cache)"), "layers", "heads", _("KV heads"), "d_k", _("KiB / token"), _("GiB at 8k tokens")});
+  struct Cfg { const char* name; std::size_t layers, heads, kv_heads, d_k; };
+  for (const Cfg& c : {Cfg{_("7B-like, MHA"), 32, 32, 32, 128}, Cfg{_("same, GQA (8 KV heads)"), 32, 32, 8, 128},
+                       Cfg{_("same, MQA (1 KV head)"), 32, 32, 1, 128}}) {
+    const std::size_t bytes = kv_cache_bytes_per_token(c.layers, c.kv_heads, c.d_k, 2);
+    kvt.add({c.name, std::to_string(c.layers), std::to_string(c.heads), std::to_string(c.kv_heads), std::to_string(c.d_k),
+             fmt::format("{:.0f}", bytes / 1024.0), fmt::format("{:.2f}", bytes * 8192.0 / (1024.0 * 1024 * 1024))});
+  }
+  nar.table(kvt, /*as_result=*/true);
+}
+
+void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepConfig& cfg) {
+  if (s.variants.empty()) return;
+  const std::vector<VariantPoint>& ref = s.variants.front().points;
+  // The times, best of up to cfg.repeats runs, and how far the median strays.
+  std::vector<std::string> head = {_("variant")};
+  for (const auto& p : ref) head.push_back(fmt::format("n={} ms", p.n));
+  head.push_back(_("spread"));
+  Table times(head, _f("best of up to {} runs per cell (ms); spread: the largest (median − best)/best", cfg.repeats));
+  Mat m = xt::zeros<float>({s.variants.size() * ref.size(), std::size_t(8)});
+  std::vector<std::string> names;
+  for (std::size_t vi = 0; vi < s.variants.size(); ++vi) {
+    const VariantSweep& v = s.variants[vi];
+    std::vector<std::string> row = {v.name};
+    for (std::size_t pi = 0; pi < v.points.size(); ++pi) {
+      const VariantPoint& p = v.points[pi];
+      row.push_back(p.skipped ? _("skip") : fmt::format("{:.2f}", p.seconds * 1e3));
+      if (p.skipped) nar.say(_f("skipped {} at n = {}: {}", v.name, p.n, p.note));
+      const double vals[] = {double(vi), double(p.n), p.seconds, p.median_seconds, double(p.runs), p.pairs,
+                             p.work_mib, p.err_vs_full};
+      for (std::size_t c = 0; c < 8; ++c) m(vi * ref.size() + pi, c) = p.skipped && c >= 2 ? NAN : float(vals[c]);
+    }
+    row.push_back(fmt::format("{:.0f}%", 100.0 * v.largest_spread()));
+    times.add(row);
+    names.push_back(fmt::format("\"{}\"", v.name));
+  }
+  nar.table(times, /*as_result=*/true);
+  nar.record("sweep", m);
+  nar.manifest_field("sweep_variants", fmt::format("[{}]", fmt::join(names, ", ")));
+  nar.manifest_field("sweep_columns", "[\"variant\", \"n\", \"best s\", \"median s\", \"runs\", \"pairs\", "
+                                      "\"work MiB\", \"err vs full\"]");
+
+  // The slopes against the claimed exponents.
+  Table slopes({_("variant"), _("cost"), _("claimed"), _("slope ± noise"), _("verdict"), _("faster than full")},
+               _f("slope of log(best time) on log(n) for n ≥ {}", cfg.fit_from));
+  for (const VariantSweep& v : s.variants) {
+    const std::string faster = &v == &s.variants.front() ? "—"
+                               : v.faster_from ? _f("from n = {}", v.faster_from) : std::string(_("never here"));
+    slopes.add({v.name, v.complexity, fmt::format("n^{:.0f}", v.claimed_exponent),
+                std::isnan(v.fit.slope) ? "—"
+                : std::isnan(v.noise)   ? fmt::format("{:.2f}", v.fit.slope)
+                                        : fmt::format("{:.2f} ± {:.2f}", v.fit.slope, v.noise),
+                std::isnan(v.noise) ? _f("needs 3 sizes ≥ {}", cfg.fit_from) : std::string(outcome_word(v.exponent.outcome)),
+                faster});
+  }
+  nar.table(slopes, /*as_result=*/true);
+  std::vector<std::string> contended;
+  for (const VariantSweep& v : s.variants)
+    if (v.min_cpu_share < kContendedCpuShare) contended.push_back(fmt::format("{} {:.0f}%", v.name, 100.0 * v.min_cpu_share));
+  if (!contended.empty())
+    nar.result(_f("other programs were running: in its fastest run at some size this process got only this share of "
+                  "a core: {}; a slope from those times is within noise at best", fmt::join(contended, ", ")));
+  nar.say(_("noise: the larger of two standard errors of the fit and the gap to the slope of the median runs. holds: "
+            "within 0.2 of the claimed exponent; within noise: within 0.2 + noise; other programs on a busy machine "
+            "widen the noise."));
+
+  // Why a sparse pattern can lose to full attention: its cost per visible pair.
+  const VariantSweep& full = s.variants.front();
+  const VariantPoint& f0 = full.points.front();
+  bool slower = false;
+  for (const char* name : kSparse) {
+    const VariantSweep& v = s.at(name);
+    const VariantPoint& p0 = v.points.front();
+    if (f0.skipped || p0.skipped || p0.seconds < f0.seconds || p0.pairs <= 0) continue;  // faster at once: nothing to explain
+    const double ratio = p0.ns_per_pair() / f0.ns_per_pair();
+    slower = true;
+    nar.result(_f("{} at n = {}: {:.2f} ns per visible pair against full attention's {:.2f} ns ({:.1f}× dearer); it "
+                  "computes {:.0f}% of the n² pairs; at these costs per pair it wins only below {:.0f}%",
+                  v.name, p0.n, p0.ns_per_pair(), f0.ns_per_pair(), ratio, 100.0 * p0.pairs / double(p0.n * p0.n),
+                  100.0 / ratio));
+  }
+  if (slower)
+    nar.say(_("full attention makes all n² scores with one BLAS matrix product, streaming through memory in order; "
+            "dilated and Longformer gather each query's keys by index and take one dot product at a time, so each "
+            "pair costs more; the window is computed in blocks with one BLAS product per block."));
+  // Full attention's time per score element, smallest and largest fitted n: it grows once the n×n
+  // buffers leave the caches (reported when it grew by more than a fifth).
+  const VariantPoint* lo = nullptr;
+  const VariantPoint* hi = nullptr;
+  for (const auto& p : full.points)
+    if (!p.skipped && p.n >= cfg.fit_from) {
+      if (lo == nullptr) lo = &p;
+      hi = &p;
+    }
+  if (lo && hi && lo != hi && hi->ns_per_pair() > 1.2 * lo->ns_per_pair())
+    nar.result(_f("full attention's slope {:.2f}: the work is n² either way, but each score element took {:.2f} ns "
+                  "at n = {} and {:.2f} ns at n = {} — the n×n scores and weights (work MiB) no longer fit in the "
+                  "CPU's caches", full.fit.slope, lo->ns_per_pair(), lo->n, hi->ns_per_pair(), hi->n));
+  nar.say(_("work: counted buffers at the largest n measured. err vs full: max |variant − full attention| at the "
+            "largest n where full attention ran (Q, K, V ~ N(0, 1))."));
+  Table errs({_("variant"), _("work MiB @max"), _("err vs full @max")});
+  for (const VariantSweep& v : s.variants) {
+    double err = -1, work = 0;
+    for (const auto& p : v.points)
+      if (!p.skipped) {
+        work = p.work_mib;
+        if (p.err_vs_full >= 0) err = p.err_vs_full;
+      }
+    errs.add({v.name, fmt::format("{:.2f}", work), err < 0 ? "—" : fmt::format("{:.1e}", err)});
+  }
+  nar.table(errs, /*as_result=*/true);
+}
+
+std::vector<std::string> ch06_takeaway(const EfficientSweep& s) {
+  std::vector<std::string> holds, noisy, fails, unjudged;
+  for (const char* name : kSparse) {
+    const VariantSweep& v = s.at(name);
+    const std::string item = std::isnan(v.fit.slope) ? v.name : fmt::format("{} {:.2f}", v.name, v.fit.slope);
+    if (std::isnan(v.noise)) unjudged.push_back(item);
+    else if (v.exponent.holds()) holds.push_back(item);
+    else if (v.exponent.outcome == Outcome::fails) fails.push_back(item);
+    else noisy.push_back(item);
+  }
+  std::vector<std::string> parts;
+  auto add = [&](const std::vector<std::string>& xs, const char* pattern) {
+    if (!xs.empty()) parts.push_back(fmt::format(fmt::runtime(pattern), fmt::join(xs, ", ")));
+  };
+  add(holds, _("holds for {}"));
+  add(noisy, _("within noise for {}"));
+  add(fails, _("does not hold for {}"));
+  add(unjudged, _("not judged for {} (fewer than 3 sizes)"));
+  return {
+      _f("Window, dilated, Longformer and BigBird are O(n) by construction; measured slopes: {}. They change the "
+         "answer: they drop keys.", fmt::join(parts, _("; "))),
+      _("Linear attention is O(n) and a different model; tiled attention is exact at O(n²) time and O(tile) memory."),
+      _("The KV cache turns decoding from quadratic recomputation into one projection per token; GQA/MQA shrink it."),
+  };
+}
+
+}  // namespace attn

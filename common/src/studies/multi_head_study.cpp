@@ -1,0 +1,72 @@
+// Chapter 04's checks (see attn/studies/multi_head_study.hpp).
+#include "attn/studies/multi_head_study.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/attention/gqa.hpp"
+#include "attn/attention/mha_trace.hpp"
+#include "attn/data/npy.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+HeadDiversity head_diversity(const Tensor3& weights) {
+  HeadDiversity h;
+  h.heads = weights.shape(0);
+  for (std::size_t a = 0; a < h.heads; ++a)
+    for (std::size_t b = a + 1; b < h.heads; ++b)
+      h.most_different = std::max(h.most_different, max_abs_diff(slice_of(weights, a), slice_of(weights, b)));
+  h.differ = judge_at_least(h.heads > 1 ? h.most_different : NAN, 0.05);
+  return h;
+}
+
+Agreement judge_agreement(double max_diff, double bound) { return {max_diff, judge_at_most(max_diff, bound)}; }
+
+Agreement trace_vs_layer(const Mat& x, const MultiHead& p) {
+  const std::size_t n = x.shape(0), d = x.shape(1);
+  Tensor3 x3 = xt::zeros<float>({std::size_t(1), n, d});
+  std::copy(x.begin(), x.end(), x3.begin());
+  Tensor3 out;
+  MultiHeadCacheT<float> cache;
+  multi_head_forward(out, cache, x3, x3, p);
+  return judge_agreement(max_abs_diff(multi_head_trace(x, p).output, slice_of(out, 0)), 1e-5);
+}
+
+Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa) {
+  MultiHead as_mha = gqa;  // GQA with its K/V heads copied out per query head is plain MHA
+  as_mha.n_kv_heads = gqa.n_heads;
+  as_mha.w_k = merge_heads(repeat_kv(split_heads(gqa.w_k, gqa.n_kv_heads), gqa.n_heads));
+  as_mha.w_v = merge_heads(repeat_kv(split_heads(gqa.w_v, gqa.n_kv_heads), gqa.n_heads));
+  return judge_agreement(max_abs_diff(multi_head_trace(x, gqa).output, multi_head_trace(x, as_mha).output), 0.0);
+}
+
+Agreement pytorch_parity(const std::string& dir) {
+  auto golden = [&](const char* n, std::vector<std::size_t> shape) {
+    const std::string path = dir + "/" + n + ".npy";
+    NpyArray a = read_npy(path);
+    expect_npy_shape(a, shape, path);
+    return a;
+  };
+  auto gm = [&](const char* n, std::size_t rows) { return npy_to_mat(golden(n, {rows, 16}), n); };
+  auto gv = [&](const char* n) { return npy_to_vec(golden(n, {16}), n); };
+  const Mat gx = gm("X", kAnyDim);
+  if (gx.shape(0) == 0) throw NpyError(dir + "/X.npy: holds no tokens (shape (0, 16))");
+  MultiHead g;
+  g.n_heads = g.n_kv_heads = 4;
+  g.w_q = gm("W_Q", 16), g.w_k = gm("W_K", 16), g.w_v = gm("W_V", 16), g.w_o = gm("W_O", 16);
+  g.b_q = gv("b_Q"), g.b_k = gv("b_K"), g.b_v = gv("b_V"), g.b_o = gv("b_O");
+  return judge_agreement(max_abs_diff(multi_head_trace(gx, g).output, gm("output", gx.shape(0))), 1e-5);
+}
+
+AttentionCrossings attention_crossings(const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
+  AttentionCrossings c;
+  for (std::size_t len : lengths) {
+    const LayerCost l = encoder_layer_cost(cfg, len);
+    if (c.half_the_work == 0 && l.attention_share() >= 0.5) c.half_the_work = len;
+    if (c.scores_match_ffn == 0 && l.score_flops >= l.ffn_flops) c.scores_match_ffn = len;
+  }
+  return c;
+}
+
+}  // namespace attn

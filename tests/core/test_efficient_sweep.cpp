@@ -1,0 +1,120 @@
+// Chapter 06's sweep and verdicts (attn/studies/efficient_sweep.hpp): the log-log fit and its
+// standard error by hand, the exponent verdict in all three outcomes, the crossover with full
+// attention, a small real sweep, and the linear / tiled / KV-cache checks both ways.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/studies/efficient_sweep.hpp"
+#include "attn/tensor/rng.hpp"
+
+using namespace attn;
+
+TEST_CASE("loglog_fit: exact powers give their exponent and zero error; noise gives an error") {
+  const std::vector<double> n = {1024, 2048, 4096, 8192};
+  std::vector<double> t;
+  for (double x : n) t.push_back(3e-9 * x * x);
+  const LogLogFit f = loglog_fit(n, t);
+  CHECK(f.slope == doctest::Approx(2.0));
+  CHECK(f.standard_error == doctest::Approx(0.0).epsilon(1e-6));
+  CHECK(f.points == 4);
+  t[1] *= 1.5;
+  CHECK(loglog_fit(n, t).standard_error > 0.05);
+  CHECK(std::isnan(loglog_fit({1024, 2048}, {1, 2}).standard_error));  // two points: a slope, no error
+  CHECK(std::isnan(loglog_fit({1024}, {1}).slope));
+}
+
+TEST_CASE("judge_exponent: holds within 0.2, within noise inside the noise band, fails beyond it") {
+  CHECK(judge_exponent(1.1, 1.0, 0.05).holds());
+  CHECK(judge_exponent(0.61, 1.0, 0.5).outcome == Outcome::inconclusive);
+  CHECK(judge_exponent(0.61, 1.0, 0.05).outcome == Outcome::fails);
+  CHECK(judge_exponent(NAN, 1.0, 0.0).outcome == Outcome::inconclusive);
+}
+
+namespace {
+VariantSweep variant(const std::string& name, double exponent, const std::vector<double>& best,
+                     const std::vector<double>& median) {
+  VariantSweep v;
+  v.name = name;
+  v.claimed_exponent = exponent;
+  const std::size_t sizes[] = {256, 512, 1024, 2048, 4096};
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    VariantPoint p;
+    p.n = sizes[i];
+    p.seconds = best[i];
+    p.median_seconds = median[i];
+    p.pairs = double(p.n) * double(p.n);
+    v.points.push_back(p);
+  }
+  return v;
+}
+}  // namespace
+
+TEST_CASE("judge_sweep: slopes, noise from the median runs, and where a variant overtakes full attention") {
+  EfficientSweep s;
+  s.variants.push_back(variant("full", 2.0, {1, 4, 16, 64, 256}, {1, 4, 16, 64, 256}));
+  s.variants.push_back(variant("window", 1.0, {8, 16, 32, 48, 128}, {8, 16, 32, 48, 128}));    // faster from 2048
+  s.variants.push_back(variant("noisy", 1.0, {1, 1, 2, 3, 4.2}, {1, 1, 2, 6, 8.4}));  // median slope differs
+  judge_sweep(s, 1024);
+  CHECK(s.at("full").fit.slope == doctest::Approx(2.0));
+  CHECK(s.at("full").exponent.holds());
+  CHECK(s.at("full").faster_from == 0);
+  CHECK(s.at("window").exponent.holds());
+  CHECK(s.at("window").faster_from == 2048);
+  CHECK(s.at("noisy").noise > 0.2);
+  CHECK(s.at("noisy").exponent.outcome == Outcome::inconclusive);
+  s.variants[1] = variant("window", 1.0, {8, 16, 32, 128, 512}, {8, 16, 32, 128, 512});  // slope 2 where 1 was claimed
+  judge_sweep(s, 1024);
+  CHECK(s.at("window").exponent.outcome == Outcome::fails);
+  CHECK(s.at("window").faster_from == 0);
+  for (auto& p : s.variants[1].points) p.cpu_share = 0.2;  // the same times, on a machine others kept busy
+  judge_sweep(s, 1024);
+  CHECK(s.at("window").min_cpu_share == doctest::Approx(0.2));
+  CHECK(s.at("window").exponent.outcome == Outcome::inconclusive);
+  CHECK_THROWS_AS(s.at("nothing"), std::out_of_range);
+  VariantPoint p;
+  p.seconds = 2.0, p.median_seconds = 3.0, p.pairs = 1e9;
+  CHECK(p.spread() == doctest::Approx(0.5));
+  CHECK(p.ns_per_pair() == doctest::Approx(2.0));
+}
+
+TEST_CASE("sweep_efficient_variants: every variant at every n, sparse errors nonzero, full skipped past its limit") {
+  EfficientSweepConfig cfg;
+  cfg.d = 16;
+  cfg.window = 31;
+  cfg.block = 16;
+  cfg.repeats = 2;
+  cfg.max_full_mib = 0.5;  // n = 256 needs 0.5 MiB; 512 needs 2 MiB
+  const EfficientSweep s = sweep_efficient_variants({128, 256, 512}, cfg);
+  REQUIRE(s.variants.size() == 7);
+  CHECK(s.at("full").points[2].skipped);
+  CHECK_FALSE(s.at("full").points[1].skipped);
+  CHECK(s.at("tiled (exact)").points[1].err_vs_full < 1e-5);
+  CHECK(s.at("window").points[1].err_vs_full > 1e-3);
+  CHECK(s.at("window").points[0].pairs == doctest::Approx(128.0 * 31 - 2 * (15 * 16 / 2)));
+  CHECK(s.at("linear").points[0].pairs == 0.0);
+  for (const auto& v : s.variants)
+    for (const auto& p : v.points)
+      if (!p.skipped) CHECK(p.runs >= 1);
+  cfg.window = 32;
+  CHECK_THROWS_AS(sweep_efficient_variants({128}, cfg), std::invalid_argument);
+}
+
+TEST_CASE("linear and tiled checks hold on random inputs; KV-cache decoding gives the same outputs") {
+  Rng rng(3);
+  const Mat q = rng.normal_mat(32, 8), k = rng.normal_mat(32, 8), v = rng.normal_mat(32, 8);
+  const LinearCheck l = linear_attention_check(q, k, v);
+  CHECK(l.forms_agree.holds());
+  CHECK(l.differs_from_softmax.holds());
+  const LinearCheck same = linear_attention_check(q * 0.0f, k * 0.0f, v);  // φ(0) = 1 and softmax(0) are both uniform
+  CHECK(same.differs_from_softmax.outcome == Outcome::fails);
+  const TiledCheck t = tiled_attention_check(q, k, v, rng.normal_mat(32, 8), 8, 5);
+  CHECK(t.exact.holds());
+  CHECK(t.trace.size() == 4);
+  const KVCacheTiming kv = time_kv_cache(32, 4, 2, 8, 1);
+  CHECK(kv.same_outputs.holds());
+  CHECK(kv.max_diff <= 1e-5);
+  CHECK(judge_same_outputs(1e-3).outcome == Outcome::fails);
+  // The bound is absolute: values 10⁴ times larger carry rounding errors past it.
+  CHECK(tiled_attention_check(q, k, v * 1e4f, rng.normal_mat(32, 8), 8, 5).exact.outcome == Outcome::fails);
+}

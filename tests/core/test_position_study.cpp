@@ -1,0 +1,106 @@
+// Chapter 05's verdicts (attn/studies/position_study.hpp), each driven both ways: an input where
+// the claim holds and one where it fails; results keyed by encoding.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/data/word_vectors.hpp"
+#include "attn/position/learned_position.hpp"
+#include "attn/studies/position_study.hpp"
+
+using namespace attn;
+
+TEST_CASE("reversal_study: none and symmetric ALiBi are blind to a reversal; the others, and any causal mask, are not") {
+  Rng rng(5);
+  const SelfAttentionWeights w = init_self_attention(rng, 8, 8, 8);
+  const Mat x = word_vectors({"a", "b", "c"}, 8, 5), xr = word_vectors({"c", "b", "a"}, 8, 5);
+  const ReversalStudy s = reversal_study(x, xr, w, learned_position_init(16, 8, rng, 1.0f), 0.25f);
+  CHECK(s.rows.size() == all_position_encodings().size() + 2);
+  CHECK(s.at(PositionEncoding::None).tells_apart.outcome == Outcome::fails);
+  CHECK(s.at(PositionEncoding::Alibi).tells_apart.outcome == Outcome::fails);
+  for (PositionEncoding e : {PositionEncoding::Sinusoidal, PositionEncoding::Learned, PositionEncoding::Rope})
+    CHECK_MESSAGE(s.at(e).tells_apart.holds(), position_encoding_name(e));
+  CHECK(s.at(PositionEncoding::None, true).tells_apart.holds());
+  CHECK(s.at(PositionEncoding::Alibi, true).tells_apart.holds());
+  CHECK_THROWS_AS(s.at(PositionEncoding::Rope, true), std::out_of_range);
+  CHECK(judge_reversal(PositionEncoding::Rope, false, 2e-3).tells_apart.holds());
+  CHECK(judge_reversal(PositionEncoding::Rope, false, 5e-4).tells_apart.outcome == Outcome::fails);
+}
+
+TEST_CASE("sinusoidal_shift_error: one M_k for every pos; a wrong error fails") {
+  const ShiftCheck c = sinusoidal_shift_error(8, 3, 116);
+  CHECK(c.last_pos == 112);
+  CHECK(c.max_error < 1e-5);
+  CHECK(c.independent_of_pos.holds());
+  CHECK(judge_shift(3, 112, 1e-3).independent_of_pos.outcome == Outcome::fails);
+  CHECK_THROWS_AS(sinusoidal_shift_error(8, 20, 16), std::invalid_argument);
+}
+
+TEST_CASE("rope_relative_error: rotated scores depend on m − n only; a leak fails") {
+  Rng rng(6);
+  const RelativeCheck c = rope_relative_error(rng.normal_mat(4, 8), rng.normal_mat(4, 8), {1, 10, 1000});
+  CHECK(c.relative_only.holds());
+  CHECK(c.shifts.size() == 3);
+  CHECK(judge_relative({1}, 0.01).relative_only.outcome == Outcome::fails);
+}
+
+TEST_CASE("rope_bound_rebound: 4 frequencies climb back far higher than 32; equal widths do not pass") {
+  const BoundRebound small = rope_bound_rebound(8, 16, 256), big = rope_bound_rebound(64, 16, 256);
+  CHECK(small.fraction > big.fraction);
+  CHECK(small.at >= 16);
+  CHECK(small.fraction <= 1.0);
+  CHECK(judge_rebound(small, big).holds());
+  CHECK(judge_rebound(big, big).outcome == Outcome::fails);
+}
+
+TEST_CASE("alibi_zero_slope_check: slope 0 is no position; any difference fails") {
+  Rng rng(7);
+  const SelfAttentionWeights w = init_self_attention(rng, 8, 8, 8);
+  const ZeroSlopeCheck c = alibi_zero_slope_check(rng.normal_mat(5, 8), w);
+  CHECK(c.max_diff == 0.0);
+  CHECK(c.same_as_none.holds());
+  CHECK(judge_zero_slope(1e-7).same_as_none.outcome == Outcome::fails);
+}
+
+namespace {
+std::vector<ExtrapolationResult> row(double acc1, double acc2, double acc4, bool beyond = true) {
+  std::vector<ExtrapolationResult> r(3);
+  const double accs[] = {acc1, acc2, acc4};
+  for (std::size_t i = 0; i < 3; ++i) {
+    r[i].length = 16u << i;
+    r[i].available = i == 0 || beyond;
+    r[i].accuracy = accs[i];
+    r[i].loss = 1.0 - accs[i];
+    r[i].scored = 2000u << i;
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("judge_extrapolation: RoPE 'naturally' and ALiBi-over-sinusoidal, each both ways, and within noise") {
+  using P = PositionEncoding;
+  std::map<P, std::vector<ExtrapolationResult>> m = {{P::None, row(0.6, 0.5, 0.4)},
+                                                     {P::Sinusoidal, row(0.99, 0.7, 0.4)},
+                                                     {P::Learned, row(0.99, 0, 0, false)},
+                                                     {P::Rope, row(0.99, 0.9, 0.7)},
+                                                     {P::Alibi, row(0.98, 0.97, 0.96)}};
+  ExtrapolationStudy s = judge_extrapolation(m);
+  CHECK(s.rope_natural.outcome == Outcome::fails);
+  CHECK(s.alibi_over_sinusoidal.holds());
+  CHECK(s.drop(P::Rope) == doctest::Approx(0.29));
+  CHECK_FALSE(s.at(P::Learned, 2).available);
+  CHECK_THROWS_AS(s.at(P::Rope, 3), std::out_of_range);
+  m[P::Rope] = row(0.99, 0.985, 0.98);  // lost 1 point: "naturally" holds
+  m[P::Sinusoidal] = row(0.98, 0.98, 0.60);
+  m[P::Alibi] = row(0.98, 0.80, 0.50);  // ALiBi drops more than sinusoidal
+  s = judge_extrapolation(m);
+  CHECK(s.rope_natural.holds());
+  CHECK(s.alibi_over_sinusoidal.outcome == Outcome::fails);
+  m[P::Alibi] = row(0.98, 0.80, 0.601);  // a 0.1-point gap: within two standard errors
+  CHECK(judge_extrapolation(m).alibi_over_sinusoidal.outcome == Outcome::inconclusive);
+  m.erase(P::Alibi);
+  CHECK(judge_extrapolation(m).alibi_over_sinusoidal.outcome == Outcome::inconclusive);
+  ExtrapolationResult r;
+  r.available = true, r.accuracy = 0.5, r.scored = 100;
+  CHECK(accuracy_standard_error(r) == doctest::Approx(0.05));
+}

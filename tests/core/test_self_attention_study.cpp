@@ -1,0 +1,139 @@
+// Chapter 03's verdicts (attn/studies/self_attention_study.hpp), each driven both ways: an input
+// where the claim holds and one where it fails; and the path-length measurements against the
+// counts Vaswani et al. 2017's Table 1 predicts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/studies/self_attention_study.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+using namespace attn;
+
+TEST_CASE("check_row_sums: softmax rows hold, a scaled row fails") {
+  Rng rng(3);
+  const SelfAttentionWeights w = init_self_attention(rng, 6, 4, 4);
+  Mat a = self_attention(rng.normal_mat(5, 6), w).attn.weights;
+  const RowSumCheck good = check_row_sums(a);
+  CHECK(good.sums_to_one.holds());
+  CHECK(std::abs(good.max_sum - 1.0) < 1e-6);
+  xt::view(a, 2, xt::all()) *= 1.1f;
+  const RowSumCheck bad = check_row_sums(a);
+  CHECK(bad.sums_to_one.outcome == Outcome::fails);
+  CHECK(bad.max_sum == doctest::Approx(1.1).epsilon(1e-5));
+}
+
+TEST_CASE("check_causal: the masked run holds, the unmasked weights fail") {
+  Rng rng(4);
+  const SelfAttentionWeights w = init_self_attention(rng, 6, 4, 4);
+  const Mat x = rng.normal_mat(5, 6), m = causal_mask(5);
+  const SelfAttentionTrace full = self_attention(x, w), causal = self_attention(x, w, m);
+  const CausalCheck ok = check_causal(causal.attn.weights, causal.attn.output, full.attn.output, m);
+  CHECK(ok.first_sees_only_itself.holds());
+  CHECK(ok.masked_are_zero.holds());
+  CHECK(ok.last_row_unchanged.holds());
+  const CausalCheck leak = check_causal(full.attn.weights, full.attn.output, causal.attn.output, m);
+  CHECK(leak.first_sees_only_itself.outcome == Outcome::fails);
+  CHECK(leak.masked_are_zero.outcome == Outcome::fails);
+  CHECK(leak.masked_weight_max > 0.0);
+  // The last row of the unmasked run sees the same keys either way: that check still holds.
+  CHECK(leak.last_row_unchanged.holds());
+  Mat other = full.attn.output;
+  other(4, 1) += 0.01f;  // a last row that is not the unmasked one
+  CHECK(check_causal(causal.attn.weights, causal.attn.output, other, m).last_row_unchanged.outcome == Outcome::fails);
+  CHECK_THROWS_AS(check_causal(full.attn.weights, full.attn.output, full.attn.output, causal_mask(4)), ShapeError);
+}
+
+TEST_CASE("check_permutation: reordered rows hold; rows that change, or are not reordered, fail") {
+  Rng rng(5);
+  const SelfAttentionWeights w = init_self_attention(rng, 6, 4, 4);
+  const Mat x = rng.normal_mat(4, 6);
+  const std::vector<std::size_t> perm = {3, 2, 1, 0};
+  const Mat out = self_attention(x, w).attn.output, out_p = self_attention(permute_rows(x, perm), w).attn.output;
+  const PermutationCheck ok = check_permutation(out, out_p, perm);
+  CHECK(ok.equivariant.holds());
+  CHECK(ok.pooled_invariant.holds());
+  const PermutationCheck not_reordered = check_permutation(out, out, perm);  // same rows, wrong order
+  CHECK(not_reordered.equivariant.outcome == Outcome::fails);
+  CHECK(not_reordered.pooled_invariant.holds());  // the mean cannot see the order
+  Mat changed = out_p;
+  changed(1, 2) += 0.5f;
+  const PermutationCheck bad = check_permutation(out, changed, perm);
+  CHECK(bad.equivariant.outcome == Outcome::fails);
+  CHECK(bad.pooled_invariant.outcome == Outcome::fails);
+}
+
+TEST_CASE("judge_scaling: the measured table holds; a drifting variance or a live raw gradient fails") {
+  Rng rng(7);
+  const ScalingStudy s = scaling_study(rng, {1, 16, 256}, 16, 400);
+  CHECK(s.unit_variance.holds());
+  CHECK(s.raw_vanishes.holds());
+  CHECK(s.scaled_steady.holds());
+  std::vector<ScalingRow> rows = s.rows;
+  rows[1].var_scaled = 1.3;  // 30% off
+  CHECK(judge_scaling(rows).unit_variance.outcome == Outcome::fails);
+  rows = s.rows;
+  rows.back().grad_raw = rows.back().grad_scaled * 0.9;  // the unscaled gradient did not vanish
+  CHECK(judge_scaling(rows).raw_vanishes.outcome == Outcome::fails);
+  rows = s.rows;
+  rows[0].grad_scaled *= 2.0;
+  CHECK(judge_scaling(rows).scaled_steady.outcome == Outcome::fails);
+  CHECK(judge_scaling({}).unit_variance.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("lookup_study: a small τ turns hard; two equal best keys with different values cannot") {
+  const Mat keys = {{1.0f, 0.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
+  const Mat values = {{1.0f}, {5.0f}, {2.0f}};
+  const Vec q = {0.2f, 1.0f};
+  const LookupStudy ok = lookup_study(q, keys, values, {100.0f, 0.01f});
+  CHECK(ok.becomes_hard.holds());
+  CHECK(ok.rows[0].dist_to_hard > 0.1);  // a high τ blends
+  const Mat twins = {{0.0f, 1.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
+  const LookupStudy tie = lookup_study(q, twins, values, {100.0f, 0.01f});
+  CHECK(tie.becomes_hard.outcome == Outcome::fails);  // half of value 1, half of value 5
+  CHECK(tie.rows[1].dist_to_hard == doctest::Approx(2.0).epsilon(1e-3));
+}
+
+TEST_CASE("path length: GRU n − 1 steps, attention 1 layer, a window ⌈(n − 1)/(w − 1)⌉") {
+  Rng rng(9);
+  const Gru cell = gru_init(4, 4, rng);
+  const SelfAttentionWeights w = init_self_attention(rng, 4, 4, 4);
+  for (std::size_t n : {2u, 7u, 20u}) {
+    const Mat x = rng.normal_mat(n, 4);
+    CHECK(recurrent_path(cell, x).steps == n - 1);
+    CHECK(attention_path_layers(x, w, causal_mask(n), n) == 1);
+    CHECK(attention_path_layers(x, w, causal_window_mask(n, 3), n) == (n - 1 + 1) / 2);  // ⌈(n−1)/2⌉
+    CHECK(attention_influence(x, w, causal_mask(n)) > 0.0);
+    CHECK(attention_influence(x, w, causal_window_mask(n, 1)) == 0.0);  // the last row sees only itself
+  }
+  CHECK(attention_path_layers(rng.normal_mat(9, 4), w, causal_window_mask(9, 2), 3) == 0);  // 8 layers needed
+  const Mat m = causal_window_mask(5, 2);
+  CHECK(m(4, 3) == 0.0f);
+  CHECK(std::isinf(m(4, 2)));
+  CHECK(std::isinf(m(1, 2)));
+}
+
+TEST_CASE("judge_path_length: the measured study holds; a deeper attention path or a short recurrence fails") {
+  const PathLengthStudy s = path_length_study({4, 16, 64}, 8, 4, 3);
+  CHECK(s.constant_attention.holds());
+  CHECK(s.recurrent_grows.holds());
+  CHECK(s.window_formula.holds());
+  CHECK(s.attention_keeps_more.holds());
+  std::vector<PathLengthRow> rows = s.rows;
+  rows[1].attention_layers = 2;
+  CHECK(judge_path_length(rows, 8, 4).constant_attention.outcome == Outcome::fails);
+  rows = s.rows;
+  rows[2].attention_layers = 0;  // never arrived
+  CHECK(judge_path_length(rows, 8, 4).constant_attention.outcome == Outcome::fails);
+  rows = s.rows;
+  rows[2].recurrent_steps = 10;
+  CHECK(judge_path_length(rows, 8, 4).recurrent_grows.outcome == Outcome::fails);
+  rows = s.rows;
+  rows[0].window_layers = 3;
+  CHECK(judge_path_length(rows, 8, 4).window_formula.outcome == Outcome::fails);
+  rows = s.rows;
+  rows.back().recurrent_influence = 1.0;
+  CHECK(judge_path_length(rows, 8, 4).attention_keeps_more.outcome == Outcome::fails);
+  CHECK_THROWS_AS(path_length_study({4}, 8, 1, 3), std::invalid_argument);
+}
