@@ -126,7 +126,8 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     if (v.min_cpu_share < kContendedCpuShare) contended.push_back(fmt::format("{} {:.0f}%", v.name, 100.0 * v.min_cpu_share));
   if (!contended.empty())
     nar.result(_f("other programs were running: in its fastest run at some size this process got only this share of "
-                  "a core: {}; a slope from those times is within noise at best", fmt::join(contended, ", ")));
+                  "a core: {}; those times include waiting, so a slope that misses its exponent reads as within noise, not "
+                  "as does not hold", fmt::join(contended, ", ")));
   nar.say(_("noise: the larger of two standard errors of the fit and the gap to the slope of the median runs. holds: "
             "within 0.2 of the claimed exponent; within noise: within 0.2 + noise; other programs on a busy machine "
             "widen the noise."));
