@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/data/data_files.hpp"
@@ -82,6 +83,35 @@ std::string results_json(const std::vector<NamedResult>& models, const std::stri
     for (const auto& [key, value] : extra.items()) j[key] = value;
   }
   return j.dump(2) + "\n";
+}
+
+std::string translations_json(const std::vector<NamedResult>& models, const std::vector<SentencePair>& pairs) {
+  nlohmann::ordered_json j;
+  j["pairs"] = "the test split of make_toy_corpus(chapter_corpus_config()) (attn/data/corpus.hpp, "
+               "attn/models/seq2seq_train.hpp), in order; greedy outputs, at most source length + 10 words";
+  j["buckets"] = nlohmann::ordered_json::array();
+  for (const auto& b : default_length_buckets()) j["buckets"].push_back(b.label());
+  auto joined = [](const Tokens& t) { return fmt::format("{}", fmt::join(t, " ")); };
+  for (const auto& p : pairs) {
+    j["sources"].push_back(joined(p.src));
+    j["references"].push_back(joined(p.tgt));
+    j["alignments"].push_back(p.alignment);
+  }
+  for (const auto& [name, r] : models) {
+    if (r.hyps.size() != pairs.size())
+      throw std::invalid_argument("translations_json: model '" + name + "' has outputs for other pairs");
+    nlohmann::ordered_json hyps = nlohmann::ordered_json::array();
+    for (const auto& h : r.hyps) hyps.push_back(joined(h));
+    j["hypotheses"][name] = std::move(hyps);
+  }
+  return j.dump() + "\n";
+}
+
+void export_results(Narrator& nar, const std::vector<NamedResult>& models, const std::vector<SentencePair>& pairs,
+                    const std::string& extra_json_object) {
+  if (!nar.options().export_dir) return;  // translations_json is large: only with --export
+  nar.export_file("results.json", results_json(models, extra_json_object));
+  nar.export_file("translations.json", translations_json(models, pairs));
 }
 
 const EvalResult& result_named(const std::vector<NamedResult>& results, const std::string& name) {

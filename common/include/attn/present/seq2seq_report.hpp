@@ -1,6 +1,6 @@
 // Presentation of the chapters 00–02 experiment (no numerics here): the by-length table of BLEU,
 // exact match and token accuracy for one or more models, a terminal bar chart of BLEU by length,
-// results.json for --export, and getting a chapter's model (shipped checkpoint, --checkpoint PATH
+// results.json and translations.json for --export, and getting a chapter's model (shipped checkpoint, --checkpoint PATH
 // or --train) with one call.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "attn/models/seq2seq_eval.hpp"
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/present/narrate.hpp"
 #include "attn/present/table.hpp"
 
 namespace attn {
@@ -31,6 +32,13 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
 // as text (chapters pass it to Narrator::export_file), or written atomically to dir/results.json.
 // extra_json_object: more top-level fields as a JSON object's text ("" for none).
 std::string results_json(const std::vector<NamedResult>& models, const std::string& extra_json_object = "");
+// What the figures are computed from, so that a reader can recompute every one of them:
+// {"pairs": "<how to regenerate the split>", "buckets": ["5-10", …], "sources": ["w w …", …],
+//  "references": […], "alignments": [[j, …], …], "hypotheses": {"<model>": […]}}, in pair order.
+std::string translations_json(const std::vector<NamedResult>& models, const std::vector<SentencePair>& pairs);
+// With --export: DIR/results.json (results_json) and DIR/translations.json (translations_json).
+void export_results(Narrator& nar, const std::vector<NamedResult>& models, const std::vector<SentencePair>& pairs,
+                    const std::string& extra_json_object = "");
 
 // A chapter's model: trained now (train = true; saved to checkpoint or the shipped path) or loaded
 // from checkpoint (when not empty) or the shipped data/chNN/<name>.safetensors.

@@ -1,0 +1,27 @@
+// Presentation of chapter 00 (the Seq2Seq bottleneck): each function prints one step's results
+// through the Narrator; the numbers and verdicts come from attn/studies/seq2seq_study.hpp, and the
+// sentences are chosen by the verdicts' outcomes. Nothing here measures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/present/narrate.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/studies/seq2seq_study.hpp"
+
+namespace attn {
+
+// Step 4: the decoder's states (recorded as "decoder_states", "decoder_logits"), the table of what
+// each step read, wrote and with what probability, and the output against the reference.
+void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& target_vocab);
+// Step 5: the by-length table and chart, the fall from the shortest to the longest bucket judged
+// against the source article's figures, and the published ones (Bahdanau et al. 2014, Table 1).
+void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s);
+// Step 6: accuracy by target position (recorded as "position_accuracy") and its two verdicts.
+void report_positions(Narrator& nar, const BottleneckStudy& s);
+
+// The closing lines, each chosen by the verdict of the step it sums up; context_size: |c|.
+std::vector<std::string> ch00_takeaway(const BottleneckStudy& s, std::size_t context_size);
+
+}  // namespace attn

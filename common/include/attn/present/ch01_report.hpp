@@ -1,0 +1,27 @@
+// Presentation of chapter 01 (Bahdanau attention): each function prints one step's results through
+// the Narrator; the numbers and verdicts come from attn/studies/seq2seq_study.hpp, and the
+// sentences are chosen by the verdicts' outcomes. Nothing here measures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/present/narrate.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/studies/seq2seq_study.hpp"
+
+namespace attn {
+
+// Step 3: α (recorded as "alpha") and where its largest weight falls, against the word translated.
+void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair& pair, std::size_t step);
+// Step 5: the alignment heatmap (recorded as "alignment", the reference as "reference_alignment"),
+// its two verdicts, and each miss with what the map and the training pairs say about it.
+void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_words, const SentencePair& pair,
+                      const AlignmentStudy& s);
+// Step 6: the by-length table beside chapter 00's model, the two verdicts, the source article's
+// figures and the published ones.
+void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g);
+
+std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const AlignmentStudy& a);
+
+}  // namespace attn

@@ -1,0 +1,41 @@
+// Presentation of chapter 02 (Luong attention): each function prints one step's results through
+// the Narrator; the numbers and verdicts come from attn/studies/seq2seq_study.hpp, and the
+// sentences are chosen by the verdicts' outcomes. Nothing here measures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/present/narrate.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/studies/seq2seq_study.hpp"
+
+namespace attn {
+
+// Step 2: each trained model's scores at the same step of the same sentence (recorded as
+// luong_{dot,general,concat}_scores with the states h_t_dot, H_dot, h_t_concat, H_concat and the
+// weights W_a, W_c, v_c), and the source word each puts its largest score on.
+struct ScoreViews {
+  ScoreView dot, general, concat;
+  const Seq2Seq *general_model = nullptr, *concat_model = nullptr;
+};
+void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair, std::size_t step);
+// Step 3: local-p's centres beside the words translated (recorded as "local_p_positions"), its
+// alignment (recorded as "local_p_alignment", the general model's as "general_alignment", the
+// reference as "reference_alignment") and how often each looks at the word it translates.
+void report_local_p(Narrator& nar, const DecodeTrace& local_p, const DecodeTrace& general, const SentencePair& pair,
+                    const Vocab& target_vocab);
+// Step 4: the by-length table and chart of every model, and each Luong model judged against
+// Bahdanau over every metric and bucket.
+void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches);
+// Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns) and its verdicts.
+void report_score_cost(Narrator& nar, const ScoreCostStudy& s);
+// Step 6 (--time-training): ms per training step (recorded as "step_times") and the article's claim.
+void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sizes);
+
+// The match of the model named `model` among matches (std::invalid_argument when absent).
+const MatchStudy& match_of(const std::vector<MatchStudy>& matches, const std::string& model);
+std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, const ScoreCostStudy& cost,
+                                       const TrainStepStudy* steps);
+
+}  // namespace attn

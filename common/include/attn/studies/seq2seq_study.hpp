@@ -1,0 +1,187 @@
+// Chapters 00–02's measurements on the trained translation models, each returned with its verdict
+// (attn/studies/verdict.hpp): one sentence through a model step by step (00), the bottleneck by
+// length and by target position (00), Bahdanau's alignment and where it misses (01), attention
+// against no attention by length (01), each Luong model against Bahdanau over every metric and
+// bucket (02), the cost of one score function and of one training step (02).
+//   const BottleneckStudy b = judge_bottleneck(evaluate_model(m, test, sv, tv), position_ranges(), test);
+//   if (b.collapses.holds()) …
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "attn/attention/alignment.hpp"
+#include "attn/models/seq2seq_eval.hpp"
+#include "attn/studies/verdict.hpp"
+
+namespace attn {
+
+// ---- one sentence, step by step ----------------------------------------------------------------
+// The rows of a greedy trace (B = 1): source embeddings (S, E) and decoder states s_i (T, dec_hidden).
+Mat source_embedding_rows(const DecodeTrace& tr);
+Mat decoder_state_rows(const DecodeTrace& tr);
+// Step i: the word read (y_{i−1}), the word written (argmax of the logits; <eos> on the last step)
+// and the probability softmax(logits) gives it.
+struct DecodeRow {
+  int input = 0, output = 0;
+  double p = 0.0;
+};
+std::vector<DecodeRow> decode_rows(const DecodeTrace& tr);
+// The output words of a trace, its <eos> step last: the row labels of its alignment.
+Labels output_words(const DecodeTrace& tr, const Vocab& target_vocab);
+
+// ---- chapter 00: the bottleneck ----------------------------------------------------------------
+// The source article "Attention: from Seq2Seq to the Transformer revolution" reports BLEU 35.2 at
+// source length 10 and 18.7 at length 50 without attention (47% lower), naming no source.
+inline constexpr double kArticleBleuAt10 = 35.2, kArticleBleuAt50 = 18.7;
+// Target-position ranges of the by-position table: 1-5, 6-10, 11-20, …, 51-60 (inclusive, 1-based).
+std::vector<LengthBucket> position_ranges();
+
+struct BottleneckStudy {
+  EvalResult eval;                    // by source length (default_length_buckets())
+  double first_bleu = 0.0, last_bleu = 0.0;  // shortest and longest bucket
+  // collapses: measured = 1 − last/first, bound the article's 1 − 18.7/35.2 (a fall at least as steep
+  // holds), partly 0.1; inconclusive when the shortest bucket already scores 0 (nothing to fall from).
+  Verdict collapses;
+  Mat position_acc;                   // (buckets, ranges) % right, NaN where a bucket has no such position
+  std::vector<LengthBucket> ranges;
+  // Of the position ranges that the shortest sentences have (the ones shared by every bucket): the
+  // one that loses most from the shortest to the longest bucket, its two figures, and the verdict
+  // shared_positions_lose: measured = the smallest loss among them (points), bound 5, partly 0.
+  std::size_t shared_ranges = 0, worst_range = 0;
+  double worst_from = 0.0, worst_to = 0.0;
+  Verdict shared_positions_lose;
+  // first_words_hold_best: in the longest bucket, positions 1-5 against the best other range
+  // (judge_greater with no noise margin: measured = the difference in points).
+  double first_long = 0.0, best_other_long = 0.0;
+  Verdict first_words_hold_best;
+};
+// eval: the model's evaluation on `pairs` (evaluate_model); the position table is computed here.
+BottleneckStudy judge_bottleneck(EvalResult eval, const std::vector<LengthBucket>& ranges,
+                                 const std::vector<SentencePair>& pairs);
+
+// ---- chapter 01: the alignment ----------------------------------------------------------------
+// The nth (1 = the first, wrapping) pair of this source length whose translation moves at least
+// `min_moved` words off their position; pairs.front() when none does.
+const SentencePair& reordered_pair(const std::vector<SentencePair>& pairs, std::size_t length, std::uint64_t nth,
+                                   std::size_t min_moved = 4);
+// The first output position whose word translates a source word at another position (the last
+// position when none does), capped at steps − 1.
+std::size_t first_reordered_step(const std::vector<int>& alignment, std::size_t steps);
+
+// Bahdanau's step i of a trace: e_ij, α_ij, c_i and the source position of the largest α.
+struct AttentionStepView {
+  Vec energies, alpha, context;
+  std::size_t top = 0;
+};
+AttentionStepView bahdanau_step_view(const DecodeTrace& tr, std::size_t i);
+
+// A written word whose largest weight is not on the source word it translates, and what may
+// explain it: where the looked-at word is, where it is translated, and whether the translated
+// source word has a single translation in the training pairs (then the decoder can write it
+// without reading it).
+struct AlignmentMiss {
+  std::size_t row = 0;           // output position
+  int translates = 0, looks_at = 0;  // source positions
+  int looked_word_written_at = kNoSource;  // the output position that translates the looked-at word
+  std::size_t translations = 0, occurrences = 0;  // of the translated source word, in `train`
+};
+struct AlignmentStudy {
+  AlignmentScore all;        // every written word with a reference
+  AlignmentScore reordered;  // only those whose source word is at another position
+  std::size_t off_diagonal = 0;  // written words whose largest weight is off the diagonal
+  std::vector<AlignmentMiss> misses;
+  // is_alignment: measured = all.share(), bound 0.8, partly 0.5; follows_reorderings: the same on
+  // the reordered words (inconclusive when the sentence has none).
+  Verdict is_alignment, follows_reorderings;
+};
+// weights: (T, S) α rows of a trace; written: the words written (rows past it, <eos>, not scored).
+AlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
+                               const std::vector<SentencePair>& train);
+
+// Bahdanau against no attention by length (chapter 01).
+struct AttentionGainStudy {
+  double attention_first = 0.0, attention_last = 0.0, baseline_last = 0.0;
+  double attention_drop = 0.0;  // 1 − last/first of the attention model
+  // helps_long: attention's BLEU at the longest bucket above the baseline's by more than 5 points;
+  // keeps_length: attention_drop at most 0.05 (partly 0.15).
+  Verdict helps_long, keeps_length;
+};
+AttentionGainStudy judge_attention_gain(const EvalResult& attention, const EvalResult& baseline);
+
+// ---- chapter 02: Luong against Bahdanau ---------------------------------------------------------
+// Bounds of "matches": every by-length figure (BLEU, exact match %, token accuracy %) within 3
+// points of Bahdanau's in every bucket; within 10 is "close" (partly).
+inline constexpr double kMatchPoints = 3.0, kClosePoints = 10.0;
+struct MetricGap {
+  double gap = 0.0;     // model − reference, signed, the largest |·| over the buckets
+  std::string bucket;   // where it is
+};
+struct MatchStudy {
+  std::string model, reference;
+  MetricGap bleu, exact, token;
+  std::string worst_metric;  // "bleu", "exact", "token": the largest |gap| of the three
+  MetricGap worst;
+  Verdict matches;           // measured = |worst.gap|, bound kMatchPoints, partly kClosePoints
+};
+MatchStudy judge_match(const std::string& model, const EvalResult& m, const std::string& reference,
+                       const EvalResult& r);
+
+// One trained Luong model's scores at decoder step t of its own greedy trace of a sentence.
+struct ScoreView {
+  Mat h_t;      // (1, Hd)
+  Mat H;        // (S, He) its encoder states
+  Vec scores;   // (S,) score(h_t, h̄_s) with the model's own score function and weights
+  std::size_t top = 0;  // the source position of the largest score
+};
+ScoreView luong_score_view(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t);
+
+// The general model's weights at step t, softmax over every source word (global) and over the
+// local-m window |s − t| ≤ half_width (0-based), from the same scores.
+struct WindowViews {
+  Vec global, local_m;
+};
+WindowViews window_views(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t, std::size_t half_width);
+
+// Local-p's predicted centre p_t beside the source position each output word translates
+// (S for <eos> and for words past the reference): (steps, 2).
+Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair);
+
+// The cost of one score function (time_score_function) at each (S, hidden), per kind in
+// kScoreKinds order; gains are Bahdanau's seconds / the kind's.
+inline const std::vector<std::string> kScoreKinds = {"bahdanau", "dot", "general", "concat"};
+struct ScoreCostRow {
+  std::size_t src_len = 0, hidden = 0;
+  std::vector<double> seconds;  // one per kScoreKinds
+  double gain(std::size_t kind) const { return seconds[0] / seconds[kind]; }
+};
+struct ScoreCostStudy {
+  std::vector<ScoreCostRow> rows;
+  // Dot's gain at the shortest and the longest S (both at the smallest hidden), and at the widest hidden.
+  double dot_short = 0.0, dot_long = 0.0, dot_wide = 0.0;
+  std::size_t short_len = 0, long_len = 0, wide_len = 0, small_hidden = 0, wide_hidden = 0;
+  // dot_faster: measured = dot's smallest gain over the rows, bound 1; dot_gain_grows: judge_greater
+  // (dot_long, dot_short, noise 10% of dot_short): holds rose, fails fell, inconclusive barely moved.
+  Verdict dot_faster, dot_gain_grows;
+};
+ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows);
+// Times every kind at each (S, hidden); A = hidden/2; reps: 150 calls (40 above hidden 256).
+ScoreCostStudy score_cost_study(const std::vector<std::pair<std::size_t, std::size_t>>& sizes);
+
+// The source article "Attention: from Seq2Seq to the Transformer revolution" says Luong trains
+// 1.5–2× faster than Bahdanau (no measurement is published).
+inline constexpr double kArticleSpeedupLow = 1.5, kArticleSpeedupHigh = 2.0;
+struct TrainStepStudy {
+  std::vector<std::string> models;  // Bahdanau first
+  std::vector<double> ms;           // median ms per step, same order
+  double general_speedup = 0.0, dot_speedup = 0.0;  // Bahdanau's ms / the model's, rounded to 0.01 as printed
+  // claim: general_speedup ≥ 1.5 holds, ≥ 1.4 partly (just short); beyond: ≥ 2.0 (the range's top).
+  Verdict claim, beyond;
+};
+// models: names of config_for, "bahdanau", "luong_dot" and "luong_general" among them.
+TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms);
+TrainStepStudy train_step_study(const std::vector<std::string>& models, std::size_t src_vocab, std::size_t tgt_vocab,
+                                std::size_t batch, std::size_t src_len, std::size_t reps);
+
+}  // namespace attn

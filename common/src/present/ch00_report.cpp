@@ -1,0 +1,107 @@
+// Chapter 00's reports (see attn/present/ch00_report.hpp).
+#include "attn/present/ch00_report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "attn/present/verdict_words.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+namespace {
+std::string percent_lower(const Verdict& v) {
+  return std::isfinite(v.measured) ? _f("{:.0f}% lower", 100.0 * v.measured)
+                                   : std::string(_("no relative drop: short sentences already score 0"));
+}
+}  // namespace
+
+void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& tv) {
+  const Mat states = decoder_state_rows(tr);
+  Labels step_labels;
+  for (std::size_t i = 0; i < states.shape(0); ++i) step_labels.push_back("s_" + std::to_string(i + 1));
+  nar.show("decoder_states", states, step_labels, {}, _("s_0 = c; one state per output word"));
+  nar.record("decoder_logits", tr.logits);
+  Table t({"i", _("reads y_{i−1}"), _("writes y_i"), "p(y_i)", _("reference")});
+  const std::vector<DecodeRow> rows = decode_rows(tr);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    t.add({std::to_string(i + 1), tv.token(rows[i].input), tv.token(rows[i].output), fmt::format("{:.3f}", rows[i].p),
+           i < pair.tgt.size() ? pair.tgt[i] : "<eos>"});
+  nar.table(t);
+  nar.say(_("p(y_i) = softmax(decoder_logits row i) at the word written (exported: decoder_logits)."));
+  const Tokens out = tv.decode(tr.ids);
+  nar.result(_f("output:    {}", fmt::join(out, " ")));
+  nar.result(_f("reference: {}   ({})", fmt::join(pair.tgt, " "), out == pair.tgt ? _("exact match") : _("differs")));
+}
+
+void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
+  const std::vector<NamedResult> results = {{"no_attention", s.eval}};
+  nar.table(length_table(results), /*as_result=*/true);
+  nar.block(bleu_chart(results));
+  nar.result(_f("BLEU {} (5-10) -> {} (51-60): {}", format_score(s.first_bleu), format_score(s.last_bleu),
+                percent_lower(s.collapses)));
+  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\": without "
+                "attention BLEU falls from {} at length 10 to {} at length 50 ({:.0f}% lower; it names no source). "
+                "Here, from {} to {} words, it is {}: {}",
+                kArticleBleuAt10, kArticleBleuAt50, 100.0 * s.collapses.bound, s.eval.buckets.front().bucket.label(),
+                s.eval.buckets.back().bucket.label(), percent_lower(s.collapses),
+                sentence_for(s.collapses.outcome, _("at least as steep — the claim holds"),
+                             _("far less steep — the claim does not hold here"),
+                             s.collapses.outcome == Outcome::partly ? _("less steep — it holds only in part")
+                                                                    : _("not measurable"))));
+  nar.say(_("the closest published figures: Bahdanau et al. 2014, Table 1: RNNencdec-50 (no attention) 17.82 BLEU "
+            "on all test sentences, RNNsearch-50 (attention) 26.75."));
+}
+
+void report_positions(Narrator& nar, const BottleneckStudy& s) {
+  const Mat& pa = s.position_acc;
+  Labels head = {_("length")};
+  for (const auto& r : s.ranges) head.push_back(_f("pos {}", r.label()));
+  Table t(head);
+  for (std::size_t b = 0; b < pa.shape(0); ++b) {
+    Labels row = {s.eval.buckets[b].bucket.label()};
+    for (std::size_t k = 0; k < pa.shape(1); ++k) row.push_back(std::isnan(pa(b, k)) ? "" : format_score(pa(b, k)));
+    t.add(row);
+  }
+  nar.table(t, /*as_result=*/true);
+  nar.record("position_accuracy", pa);
+  const std::string shortest = s.eval.buckets.front().bucket.label(), longest = s.eval.buckets.back().bucket.label();
+  const std::string shared =
+      s.shared_ranges == 0 ? "" : fmt::format("{}-{}", s.ranges.front().lo, s.ranges[s.shared_ranges - 1].hi);
+  nar.result(_f("positions {} (every bucket has them): {}; most lost at positions {}, {}% -> {}%", shared,
+                s.shared_positions_lose.holds()
+                    ? _f("each loses at least 5 points from {}- to {}-word sentences", shortest, longest)
+                    : std::string(s.shared_positions_lose.outcome == Outcome::partly
+                                      ? _("each loses, one by under 5 points")
+                                      : _("some gain as sentences grow")),
+                s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)));
+  nar.result(_f("in {}-word sentences: positions {} {}% right, the best later range {}% — {}", longest,
+                s.ranges.front().label(), format_score(s.first_long), format_score(s.best_other_long),
+                sentence_for(s.first_words_hold_best.outcome, _("the first words hold best"),
+                             _("a later range holds better than the first words"), _("a tie"))));
+  nar.say(_("later positions exist only in longer sentences and are left out of that verdict; read their "
+            "columns down the table."));
+}
+
+std::vector<std::string> ch00_takeaway(const BottleneckStudy& s, std::size_t context_size) {
+  const auto& first = s.eval.buckets.front();
+  const auto& last = s.eval.buckets.back();
+  return {
+      _f("One fixed vector (c = h_S, {} numbers) carries short sentences: BLEU {} at {} words.", context_size,
+         format_score(s.first_bleu), first.bucket.label()),
+      s.collapses.holds() || s.collapses.outcome == Outcome::partly
+          ? _f("It collapses as sentences grow: BLEU {} at {} words ({}), exact match {}% -> {}%.",
+               format_score(s.last_bleu), last.bucket.label(), percent_lower(s.collapses), format_score(first.exact),
+               format_score(last.exact))
+          : _f("It does not collapse here: BLEU {} at {} words ({}).", format_score(s.last_bleu), last.bucket.label(),
+               percent_lower(s.collapses)),
+      _f("By target position: the first words {} ({}% right at {} words); the largest drop is at positions {} "
+         "({}% -> {}%).",
+         s.first_words_hold_best.holds() ? _("hold best") : _("do not hold best"), format_score(s.first_long),
+         last.bucket.label(), s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)),
+  };
+}
+
+}  // namespace attn

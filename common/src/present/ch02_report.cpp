@@ -1,0 +1,173 @@
+// Chapter 02's reports (see attn/present/ch02_report.hpp).
+#include "attn/present/ch02_report.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attn/present/verdict_words.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+namespace {
+
+std::string us(double seconds) { return fmt::format("{:.1f}", seconds * 1e6); }
+
+const char* metric_word(const std::string& id) {
+  return id == "bleu" ? "BLEU" : id == "exact" ? _("exact match") : _("token accuracy");
+}
+
+std::string gap_cell(const MetricGap& g) { return fmt::format("{:+.1f} ({})", g.gap, g.bucket); }
+
+const char* match_word(const Verdict& v) {
+  return sentence_for(v.outcome, _("matches"), _("does not match"),
+                      v.outcome == Outcome::partly ? _("comes close to") : _("cannot be compared with"));
+}
+
+Vec reference_vec(const SentencePair& pair) {
+  Vec r = Vec::from_shape({pair.alignment.size()});
+  for (std::size_t i = 0; i < pair.alignment.size(); ++i) r(i) = float(pair.alignment[i]);
+  return r;
+}
+
+}  // namespace
+
+void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair, std::size_t step) {
+  nar.record("h_t_dot", v.dot.h_t);
+  nar.record("H_dot", v.dot.H);
+  nar.show("luong_dot_scores", v.dot.scores, pair.src, _("the dot model: h_tᵀh̄_s, no parameters (needs equal sizes)"));
+  const Mat& w_a = v.general_model->luong().attention.w_a;
+  nar.record("W_a", w_a);
+  nar.show("luong_general_scores", v.general.scores, pair.src,
+           _f("the general model: h_tᵀW_a h̄_s, W_a ({}×{}) trained", w_a.shape(0), w_a.shape(1)));
+  const Luong& cat = v.concat_model->luong().attention;
+  nar.record("h_t_concat", v.concat.h_t);
+  nar.record("H_concat", v.concat.H);
+  nar.record("W_c", cat.w_c);
+  nar.record("v_c", cat.v_c);
+  nar.show("luong_concat_scores", v.concat.scores, pair.src,
+           _f("the concat model: v_cᵀtanh(W_c[h_t; h̄_s]), W_c ({}×{}) and v_c ({}) trained", cat.w_c.shape(0),
+              cat.w_c.shape(1), cat.v_c.size()));
+  const int want = step < pair.alignment.size() ? pair.alignment[step] : kNoSource;
+  const std::size_t on_word = std::size_t(int(v.dot.top) == want) + std::size_t(int(v.general.top) == want) +
+                              std::size_t(int(v.concat.top) == want);
+  nar.result(_f("largest score: dot \"{}\", general \"{}\", concat \"{}\"; the word being translated: \"{}\" ({} of 3 on it)",
+                pair.src[v.dot.top], pair.src[v.general.top], pair.src[v.concat.top],
+                want == kNoSource ? "<eos>" : pair.src[std::size_t(want)], on_word));
+  nar.say(_("each model scores with its own trained states and weights (exported: h_t_dot, H_dot; h_t, H, W_a; "
+            "h_t_concat, H_concat, W_c, v_c); the scales differ, only each row's order matters to its softmax."));
+}
+
+void report_local_p(Narrator& nar, const DecodeTrace& tp, const DecodeTrace& general, const SentencePair& pair,
+                    const Vocab& tv) {
+  const Labels out = output_words(tp, tv);
+  nar.show("local_p_positions", local_p_positions(tp, pair), out, {"p_t", _("true s")},
+           _("predicted centre vs the source word translated (0-based)"));
+  nar.heatmap("local_p_alignment", tp.alignment, out, pair.src, _("the local-p model's α (rows: output words)"), {0.0, 1.0});
+  nar.record("general_alignment", general.alignment);
+  nar.record("reference_alignment", reference_vec(pair));
+  const AlignmentScore lp = alignment_hits(tp.alignment, pair.alignment), gl = alignment_hits(general.alignment, pair.alignment);
+  nar.result(_f("largest α on the word being translated: local-p {} of {}, global general {} of {} output words",
+                lp.hits, lp.total, gl.hits, gl.total));
+}
+
+void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches) {
+  nar.table(length_table(results), /*as_result=*/true);
+  Table t({_("model"), _("BLEU gap"), _("exact-match gap"), _("token-acc. gap"), _("against Bahdanau")});
+  for (const MatchStudy& m : matches)
+    t.add({m.model, gap_cell(m.bleu), gap_cell(m.exact), gap_cell(m.token), match_word(m.matches)});
+  nar.table(t, /*as_result=*/true);
+  nar.say(_f("gap = model − Bahdanau in points, the largest over the six buckets (bucket in brackets); matches: "
+             "every gap within {:.0f} points; comes close: within {:.0f}.",
+             kMatchPoints, kClosePoints));
+  const MatchStudy& g = match_of(matches, "luong_general");
+  nar.result(_f("global-general vs Bahdanau: largest gap {:+.1f} points ({} at {} words): it {} Bahdanau", g.worst.gap,
+                metric_word(g.worst_metric), g.worst.bucket, match_word(g.matches)));
+}
+
+void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
+  Table st({"S", "hidden", _("Bahdanau µs"), _("dot µs"), "×", _("general µs"), "×", _("concat µs"), "×"});
+  Mat times = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
+  Mat sizes = Mat::from_shape({s.rows.size(), std::size_t(2)});
+  for (std::size_t r = 0; r < s.rows.size(); ++r) {
+    const ScoreCostRow& x = s.rows[r];
+    std::vector<std::string> row = {std::to_string(x.src_len), std::to_string(x.hidden), us(x.seconds[0])};
+    for (std::size_t k = 1; k < kScoreKinds.size(); ++k) row.insert(row.end(), {us(x.seconds[k]), fmt::format("{:.2f}", x.gain(k))});
+    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) times(r, k) = float(x.seconds[k]);
+    sizes(r, 0) = float(x.src_len), sizes(r, 1) = float(x.hidden);
+    st.add(row);
+  }
+  nar.table(st, /*as_result=*/true);
+  nar.record("score_times", times);
+  nar.record("score_sizes", sizes);
+  nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2; Bahdanau's U_a·h̄_s is "
+            "precomputed once per sentence, concat's h̄_s part of W_c is recomputed at every call (as luong_forward does); "
+            "median of 7 rounds of 40–150 calls; 1 OpenBLAS thread."));
+  nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
+                "faster at every size: {}",
+                s.dot_short, s.short_len, s.dot_long, s.long_len, s.small_hidden, s.dot_wide, s.wide_hidden, s.wide_len,
+                outcome_word(s.dot_faster.outcome)));
+  nar.why(_f("per call Bahdanau pays W_a·s_(t−1) (hidden·A multiply-adds, whatever S) and a tanh on S·A numbers; dot "
+             "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
+             "either way — here it {} from S = {} to S = {}.",
+             sentence_for(s.dot_gain_grows.outcome, _("rose"), _("fell"), _("barely moved (within 10%)")), s.short_len,
+             s.long_len));
+}
+
+void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sz) {
+  Table tt({_("model"), _("ms / step"), _("Bahdanau ÷ this")});
+  Vec step_times = Vec::from_shape({s.ms.size()});
+  for (std::size_t k = 0; k < s.ms.size(); ++k) {
+    step_times(k) = float(s.ms[k]);
+    tt.add({s.models[k], fmt::format("{:.1f}", s.ms[k]), fmt::format("{:.2f}", s.ms[0] / s.ms[k])});
+  }
+  nar.table(tt, /*as_result=*/true);
+  nar.record("step_times", step_times);
+  const char* verdict = s.beyond.holds() ? _("held (at or beyond its upper end)")
+                        : sentence_for(s.claim.outcome, _("held"), _("did not hold"),
+                                       s.claim.outcome == Outcome::partly ? _("did not hold (just short of 1.5×)")
+                                                                          : _("could not be measured"));
+  nar.result(_f("the source article \"Attention: from Seq2Seq to the Transformer revolution\": \"Luong trains 1.5–2× "
+                "faster than Bahdanau\" (no published measurement). Here: global-general runs {:.2f}× Bahdanau's speed "
+                "per training step, global-dot {:.2f}× — in this run the claim {}.",
+                s.general_speedup, s.dot_speedup, verdict));
+  nar.say(_("repeated runs on this shared 2-core machine move these ratios by a few hundredths; dot and general "
+            "alone are several times faster per call (previous step), the whole step much less so."));
+  nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models "
+             "interleaved step by step, the chapter's model sizes (E {}, encoder 2×{}, decoder {}, A {}), other "
+             "programs possibly running at the same time.", sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
+}
+
+const MatchStudy& match_of(const std::vector<MatchStudy>& matches, const std::string& model) {
+  for (const MatchStudy& m : matches)
+    if (m.model == model) return m;
+  throw std::invalid_argument("match_of: no comparison for model '" + model + "'");
+}
+
+std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, const ScoreCostStudy& cost,
+                                       const TrainStepStudy* steps) {
+  const MatchStudy& g = match_of(matches, "luong_general");
+  const MatchStudy& lp = match_of(matches, "luong_local_p");
+  std::string quality =
+      g.matches.holds()
+          ? _f("Luong's global-general attention matches Bahdanau here: every BLEU, exact-match and token-accuracy "
+               "figure within {:.0f} points in every length bucket.", kMatchPoints)
+          : _f("Luong's global-general attention {} Bahdanau here: BLEU within {:.1f} points, but {} {:+.1f} points at "
+               "{} words.", match_word(g.matches), std::abs(g.bleu.gap), metric_word(g.worst_metric), g.worst.gap,
+               g.worst.bucket);
+  return {
+      quality,
+      steps ? _f("Dot/general scores are cheaper per call (step 5), but a whole training step is {:.2f}× Bahdanau's speed "
+                 "for general.", steps->general_speedup)
+            : _f("Dot scores {} cheaper per call: {:.2f}× Bahdanau's speed at S = {} (step 5); --time-training times "
+                 "whole training steps.", cost.dot_faster.holds() ? _("are") : _("are not always"), cost.dot_long,
+                 cost.long_len),
+      _f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau ({} {:+.1f} points at "
+         "{} words), while local-m's p_t = t ignores reordering.",
+         match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket),
+  };
+}
+
+}  // namespace attn

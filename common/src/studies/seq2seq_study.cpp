@@ -1,0 +1,313 @@
+// Chapters 00–02's measurements (see attn/studies/seq2seq_study.hpp).
+#include "attn/studies/seq2seq_study.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "attn/models/seq2seq_train.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+namespace {
+
+std::size_t argmax_row(const Mat& m, std::size_t r) {
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < m.shape(1); ++c)
+    if (m(r, c) > m(r, best)) best = c;
+  return best;
+}
+
+std::size_t argmax_vec(const Vec& v) {
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < v.size(); ++j)
+    if (v(j) > v(best)) best = j;
+  return best;
+}
+
+}  // namespace
+
+Mat source_embedding_rows(const DecodeTrace& tr) { return slice_of(tr.tape.xs, 0); }
+
+Mat decoder_state_rows(const DecodeTrace& tr) {
+  const std::size_t T = tr.tape.steps.size(), H = T == 0 ? 0 : tr.tape.steps.front().s.shape(1);
+  Mat states = Mat::from_shape({T, H});
+  for (std::size_t i = 0; i < T; ++i)
+    for (std::size_t k = 0; k < H; ++k) states(i, k) = tr.tape.steps[i].s(0, k);
+  return states;
+}
+
+std::vector<DecodeRow> decode_rows(const DecodeTrace& tr) {
+  std::vector<DecodeRow> rows;
+  const std::size_t V = tr.logits.shape(1);
+  std::vector<double> logits(V), p(V);
+  for (std::size_t i = 0; i < tr.logits.shape(0); ++i) {
+    for (std::size_t v = 0; v < V; ++v) logits[v] = tr.logits(i, v);
+    softmax_row(p.data(), logits.data(), nullptr, V);
+    const std::size_t best = argmax_row(tr.logits, i);
+    rows.push_back({i < tr.inputs.size() ? tr.inputs[i] : 0, int(best), p[best]});
+  }
+  return rows;
+}
+
+Labels output_words(const DecodeTrace& tr, const Vocab& target_vocab) {
+  Labels words;
+  for (int id : tr.ids) words.push_back(target_vocab.token(id));
+  if (tr.tape.steps.size() > tr.ids.size()) words.push_back("<eos>");
+  return words;
+}
+
+// ---- chapter 00 ---------------------------------------------------------------------------------
+
+std::vector<LengthBucket> position_ranges() {
+  return {{1, 5}, {6, 10}, {11, 20}, {21, 30}, {31, 40}, {41, 50}, {51, 60}};
+}
+
+BottleneckStudy judge_bottleneck(EvalResult eval, const std::vector<LengthBucket>& ranges,
+                                 const std::vector<SentencePair>& pairs) {
+  if (eval.buckets.empty()) throw std::invalid_argument("judge_bottleneck: an evaluation without length buckets");
+  if (ranges.empty()) throw std::invalid_argument("judge_bottleneck: no position ranges");
+  BottleneckStudy s;
+  s.eval = std::move(eval);
+  s.ranges = ranges;
+  s.first_bleu = s.eval.buckets.front().bleu;
+  s.last_bleu = s.eval.buckets.back().bleu;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double drop = s.first_bleu > 0.0 ? 1.0 - s.last_bleu / s.first_bleu : nan;
+  s.collapses = judge_at_least(drop, 1.0 - kArticleBleuAt50 / kArticleBleuAt10, 0.1);
+
+  std::vector<LengthBucket> buckets;
+  for (const auto& b : s.eval.buckets) buckets.push_back(b.bucket);
+  s.position_acc = position_accuracy(s.eval.hyps, pairs, buckets, ranges);
+  const Mat& pa = s.position_acc;
+  const std::size_t last = pa.shape(0) - 1;
+  double smallest_loss = nan, worst_loss = -std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < pa.shape(1); ++k) {
+    const double a = pa(0, k), b = pa(last, k);
+    if (std::isnan(a) || std::isnan(b)) continue;
+    ++s.shared_ranges;
+    if (std::isnan(smallest_loss) || a - b < smallest_loss) smallest_loss = a - b;
+    if (a - b > worst_loss) s.worst_range = k, worst_loss = a - b, s.worst_from = a, s.worst_to = b;
+  }
+  s.shared_positions_lose = judge_at_least(smallest_loss, 5.0, 0.0);
+  s.first_long = pa(last, 0);
+  s.best_other_long = nan;
+  for (std::size_t k = 1; k < pa.shape(1); ++k)
+    if (!std::isnan(pa(last, k)) && (std::isnan(s.best_other_long) || pa(last, k) > s.best_other_long))
+      s.best_other_long = pa(last, k);
+  s.first_words_hold_best = judge_greater(s.first_long, s.best_other_long, 0.0);
+  return s;
+}
+
+// ---- chapter 01 ---------------------------------------------------------------------------------
+
+const SentencePair& reordered_pair(const std::vector<SentencePair>& pairs, std::size_t length, std::uint64_t nth,
+                                   std::size_t min_moved) {
+  if (pairs.empty()) throw std::invalid_argument("reordered_pair: no pairs");
+  std::vector<const SentencePair*> found;
+  for (const auto& p : pairs) {
+    if (p.src.size() != length) continue;
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < p.alignment.size(); ++i) moved += p.alignment[i] != int(i);
+    if (moved >= min_moved) found.push_back(&p);
+  }
+  if (found.empty()) return pairs.front();
+  const std::size_t n = found.size();
+  return *found[std::size_t((nth + n - 1) % n)];
+}
+
+std::size_t first_reordered_step(const std::vector<int>& alignment, std::size_t steps) {
+  if (steps == 0) throw std::invalid_argument("first_reordered_step: a trace without steps");
+  std::size_t i = 0;
+  while (i + 1 < alignment.size() && alignment[i] == int(i)) ++i;
+  return std::min(i, steps - 1);
+}
+
+AttentionStepView bahdanau_step_view(const DecodeTrace& tr, std::size_t i) {
+  if (i >= tr.tape.steps.size()) throw std::invalid_argument("bahdanau_step_view: step past the trace");
+  const auto& st = tr.tape.steps[i];
+  AttentionStepView v{row_of(st.bahdanau.energies, 0), row_of(st.bahdanau.alpha, 0), row_of(st.context, 0), 0};
+  v.top = argmax_vec(v.alpha);
+  return v;
+}
+
+AlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
+                               const std::vector<SentencePair>& train) {
+  AlignmentStudy s;
+  std::vector<int> looks = argmax_alignment(weights);
+  looks.resize(std::min(looks.size(), written));
+  s.all = alignment_hits(looks, pair.alignment);
+  std::vector<int> reordered_ref(pair.alignment.size(), kNoSource);
+  for (std::size_t r = 0; r < pair.alignment.size(); ++r)
+    if (pair.alignment[r] != int(r)) reordered_ref[r] = pair.alignment[r];
+  s.reordered = alignment_hits(looks, reordered_ref);
+  for (std::size_t r = 0; r < looks.size(); ++r) {
+    s.off_diagonal += looks[r] != int(r);
+    if (r >= pair.alignment.size() || pair.alignment[r] < 0 || looks[r] == pair.alignment[r]) continue;
+    AlignmentMiss m;
+    m.row = r;
+    m.translates = pair.alignment[r];
+    m.looks_at = looks[r];
+    for (std::size_t q = 0; q < pair.alignment.size(); ++q)
+      if (pair.alignment[q] == m.looks_at) m.looked_word_written_at = int(q);
+    const std::string& word = pair.src[std::size_t(m.translates)];
+    std::map<std::string, std::size_t> seen;
+    for (const auto& p : train)
+      for (std::size_t q = 0; q < p.alignment.size(); ++q)
+        if (p.alignment[q] >= 0 && p.src[std::size_t(p.alignment[q])] == word) ++seen[p.tgt[q]];
+    m.translations = seen.size();
+    for (const auto& [t, n] : seen) m.occurrences += n;
+    s.misses.push_back(m);
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  s.is_alignment = judge_at_least(s.all.total == 0 ? nan : s.all.share(), 0.8, 0.5);
+  s.follows_reorderings = judge_at_least(s.reordered.total == 0 ? nan : s.reordered.share(), 0.8, 0.5);
+  return s;
+}
+
+AttentionGainStudy judge_attention_gain(const EvalResult& attention, const EvalResult& baseline) {
+  if (attention.buckets.empty() || baseline.buckets.empty())
+    throw std::invalid_argument("judge_attention_gain: an evaluation without length buckets");
+  AttentionGainStudy s;
+  s.attention_first = attention.buckets.front().bleu;
+  s.attention_last = attention.buckets.back().bleu;
+  s.baseline_last = baseline.buckets.back().bleu;
+  s.attention_drop = s.attention_first > 0.0 ? 1.0 - s.attention_last / s.attention_first
+                                             : std::numeric_limits<double>::quiet_NaN();
+  s.helps_long = judge_greater(s.attention_last, s.baseline_last, 5.0);
+  s.keeps_length = judge_at_most(s.attention_drop, 0.05, 0.15);
+  return s;
+}
+
+// ---- chapter 02 ---------------------------------------------------------------------------------
+
+MatchStudy judge_match(const std::string& model, const EvalResult& m, const std::string& reference,
+                       const EvalResult& r) {
+  if (m.buckets.size() != r.buckets.size() || m.buckets.empty())
+    throw std::invalid_argument("judge_match: the two evaluations have different length buckets");
+  MatchStudy s;
+  s.model = model;
+  s.reference = reference;
+  auto widest = [&](double BucketMetrics::*field) {
+    MetricGap g;
+    for (std::size_t b = 0; b < m.buckets.size(); ++b) {
+      const double d = m.buckets[b].*field - r.buckets[b].*field;
+      if (g.bucket.empty() || std::abs(d) > std::abs(g.gap)) g = {d, m.buckets[b].bucket.label()};
+    }
+    return g;
+  };
+  s.bleu = widest(&BucketMetrics::bleu);
+  s.exact = widest(&BucketMetrics::exact);
+  s.token = widest(&BucketMetrics::token_acc);
+  s.worst_metric = "bleu", s.worst = s.bleu;
+  if (std::abs(s.exact.gap) > std::abs(s.worst.gap)) s.worst_metric = "exact", s.worst = s.exact;
+  if (std::abs(s.token.gap) > std::abs(s.worst.gap)) s.worst_metric = "token", s.worst = s.token;
+  s.matches = judge_at_most(std::abs(s.worst.gap), kMatchPoints, kClosePoints);
+  return s;
+}
+
+ScoreView luong_score_view(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t) {
+  if (m.cfg.kind != AttentionKind::Luong) throw std::invalid_argument("luong_score_view: not a Luong model");
+  if (t >= tr.tape.steps.size()) throw std::invalid_argument("luong_score_view: step past the trace");
+  ScoreView v;
+  v.h_t = tr.tape.steps[t].s;
+  v.H = slice_of(tr.tape.enc, 0);
+  Mat scores;
+  LuongStepT<float> step;
+  luong_scores_forward(scores, step, v.h_t, tr.tape.enc, m.luong().attention, m.cfg.luong.score);
+  v.scores = row_of(scores, 0);
+  v.top = argmax_vec(v.scores);
+  return v;
+}
+
+WindowViews window_views(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t, std::size_t half_width) {
+  if (m.cfg.kind != AttentionKind::Luong) throw std::invalid_argument("window_views: not a Luong model");
+  if (t >= tr.tape.steps.size()) throw std::invalid_argument("window_views: step past the trace");
+  const Mat& h_t = tr.tape.steps[t].s;
+  const LuongScore score = m.cfg.luong.score;
+  Mat ctx;
+  LuongStepT<float> global, local;
+  luong_forward(ctx, global, h_t, tr.tape.enc, m.luong().attention, LuongConfig{score, LuongWindow::Global, half_width}, t);
+  luong_forward(ctx, local, h_t, tr.tape.enc, m.luong().attention, LuongConfig{score, LuongWindow::LocalM, half_width}, t);
+  return {row_of(global.alpha, 0), row_of(local.alpha, 0)};
+}
+
+Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair) {
+  const std::size_t T = tr.tape.steps.size();
+  Mat positions = Mat::from_shape({T, std::size_t(2)});
+  for (std::size_t r = 0; r < T; ++r) {
+    const auto& p = tr.tape.steps[r].luong.p;
+    positions(r, 0) = p.size() > 0 ? p(0) : std::numeric_limits<float>::quiet_NaN();
+    positions(r, 1) = r < pair.alignment.size() ? float(pair.alignment[r]) : float(pair.src.size());
+  }
+  return positions;
+}
+
+ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
+  if (rows.empty()) throw std::invalid_argument("judge_score_cost: no rows");
+  for (const auto& r : rows)
+    if (r.seconds.size() != kScoreKinds.size()) throw std::invalid_argument("judge_score_cost: a row without every kind");
+  ScoreCostStudy s;
+  s.rows = std::move(rows);
+  s.small_hidden = s.rows.front().hidden;
+  s.wide_hidden = s.rows.front().hidden;
+  for (const auto& r : s.rows) s.small_hidden = std::min(s.small_hidden, r.hidden), s.wide_hidden = std::max(s.wide_hidden, r.hidden);
+  const ScoreCostRow *shortest = nullptr, *longest = nullptr, *widest = nullptr;
+  double smallest_gain = std::numeric_limits<double>::infinity();
+  for (const auto& r : s.rows) {
+    smallest_gain = std::min(smallest_gain, r.gain(1));
+    if (r.hidden == s.small_hidden && (!shortest || r.src_len < shortest->src_len)) shortest = &r;
+    if (r.hidden == s.small_hidden && (!longest || r.src_len > longest->src_len)) longest = &r;
+    if (r.hidden == s.wide_hidden && (!widest || r.src_len > widest->src_len)) widest = &r;
+  }
+  s.short_len = shortest->src_len, s.long_len = longest->src_len, s.wide_len = widest->src_len;
+  s.dot_short = shortest->gain(1), s.dot_long = longest->gain(1), s.dot_wide = widest->gain(1);
+  s.dot_faster = judge_at_least(smallest_gain, 1.0);
+  s.dot_gain_grows = judge_greater(s.dot_long, s.dot_short, 0.1 * s.dot_short);
+  return s;
+}
+
+ScoreCostStudy score_cost_study(const std::vector<std::pair<std::size_t, std::size_t>>& sizes) {
+  std::vector<ScoreCostRow> rows;
+  for (const auto& [src_len, hidden] : sizes) {
+    ScoreCostRow r{src_len, hidden, {}};
+    const std::size_t reps = hidden > 256 ? 40 : 150;
+    for (const auto& kind : kScoreKinds) r.seconds.push_back(time_score_function(kind, src_len, hidden, hidden / 2, reps));
+    rows.push_back(std::move(r));
+  }
+  return judge_score_cost(std::move(rows));
+}
+
+TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms) {
+  if (models.size() != ms.size()) throw std::invalid_argument("judge_train_steps: one time per model");
+  auto at = [&](const char* name) {
+    const auto it = std::find(models.begin(), models.end(), name);
+    if (it == models.end()) throw std::invalid_argument(std::string("judge_train_steps: no time for ") + name);
+    return ms[std::size_t(it - models.begin())];
+  };
+  TrainStepStudy s;
+  const double bahdanau = at("bahdanau");
+  // As printed (two decimals), so the verdict agrees with the figure beside it.
+  s.general_speedup = std::round(100.0 * bahdanau / at("luong_general")) / 100.0;
+  s.dot_speedup = std::round(100.0 * bahdanau / at("luong_dot")) / 100.0;
+  s.claim = judge_at_least(s.general_speedup, kArticleSpeedupLow, kArticleSpeedupLow - 0.1);
+  s.beyond = judge_at_least(s.general_speedup, kArticleSpeedupHigh);
+  s.models = std::move(models);
+  s.ms = std::move(ms);
+  return s;
+}
+
+TrainStepStudy train_step_study(const std::vector<std::string>& models, std::size_t src_vocab, std::size_t tgt_vocab,
+                                std::size_t batch, std::size_t src_len, std::size_t reps) {
+  std::vector<Seq2SeqConfig> cfgs;
+  for (const auto& name : models) cfgs.push_back(config_for(name, src_vocab, tgt_vocab));
+  std::vector<double> ms = time_training_steps(cfgs, batch, src_len, reps);
+  for (double& x : ms) x *= 1e3;
+  return judge_train_steps(models, std::move(ms));
+}
+
+}  // namespace attn

@@ -1,0 +1,252 @@
+// Chapters 00–02's measurements (attn/studies/seq2seq_study.hpp): each verdict driven both ways
+// (an input where the claim holds, one where it fails), the decode table's probabilities against
+// a softmax written out in double, the alignment misses and their explanation, the sentence and
+// step choices, and translations_json (attn/present/seq2seq_report.hpp) holding what the figures
+// are computed from.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/data/corpus.hpp"
+#include "attn/models/seq2seq.hpp"
+#include "attn/present/seq2seq_report.hpp"
+#include "attn/studies/seq2seq_study.hpp"
+
+using namespace attn;
+
+namespace {
+
+// Pairs of two lengths (one in the shortest bucket, one in the longest) from the toy language.
+std::vector<SentencePair> two_length_pairs() {
+  std::vector<SentencePair> pairs;
+  for (std::uint64_t s = 1; s <= 6; ++s) pairs.push_back(toy_sentence(s, 8));
+  for (std::uint64_t s = 1; s <= 6; ++s) pairs.push_back(toy_sentence(100 + s, 55));
+  return pairs;
+}
+
+// The reference with positions [from, to) (0-based) replaced by a word the language lacks.
+Tokens spoil(Tokens t, std::size_t from, std::size_t to) {
+  for (std::size_t i = from; i < to && i < t.size(); ++i) t[i] = "zz";
+  return t;
+}
+
+// One figure per default bucket and metric; an empty list reads as zeros.
+EvalResult by_bucket(const std::vector<double>& bleu, const std::vector<double>& exact, const std::vector<double>& tok) {
+  EvalResult r;
+  auto at = [](const std::vector<double>& v, std::size_t b) { return v.empty() ? 0.0 : v[b]; };
+  const auto buckets = default_length_buckets();
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    BucketMetrics m;
+    m.bucket = buckets[b];
+    m.sentences = 10;
+    m.bleu = at(bleu, b), m.exact = at(exact, b), m.token_acc = at(tok, b);
+    r.buckets.push_back(m);
+  }
+  return r;
+}
+
+EvalResult flat(double v) { return by_bucket({v, v, v, v, v, v}, {v, v, v, v, v, v}, {v, v, v, v, v, v}); }
+
+}  // namespace
+
+TEST_CASE("judge_bottleneck: long sentences lost and early words kept hold; the reverse fails") {
+  const auto pairs = two_length_pairs();
+  std::vector<Tokens> collapse, reverse;
+  for (const auto& p : pairs) {
+    const bool is_long = p.src.size() > 10;
+    // holds: short ones perfect, long ones right only in their first five words
+    collapse.push_back(is_long ? spoil(p.tgt, 5, p.tgt.size()) : p.tgt);
+    // fails: short ones all wrong, long ones wrong only in their first five words
+    reverse.push_back(is_long ? spoil(p.tgt, 0, 5) : spoil(p.tgt, 0, p.tgt.size()));
+  }
+  const BottleneckStudy h = judge_bottleneck(evaluate_translations(collapse, pairs), position_ranges(), pairs);
+  CHECK(h.first_bleu == doctest::Approx(100.0));
+  CHECK(h.last_bleu < 30.0);
+  CHECK(h.collapses.outcome == Outcome::holds);
+  CHECK(h.collapses.bound == doctest::Approx(1.0 - 18.7 / 35.2));
+  CHECK(h.shared_ranges == 2);  // 1-5 and 6-10: the ranges an 8-word sentence has
+  CHECK(h.shared_positions_lose.outcome == Outcome::partly);  // positions 1-5 lose nothing
+  CHECK(h.worst_range == 1);
+  CHECK(h.worst_from == doctest::Approx(100.0));
+  CHECK(h.worst_to == doctest::Approx(0.0));
+  CHECK(h.first_words_hold_best.outcome == Outcome::holds);
+  CHECK(h.position_acc.shape(0) == default_length_buckets().size());
+
+  const BottleneckStudy f = judge_bottleneck(evaluate_translations(reverse, pairs), position_ranges(), pairs);
+  CHECK(f.collapses.outcome == Outcome::inconclusive);  // the short ones score 0: nothing to fall from
+  CHECK(f.shared_positions_lose.outcome == Outcome::fails);
+  CHECK(f.first_words_hold_best.outcome == Outcome::fails);
+
+  // A fall smaller than 10% fails outright; between 10% and 47% is partly.
+  std::vector<Tokens> mild;
+  for (const auto& p : pairs) mild.push_back(p.src.size() > 10 ? spoil(p.tgt, 50, 51) : p.tgt);
+  CHECK(judge_bottleneck(evaluate_translations(mild, pairs), position_ranges(), pairs).collapses.outcome == Outcome::fails);
+}
+
+TEST_CASE("judge_attention_gain: a flat, higher curve holds; a falling one at the baseline's level fails") {
+  const AttentionGainStudy h = judge_attention_gain(by_bucket({100, 100, 100, 99, 99, 99}, {}, {}),
+                                                    by_bucket({70, 30, 15, 12, 10, 10}, {}, {}));
+  CHECK(h.helps_long.outcome == Outcome::holds);
+  CHECK(h.keeps_length.outcome == Outcome::holds);
+  CHECK(h.attention_drop == doctest::Approx(0.01));
+  const AttentionGainStudy f = judge_attention_gain(by_bucket({60, 40, 30, 20, 15, 12}, {}, {}),
+                                                    by_bucket({70, 30, 15, 12, 10, 10}, {}, {}));
+  CHECK(f.helps_long.outcome == Outcome::inconclusive);  // 12 vs 10: within 5 points
+  CHECK(f.keeps_length.outcome == Outcome::fails);
+  const AttentionGainStudy w = judge_attention_gain(by_bucket({60, 40, 30, 20, 15, 2}, {}, {}),
+                                                    by_bucket({70, 30, 15, 12, 10, 10}, {}, {}));
+  CHECK(w.helps_long.outcome == Outcome::fails);
+}
+
+TEST_CASE("judge_match: every metric and bucket counts; the exact-match gap decides when it is the largest") {
+  const EvalResult bah = flat(99.0);
+  const MatchStudy h = judge_match("luong_general", by_bucket({99, 99, 98, 98, 97, 97}, {99, 99, 98, 97, 97, 96.5},
+                                                              {99, 99, 99, 99, 98, 98}), "bahdanau", bah);
+  CHECK(h.matches.outcome == Outcome::holds);
+  CHECK(std::abs(h.worst.gap) <= kMatchPoints);
+  // BLEU within 3 everywhere, exact match 9.8 points short at 51-60: close, not a match.
+  const MatchStudy p = judge_match("luong_general", by_bucket({99, 99, 99, 98, 98, 97}, {99, 99, 98, 95, 94, 89.2},
+                                                              {99, 99, 99, 99, 98, 96}), "bahdanau", bah);
+  CHECK(p.matches.outcome == Outcome::partly);
+  CHECK(p.worst_metric == "exact");
+  CHECK(p.worst.bucket == "51-60");
+  CHECK(p.worst.gap == doctest::Approx(-9.8));
+  CHECK(std::abs(p.bleu.gap) <= kMatchPoints);
+  const MatchStudy f = judge_match("luong_local_p", by_bucket({99, 99, 99, 98, 98, 97}, {98, 92, 90, 81, 78, 68},
+                                                              {99, 99, 99, 98, 98, 95}), "bahdanau", bah);
+  CHECK(f.matches.outcome == Outcome::fails);
+  CHECK(f.worst.gap == doctest::Approx(-31.0));
+  // A model ahead of the reference by more than 3 points does not "match" it either.
+  CHECK(judge_match("m", flat(99.0), "r", flat(90.0)).matches.outcome == Outcome::partly);
+  CHECK_THROWS_AS(judge_match("m", EvalResult{}, "r", bah), std::invalid_argument);
+}
+
+TEST_CASE("judge_score_cost: a dot faster at every size holds; slower somewhere fails; the trend three ways") {
+  auto row = [](std::size_t s, std::size_t h, double bah, double dot) {
+    return ScoreCostRow{s, h, {bah, dot, dot, bah}};
+  };
+  const ScoreCostStudy rose = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 300e-6, 60e-6), row(60, 512, 2e-3, 3e-4)});
+  CHECK(rose.dot_faster.outcome == Outcome::holds);
+  CHECK(rose.dot_gain_grows.outcome == Outcome::holds);
+  CHECK(rose.dot_short == doctest::Approx(3.0));
+  CHECK(rose.dot_long == doctest::Approx(5.0));
+  CHECK(rose.short_len == 10);
+  CHECK(rose.long_len == 60);
+  CHECK(rose.wide_hidden == 512);
+  CHECK(rose.wide_len == 60);
+  CHECK(rose.dot_wide == doctest::Approx(2e-3 / 3e-4));
+  const ScoreCostStudy fell = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 100e-6, 200e-6)});
+  CHECK(fell.dot_faster.outcome == Outcome::fails);
+  CHECK(fell.dot_gain_grows.outcome == Outcome::fails);
+  const ScoreCostStudy flat_gain = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 62e-6, 20e-6)});
+  CHECK(flat_gain.dot_gain_grows.outcome == Outcome::inconclusive);
+  CHECK_THROWS_AS(judge_score_cost({}), std::invalid_argument);
+}
+
+TEST_CASE("judge_train_steps: the article's 1.5-2x claim holds, is just short, fails, or is passed") {
+  const std::vector<std::string> names = {"bahdanau", "luong_dot", "luong_general"};
+  CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}).claim.outcome == Outcome::holds);
+  CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}).beyond.outcome == Outcome::fails);
+  CHECK(judge_train_steps(names, {14.5, 10.0, 10.0}).claim.outcome == Outcome::partly);
+  const TrainStepStudy f = judge_train_steps(names, {11.0, 10.0, 10.0});
+  CHECK(f.claim.outcome == Outcome::fails);
+  CHECK(f.general_speedup == doctest::Approx(1.1));
+  CHECK(judge_train_steps(names, {21.0, 10.0, 10.0}).beyond.outcome == Outcome::holds);
+  // Rounded as printed: 1.4996 prints as 1.50 and is judged as 1.50.
+  CHECK(judge_train_steps(names, {14.996, 10.0, 10.0}).claim.outcome == Outcome::holds);
+  CHECK_THROWS_AS(judge_train_steps({"luong_dot"}, {1.0}), std::invalid_argument);
+}
+
+TEST_CASE("alignment_study: rows on their words hold; rows off them fail, and each miss is explained") {
+  const SentencePair pair = toy_translate({"the", "big", "cat", "sees", "a", "bird"});
+  // pair.alignment: lo mau gran na pajo vid-a -> the cat big a bird sees
+  REQUIRE(pair.alignment == std::vector<int>{0, 2, 1, 4, 5, 3});
+  const std::size_t T = pair.alignment.size(), S = pair.src.size();
+  Mat right = xt::zeros<float>({T + 1, S});
+  for (std::size_t r = 0; r < T; ++r) right(r, std::size_t(pair.alignment[r])) = 1.0f;
+  right(T, S - 1) = 1.0f;  // <eos>: not scored
+  const std::vector<SentencePair> train = {pair, toy_translate({"the", "dog", "sleeps"})};
+  const AlignmentStudy h = alignment_study(right, T, pair, train);
+  CHECK(h.all.hits == T);
+  CHECK(h.is_alignment.outcome == Outcome::holds);
+  CHECK(h.reordered.total == 5);  // every word but "lo"
+  CHECK(h.follows_reorderings.outcome == Outcome::holds);
+  CHECK(h.misses.empty());
+
+  Mat diagonal = xt::zeros<float>({T, S});
+  for (std::size_t r = 0; r < T; ++r) diagonal(r, r) = 1.0f;
+  const AlignmentStudy f = alignment_study(diagonal, T, pair, train);
+  CHECK(f.is_alignment.outcome == Outcome::fails);  // 1 of 6
+  CHECK(f.follows_reorderings.outcome == Outcome::fails);
+  CHECK(f.off_diagonal == 0);
+  REQUIRE(f.misses.size() == 5);
+  const AlignmentMiss& m = f.misses.front();
+  CHECK(m.row == 1);
+  CHECK(m.translates == 2);
+  CHECK(m.looks_at == 1);
+  CHECK(m.looked_word_written_at == 2);  // "big" is written at output 2 ("gran")
+  CHECK(m.translations == 1);            // "cat" -> "mau" in both training pairs that have it
+  CHECK(m.occurrences == 1);
+  // "the" appears in both training pairs, always as "lo".
+  Mat the_missed = right;
+  the_missed(0, 0) = 0.0f, the_missed(0, 3) = 1.0f;
+  const AlignmentStudy t = alignment_study(the_missed, T, pair, train);
+  REQUIRE(t.misses.size() == 1);
+  CHECK(t.misses.front().translations == 1);
+  CHECK(t.misses.front().occurrences == 2);
+  CHECK(t.misses.front().looked_word_written_at == 5);
+}
+
+TEST_CASE("reordered_pair and first_reordered_step pick by the reference alignment") {
+  const std::vector<SentencePair> pairs = {toy_translate({"the", "dog", "sleeps", "today"}),
+                                           toy_translate({"the", "big", "cat", "sees", "a", "bird"}),
+                                           toy_translate({"a", "red", "apple", "runs", "today", "and", "the", "dog", "sleeps"})};
+  CHECK(&reordered_pair(pairs, 6, 1) == &pairs[1]);
+  CHECK(&reordered_pair(pairs, 6, 2) == &pairs[1]);  // wraps
+  CHECK(&reordered_pair(pairs, 7, 1) == &pairs[0]);  // none of that length: the first pair
+  CHECK(first_reordered_step(pairs[1].alignment, 10) == 1);
+  CHECK(first_reordered_step(pairs[1].alignment, 1) == 0);
+  CHECK(first_reordered_step({0, 1, 2}, 10) == 2);
+  CHECK_THROWS_AS(first_reordered_step({0}, 0), std::invalid_argument);
+}
+
+TEST_CASE("decode_rows: p is the softmax of the logits at the word written, written out in double") {
+  Rng rng(5);
+  Seq2SeqConfig cfg = config_for("no_attention", 20, 20);
+  cfg.emb = 8, cfg.enc_hidden = 8, cfg.dec_hidden = 8, cfg.attn = 8;
+  const Seq2Seq m = seq2seq_init(cfg, rng);
+  const DecodeTrace tr = greedy_trace(m, {4, 5, 6, 7}, 6);
+  const std::vector<DecodeRow> rows = decode_rows(tr);
+  REQUIRE(rows.size() == tr.logits.shape(0));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    double z = 0.0;
+    for (std::size_t v = 0; v < tr.logits.shape(1); ++v) z += std::exp(double(tr.logits(i, v)) - double(tr.logits(i, std::size_t(rows[i].output))));
+    CHECK(rows[i].p == doctest::Approx(1.0 / z).epsilon(1e-9));
+    for (std::size_t v = 0; v < tr.logits.shape(1); ++v) CHECK(tr.logits(i, v) <= tr.logits(i, std::size_t(rows[i].output)));
+    CHECK(rows[i].input == tr.inputs[i]);
+  }
+  const Mat states = decoder_state_rows(tr);
+  CHECK(states.shape(0) == tr.tape.steps.size());
+  CHECK(states(0, 3) == tr.tape.steps[0].s(0, 3));
+  CHECK(source_embedding_rows(tr).shape(0) == 4);
+}
+
+TEST_CASE("translations_json holds the sentences and outputs the by-length figures come from") {
+  const auto pairs = two_length_pairs();
+  std::vector<Tokens> hyps;
+  for (const auto& p : pairs) hyps.push_back(spoil(p.tgt, 0, 1));
+  const EvalResult r = evaluate_translations(hyps, pairs);
+  const auto j = nlohmann::json::parse(translations_json({{"m", r}}, pairs));
+  REQUIRE(j["sources"].size() == pairs.size());
+  CHECK(j["references"][0].get<std::string>().find(pairs[0].tgt[1]) != std::string::npos);
+  CHECK(j["hypotheses"]["m"][0].get<std::string>().rfind("zz ", 0) == 0);
+  CHECK(j["alignments"][3].get<std::vector<int>>() == pairs[3].alignment);
+  CHECK(j["buckets"].size() == default_length_buckets().size());
+  EvalResult other = r;
+  other.hyps.pop_back();
+  CHECK_THROWS_AS(translations_json({{"m", other}}, pairs), std::invalid_argument);
+}
