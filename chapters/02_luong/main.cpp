@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
     report_score_cost(nar, cost);
     nar.code("attn/models/seq2seq_eval.hpp: time_score_function; attn/studies/seq2seq_study.hpp: judge_score_cost");
+    nar.why(score_cost_why(cost));
 
     std::optional<TrainStepStudy> steps;
     if (!time_training)

@@ -1,7 +1,9 @@
 // Chapter 01 end to end, from the shipped checkpoints data/ch01/bahdanau.safetensors and
 // data/ch00/no_attention.safetensors: every step runs; the exported step recomputes
 // (energies = v_aᵀ tanh(s_prev·W_a + H·U_a), alpha = softmax(energies), context = alphaᵀH); the
-// by-length figures are pinned and meet the issue's "done when"; bad files and flags fail cleanly.
+// printed alignment counts and misses follow the exported map and reference; the by-length
+// figures recompute from translations.json, the printed verdicts follow them, and they are pinned
+// and meet the issue's "done when"; bad files and flags fail cleanly.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -11,6 +13,8 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
 
 #include "attn/data/npy.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -27,20 +31,16 @@ namespace {
 const char* kProgram01 = "01_bahdanau";
 }  // namespace
 
-TEST_CASE("chapter 01 runs every step, with the alignment heatmap labelled by words") {
-  const RunResult r = check_chapter_runs(kProgram01, {"--no-color"});
+TEST_CASE("chapter 01 runs every step; energies, alpha and context recompute; what it prints agrees with its export") {
+  const fs::path dir = scratch_dir("ch01-export");
+  const RunResult r = check_chapter_runs(kProgram01, {"--no-color", "--export", dir.string()});
   CHECK(r.has("Chapter 01 · Bahdanau attention"));
   CHECK(r.has("Bahdanau (additive): loaded"));
   CHECK(r.has("heatmap  rows: output words, columns: source words"));
-  CHECK(r.has("no_attention BLEU"));
-  CHECK(r.has("bahdanau BLEU"));
   CHECK(r.has("Takeaway"));
-}
-
-TEST_CASE("chapter 01 --export: energies, alpha and context recompute from the exported weights") {
-  const fs::path dir = scratch_dir("ch01-export");
-  const RunResult r = run_program(kProgram01, {"--quiet", "--export", dir.string()});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_FALSE(r.has("articles:"));
+  CHECK_FALSE(r.has("RNNenc-"));
+  CHECK(r.has("RNNsearch-50 26.75 vs RNNencdec-50 17.82"));
   std::set<std::string> names;
   const auto manifest = read_json(dir / "manifest.json");
   for (const auto& t : manifest["tensors"]) names.insert(t["name"].get<std::string>());
@@ -77,13 +77,34 @@ TEST_CASE("chapter 01 --export: energies, alpha and context recompute from the e
   }
   const Mat align = mat("alignment");
   CHECK(align.shape(1) == S);
-}
+  // Step 3: the printed largest α.
+  double amax = 0.0;
+  for (float x : alpha) amax = std::max(amax, double(x));
+  CHECK(r.has(fmt::format("with α = {:.3f} —", amax)));
+  // Step 5: hits and misses read off the exported map against the exported reference (the last
+  // row is <eos>, not scored).
+  const Vec ref = vec("reference_alignment");
+  std::size_t hits = 0, total = 0, moved = 0, moved_hits = 0, misses = 0;
+  for (std::size_t t = 0; t + 1 < align.shape(0) && t < ref.size(); ++t) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < S; ++j) if (align(t, j) > align(t, best)) best = j;
+    ++total;
+    hits += best == std::size_t(ref(t));
+    misses += best != std::size_t(ref(t));
+    if (std::size_t(ref(t)) != t) ++moved, moved_hits += best == std::size_t(ref(t));
+  }
+  CHECK(r.has(fmt::format("{} of {} output words look hardest at the source word they translate ({})", hits, total,
+                          double(hits) >= 0.8 * double(total) ? "holds" : double(hits) >= 0.5 * double(total) ? "partly" : "does not hold")));
+  CHECK(r.has(fmt::format("of the {} words the toy language moves, {} look at the word they translate", moved, moved_hits)));
+  std::size_t printed_misses = 0;
+  for (std::size_t at = r.out.find(") looks hardest at \""); at != std::string::npos; at = r.out.find(") looks hardest at \"", at + 1))
+    ++printed_misses;
+  CHECK(printed_misses == misses);
 
-TEST_CASE("chapter 01 reproduces the pinned BLEU by length and meets the issue's targets") {
-  const fs::path dir = scratch_dir("ch01-results");
-  const RunResult r = run_program(kProgram01, {"--quiet", "--export", dir.string()});
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  const auto j = read_json(dir / "results.json");
+  // Step 6: the figures recompute from translations.json, and the printed verdicts follow them.
+  const auto j = read_json(dir / "results.json"), t = read_json(dir / "translations.json");
+  seq2seq_pins::check_recomputed(j, t, "bahdanau");
+  seq2seq_pins::check_recomputed(j, t, "no_attention");
   check_pinned(j, "bahdanau",
                std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.7, 99.1, 100.0}, {100.0, 99.5, 100.0}, {99.8, 97.7, 99.6}, {99.5, 96.9, 99.5}});
   check_pinned(j, "no_attention",
@@ -93,6 +114,13 @@ TEST_CASE("chapter 01 reproduces the pinned BLEU by length and meets the issue's
   // Done when: Bahdanau falls by at most 15% from 5-10 to 51-60 and beats no attention by ≥ 20 BLEU at 51-60.
   CHECK(bb["51-60"].get<double>() >= 0.85 * bb["5-10"].get<double>());
   CHECK(bb["51-60"].get<double>() >= bn["51-60"].get<double>() + 20.0);
+  const double b0 = seq2seq_pins::figure(j, "bleu_by_length", "bahdanau", "5-10"),
+               b5 = seq2seq_pins::figure(j, "bleu_by_length", "bahdanau", "51-60"),
+               n5 = seq2seq_pins::figure(j, "bleu_by_length", "no_attention", "51-60");
+  CHECK(r.has(fmt::format("Bahdanau: BLEU {:.1f} (5-10) -> {:.1f} (51-60), {:.1f}% lower ({}: claim at most 5%)", b0, b5,
+                          100.0 * (1.0 - b5 / b0), 1.0 - b5 / b0 <= 0.05 ? "holds" : "partly")));
+  CHECK(r.has(fmt::format("no attention at 51-60: {:.1f} ({:+.1f} BLEU for attention: {})", n5, b5 - n5,
+                          b5 - n5 > 5.0 ? "holds" : "within noise")));
 }
 
 TEST_CASE("chapter 01: a missing or corrupt checkpoint is a clear error; bad flags exit 2") {

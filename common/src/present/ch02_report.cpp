@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "attn/present/verdict_words.hpp"
+#include "attn/tensor/tensor_ops.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
@@ -35,7 +36,7 @@ Vec reference_vec(const SentencePair& pair) {
 }  // namespace
 
 void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair, std::size_t step) {
-  nar.record("h_t_dot", v.dot.h_t);
+  nar.record("h_t_dot", row_of(v.dot.h_t, 0));
   nar.record("H_dot", v.dot.H);
   nar.show("luong_dot_scores", v.dot.scores, pair.src, _("the dot model: h_tᵀh̄_s, no parameters (needs equal sizes)"));
   const Mat& w_a = v.general_model->luong().attention.w_a;
@@ -43,7 +44,7 @@ void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair,
   nar.show("luong_general_scores", v.general.scores, pair.src,
            _f("the general model: h_tᵀW_a h̄_s, W_a ({}×{}) trained", w_a.shape(0), w_a.shape(1)));
   const Luong& cat = v.concat_model->luong().attention;
-  nar.record("h_t_concat", v.concat.h_t);
+  nar.record("h_t_concat", row_of(v.concat.h_t, 0));
   nar.record("H_concat", v.concat.H);
   nar.record("W_c", cat.w_c);
   nar.record("v_c", cat.v_c);
@@ -109,11 +110,14 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
                 "faster at every size: {}",
                 s.dot_short, s.short_len, s.dot_long, s.long_len, s.small_hidden, s.dot_wide, s.wide_hidden, s.wide_len,
                 outcome_word(s.dot_faster.outcome)));
-  nar.why(_f("per call Bahdanau pays W_a·s_(t−1) (hidden·A multiply-adds, whatever S) and a tanh on S·A numbers; dot "
-             "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
-             "either way — here it {} from S = {} to S = {}.",
-             sentence_for(s.dot_gain_grows.outcome, _("rose"), _("fell"), _("barely moved (within 10%)")), s.short_len,
-             s.long_len));
+}
+
+std::string score_cost_why(const ScoreCostStudy& s) {
+  return _f("per call Bahdanau pays W_a·s_(t−1) (hidden·A multiply-adds, whatever S) and a tanh on S·A numbers; dot "
+            "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
+            "either way — here it {} from S = {} to S = {}.",
+            sentence_for(s.dot_gain_grows.outcome, _("rose"), _("fell"), _("barely moved (within 10%)")), s.short_len,
+            s.long_len);
 }
 
 void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sz) {

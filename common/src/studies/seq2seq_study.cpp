@@ -31,6 +31,8 @@ std::size_t argmax_vec(const Vec& v) {
 
 }  // namespace
 
+double as_printed(double figure) { return std::round(figure * 10.0) / 10.0; }
+
 Mat source_embedding_rows(const DecodeTrace& tr) { return slice_of(tr.tape.xs, 0); }
 
 Mat decoder_state_rows(const DecodeTrace& tr) {
@@ -74,8 +76,8 @@ BottleneckStudy judge_bottleneck(EvalResult eval, const std::vector<LengthBucket
   BottleneckStudy s;
   s.eval = std::move(eval);
   s.ranges = ranges;
-  s.first_bleu = s.eval.buckets.front().bleu;
-  s.last_bleu = s.eval.buckets.back().bleu;
+  s.first_bleu = as_printed(s.eval.buckets.front().bleu);
+  s.last_bleu = as_printed(s.eval.buckets.back().bleu);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double drop = s.first_bleu > 0.0 ? 1.0 - s.last_bleu / s.first_bleu : nan;
   s.collapses = judge_at_least(drop, 1.0 - kArticleBleuAt50 / kArticleBleuAt10, 0.1);
@@ -173,9 +175,9 @@ AttentionGainStudy judge_attention_gain(const EvalResult& attention, const EvalR
   if (attention.buckets.empty() || baseline.buckets.empty())
     throw std::invalid_argument("judge_attention_gain: an evaluation without length buckets");
   AttentionGainStudy s;
-  s.attention_first = attention.buckets.front().bleu;
-  s.attention_last = attention.buckets.back().bleu;
-  s.baseline_last = baseline.buckets.back().bleu;
+  s.attention_first = as_printed(attention.buckets.front().bleu);
+  s.attention_last = as_printed(attention.buckets.back().bleu);
+  s.baseline_last = as_printed(baseline.buckets.back().bleu);
   s.attention_drop = s.attention_first > 0.0 ? 1.0 - s.attention_last / s.attention_first
                                              : std::numeric_limits<double>::quiet_NaN();
   s.helps_long = judge_greater(s.attention_last, s.baseline_last, 5.0);
@@ -195,7 +197,7 @@ MatchStudy judge_match(const std::string& model, const EvalResult& m, const std:
   auto widest = [&](double BucketMetrics::*field) {
     MetricGap g;
     for (std::size_t b = 0; b < m.buckets.size(); ++b) {
-      const double d = m.buckets[b].*field - r.buckets[b].*field;
+      const double d = as_printed(m.buckets[b].*field) - as_printed(r.buckets[b].*field);
       if (g.bucket.empty() || std::abs(d) > std::abs(g.gap)) g = {d, m.buckets[b].bucket.label()};
     }
     return g;

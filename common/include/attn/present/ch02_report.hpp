@@ -30,6 +30,8 @@ void report_local_p(Narrator& nar, const DecodeTrace& local_p, const DecodeTrace
 void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches);
 // Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns) and its verdicts.
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s);
+// Step 5's "why": how the ratio moved with S, as the verdict dot_gain_grows says.
+std::string score_cost_why(const ScoreCostStudy& s);
 // Step 6 (--time-training): ms per training step (recorded as "step_times") and the article's claim.
 void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sizes);
 

@@ -17,6 +17,10 @@
 
 namespace attn {
 
+// A by-length figure as the chapters print it and results.json holds it (one decimal): the
+// verdicts below judge these, so each can be recomputed from the export.
+double as_printed(double figure);
+
 // ---- one sentence, step by step ----------------------------------------------------------------
 // The rows of a greedy trace (B = 1): source embeddings (S, E) and decoder states s_i (T, dec_hidden).
 Mat source_embedding_rows(const DecodeTrace& tr);
@@ -40,7 +44,7 @@ std::vector<LengthBucket> position_ranges();
 
 struct BottleneckStudy {
   EvalResult eval;                    // by source length (default_length_buckets())
-  double first_bleu = 0.0, last_bleu = 0.0;  // shortest and longest bucket
+  double first_bleu = 0.0, last_bleu = 0.0;  // shortest and longest bucket, as printed
   // collapses: measured = 1 − last/first, bound the article's 1 − 18.7/35.2 (a fall at least as steep
   // holds), partly 0.1; inconclusive when the shortest bucket already scores 0 (nothing to fall from).
   Verdict collapses;
@@ -101,7 +105,7 @@ AlignmentStudy alignment_study(const Mat& weights, std::size_t written, const Se
                                const std::vector<SentencePair>& train);
 
 // Bahdanau against no attention by length (chapter 01).
-struct AttentionGainStudy {
+struct AttentionGainStudy {  // figures as printed
   double attention_first = 0.0, attention_last = 0.0, baseline_last = 0.0;
   double attention_drop = 0.0;  // 1 − last/first of the attention model
   // helps_long: attention's BLEU at the longest bucket above the baseline's by more than 5 points;
@@ -115,7 +119,7 @@ AttentionGainStudy judge_attention_gain(const EvalResult& attention, const EvalR
 // points of Bahdanau's in every bucket; within 10 is "close" (partly).
 inline constexpr double kMatchPoints = 3.0, kClosePoints = 10.0;
 struct MetricGap {
-  double gap = 0.0;     // model − reference, signed, the largest |·| over the buckets
+  double gap = 0.0;     // model − reference as printed, signed, the largest |·| over the buckets
   std::string bucket;   // where it is
 };
 struct MatchStudy {
