@@ -123,6 +123,8 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
                std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.9, 99.6, 99.8}, {99.8, 98.1, 99.5}, {99.3, 95.9, 98.7}, {98.2, 91.1, 97.0}});
   check_pinned(j, "luong_general",
                std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.8, 99.1, 99.8}, {98.8, 94.7, 99.0}, {98.8, 93.7, 98.1}, {97.3, 87.1, 95.2}});
+  check_pinned(j, "luong_concat",
+               std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.7, 99.1, 99.6}, {98.8, 95.7, 99.2}, {98.4, 89.1, 98.2}, {97.9, 87.1, 97.2}});
   check_pinned(j, "luong_local_p",
                std::vector<std::array<double, 3>>{{99.7, 98.2, 99.8}, {98.8, 91.6, 99.4}, {99.0, 89.7, 99.0}, {98.4, 81.2, 98.4}, {98.6, 77.8, 98.5}, {97.6, 68.3, 94.7}});
   check_pinned(j, "bahdanau",
