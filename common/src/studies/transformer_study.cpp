@@ -61,6 +61,27 @@ LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorp
   return out;
 }
 
+FfnGradNorms ffn_w2_grad_norms(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                               std::uint64_t seed) {
+  const TransformerModelConfig cfg = with_vocab(c, corpus);
+  Rng rng(seed);
+  const Transformer m = transformer_init(cfg, rng);
+  Transformer g = zeros_like(m);
+  const Batch b = batch_of_length(corpus, batch, 20);
+  TransformerTape tape;
+  transformer_forward(tape, m, b);
+  transformer_backward(g, tape, m, b);
+  auto frobenius = [](const auto& w) {
+    double sq = 0.0;
+    for (float v : w) sq += double(v) * double(v);
+    return std::sqrt(sq);
+  };
+  FfnGradNorms out;
+  for (const auto& l : g.enc) out.encoder.push_back(frobenius(l.ff2.w));
+  for (const auto& l : g.dec) out.decoder.push_back(frobenius(l.ff2.w));
+  return out;
+}
+
 std::vector<WarmupRun> warmup_study(const TransformerModelConfig& c, const ToyCorpus& corpus,
                                     const WarmupStudyConfig& sc) {
   std::vector<WarmupRun> runs;
@@ -141,6 +162,8 @@ PeerStepTime read_peer_step_time(const std::string& path) {
     p.threads = j.at("threads").get<std::size_t>();
     p.parameters = j.at("parameters").get<std::size_t>();
     p.load_average = j.at("load_average_1min").get<double>();
+    p.measured_on = j.value("measured_on", std::string());
+    p.machine = j.value("machine", std::string());
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not a peer timing file (" + e.what() + ")");
   }
