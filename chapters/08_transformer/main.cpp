@@ -64,13 +64,13 @@ int main(int argc, char** argv) {
     const SentencePair& ex = lesson_example(corpus.test);
     const ExampleRun run = run_example(m, ex, corpus.source_vocab);
     nar.step(_("Encoder self-attention"), _("A = softmax(Q·Kᵀ/√d_k),  Q, K from the source words"));
-    report_encoder(nar, ex, run, encoder_sharpness(run.att.enc_self), tv);
+    report_encoder(nar, ex, run, f.sharpness = encoder_sharpness(run.att.enc_self), tv);
 
     nar.step(_("The decoder's causal mask"), _("M_ij = 0 if j ≤ i, −∞ if j > i;  softmax(Q·Kᵀ/√d_k + M)"));
-    report_causal(nar, run, causal_check(run.att.dec_self), tv);
+    report_causal(nar, run, f.causal = causal_check(run.att.dec_self), tv);
 
     nar.step(_("Cross-attention"), "softmax(Q_dec·K_encᵀ/√d_k)·V_enc  (T × S)", "Vaswani et al. 2017, §3.2.3");
-    report_cross(nar, ex, run, cross_head_alignment(run.att.cross, ex.alignment), tv);
+    report_cross(nar, ex, run, f.cross = cross_head_alignment(run.att.cross, ex.alignment), tv);
 
     nar.step(_("Decoder layer 0 in full"), m.cfg.norm == NormPlacement::Post
              ? "h1 = LN1(x + SelfAttn(x));  h2 = LN2(h1 + CrossAttn(h1, memory));  y = LN3(h2 + FFN(h2))"

@@ -320,8 +320,10 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
   nar.say(_("--export writes this layer's input, memory, output and every parameter (Q = X·W_Q, right-multiplied); "
             "tests/chapters/test_ch08.cpp and tests/check_ch08_export.py recompute dec0_output from those files alone."));
   nar.code("attn/models/transformer.hpp: decoder_layer_forward; attn/models/transformer_decode.hpp: transformer_teacher_forced");
-  nar.why(post ? _("a decoder layer is three sub-layers, each wrapped in a residual sum and then a LayerNorm.")
-               : _("a decoder layer is three sub-layers, each with a LayerNorm before it and a residual sum after."));
+  nar.why(post ? _("each residual sum lets a sub-layer add to its input instead of replacing it, and each LayerNorm "
+                   "brings every row back to one scale: the output rows above have nearly the same spread.")
+               : _("each residual sum lets a sub-layer add to its input instead of replacing it; Pre-Norm normalises "
+                   "only what enters each sub-layer, so the sum itself is free to grow: compare the rows' spread above."));
 }
 
 void report_training(Narrator& nar, const ChapterTransformer& ct, const TrainingSummary& s) {
@@ -347,7 +349,9 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
              s.train_pairs));
   nar.code("attn/models/transformer_train.hpp: train_transformer, transformer_learning_rate; "
            "attn/studies/transformer_claims.hpp: label_smoothing_floor");
-  nar.why(_("the curves are recorded during training and stored in the checkpoint beside the weights."));
+  nar.why(_("warm-up keeps the first steps small while Adam's running averages of the gradient are still noisy; "
+            "label smoothing stops the model from pushing one word's probability to 1 (the curves above were recorded "
+            "in training and are stored in the checkpoint)."));
 }
 
 std::vector<ModelEval> evaluate_translators(Narrator& nar, const Transformer& m, const ToyCorpus& corpus,
@@ -544,8 +548,8 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
                 a.validations, a.valid_cpu_s, a.estimate_s, a.ratio));
   nar.say(sentence_for(a.accounted.outcome,
                        _("the recorded time is the work: the run had the cores to itself"),
-                       _("the rest is waiting: the run shared 2 cores with other jobs (README, \"Training times\": load "
-                         "averages of 20–245 then), so its wall clock measures the machine, not the model"),
+                       _("the rest is waiting: the run shared 2 cores with other jobs (README.md records load averages "
+                         "of 20–245 while it trained), so its wall clock measures the machine, not the model"),
                        _("not measured")));
   for (const std::string& line : peer_step_lines(st, f.threads, c.built, f.peer)) nar.say(line);
   nar.code("attn/studies/transformer_cost.hpp: encoder_layer_cost, decoder_layer_cost; attn/studies/transformer_study.hpp: "
@@ -577,6 +581,13 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   x["train_ms_per_step"] = {{"ms", f.step.median_ms}, {"cpu_ms", f.step.median_cpu_ms}, {"batch", f.step.batch},
                             {"src_len", f.step.src_len}, {"tgt_len", f.step.tgt_len}, {"threads", f.threads},
                             {"steps", f.step.reps}};
+  nlohmann::ordered_json mean_max = nlohmann::ordered_json::array(), hits = nlohmann::ordered_json::array();
+  for (const HeadSharpness& h : f.sharpness.heads) mean_max.push_back(h.mean_max);
+  for (const CrossHeadScore& h : f.cross.heads) hits.push_back(h.score.hits);
+  x["example"] = {{"encoder_mean_max", mean_max}, {"broad_heads", f.sharpness.broad},
+                  {"mostly_broad", verdict_json(f.sharpness.mostly_broad)}, {"above_diagonal", f.causal.above},
+                  {"masked", verdict_json(f.causal.masked)}, {"cross_hits", hits},
+                  {"cross_best_aligns", verdict_json(f.cross.best_aligns)}};
   const TrainingSummary& tr = f.training;
   x["training"] = {{"steps", tr.steps}, {"batch", tr.batch}, {"warmup", tr.warmup}, {"lr_factor", tr.lr_factor},
                    {"d_model", tr.d_model}, {"peak_lr", tr.peak_lr}, {"train_pairs", tr.train_pairs},

@@ -52,6 +52,9 @@ std::vector<std::string> block_diagram(const TransformerModelConfig& cfg);
 struct TransformerFindings {
   std::string norm;                  // "post" or "pre": the model narrated
   ParameterParts parts;
+  EncoderSharpness sharpness;        // steps 2–4, on the example sentence
+  CausalCheck causal;
+  CrossHeads cross;
   TrainingSummary training;
   std::vector<ModelEval> evals;      // step 7's evaluations
   TranslationFindings translation;
