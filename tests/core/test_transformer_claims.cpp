@@ -16,15 +16,7 @@
 using namespace attn;
 
 namespace {
-ToyCorpus tiny_corpus(std::size_t min_len = 4, std::size_t max_len = 8) {
-  CorpusConfig cc;
-  cc.n_train = 200;
-  cc.n_valid = 10;
-  cc.n_test = 12;
-  cc.min_len = min_len;
-  cc.max_len = max_len;
-  return make_toy_corpus(cc);
-}
+ToyCorpus tiny_corpus(std::size_t min_len = 4, std::size_t max_len = 8) { return tiny_toy_corpus(min_len, max_len, 12); }
 EvalResult eval_of(const std::vector<Tokens>& hyps, const std::vector<SentencePair>& pairs) {
   return evaluate_translations(hyps, pairs, default_length_buckets());
 }

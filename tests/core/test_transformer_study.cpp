@@ -15,15 +15,7 @@ using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-ToyCorpus tiny_corpus(std::size_t min_len = 4, std::size_t max_len = 8) {
-  CorpusConfig cc;
-  cc.n_train = 200;
-  cc.n_valid = 10;
-  cc.n_test = 10;
-  cc.min_len = min_len;
-  cc.max_len = max_len;
-  return make_toy_corpus(cc);
-}
+ToyCorpus tiny_corpus(std::size_t min_len = 4, std::size_t max_len = 8) { return tiny_toy_corpus(min_len, max_len, 10); }
 
 TransformerModelConfig tiny_model(const ToyCorpus& corpus) { return tiny_transformer_config(corpus, 1); }
 

@@ -43,8 +43,10 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
-                                  std::uint64_t seed) {
+namespace {
+// ∂L/∂θ of fresh weights (seed) on the first training batch of `batch` sentences of 20 words.
+Transformer gradient_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                             std::uint64_t seed) {
   const TransformerModelConfig cfg = with_vocab(c, corpus);
   Rng rng(seed);
   const Transformer m = transformer_init(cfg, rng);
@@ -53,8 +55,14 @@ LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorp
   TransformerTape tape;
   transformer_forward(tape, m, b);
   transformer_backward(g, tape, m, b);
+  return g;
+}
+}  // namespace
+
+LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                                  std::uint64_t seed) {
   LayerGradNorms out;
-  for (const auto& [name, norm] : layer_grad_norms(g)) {
+  for (const auto& [name, norm] : layer_grad_norms(gradient_at_init(c, corpus, batch, seed))) {
     out.layers.push_back(name);
     out.norms.push_back(norm);
   }
@@ -63,14 +71,7 @@ LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorp
 
 FfnGradNorms ffn_w2_grad_norms(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
                                std::uint64_t seed) {
-  const TransformerModelConfig cfg = with_vocab(c, corpus);
-  Rng rng(seed);
-  const Transformer m = transformer_init(cfg, rng);
-  Transformer g = zeros_like(m);
-  const Batch b = batch_of_length(corpus, batch, 20);
-  TransformerTape tape;
-  transformer_forward(tape, m, b);
-  transformer_backward(g, tape, m, b);
+  const Transformer g = gradient_at_init(c, corpus, batch, seed);
   auto frobenius = [](const auto& w) {
     double sq = 0.0;
     for (float v : w) sq += double(v) * double(v);
