@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
     const ImageConditioningConfig icfg;
     const ImageStudy image = image_study(seed, icfg);
     report_image(nar, image, icfg);
-    nar.code("attn/studies/cross_attention_study.hpp: image_study; attn/studies/image_conditioning.hpp");
+    nar.code("attn/studies/cross_attention_study.hpp: image_study; attn/studies/image_conditioning.hpp: "
+             "image_conditioning_example");
     nar.why(_("each region asks the prompt its own question; the values it gets back (image_output) are how the "
               "words change that region. Stable Diffusion v1 reads 77 CLIP tokens of 768 numbers."));
 

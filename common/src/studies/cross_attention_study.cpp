@@ -11,6 +11,7 @@
 #include "attn/models/transformer_decode.hpp"
 #include "attn/studies/interpretability.hpp"
 #include "attn/tensor/mask.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 
 namespace attn {
@@ -101,8 +102,11 @@ PaddingStudy padding_study(const Mat& y, const Mat& x_padded, std::size_t valid,
 
 ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg) {
   ImageStudy s;
-  const double others = double(im.words.size()) - 1.0;
-  s.clean_own_weight = std::exp(double(cfg.gain)) / (std::exp(double(cfg.gain)) + others);
+  // A clean region's scaled scores: gain on its own word, 0 on the others; its weight is their softmax.
+  std::vector<double> scores(im.words.size(), 0.0), weights(im.words.size(), 0.0);
+  if (!scores.empty()) scores[0] = double(cfg.gain);
+  if (!scores.empty()) softmax_row(weights.data(), scores.data(), nullptr, scores.size());
+  s.clean_own_weight = scores.empty() ? NAN : weights[0];
   const std::size_t n = im.side * im.side;
   s.reads_painted = judge_at_least(n == 0 ? NAN : double(im.hits) / double(n), kImageReadsBound);
   s.im = std::move(im);
