@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     report_encoder(nar, ex, run, f.sharpness = encoder_sharpness(run.att.enc_self), tv);
 
     nar.step(_("The decoder's causal mask"), _("M_ij = 0 if j ≤ i, −∞ if j > i;  softmax(Q·Kᵀ/√d_k + M)"));
-    report_causal(nar, run, f.causal = causal_check(run.att.dec_self), tv);
+    report_decoder_mask(nar, run, f.causal = decoder_mask_check(run.att.dec_self), tv);
 
     nar.step(_("Cross-attention"), "softmax(Q_dec·K_encᵀ/√d_k)·V_enc  (T × S)", "Vaswani et al. 2017, §3.2.3");
     report_cross(nar, ex, run, f.cross = cross_head_alignment(run.att.cross, ex.alignment), tv);

@@ -16,11 +16,11 @@
 using namespace attn;
 
 namespace {
-ToyCorpus tiny_corpus(std::size_t min_len = 4, std::size_t max_len = 8) { return tiny_toy_corpus(min_len, max_len, 12); }
-EvalResult eval_of(const std::vector<Tokens>& hyps, const std::vector<SentencePair>& pairs) {
+ToyCorpus claims_corpus(std::size_t min_len = 4, std::size_t max_len = 8) { return tiny_toy_corpus(min_len, max_len, 12); }
+EvalResult claims_eval(const std::vector<Tokens>& hyps, const std::vector<SentencePair>& pairs) {
   return evaluate_translations(hyps, pairs, default_length_buckets());
 }
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kClaimsNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 TEST_CASE("chapter 08 verdicts, each both ways") {
@@ -43,7 +43,7 @@ TEST_CASE("chapter 08 verdicts, each both ways") {
   CHECK(judge_pre_better(98.0, 92.8).holds());
   CHECK(judge_pre_better(92.0, 98.0).outcome == Outcome::fails);
   CHECK(judge_pre_better(93.0, 92.8).outcome == Outcome::inconclusive);
-  CHECK(judge_pre_better(kNaN, 92.8).outcome == Outcome::inconclusive);
+  CHECK(judge_pre_better(kClaimsNaN, 92.8).outcome == Outcome::inconclusive);
   CHECK(judge_grows(1.6).holds());
   CHECK(judge_grows(1.15).outcome == Outcome::partly);
   CHECK(judge_grows(0.92).outcome == Outcome::fails);
@@ -52,7 +52,7 @@ TEST_CASE("chapter 08 verdicts, each both ways") {
   CHECK(judge_level(0.5).outcome == Outcome::fails);
   CHECK(judge_accounted(1.1).holds());
   CHECK(judge_accounted(15.5).outcome == Outcome::fails);
-  CHECK(judge_accounted(kNaN).outcome == Outcome::inconclusive);
+  CHECK(judge_accounted(kClaimsNaN).outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("label_smoothing_floor: the smoothed target's entropy, summed term by term; 0 without smoothing") {
@@ -70,7 +70,7 @@ TEST_CASE("label_smoothing_floor: the smoothed target's entropy, summed term by 
   CHECK_THROWS_AS(label_smoothing_floor(1.0, 62), std::invalid_argument);
 }
 
-TEST_CASE("encoder_sharpness, causal_check, cross_head_alignment on hand-made weights") {
+TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-made weights") {
   Tensor4 w = xt::zeros<float>({std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(3)});
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 3; ++j) w(0, 0, i, j) = 1.0f / 3.0f, w(0, 1, i, j) = i == j ? 1.0f : 0.0f;
@@ -83,13 +83,13 @@ TEST_CASE("encoder_sharpness, causal_check, cross_head_alignment on hand-made we
   CHECK(s.uniform == doctest::Approx(1.0 / 3.0));
   CHECK(s.mostly_broad.outcome == Outcome::fails);
 
-  CHECK(causal_check(w).above > 0.0);                       // head 0 reads the future
-  CHECK(causal_check(w).masked.outcome == Outcome::fails);
+  CHECK(decoder_mask_check(w).above > 0.0);                       // head 0 reads the future
+  CHECK(decoder_mask_check(w).masked.outcome == Outcome::fails);
   Tensor4 lower = w;
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = i + 1; j < 3; ++j) lower(0, 0, i, j) = 0.0f;
-  CHECK(causal_check(lower).above == 0.0);
-  CHECK(causal_check(lower).masked.holds());
+  CHECK(decoder_mask_check(lower).above == 0.0);
+  CHECK(decoder_mask_check(lower).masked.holds());
 
   // Head 1 (the identity) points at the aligned word for an identity alignment; head 0's ties go to
   // column 0, one hit of three.
@@ -115,14 +115,14 @@ TEST_CASE("row_moments: mean and population std of each row") {
 }
 
 TEST_CASE("length_counts, compare_buckets, first_failure on known outputs") {
-  const ToyCorpus corpus = tiny_corpus();
+  const ToyCorpus corpus = claims_corpus();
   std::vector<Tokens> perfect, damaged;
   for (const auto& p : corpus.test) perfect.push_back(p.tgt);
   damaged = perfect;
   damaged[0].pop_back();                 // shorter
   damaged[1].push_back("x");             // longer
   damaged[2][1] = "wrong";               // same length, one word wrong
-  const EvalResult a = eval_of(perfect, corpus.test), b = eval_of(damaged, corpus.test);
+  const EvalResult a = claims_eval(perfect, corpus.test), b = claims_eval(damaged, corpus.test);
   const LengthCounts lc = length_counts(b);
   CHECK(lc.shorter == 1);
   CHECK(lc.longer == 1);
@@ -143,7 +143,7 @@ TEST_CASE("length_counts, compare_buckets, first_failure on known outputs") {
 }
 
 TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities; diagnose_beam counts") {
-  const ToyCorpus corpus = tiny_corpus();
+  const ToyCorpus corpus = claims_corpus();
   TransformerModelConfig cfg = tiny_transformer_config(corpus, 1);
   Rng rng(5);
   const Transformer m = transformer_init(cfg, rng);
@@ -177,12 +177,12 @@ TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities
 }
 
 TEST_CASE("run_evaluations: job order kept, every job reported done, CPU time counted") {
-  const ToyCorpus corpus = tiny_corpus();
+  const ToyCorpus corpus = claims_corpus();
   std::vector<Tokens> perfect;
   for (const auto& p : corpus.test) perfect.push_back(p.tgt);
   std::vector<TranslatorJob> jobs;
   for (const char* n : {"a", "b", "c"})
-    jobs.push_back({n, [&] { return eval_of(perfect, corpus.test); }});
+    jobs.push_back({n, [&] { return claims_eval(perfect, corpus.test); }});
   std::size_t calls = 0, last = 0;
   const std::vector<ModelEval> e = run_evaluations(jobs, [&](std::size_t done, std::size_t total) {
     ++calls;
@@ -202,7 +202,7 @@ TEST_CASE("run_evaluations: job order kept, every job reported done, CPU time co
 }
 
 TEST_CASE("ffn_w2_grad_norms and norm_placement_study: one finite norm per layer, the ratios they print") {
-  const ToyCorpus corpus = tiny_corpus(20, 20);
+  const ToyCorpus corpus = claims_corpus(20, 20);
   const TransformerModelConfig cfg = tiny_transformer_config(corpus, 1);
   const NormPlacementStudy s = norm_placement_study(cfg, corpus, 3, 8, 2);
   REQUIRE(s.post.encoder.size() == 3);
@@ -216,7 +216,7 @@ TEST_CASE("ffn_w2_grad_norms and norm_placement_study: one finite norm per layer
 }
 
 TEST_CASE("training_summary, cost_study and account_training_time: the figures they are built from") {
-  const ToyCorpus corpus = tiny_corpus();
+  const ToyCorpus corpus = claims_corpus();
   TrainingCurves cv;
   cv.train_loss = {4.0f, 1.0f};
   const Metadata md = {{"steps", "100"}, {"batch", "8"}, {"warmup", "10"}, {"lr_factor", "0.5"}};
@@ -251,7 +251,7 @@ TEST_CASE("training_summary, cost_study and account_training_time: the figures t
 }
 
 TEST_CASE("parameter_parts add up to parameter_count; lesson_example finds a reordered sentence") {
-  const ToyCorpus corpus = tiny_corpus();
+  const ToyCorpus corpus = claims_corpus();
   Rng rng(1);
   const Transformer m = transformer_init(tiny_transformer_config(corpus, 2), rng);
   const ParameterParts p = parameter_parts(m);

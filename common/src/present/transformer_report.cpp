@@ -248,7 +248,7 @@ void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run
                        _("each source word's row mixes the sentence before the decoder looks.")));
 }
 
-void report_causal(Narrator& nar, const ExampleRun& run, const CausalCheck& c, const Vocab& tv) {
+void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMaskCheck& c, const Vocab& tv) {
   nar.show("causal_mask", causal_mask(4), {}, {}, _("T = 4: −∞ above the diagonal, so exp(−∞) = 0"));
   nar.record("dec_self_weights", run.att.dec_self);
   const Labels in = decoder_inputs(tv, run.out);

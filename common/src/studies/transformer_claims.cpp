@@ -86,8 +86,8 @@ EncoderSharpness encoder_sharpness(const Tensor4& enc_self) {
 // ---- step 3 -------------------------------------------------------------------------------------
 Verdict judge_masked(double above) { return judge_at_most(above, 0.0); }
 
-CausalCheck causal_check(const Tensor4& w) {
-  CausalCheck c;
+DecoderMaskCheck decoder_mask_check(const Tensor4& w) {
+  DecoderMaskCheck c;
   for (std::size_t l = 0; l < w.shape(0); ++l)
     for (std::size_t h = 0; h < w.shape(1); ++h)
       for (std::size_t i = 0; i < w.shape(2); ++i)

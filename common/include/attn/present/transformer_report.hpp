@@ -53,7 +53,7 @@ struct TransformerFindings {
   std::string norm;                  // "post" or "pre": the model narrated
   ParameterParts parts;
   EncoderSharpness sharpness;        // steps 2–4, on the example sentence
-  CausalCheck causal;
+  DecoderMaskCheck causal;
   CrossHeads cross;
   TrainingSummary training;
   std::vector<ModelEval> evals;      // step 7's evaluations
@@ -69,7 +69,7 @@ struct TransformerFindings {
 void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts);
 void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const EncoderSharpness& s,
                     const Vocab& tgt_vocab);
-void report_causal(Narrator& nar, const ExampleRun& run, const CausalCheck& c, const Vocab& tgt_vocab);
+void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMaskCheck& c, const Vocab& tgt_vocab);
 void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const CrossHeads& c,
                   const Vocab& tgt_vocab);
 void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePair& ex, const ExampleRun& run,

@@ -2,7 +2,7 @@
 // prints them). Every threshold a verdict uses is here, beside the claim it tests.
 //   parameter_parts        step 1: the parameters by part
 //   encoder_sharpness      step 2: how widely each encoder head spreads its weight
-//   causal_check           step 3: no weight above the diagonal of the decoder's self-attention
+//   decoder_mask_check           step 3: no weight above the diagonal of the decoder's self-attention
 //   cross_head_alignment   step 4: which cross-attention head points at the aligned source word
 //   row_moments            step 5: each row's mean and standard deviation (LayerNorm's effect)
 //   training_summary       step 6: the learning-rate schedule and the label-smoothing floor
@@ -69,13 +69,13 @@ Verdict judge_mostly_broad(std::size_t broad, std::size_t heads);
 EncoderSharpness encoder_sharpness(const Tensor4& enc_self);
 
 // ---- step 3 -------------------------------------------------------------------------------------
-struct CausalCheck {
+struct DecoderMaskCheck {
   double above = 0.0;  // total weight above the diagonal, every layer and head
   Verdict masked;      // judge_masked(above)
 };
 // The mask works: exactly 0 above the diagonal holds (exp(−∞) is exactly 0); anything more fails.
 Verdict judge_masked(double above);
-CausalCheck causal_check(const Tensor4& dec_self);
+DecoderMaskCheck decoder_mask_check(const Tensor4& dec_self);
 
 // ---- step 4 -------------------------------------------------------------------------------------
 struct CrossHeadScore {
