@@ -37,6 +37,24 @@ inline void check_pinned(const nlohmann::json& j, const std::string& model,
   }
 }
 
+// Every printed line fits 100 columns: code points, less the combining marks U+0300–U+036F (h̄).
+inline void check_widths(const std::string& out) {
+  std::size_t col = 0;
+  std::string line;
+  for (std::size_t i = 0; i <= out.size(); ++i) {
+    if (i == out.size() || out[i] == '\n') {
+      CHECK_MESSAGE(col <= 100, "wider than 100 columns: " << line);
+      col = 0, line.clear();
+      continue;
+    }
+    const unsigned char c = static_cast<unsigned char>(out[i]);
+    const bool combining = (c == 0xCC || (c == 0xCD && i + 1 < out.size() &&
+                                          static_cast<unsigned char>(out[i + 1]) <= 0xAF));
+    col += (c & 0xC0) != 0x80 && !combining;
+    line += out[i];
+  }
+}
+
 inline attn::Tokens words_of(const std::string& line) {
   attn::Tokens t;
   std::string w;

@@ -35,6 +35,7 @@ const char* kProgram00 = "00_seq2seq_bottleneck";
 TEST_CASE("chapter 00 runs every step; what it prints agrees with its export, and the export recomputes") {
   const fs::path dir = scratch_dir("ch00-export");
   const RunResult r = check_chapter_runs(kProgram00, {"--no-color", "--export", dir.string()});
+  seq2seq_pins::check_widths(r.out);
   CHECK(r.has("Chapter 00 · The Seq2Seq bottleneck"));
   CHECK(r.has("no attention (c = h_S): loaded"));
   CHECK(r.has("encoder_states (9×128)"));

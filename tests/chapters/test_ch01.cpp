@@ -34,6 +34,7 @@ const char* kProgram01 = "01_bahdanau";
 TEST_CASE("chapter 01 runs every step; energies, alpha and context recompute; what it prints agrees with its export") {
   const fs::path dir = scratch_dir("ch01-export");
   const RunResult r = check_chapter_runs(kProgram01, {"--no-color", "--export", dir.string()});
+  seq2seq_pins::check_widths(r.out);
   CHECK(r.has("Chapter 01 · Bahdanau attention"));
   CHECK(r.has("Bahdanau (additive): loaded"));
   CHECK(r.has("heatmap  rows: output words, columns: source words"));

@@ -34,6 +34,7 @@ const char* kProgram02 = "02_luong";
 TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agrees with its export") {
   const fs::path dir = scratch_dir("ch02-export");
   const RunResult r = check_chapter_runs(kProgram02, {"--no-color", "--export", dir.string()});
+  seq2seq_pins::check_widths(r.out);
   CHECK(r.has("Chapter 02 · Luong attention"));
   CHECK(r.has("luong_dot_scores (10)"));
   CHECK(r.has("Bahdanau µs"));
@@ -159,6 +160,7 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
 TEST_CASE("chapter 02 --time-training: step 6 with the speed ratios, their conditions and a verdict that follows them") {
   const fs::path dir = scratch_dir("ch02-steps");
   const RunResult r = check_chapter_runs(kProgram02, {"--no-color", "--time-training", "--export", dir.string()});
+  seq2seq_pins::check_widths(r.out);
   CHECK(r.has("Step 6/6"));
   CHECK(r.has("ms / step"));
   CHECK(r.has("conditions: this CPU, 1 OpenBLAS thread"));

@@ -38,18 +38,18 @@ Vec reference_vec(const SentencePair& pair) {
 void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair, std::size_t step) {
   nar.record("h_t_dot", row_of(v.dot.h_t, 0));
   nar.record("H_dot", v.dot.H);
-  nar.show("luong_dot_scores", v.dot.scores, pair.src, _("the dot model: h_tᵀh̄_s, no parameters (needs equal sizes)"));
+  nar.show("luong_dot_scores", v.dot.scores, pair.src, _("dot model: h_tᵀh̄_s, no parameters (needs equal sizes)"));
   const Mat& w_a = v.general_model->luong().attention.w_a;
   nar.record("W_a", w_a);
   nar.show("luong_general_scores", v.general.scores, pair.src,
-           _f("the general model: h_tᵀW_a h̄_s, W_a ({}×{}) trained", w_a.shape(0), w_a.shape(1)));
+           _f("general model: h_tᵀW_a h̄_s, W_a ({}×{}) trained", w_a.shape(0), w_a.shape(1)));
   const Luong& cat = v.concat_model->luong().attention;
   nar.record("h_t_concat", row_of(v.concat.h_t, 0));
   nar.record("H_concat", v.concat.H);
   nar.record("W_c", cat.w_c);
   nar.record("v_c", cat.v_c);
   nar.show("luong_concat_scores", v.concat.scores, pair.src,
-           _f("the concat model: v_cᵀtanh(W_c[h_t; h̄_s]), W_c ({}×{}) and v_c ({}) trained", cat.w_c.shape(0),
+           _f("concat model: v_cᵀtanh(W_c[h_t; h̄_s]), W_c ({}×{}), v_c ({}) trained", cat.w_c.shape(0),
               cat.w_c.shape(1), cat.v_c.size()));
   const int want = step < pair.alignment.size() ? pair.alignment[step] : kNoSource;
   const std::size_t on_word = std::size_t(int(v.dot.top) == want) + std::size_t(int(v.general.top) == want) +
