@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
               "outgrow their state; a hybrid keeps one attention layer for the lookup."));
 
     // ------------------------------------------------------------------ 7. one generated token
-    nar.step(_("What one generated token costs"), _("attention O(t·d) per token, SSM O(d·N)"),
+    nar.step(_("What one generated token costs"), _("per token: attention O(d² + t·d), SSM O(d² + d·N)"),
              "Lieber et al. 2024; De et al. 2024");
     const DecodeCost cost = decode_cost({256, 1024, 4096, 16384}, 256, 4, 64);
     report_decode_cost(nar, cost);

@@ -376,15 +376,15 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
   if (c.attention_linear.holds())
-    nar.result(_f("attention's slope {:.2f} is the 1 that O(t·d) counts: each step reads every cached key and "
-                  "value once", c.attention_slope));
+    nar.result(_f("attention's slope {:.2f} is the 1 that its t·d term counts: each step reads every cached "
+                  "key and value once", c.attention_slope));
   else if (c.attention_slope > 1.0 && c.cache_passed_at > 0)
-    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that O(t·d) counts: from {} tokens the KV "
-                  "cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
+    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts: from {} tokens the "
+                  "KV cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
                   c.attention_slope, c.cache_passed_at, ch12_bytes(double(c.cache_bytes))));
   else
-    nar.result(_f("attention's slope {:.2f} is off the 1 that O(t·d) counts: caches and the machine's load move "
-                  "timings this short", c.attention_slope));
+    nar.result(_f("attention's slope {:.2f} is off the 1 that its t·d term counts: the d² projections, caches "
+                  "and the machine's load move timings this short", c.attention_slope));
   if (!c.rows.empty())
     nar.result(_f("at {} tokens one attention step costs about {}× the SSM step (it varies with the load from run "
                   "to run) and keeps {} against {}, {:.0f}× the bytes", c.rows.back().context,
