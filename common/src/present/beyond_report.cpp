@@ -173,6 +173,14 @@ void report_family(Narrator& nar, const FamilyDemo& f) {
   nar.table(t, true);
   nar.result(_f("delta rule reads exactly v3 (error ≤ 1e-5): {}; linear attention returns a blend (error ≥ 0.5): {}",
                 outcome_word(f.delta_overwrites.outcome), outcome_word(f.linear_mixes.outcome)));
+  if (f.delta_crowded.holds())
+    nar.result(_f("add a third key C = ({:.1f}, {:.1f}), not orthogonal to A, and write C → v5 = ({:.0f}, {:.0f}): "
+                  "the delta rule's read of A is now off by {:.2f}. Three keys do not fit apart in N = 2 "
+                  "dimensions: step 6's recall wall in miniature.", f.crowded_k(0, 0), f.crowded_k(0, 1),
+                  f.crowded_v(0, 0), f.crowded_v(0, 1), f.crowded_error));
+  else
+    nar.result(_f("add a third key C = ({:.1f}, {:.1f}) and write C → v5: the delta rule still reads A within "
+                  "{:.2f} of v3", f.crowded_k(0, 0), f.crowded_k(0, 1), f.crowded_error));
   const Vec& w = f.softmax_weights;
   nar.result(_f("softmax weighs the two A tokens alike ({:.3f} and {:.3f}; each B token {:.3f}, the query {:.3f}): "
                 "it averages v1 and v3 and has no idea of the latest write. In MQAR (next step) each key is "
@@ -295,8 +303,12 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   }
   switch (v.hybrid_closes_gap.outcome) {
     case Outcome::holds:
-      nar.result(_f("one attention layer closes {:.0f}% of the SSM's gap at n = {}, d = {} (hybrid {:.2f})",
-                    100 * v.hybrid_closes_gap.measured, most, wide, v.gap_hybrid));
+      if (v.hybrid_closes_gap.measured >= 1.0)
+        nar.result(_f("one attention layer closes all of the SSM's gap at n = {}, d = {}: the hybrid recalls {:.2f}, "
+                      "attention {:.2f}", most, wide, v.gap_hybrid, v.gap_attention));
+      else
+        nar.result(_f("one attention layer closes {:.0f}% of the SSM's gap at n = {}, d = {} (hybrid {:.2f})",
+                      100 * v.hybrid_closes_gap.measured, most, wide, v.gap_hybrid));
       break;
     case Outcome::partly:
       nar.result(_f("one attention layer closes part of the gap: {:.0f}% at n = {}, d = {} (hybrid {:.2f})",
@@ -364,15 +376,15 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
   if (c.attention_linear.holds())
-    nar.result(_f("attention's slope {:.2f} is the 1 that O(t·d) counts: each step reads every cached key and "
-                  "value once", c.attention_slope));
+    nar.result(_f("attention's slope {:.2f} is the 1 that its t·d term counts: each step reads every cached "
+                  "key and value once", c.attention_slope));
   else if (c.attention_slope > 1.0 && c.cache_passed_at > 0)
-    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that O(t·d) counts: from {} tokens the KV "
-                  "cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
+    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts: from {} tokens the "
+                  "KV cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
                   c.attention_slope, c.cache_passed_at, ch12_bytes(double(c.cache_bytes))));
   else
-    nar.result(_f("attention's slope {:.2f} is off the 1 that O(t·d) counts: caches and the machine's load move "
-                  "timings this short", c.attention_slope));
+    nar.result(_f("attention's slope {:.2f} is off the 1 that its t·d term counts: the d² projections, caches "
+                  "and the machine's load move timings this short", c.attention_slope));
   if (!c.rows.empty())
     nar.result(_f("at {} tokens one attention step costs about {}× the SSM step (it varies with the load from run "
                   "to run) and keeps {} against {}, {:.0f}× the bytes", c.rows.back().context,
