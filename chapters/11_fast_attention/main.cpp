@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
 
     nar.step(_("The naive way: three passes over an n×n matrix"), _("S = Q·Kᵀ/√d → P = softmax(S) → O = P·V"));
     const NaivePhases phases = measure_naive_phases(naive_phase_size(sizes, heads, bopt.max_naive_mib), dims.front(),
-                                                    heads, roofs, threads);
+                                                    heads, roofs, threads, bopt.repeats);
     report_naive_phases(nar, phases);
     nar.code("attn/studies/fast_attention_study.hpp: measure_naive_phases; attn/attention/fast_attention.hpp: "
              "naive_attention_forward");

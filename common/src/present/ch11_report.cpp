@@ -44,9 +44,9 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
              "the FMA peak is {:.0f}: {}", 4 * p.d, p.d, p.copy_gbs, p.memory_cap_gflops(), p.fma_peak_gflops,
              p.cap_below_peak.holds() ? _("memory is the lower roof")
                                       : _("memory would allow more than the FMA units can do")));
-  nar.say(_f("measured, pass by pass, at n = {}, d = {}, {} heads (best of 3); 'at copy speed': the pass's least "
+  nar.say(_f("measured, pass by pass, at n = {}, d = {}, {} heads (best of {}); 'at copy speed': the pass's least "
              "memory traffic at the copy bandwidth; 'in cache': the same row softmaxes on one row per thread",
-             p.n, p.d, p.heads));
+             p.n, p.d, p.heads, p.repeats));
   Table t({_("pass"), _("time ms"), _("share"), "GFLOP/s", _("memory"), _("at copy speed ms"), _("in cache ms")});
   Mat rec = xt::zeros<float>({std::size_t(3), std::size_t(5)});
   std::size_t i = 0;
@@ -130,10 +130,10 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
   const SweepSummary s = summarize_sweep(rows);
   if (s.above_sgemm > 0)
     nar.result(r.better_kernel.empty()
-                   ? _f("* above 100% of sgemm ({} rows): the tiled kernel drives the CPU's {} unit with its own code, "
+                   ? _f("* above 100% of sgemm (rows: {}): the tiled kernel drives the CPU's {} unit with its own code, "
                         "while OpenBLAS's {} kernel reached {:.0f}% of the FMA peak in this run.", s.above_sgemm, r.unit,
                         r.blas_kernel, 100.0 * r.sgemm() / r.peak())
-                   : _f("* above 100% of sgemm ({} rows): sgemm runs OpenBLAS's {} kernel, not this CPU's best ({}), "
+                   : _f("* above 100% of sgemm (rows: {}): sgemm runs OpenBLAS's {} kernel, not this CPU's best ({}), "
                         "while the tiled kernel drives the {} unit with its own code.", s.above_sgemm, r.blas_kernel,
                         r.better_kernel, r.unit));
   if (s.above_peak > 0)
@@ -151,9 +151,10 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s) {
   const std::string where = s.has_large ? _("at n ≥ 2048") : _("at the sizes measured (all below 2048)");
   const std::string naive =
       s.naive_measured == 0
-          ? _f("naive: skipped at every such size ({} rows: its n×n matrices exceed --max-naive-mib)", s.naive_skipped)
+          ? _f("naive: skipped at every such size (rows skipped: {}; its n×n matrices exceed --max-naive-mib)",
+               s.naive_skipped)
           : s.naive_skipped > 0
-                ? _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; {} rows skipped)", s.naive_sgemm,
+                ? _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; rows skipped: {})", s.naive_sgemm,
                      s.naive_peak, s.naive_skipped)
                 : _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak)", s.naive_sgemm, s.naive_peak);
   nar.result(_f("{}: {}; tiled up to {:.0f}% of sgemm ({:.0f}% of the FMA peak)", where, naive, s.tiled_sgemm,

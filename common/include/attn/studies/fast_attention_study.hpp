@@ -52,6 +52,7 @@ inline constexpr double kMemoryBoundShare = 0.5;  // memory explains at least ha
 inline constexpr double kCacheMissRatio = 1.5;    // softmax from memory ≤ 1.5 × the cached one: exp-bound
 struct NaivePhases {
   std::size_t n = 0, d = 0, heads = 0;
+  int repeats = 0;  // timed runs per pass (best kept)
   NaivePass qk, softmax, pv;
   double cached_softmax_seconds = 0.0;
   double copy_gbs = 0.0, sgemm_gflops = 0.0, fma_peak_gflops = 0.0;
@@ -82,6 +83,8 @@ struct FastKernelCheck {
   Verdict exact;          // max_diff ≤ kTiledTol
 };
 inline constexpr double kTiledTol = 1e-5;  // O(1) outputs, float sums over ≤ 129 keys
+// max_diff and exact from output and reference.
+FastKernelCheck judge_fast_kernel(FastKernelCheck c);
 std::vector<FastKernelCheck> fast_kernel_checks(std::uint64_t seed, std::size_t n = 129, std::size_t d = 64);
 
 // ---- the sweep ----------------------------------------------------------------------------------
