@@ -72,9 +72,7 @@ int main(int argc, char** argv) {
     nar.step(_("Cross-attention"), "softmax(Q_dec·K_encᵀ/√d_k)·V_enc  (T × S)", "Vaswani et al. 2017, §3.2.3");
     report_cross(nar, ex, run, f.cross = cross_head_alignment(run.att.cross, ex.alignment), tv);
 
-    nar.step(_("Decoder layer 0 in full"), m.cfg.norm == NormPlacement::Post
-             ? "h1 = LN1(x + SelfAttn(x));  h2 = LN2(h1 + CrossAttn(h1, memory));  y = LN3(h2 + FFN(h2))"
-             : "h1 = x + SelfAttn(LN1(x));  h2 = h1 + CrossAttn(LN2(h1), memory);  y = h2 + FFN(LN3(h2))");
+    nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y", "Vaswani et al. 2017, §3.1");
     report_decoder_layer(nar, m, ex, run, tv);
 
     nar.step(_("Training"), _("Adam (β2 0.98), lr = lr_factor·d_model^−½·min(step^−½, step·warmup^−³ᐟ²), label smoothing 0.1"),

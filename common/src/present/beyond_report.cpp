@@ -54,10 +54,10 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
   const std::string line = _f("MQAR at n = {}, d = {}: attention {:.2f}, SSM {:.2f}, hybrid {:.2f}.", t.pairs.back(),
                               t.widths.back(), v.gap_attention, v.gap_ssm, v.gap_hybrid);
   if (v.ssm_fewest.outcome != Outcome::fails)
-    return line + " " + _f("The SSM recalls {:.2f} at n = {}: its shortfall at n = {} is mostly its fixed state.",
-                           v.ssm_fewest.measured, t.pairs.front(), t.pairs.back());
-  return line + " " + _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as state.",
-                         v.ssm_fewest.measured, t.pairs.front());
+    return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: its shortfall at n = {} is mostly its fixed "
+                                "state.", v.ssm_fewest.measured, t.pairs.front(), t.pairs.back()));
+  return _f("{} {}", line, _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as "
+                              "state.", v.ssm_fewest.measured, t.pairs.front()));
 }
 
 void show_ssd_example(Narrator& nar, const SsdExample& e) {
@@ -120,22 +120,23 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
     nar.say(_("a slope off its exponent is the machine at work: caches (the quadratic form's T × T matrix "
               "outgrows them) or other programs' load; rerun to see how much the timings move."));
   if (r.crossover_t > 0)
-    nar.result(_f("crossover: from T = {} the quadratic form is slower than the scan", r.crossover_t));
+    nar.result(_f("crossover in this run: from T = {} the quadratic form is slower than the scan",
+                  r.crossover_t));
   else
-    nar.result(_("crossover: none in this range; the quadratic form stayed faster than the scan"));
+    nar.result(_("crossover in this run: none in this range; the quadratic form stayed faster than the scan"));
   const std::size_t longest = r.rows.empty() ? 0 : r.rows.back().t;
   switch (r.chunked_faster.outcome) {
     case Outcome::holds:
-      nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU in this run",
+                    longest, r.chunked_vs_scan));
       break;
     case Outcome::partly:
-      nar.result(_f("at T = {} the chunked form and the scan are on par on this CPU ({:.2f}×)", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form and the scan are on par on this CPU in this run ({:.2f}×)",
+                    longest, r.chunked_vs_scan));
       break;
     default:
-      nar.result(_f("at T = {} the chunked form is slower than the scan on this CPU ({:.2f}×)", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form is slower than the scan on this CPU in this run ({:.2f}×)",
+                    longest, r.chunked_vs_scan));
   }
 }
 
@@ -206,9 +207,10 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   const std::size_t wide = t.widths.back(), most = t.pairs.back();
   nar.say(_f("models loaded from {}: each trained by --train (seed 12), for the steps in the table's steps column.",
              source));
-  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}; window: w = {}; "
-             "hybrid: an SSM layer, then an attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: "
-             "both layers' KV caches or states, and each short convolution's last K − 1 = {} inputs.",
+  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}, state h·N·P; "
+             "linear attention: the same heads, state h·(P² + P); window: w = {}; hybrid: an SSM layer, then an "
+             "attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: both layers' KV caches or "
+             "states, and each short convolution's last K − 1 = {} inputs.",
              cfg.state_n, cfg.d_k, cfg.d_k, cfg.window, most, 3 * most, cfg.conv_taps - 1));
   std::vector<std::string> head{_("model"), "d", _("steps"), _("bytes")};
   for (std::size_t n : t.pairs) head.push_back(fmt::format("n={}", n));

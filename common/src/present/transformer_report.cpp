@@ -287,6 +287,12 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
 void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePair& ex, const ExampleRun& run,
                           const Vocab& tv) {
   const Labels in = decoder_inputs(tv, run.out);
+  const bool post = m.cfg.norm == NormPlacement::Post;
+  for (const char* line : post ? std::vector<const char*>{"h1 = LN1(x + SelfAttn(x))", "h2 = LN2(h1 + CrossAttn(h1, memory))",
+                                                         "y  = LN3(h2 + FFN(h2))"}
+                               : std::vector<const char*>{"h1 = x + SelfAttn(LN1(x))", "h2 = h1 + CrossAttn(LN2(h1), memory)",
+                                                         "y  = h2 + FFN(LN3(h2))"})
+    nar.say(std::string("  ") + line);
   nar.record("memory", slice_of(run.tape.memory, 0));
   nar.record("dec0_input", slice_of(run.tape.tgt_x, 0));
   const Mat y = slice_of(run.tape.dec[0].y, 0);
@@ -303,7 +309,6 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
     nar.record("dec0_" + n + "_beta", p->beta);
   }
   const RowMoments x_rows = row_moments(slice_of(run.tape.tgt_x, 0)), y_rows = row_moments(y);
-  const bool post = m.cfg.norm == NormPlacement::Post;
   Table t({_("row"), _("input x: mean"), _("std"), _("output y: mean"), _("std")});
   for (std::size_t i = 0; i < in.size(); ++i)
     t.add({in[i], fmt::format("{:+.3f}", x_rows.mean[i]), fmt::format("{:.3f}", x_rows.std[i]),
