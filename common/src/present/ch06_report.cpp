@@ -84,7 +84,9 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   std::vector<std::string> head = {_("variant")};
   for (const auto& p : ref) head.push_back(fmt::format("n={} ms", p.n));
   head.push_back(_("spread"));
-  Table times(head, _f("best of up to {} runs per cell (ms); spread: the largest (median − best)/best", cfg.repeats));
+  Table times(head, cfg.repeats == 1 ? std::string(_("one run per cell (ms); spread: the largest (median − best)/best"))
+                                     : _f("best of up to {} runs per cell (ms); spread: the largest (median − best)/best",
+                                          cfg.repeats));
   Mat m = xt::zeros<float>({s.variants.size() * ref.size(), std::size_t(8)});
   std::vector<std::string> names;
   for (std::size_t vi = 0; vi < s.variants.size(); ++vi) {

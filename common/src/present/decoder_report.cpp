@@ -243,9 +243,11 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
     return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? format_count(std::stoull(v)) : v;
   };
   nar.say(_f("trained earlier with --train --seed {} and loaded from data/ch09/: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
-             "{:.0f} s of wall-clock time with {} OpenBLAS thread(s)",
+             "{:.0f} s of wall-clock time with {}",
              get("seed"), get("steps"), get("batch"), get("time"), count("train_tokens_seen"),
-             std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"), get("blas_threads")));
+             std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"),
+             get("blas_threads") == "1" ? std::string(_("1 OpenBLAS thread"))
+                                        : _f("{} OpenBLAS threads", get("blas_threads"))));
   nar.say(_("AdamW: Adam (a step per weight scaled by running means of its gradient and squared gradient) with "
             "weight decay applied to the weights directly (Loshchilov & Hutter 2019)"));
   nar.say(_("loss: the mean over tokens of −ln p(the true next token), in nats (natural-log units; "
