@@ -12,6 +12,7 @@
 #include "attn/nn/loss.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/tensor/memory.hpp"
 
 namespace attn {
@@ -43,37 +44,44 @@ TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, cons
   ac.eps = 1e-9f;
   Adam adam(reg, ac);
   Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
+  EpochBatches<Batch> batches(
+      [&] { return make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order); });
   TransformerTrainResult res;
-  res.best = m;
-  res.best_bleu = -1.0;
-  std::vector<Batch> epoch;
-  std::size_t next = 0;
+  KeepBest<Transformer> best(m, Better::higher, /*floor=*/-1.0);  // on validation BLEU
   TransformerTape tape;
-  for (std::size_t step = 1; step <= tc.steps; ++step) {
-    if (next == epoch.size()) {
-      epoch = make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order);
-      next = 0;
-    }
-    const Batch& b = epoch[next++];
-    reg.zero_grad();
+  std::int64_t tokens = 0;
+  TrainLoop loop;
+  loop.steps = tc.steps;
+  loop.clip = tc.clip;
+  loop.valid_every = tc.valid_every;
+  loop.lr = [&](std::size_t step) { return transformer_learning_rate(tc, cfg.d_model, std::int64_t(step)); };
+  loop.forward_backward = [&](std::size_t) {
+    const Batch& b = batches.next();
     const float loss = transformer_forward(tape, m, b);
     transformer_backward(g, tape, m, b);
-    const double norm = tc.clip > 0 ? clip_grad_norm(reg, tc.clip) : grad_norm(reg);
-    adam.step(float(transformer_learning_rate(tc, cfg.d_model, std::int64_t(step))));
-    res.train_losses.push_back(loss);
-    res.grad_norms.push_back(float(norm));
-    if (tc.on_step) tc.on_step(step, loss, std::int64_t(count_targets(b.tgt_out, Vocab::pad)));
-    if (!tc.validate) {
-      if (step == tc.steps) res.best = m, res.best_step = step;
-    } else if (step == tc.steps || (tc.valid_every > 0 && step % tc.valid_every == 0)) {
+    tokens = std::int64_t(count_targets(b.tgt_out, Vocab::pad));
+    return double(loss);
+  };
+  loop.after_step = [&](const TrainStep& s) {
+    res.train_losses.push_back(float(s.loss));
+    res.grad_norms.push_back(float(s.grad_norm));
+    if (tc.on_step) tc.on_step(s.step, s.loss, tokens);
+  };
+  if (tc.validate)
+    loop.validate = [&](std::size_t step) {
       const TransformerValidPoint vp{step, transformer_bleu(m, corpus.valid, corpus.source_vocab, corpus.target_vocab)};
       res.valid.push_back(vp);
-      if (vp.bleu > res.best_bleu) {  // ties keep the earlier model
-        res.best_bleu = vp.bleu;
-        res.best_step = step;
-        res.best = m;
-      }
-    }
+      best.offer(vp.bleu, step, m);
+    };
+  run_train_loop(loop, reg, {&adam});
+  if (tc.validate) {
+    res.best_bleu = best.score();
+    res.best_step = best.step();
+    res.best = best.take();
+  } else {  // no validation: the last model
+    res.best_bleu = -1.0;
+    res.best_step = tc.steps;
+    res.best = m;
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
