@@ -37,10 +37,7 @@ LmTrainResult train_decoder_lm(const DecoderLMConfig& cfg, const std::vector<int
   DecoderLMCacheT<float> cache;
   double since = 0.0;
   std::size_t since_n = 0;
-  TrainLoop loop;
-  loop.steps = tc.steps;
-  loop.clip = tc.clip;
-  loop.valid_every = tc.eval_every;
+  TrainLoop loop(tc.steps, tc.clip, tc.eval_every);
   loop.lr = [&](std::size_t step) { return learning_rate(sched, std::int64_t(step)); };
   loop.forward_backward = [&](std::size_t) {
     const LmBatch b = sample_lm_batch(train_tokens, tc.batch, tc.time, rng);

@@ -13,6 +13,7 @@
 #include "attn/nn/train_loop.hpp"
 #include "attn/models/seq2seq_eval.hpp"
 #include "attn/tensor/memory.hpp"
+#include "pair_training.hpp"
 
 namespace attn {
 
@@ -57,39 +58,27 @@ TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, con
   Adam adam(reg, AdamConfig{tc.lr});
   const Schedule schedule = tc.cosine ? Schedule::warmup_cosine(tc.lr, 0, std::int64_t(tc.steps), tc.lr / 10.0)
                                       : Schedule::constant(tc.lr);
-  Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
-  EpochBatches<Batch> batches(
-      [&] { return make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order); });
+  PairTraining<Seq2Seq, Seq2SeqTape> pairs(corpus, tc.batch, tc.seed, m);
   TrainResult res;
-  KeepBest<Seq2Seq> best(m, Better::higher, /*floor=*/-1.0);  // on validation BLEU
-  Seq2SeqTape tape;
-  std::int64_t tokens = 0;
-  TrainLoop loop;
-  loop.steps = tc.steps;
-  loop.clip = tc.clip;
-  loop.valid_every = tc.valid_every;
+  TrainLoop loop(tc.steps, tc.clip, tc.valid_every);
   loop.lr = [&](std::size_t step) { return learning_rate(schedule, std::int64_t(step)); };
   loop.forward_backward = [&](std::size_t) {
-    const Batch& b = batches.next();
-    const float loss = seq2seq_forward(tape, m, b);
-    seq2seq_backward(g, tape, m, b);
-    tokens = std::int64_t(count_targets(b.tgt_out, Vocab::pad));
-    return double(loss);
+    return pairs.step([&](Seq2SeqTape& tape, const Batch& b) { return seq2seq_forward(tape, m, b); },
+                      [&](const Seq2SeqTape& tape, const Batch& b) { seq2seq_backward(g, tape, m, b); });
   };
   loop.after_step = [&](const TrainStep& s) {
     res.train_losses.push_back(float(s.loss));
-    if (tc.on_step) tc.on_step(s.step, s.loss, tokens);
+    if (tc.on_step) tc.on_step(s.step, s.loss, pairs.tokens());
   };
   loop.validate = [&](std::size_t step) {
-    const ValidPoint vp{step, mean_loss(m, corpus.valid, corpus.source_vocab, corpus.target_vocab),
-                        valid_bleu(m, corpus)};
-    res.valid.push_back(vp);
-    best.offer(vp.bleu, step, m);
+    res.valid.push_back({step, mean_loss(m, corpus.valid, corpus.source_vocab, corpus.target_vocab),
+                         valid_bleu(m, corpus)});
+    pairs.best.offer(res.valid.back().bleu, step, m);
   };
   run_train_loop(loop, reg, {&adam});
-  res.best_bleu = best.score();
-  res.best_step = best.step();
-  res.best = best.take();
+  res.best_bleu = pairs.best.score();
+  res.best_step = pairs.best.step();
+  res.best = pairs.best.take();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

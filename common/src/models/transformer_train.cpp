@@ -14,6 +14,7 @@
 #include "attn/nn/schedule.hpp"
 #include "attn/nn/train_loop.hpp"
 #include "attn/tensor/memory.hpp"
+#include "pair_training.hpp"
 
 namespace attn {
 
@@ -43,41 +44,29 @@ TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, cons
   ac.beta2 = 0.98f;  // §5.3
   ac.eps = 1e-9f;
   Adam adam(reg, ac);
-  Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
-  EpochBatches<Batch> batches(
-      [&] { return make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order); });
+  PairTraining<Transformer, TransformerTape> pairs(corpus, tc.batch, tc.seed, m);
   TransformerTrainResult res;
-  KeepBest<Transformer> best(m, Better::higher, /*floor=*/-1.0);  // on validation BLEU
-  TransformerTape tape;
-  std::int64_t tokens = 0;
-  TrainLoop loop;
-  loop.steps = tc.steps;
-  loop.clip = tc.clip;
-  loop.valid_every = tc.valid_every;
+  TrainLoop loop(tc.steps, tc.clip, tc.valid_every);
   loop.lr = [&](std::size_t step) { return transformer_learning_rate(tc, cfg.d_model, std::int64_t(step)); };
   loop.forward_backward = [&](std::size_t) {
-    const Batch& b = batches.next();
-    const float loss = transformer_forward(tape, m, b);
-    transformer_backward(g, tape, m, b);
-    tokens = std::int64_t(count_targets(b.tgt_out, Vocab::pad));
-    return double(loss);
+    return pairs.step([&](TransformerTape& tape, const Batch& b) { return transformer_forward(tape, m, b); },
+                      [&](const TransformerTape& tape, const Batch& b) { transformer_backward(g, tape, m, b); });
   };
   loop.after_step = [&](const TrainStep& s) {
     res.train_losses.push_back(float(s.loss));
     res.grad_norms.push_back(float(s.grad_norm));
-    if (tc.on_step) tc.on_step(s.step, s.loss, tokens);
+    if (tc.on_step) tc.on_step(s.step, s.loss, pairs.tokens());
   };
   if (tc.validate)
     loop.validate = [&](std::size_t step) {
-      const TransformerValidPoint vp{step, transformer_bleu(m, corpus.valid, corpus.source_vocab, corpus.target_vocab)};
-      res.valid.push_back(vp);
-      best.offer(vp.bleu, step, m);
+      res.valid.push_back({step, transformer_bleu(m, corpus.valid, corpus.source_vocab, corpus.target_vocab)});
+      pairs.best.offer(res.valid.back().bleu, step, m);
     };
   run_train_loop(loop, reg, {&adam});
   if (tc.validate) {
-    res.best_bleu = best.score();
-    res.best_step = best.step();
-    res.best = best.take();
+    res.best_bleu = pairs.best.score();
+    res.best_step = pairs.best.step();
+    res.best = pairs.best.take();
   } else {  // no validation: the last model
     res.best_bleu = -1.0;
     res.best_step = tc.steps;

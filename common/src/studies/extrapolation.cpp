@@ -166,9 +166,7 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
   Adam adam(m.registry(), ac);
   double recent = 0.0;
   const std::size_t window = std::min<std::size_t>(100, cfg.steps);  // the last steps averaged
-  TrainLoop loop;
-  loop.steps = cfg.steps;
-  loop.clip = 1.0;
+  TrainLoop loop(cfg.steps, /*clip=*/1.0, /*valid_every=*/0);
   loop.forward_backward = [&](std::size_t) {
     const RecallData batch = make_recall_data(rng, cfg.batch, cfg.train_len, cfg.keys, cfg.values);
     double loss = 0.0;

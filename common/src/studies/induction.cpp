@@ -71,9 +71,7 @@ InductionTrainResult train_induction(const InductionTrainConfig& cfg) {
   AttnOnlyCache cache;
   double block = 0.0;
   std::int64_t tokens = 0;
-  TrainLoop loop;
-  loop.steps = cfg.steps;
-  loop.clip = 1.0;
+  TrainLoop loop(cfg.steps, /*clip=*/1.0, /*valid_every=*/0);
   loop.lr = [&](std::size_t step) {  // linear warm-up, then constant
     const float warm = step < cfg.warmup ? float(step) / float(cfg.warmup) : 1.0f;
     return double(cfg.adam.lr * warm);

@@ -5,8 +5,7 @@
 //   step → validation, on its cadence (every `valid_every` steps and at the last).
 // Beside the loop: batches served an epoch at a time (EpochBatches) and the best model seen on
 // validation (KeepBest). Nothing here prints; a loop reports progress through its callbacks.
-//   TrainLoop loop;
-//   loop.steps = 1500; loop.clip = 1.0; loop.valid_every = 100;
+//   TrainLoop loop(/*steps=*/1500, /*clip=*/1.0, /*valid_every=*/100);
 //   loop.lr = [&](std::size_t s) { return learning_rate(schedule, std::int64_t(s)); };
 //   loop.forward_backward = [&](std::size_t) { const Batch& b = batches.next(); … return loss; };
 //   loop.validate = [&](std::size_t s) { best.offer(bleu_now(), s, model); };
@@ -38,6 +37,9 @@ struct TrainStep {
 };
 
 struct TrainLoop {
+  TrainLoop() = default;
+  TrainLoop(std::size_t steps_, double clip_, std::size_t valid_every_)
+      : steps(steps_), clip(clip_), valid_every(valid_every_) {}
   std::size_t steps = 0;
   double clip = 1.0;            // clip the global gradient norm to this; ≤ 0: measure it, never clip
   std::size_t valid_every = 0;  // validate on each multiple and at the last step; 0: the last only
