@@ -188,6 +188,7 @@ std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const Re
     if (!only.empty() && std::find(only.begin(), only.end(), a) == only.end()) continue;
     tc.max_steps = a == RecallArch::ssm ? cfg.ssm_max_steps : cfg.max_steps;
     for (std::size_t d : suite.widths) {
+      tc.lr = a == RecallArch::ssm && d >= 64 ? cfg.ssm_lr_from_64 : cfg.lr;
       Rng rng(cfg.seed, /*stream=*/d);
       RecallModel m = recall_model_init(recall_model_config(a, d), rng);
       RecallTrained r{a, d, train_recall_model(m, tc)};
