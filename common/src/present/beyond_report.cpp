@@ -120,22 +120,23 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
     nar.say(_("a slope off its exponent is the machine at work: caches (the quadratic form's T × T matrix "
               "outgrows them) or other programs' load; rerun to see how much the timings move."));
   if (r.crossover_t > 0)
-    nar.result(_f("crossover: from T = {} the quadratic form is slower than the scan", r.crossover_t));
+    nar.result(_f("crossover in this run: from T = {} the quadratic form is slower than the scan",
+                  r.crossover_t));
   else
-    nar.result(_("crossover: none in this range; the quadratic form stayed faster than the scan"));
+    nar.result(_("crossover in this run: none in this range; the quadratic form stayed faster than the scan"));
   const std::size_t longest = r.rows.empty() ? 0 : r.rows.back().t;
   switch (r.chunked_faster.outcome) {
     case Outcome::holds:
-      nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU in this run",
+                    longest, r.chunked_vs_scan));
       break;
     case Outcome::partly:
-      nar.result(_f("at T = {} the chunked form and the scan are on par on this CPU ({:.2f}×)", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form and the scan are on par on this CPU in this run ({:.2f}×)",
+                    longest, r.chunked_vs_scan));
       break;
     default:
-      nar.result(_f("at T = {} the chunked form is slower than the scan on this CPU ({:.2f}×)", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form is slower than the scan on this CPU in this run ({:.2f}×)",
+                    longest, r.chunked_vs_scan));
   }
 }
 
