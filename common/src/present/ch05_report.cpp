@@ -11,6 +11,7 @@
 #include "attn/position/learned_position.hpp"
 #include "attn/position/rope.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -151,17 +152,21 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   Rng init(cfg.seed + std::uint64_t(e));
   auto model = std::make_unique<PositionModel>(e, cfg, init);
   const std::string file = fmt::format("ch05/{}.safetensors", position_encoding_name(e));
-  if (train) {
-    const double final_loss = train_extrapolation(*model, cfg);
-    std::filesystem::create_directories(data_dir() + "/ch05");
-    save_checkpoint(data_dir() + "/" + file, model->registry(),
-                    {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
-                     {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
+  double final_loss = 0.0;
+  const bool trained = load_or_train(
+      {train ? data_dir() + "/" + file : require_data_file(file), train, cfg.steps, /*progress=*/false},
+      [&](const std::string& path) {
+        load_checkpoint(path, model->registry(), false, nullptr, {{"encoding", position_encoding_name(e)}});
+      },
+      [&](const StepCallback&) { final_loss = train_extrapolation(*model, cfg); },
+      [&](const std::string& path) {
+        save_checkpoint(path, model->registry(),
+                        {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
+                         {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
+      });
+  if (trained)
     nar.say(_f("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), cfg.steps,
                final_loss, file));
-  } else {
-    load_checkpoint(require_data_file(file), model->registry(), false, nullptr, {{"encoding", position_encoding_name(e)}});
-  }
   return model;
 }
 

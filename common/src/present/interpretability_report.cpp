@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "attn/data/data_files.hpp"
-#include "attn/present/progress.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/side_by_side.hpp"
 #include "attn/present/sparkline.hpp"
 #include "attn/present/number_format.hpp"
@@ -76,32 +76,38 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
 InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress) {
   InductionModel t;
   t.file = kModelFiles[which];
-  if (train) {
-    InductionTrainConfig cfg = base;
-    cfg.seed = base.seed + which;
-    ProgressBar bar(std::int64_t(cfg.steps), progress && stderr_is_terminal());
-    cfg.on_step = bar.callback();
-    InductionTrainResult r = train_induction(cfg);
-    bar.finish();
-    std::filesystem::create_directories(data_dir() + "/ch10");
-    TensorMap extra;
-    extra["loss_curve"] = TensorF32{{r.loss_curve.size()}, r.loss_curve};
-    t.metadata = {{"seed", std::to_string(cfg.seed)}, {"steps", std::to_string(cfg.steps)},
-                  {"batch", std::to_string(cfg.batch)}, {"curve_every", std::to_string(cfg.curve_every)},
-                  {"train_seconds", fmt::format("{:.1f}", r.seconds)}, {"length", std::to_string(cfg.task.length)},
-                  {"min_period", std::to_string(cfg.task.min_period)},
-                  {"max_period", std::to_string(cfg.task.max_period)}};
-    save_attn_only(data_dir() + "/" + t.file, r.model, extra, t.metadata);
-    t.model = std::move(r.model);
-    t.curve = std::move(r.loss_curve);
-    t.trained_now = true;
-    return t;
+  std::string path = data_dir() + "/" + t.file;  // where --train writes it
+  if (!train) {
+    const auto found = find_data_file(t.file);
+    if (!found) throw std::runtime_error(_f("no model {} (run with --train to make it)", t.file));
+    path = *found;
   }
-  const auto path = find_data_file(t.file);
-  if (!path) throw std::runtime_error(_f("no model {} (run with --train to make it)", t.file));
-  TensorMap extra;
-  t.model = load_attn_only(*path, &extra, &t.metadata);
-  if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
+  InductionTrainConfig cfg = base;
+  cfg.seed = base.seed + which;
+  load_or_train(
+      {path, train, cfg.steps, progress},
+      [&](const std::string& p) {
+        TensorMap extra;
+        t.model = load_attn_only(p, &extra, &t.metadata);
+        if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
+      },
+      [&](const StepCallback& on_step) {
+        cfg.on_step = on_step;
+        InductionTrainResult r = train_induction(cfg);
+        t.metadata = {{"seed", std::to_string(cfg.seed)}, {"steps", std::to_string(cfg.steps)},
+                      {"batch", std::to_string(cfg.batch)}, {"curve_every", std::to_string(cfg.curve_every)},
+                      {"train_seconds", fmt::format("{:.1f}", r.seconds)}, {"length", std::to_string(cfg.task.length)},
+                      {"min_period", std::to_string(cfg.task.min_period)},
+                      {"max_period", std::to_string(cfg.task.max_period)}};
+        t.model = std::move(r.model);
+        t.curve = std::move(r.loss_curve);
+        t.trained_now = true;
+      },
+      [&](const std::string& p) {
+        TensorMap extra;
+        extra["loss_curve"] = TensorF32{{t.curve.size()}, t.curve};
+        save_attn_only(p, t.model, extra, t.metadata);
+      });
   return t;
 }
 

@@ -17,6 +17,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/sparkline.hpp"
 #include "attn/present/terminal.hpp"
@@ -32,35 +33,33 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
                                        int threads, bool progress) {
   ChapterTransformer ct;
   ct.path = checkpoint.empty() ? shipped_checkpoint("08", std::string("transformer_") + norm_name(cfg.norm)) : checkpoint;
-  if (!train) {
-    ct.model = load_transformer(ct.path, &ct.curves, &ct.metadata);
-    return ct;
-  }
-  ct.trained = true;
-  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
-  TransformerTrainConfig with_bar = tc;
-  with_bar.on_step = bar.callback();
-  TransformerModelConfig c = cfg;
-  c.src_vocab = corpus.source_vocab.size();
-  c.tgt_vocab = corpus.target_vocab.size();
-  const TransformerTrainResult r = train_transformer(c, corpus, with_bar);
-  bar.finish();
-  ct.model = r.best;
-  ct.curves = curves_of(r);
-  ct.metadata = {{"steps", std::to_string(tc.steps)},
-                 {"batch", std::to_string(tc.batch)},
-                 {"warmup", std::to_string(tc.warmup)},
-                 {"lr_factor", fmt::format("{}", tc.lr_factor)},
-                 {"seed", std::to_string(tc.seed)},
-                 {"threads", std::to_string(threads)},
-                 {"best_step", std::to_string(r.best_step)},
-                 {"valid_bleu", fmt::format("{:.2f}", r.best_bleu)},
-                 {"train_seconds", fmt::format("{:.1f}", r.seconds)}};
-  if (std::filesystem::path(ct.path).has_parent_path())
-    std::filesystem::create_directories(std::filesystem::path(ct.path).parent_path());
-  save_transformer(ct.path, ct.model, ct.curves, ct.metadata);
-  ct.metadata = {};
-  load_transformer(ct.path, nullptr, &ct.metadata);  // the metadata exactly as stored
+  ct.trained = load_or_train(
+      {ct.path, train, tc.steps, progress},
+      [&](const std::string& path) { ct.model = load_transformer(path, &ct.curves, &ct.metadata); },
+      [&](const StepCallback& on_step) {
+        TransformerTrainConfig with_bar = tc;
+        with_bar.on_step = on_step;
+        TransformerModelConfig c = cfg;
+        c.src_vocab = corpus.source_vocab.size();
+        c.tgt_vocab = corpus.target_vocab.size();
+        const TransformerTrainResult r = train_transformer(c, corpus, with_bar);
+        ct.model = r.best;
+        ct.curves = curves_of(r);
+        ct.metadata = {{"steps", std::to_string(tc.steps)},
+                       {"batch", std::to_string(tc.batch)},
+                       {"warmup", std::to_string(tc.warmup)},
+                       {"lr_factor", fmt::format("{}", tc.lr_factor)},
+                       {"seed", std::to_string(tc.seed)},
+                       {"threads", std::to_string(threads)},
+                       {"best_step", std::to_string(r.best_step)},
+                       {"valid_bleu", fmt::format("{:.2f}", r.best_bleu)},
+                       {"train_seconds", fmt::format("{:.1f}", r.seconds)}};
+      },
+      [&](const std::string& path) {
+        save_transformer(path, ct.model, ct.curves, ct.metadata);
+        ct.metadata = {};
+        load_transformer(path, nullptr, &ct.metadata);  // the metadata exactly as stored
+      });
   return ct;
 }
 
