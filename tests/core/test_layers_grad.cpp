@@ -377,6 +377,60 @@ TEST_CASE("luong: dot / general / concat × global / local-m / local-p gradients
     }
 }
 
+TEST_CASE("luong concat: keys h̄_s·W_c[Hd:] once per sentence, reused by every step, match [h_t; h̄_s]·W_c") {
+  // The model computes concat's source half once (luong_keys_forward) and each step adds h_t·W_c[:Hd];
+  // the reference builds each [h_t; h̄_s] and multiplies it by the whole W_c. Awkward sizes: Hd ≠ He ≠ A.
+  Rng rng(12);
+  const std::size_t b = 2, s = 7, hd = 5, he = 3, a = 4;
+  LuongD p;
+  p.w_c = randn(rng, hd + he, a);
+  p.v_c = randv(rng, a);
+  const Tensor3D enc = rand3(rng, b, s, he);
+  Tensor3D keys;
+  luong_keys_forward(keys, enc, p, LuongScore::Concat);
+  REQUIRE(keys.shape() == std::array<std::size_t, 3>{b, s, a});
+  const LuongConfig cfg{LuongScore::Concat, LuongWindow::Global, 2};
+  Tensor3D denc_fast = zeros_of(enc), denc_naive = zeros_of(enc);
+  LuongD dp_fast = zeros_like(p), dp_naive = zeros_like(p);
+  Tensor3D dkeys = xt::zeros<double>({b, s, a});
+  for (int t = 0; t < 3; ++t) {  // three decoder steps share one set of keys
+    CAPTURE(t);
+    const MatD h = randn(rng, b, hd), g = randn(rng, b, he);
+    MatD scores;
+    LuongStepT<double> st;
+    luong_scores_forward(scores, st, h, enc, keys, p, LuongScore::Concat);
+    const MatD ref = luong_concat_scores_reference(h, enc, p);
+    for (std::size_t i = 0; i < b; ++i)
+      for (std::size_t j = 0; j < s; ++j) CHECK(scores(i, j) == doctest::Approx(ref(i, j)).epsilon(1e-12));
+    // backward: each step adds into dkeys, the keys' backward runs once at the end; the per-step
+    // form (keys' backward inside every call) must give the same gradients.
+    MatD ctx, dh_fast = zeros_of(h), dh_naive = zeros_of(h);
+    LuongStepT<double> fs, ns;
+    luong_forward(ctx, fs, h, enc, keys, p, cfg);
+    luong_backward(dh_fast, denc_fast, dkeys, dp_fast, g, fs, h, enc, p, cfg);
+    luong_forward(ctx, ns, h, enc, p, cfg);
+    luong_backward(dh_naive, denc_naive, dp_naive, g, ns, h, enc, p, cfg);
+    CHECK(xt::allclose(dh_fast, dh_naive, 1e-12, 1e-12));
+  }
+  luong_keys_backward(denc_fast, dp_fast, dkeys, enc, p);
+  CHECK(xt::allclose(denc_fast, denc_naive, 1e-12, 1e-12));
+  CHECK(xt::allclose(dp_fast.w_c, dp_naive.w_c, 1e-12, 1e-12));
+  CHECK(xt::allclose(dp_fast.v_c, dp_naive.v_c, 1e-12, 1e-12));
+  // The reference is not the split form by construction: moving h_t's rows of W_c changes it.
+  LuongD swapped = p;
+  for (std::size_t k = 0; k < a; ++k) std::swap(swapped.w_c(0, k), swapped.w_c(hd, k));
+  const MatD h = randn(rng, b, hd);
+  CHECK_FALSE(xt::allclose(luong_concat_scores_reference(h, enc, swapped), luong_concat_scores_reference(h, enc, p)));
+  // Other scores need no keys.
+  Tensor3D none = keys;
+  luong_keys_forward(none, enc, p, LuongScore::General);
+  CHECK(none.size() == 0);
+  LuongD short_w = p;
+  short_w.w_c = randn(rng, he, a);  // no rows left for h_t
+  CHECK_THROWS_WITH_AS(luong_keys_forward(keys, enc, short_w, LuongScore::Concat),
+                       doctest::Contains("luong_keys_forward"), std::invalid_argument);
+}
+
 TEST_CASE("sdpa layer: gradients of q, k, v with and without masks; forward matches the core") {
   Rng rng(11);
   for (int with_mask = 0; with_mask < 2; ++with_mask) {

@@ -239,6 +239,8 @@ void seq2seq_encode(Seq2SeqTapeT<T>& tape, const Seq2SeqT<T>& m, const std::vect
   linear_forward(tape.s0, tape.init_in, init_of(m));
   tanh_inplace(tape.s0);  // s_0 = tanh(←h_1·W_s + b_s)
   if (m.cfg.kind == AttentionKind::Bahdanau) bahdanau_keys_forward(tape.keys, tape.enc, family_of<BahdanauSeq2SeqT>(m).attention);
+  if (m.cfg.kind == AttentionKind::Luong)  // concat: H·W_c[Hd:], once per sentence (other scores: none)
+    luong_keys_forward(tape.keys, tape.enc, family_of<LuongSeq2SeqT>(m).attention, m.cfg.luong.score);
 }
 
 // ---- one decoder step ----------------------------------------------------------------------------
@@ -266,7 +268,8 @@ void seq2seq_decoder_step(DecoderStepT<T>& st, const Seq2SeqT<T>& m, const Seq2S
   }
   gru_cell_forward(st.s, st.cell, st.x, s_prev, m.dec);  // s_i = GRU(x_i, s_{i−1})
   if (m.cfg.kind == AttentionKind::Luong) {
-    luong_forward(st.context, st.luong, st.s, tape.enc, family_of<LuongSeq2SeqT>(m).attention, m.cfg.luong, i);  // c_i = attend(s_i, H)
+    luong_forward(st.context, st.luong, st.s, tape.enc, tape.keys, family_of<LuongSeq2SeqT>(m).attention, m.cfg.luong,
+                  i);  // c_i = attend(s_i, H)
     concat_cols(st.cat, st.context, st.s);
     linear_forward(st.o, st.cat, family_of<LuongSeq2SeqT>(m).combine);
     tanh_inplace(st.o);  // h̃_i = tanh([c_i; s_i]·W_c + b_c)
@@ -315,7 +318,7 @@ void seq2seq_backward(Seq2SeqT<T>& g, const Seq2SeqTapeT<T>& tape, const Seq2Seq
 
   Tensor3T<T> denc = xt::zeros<T>(tape.enc.shape());
   Tensor3T<T> dkeys;
-  if (m.cfg.kind == AttentionKind::Bahdanau) dkeys = xt::zeros<T>(tape.keys.shape());
+  if (m.cfg.kind != AttentionKind::None) dkeys = xt::zeros<T>(tape.keys.shape());
   MatT<T> ds = xt::zeros<T>({nb, hd});     // ∂L/∂s_i from later steps
   const std::size_t fs = feed_size(m.cfg);
   MatT<T> dfeed = xt::zeros<T>({nb, fs});  // luong: ∂L/∂h̃_i from step i+1's input
@@ -338,7 +341,7 @@ void seq2seq_backward(Seq2SeqT<T>& g, const Seq2SeqTapeT<T>& tape, const Seq2Seq
       add_cols(dctx, dcat, 0);
       add_cols(ds, dcat, he);
       // forward: c_i = attend(s_i, H)
-      luong_backward(ds, denc, family_of<LuongSeq2SeqT>(g).attention, dctx, st.luong, st.s, tape.enc,
+      luong_backward(ds, denc, dkeys, family_of<LuongSeq2SeqT>(g).attention, dctx, st.luong, st.s, tape.enc,
                      family_of<LuongSeq2SeqT>(m).attention, m.cfg.luong);
     } else {
       // forward: o = [s_i; c_i]
@@ -382,9 +385,11 @@ void seq2seq_backward(Seq2SeqT<T>& g, const Seq2SeqTapeT<T>& tape, const Seq2Seq
     linear_backward(dinit, init_of(g), dpre, tape.init_in, init_of(m));
     for (std::size_t b = 0; b < nb; ++b)
       for (std::size_t j = 0; j < h; ++j) denc(b, 0, h + j) += dinit(b, j);
-    // forward: keys = H·U_a
+    // forward: keys = H·U_a (bahdanau) or H·W_c[Hd:] (luong concat)
     if (m.cfg.kind == AttentionKind::Bahdanau) bahdanau_keys_backward(denc, family_of<BahdanauSeq2SeqT>(g).attention, dkeys, tape.enc,
                                                                            family_of<BahdanauSeq2SeqT>(m).attention);
+    if (m.cfg.kind == AttentionKind::Luong && m.cfg.luong.score == LuongScore::Concat)
+      luong_keys_backward(denc, family_of<LuongSeq2SeqT>(g).attention, dkeys, tape.enc, family_of<LuongSeq2SeqT>(m).attention);
     bigru_backward(dxs, bienc_of(g), denc, tape.bienc_cache, bienc_of(m));
   }
   // forward: xs = src_emb[src]

@@ -104,7 +104,7 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
   nar.record("score_times", times);
   nar.record("score_sizes", sizes);
   nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2; Bahdanau's U_a·h̄_s is "
-            "precomputed once per sentence, concat's h̄_s part of W_c is recomputed at every call (as luong_forward does); "
+            "precomputed once per sentence, and so is concat's h̄_s·W_c[Hd:] (the source half of W_c[h_t; h̄_s]); "
             "median of 7 rounds of 40–150 calls; 1 OpenBLAS thread."));
   nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
                 "faster at every size: {}",

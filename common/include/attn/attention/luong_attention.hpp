@@ -10,6 +10,9 @@
 //            σ = D/2 (eq. 10); p_t is learned through the Gaussian.
 //   c_t = Σ_s α_ts h̄_s
 // Sizes: B batch, S source length, Hd decoder state, He encoder state, A concat size, P local-p size.
+// Concat splits W_c = [W_c[:Hd]; W_c[Hd:]], so [h_t; h̄_s]·W_c = h_t·W_c[:Hd] + h̄_s·W_c[Hd:]: the
+// source half (`keys`, like Bahdanau's U_a·h_j) is computed once per sentence (luong_keys_forward)
+// and reused by every decoder step; luong_concat_scores_reference is the unsplit form it is tested on.
 // The attentional state h̃_t = tanh(W_c[c_t; h_t]) of eq. 5 is a Linear + tanh in the model.
 #pragma once
 
@@ -65,21 +68,48 @@ struct LuongStepT {
   MatT<T> align;     // (B, S) softmax over the window (global: all of S)
   MatT<T> alpha;     // (B, S) final weights (local-p: align × Gaussian)
   MatT<T> query;     // general: (B, He) h_t·W_a; concat: (B, A) h_t·W_c[:Hd]
-  Tensor3T<T> act;   // concat: (B, S, A) tanh(h_t·W_c[:Hd] + h̄_s·W_c[Hd:])
+  Tensor3T<T> act;   // concat: (B, S, A) tanh(h_t·W_c[:Hd] + keys), keys = h̄_s·W_c[Hd:]
   VecT<T> p;         // (B,) window centres p_t (local windows)
   MatT<T> p_act;     // local-p: (B, P) tanh(h_t·W_p)
 };
 
-// h_t: (B, Hd), enc: (B, S, He) -> scores: (B, S) (no window). Also fills step.query / step.act.
+// concat: enc (B, S, He) -> keys (B, S, A) = h̄_s·W_c[Hd:], once per sentence; other scores: keys empty.
+template <class T>
+void luong_keys_forward(Tensor3T<T>& keys, const Tensor3T<T>& enc, const LuongT<T>& p, LuongScore score);
+// forward: keys = H·W_c[Hd:]  ->  denc += dkeys·W_c[Hd:]ᵀ, dp.w_c[Hd:] += Hᵀ·dkeys.
+template <class T>
+void luong_keys_backward(Tensor3T<T>& denc, LuongT<T>& dp, const Tensor3T<T>& dkeys, const Tensor3T<T>& enc,
+                         const LuongT<T>& p);
+// The naive concat score: v_cᵀ tanh([h_t; h̄_s]·W_c) for every (b, s), one concatenated vector at a
+// time, W_c unsplit. h_t: (B, Hd), enc: (B, S, He) -> (B, S). The reference the split form is tested on.
+template <class T>
+MatT<T> luong_concat_scores_reference(const MatT<T>& h_t, const Tensor3T<T>& enc, const LuongT<T>& p);
+
+// h_t: (B, Hd), enc: (B, S, He), keys: luong_keys_forward's (concat; ignored otherwise) -> scores:
+// (B, S) (no window). Also fills step.query / step.act.
+template <class T>
+void luong_scores_forward(MatT<T>& scores, LuongStepT<T>& step, const MatT<T>& h_t, const Tensor3T<T>& enc,
+                          const Tensor3T<T>& keys, const LuongT<T>& p, LuongScore score);
+// The same for a single call: computes the keys itself.
 template <class T>
 void luong_scores_forward(MatT<T>& scores, LuongStepT<T>& step, const MatT<T>& h_t, const Tensor3T<T>& enc,
                           const LuongT<T>& p, LuongScore score);
 
-// h_t: (B, Hd), enc: (B, S, He) -> context: (B, He); t is the decoder step (local-m's p_t).
+// h_t: (B, Hd), enc: (B, S, He), keys as above -> context: (B, He); t is the decoder step (local-m's p_t).
+template <class T>
+void luong_forward(MatT<T>& context, LuongStepT<T>& step, const MatT<T>& h_t, const Tensor3T<T>& enc,
+                   const Tensor3T<T>& keys, const LuongT<T>& p, const LuongConfig& cfg, std::size_t t = 0);
+// The same for a single call: computes the keys itself.
 template <class T>
 void luong_forward(MatT<T>& context, LuongStepT<T>& step, const MatT<T>& h_t, const Tensor3T<T>& enc,
                    const LuongT<T>& p, const LuongConfig& cfg, std::size_t t = 0);
-// dcontext: (B, He) -> dh_t: (B, Hd), denc: (B, S, He), dp (all +=).
+// dcontext: (B, He) -> dh_t: (B, Hd), denc: (B, S, He), dkeys (concat): (B, S, A), dp (all +=); the
+// keys' own backward (luong_keys_backward) runs once per sentence, after every step's.
+template <class T>
+void luong_backward(MatT<T>& dh_t, Tensor3T<T>& denc, Tensor3T<T>& dkeys, LuongT<T>& dp, const MatT<T>& dcontext,
+                    const LuongStepT<T>& step, const MatT<T>& h_t, const Tensor3T<T>& enc, const LuongT<T>& p,
+                    const LuongConfig& cfg);
+// The same for a single step: runs the keys' backward itself.
 template <class T>
 void luong_backward(MatT<T>& dh_t, Tensor3T<T>& denc, LuongT<T>& dp, const MatT<T>& dcontext,
                     const LuongStepT<T>& step, const MatT<T>& h_t, const Tensor3T<T>& enc, const LuongT<T>& p,

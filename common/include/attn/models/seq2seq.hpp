@@ -152,14 +152,14 @@ struct Seq2SeqTapeT {
   GruSeqCacheT<T> enc_cache;      // none
   BiGruCacheT<T> bienc_cache;     // attention models
   MatT<T> init_in, s0;            // (B, H) ←h_1 and (B, Hd) s_0 (none: s_0 = c = h_S)
-  Tensor3T<T> keys;               // bahdanau: (B, S, A) H·U_a
+  Tensor3T<T> keys;               // bahdanau: (B, S, A) H·U_a; luong concat: H·W_c[Hd:]; else empty
   std::vector<DecoderStepT<T>> steps;
   MatT<T> feats;                  // (B·T, O) o_i, row b·T + i
   MatT<T> probs;                  // (B·T, Vt)
 };
 using Seq2SeqTape = Seq2SeqTapeT<float>;
 
-// Encoder: src ids (B·S, row-major) -> tape.xs, tape.enc, tape.s0 (and keys for bahdanau).
+// Encoder: src ids (B·S, row-major) -> tape.xs, tape.enc, tape.s0 (and keys for bahdanau and concat).
 template <class T>
 void seq2seq_encode(Seq2SeqTapeT<T>& tape, const Seq2SeqT<T>& m, const std::vector<int>& src, std::size_t batch,
                     std::size_t src_len);

@@ -68,7 +68,7 @@ Mat position_accuracy(const std::vector<Tokens>& hyps, const std::vector<Sentenc
 // Median seconds per call of one attention step (scores, softmax, context) for B = 1 query over S
 // source states of size `hidden` (decoder state the same size; A = attn for additive/concat), over
 // `reps` calls after a warm-up. kind: "bahdanau", "dot", "general", "concat". Bahdanau's U_a·h_j
-// is precomputed once per sentence (as in training) and not timed.
+// and concat's h̄_s·W_c[Hd:] are precomputed once per sentence (as the models do) and not timed.
 double time_score_function(const std::string& kind, std::size_t src_len, std::size_t hidden, std::size_t attn,
                            std::size_t reps, std::uint64_t seed = 1);
 // Median seconds of one training step (forward + backward + Adam) of a model on a batch of `batch`
