@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   TransformerModelConfig cfg;
   TransformerTrainConfig tc;
   ch.app().add_flag("--train", train, _("train the --norm model from scratch (saves to --checkpoint or data/ch08/)"));
-  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Transformer here"));
+  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Transformer here"))
+      ->type_name("PATH");
   ch.app().add_option("--norm", norm, _("which model to narrate (and train): post (the paper) or pre"))
       ->capture_default_str()->check(CLI::IsMember({"post", "pre"}));
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
@@ -71,7 +72,9 @@ int main(int argc, char** argv) {
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
     set_blas_threads(threads);
-    const std::string ckpt = !checkpoint.empty() ? checkpoint : shipped_checkpoint("08", "transformer_" + norm);
+    const std::string ckpt = !checkpoint.empty() ? checkpoint
+                             : train              ? trained_checkpoint("08", "transformer_" + norm)
+                                                  : shipped_checkpoint("08", "transformer_" + norm);
     const ChapterTransformer ct = chapter_transformer(corpus, train, ckpt, cfg, tc, threads, !nar.quiet());
     const Transformer& m = ct.model;
     const TransformerModelConfig& mc = m.cfg;

@@ -79,7 +79,7 @@ InductionModel load_or_train_induction(std::size_t which, bool train, const Indu
   if (train) {
     InductionTrainConfig cfg = base;
     cfg.seed = base.seed + which;
-    ProgressBar bar(std::int64_t(cfg.steps), progress && stderr_is_terminal());
+    ProgressBar bar(std::int64_t(cfg.steps), progress);
     cfg.on_step = bar.callback();
     InductionTrainResult r = train_induction(cfg);
     bar.finish();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/data/data_files.hpp"
+#include "attn/data/output_file.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
@@ -95,15 +96,16 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
   ChapterModel cm;
   // A shipped checkpoint that cannot be found is an installation problem: say where we looked.
   cm.path = !checkpoint.empty() ? checkpoint
-            : train             ? shipped_checkpoint(chapter, name)
+            : train             ? trained_checkpoint(chapter, name)
                                 : require_data_file("ch" + chapter + "/" + name + ".safetensors");
   const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
   if (!train) {
     cm.model = load_seq2seq(cm.path, name, vs, vt, &cm.metadata);
     return cm;
   }
+  check_output_file(cm.path, "--train", /*new_folder=*/true);  // before training, not after
   cm.trained = true;
-  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
+  ProgressBar bar(std::int64_t(tc.steps), progress);
   TrainConfig with_bar = tc;
   with_bar.on_step = bar.callback();
   cm.training = train_seq2seq(config_for(name, vs, vt), corpus, with_bar);
@@ -116,7 +118,7 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
                  {"best_step", std::to_string(cm.training.best_step)},
                  {"valid_bleu", fmt::format("{:.2f}", cm.training.best_bleu)},
                  {"train_seconds", fmt::format("{:.1f}", cm.training.seconds)}};
-  std::filesystem::create_directories(std::filesystem::path(cm.path).parent_path());
+  prepare_output_folder(cm.path);
   save_seq2seq(cm.path, cm.model, cm.metadata);
   cm.metadata["model"] = name;
   return cm;

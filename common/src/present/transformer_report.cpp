@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/data/output_file.hpp"
 #include "attn/models/seq2seq_train.hpp"
 #include "attn/present/i18n.hpp"
 #include "attn/present/progress.hpp"
@@ -19,13 +20,14 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
                                        const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
                                        int threads, bool progress) {
   ChapterTransformer ct;
-  ct.path = checkpoint.empty() ? shipped_checkpoint("08", "transformer") : checkpoint;
+  ct.path = !checkpoint.empty() ? checkpoint : train ? trained_checkpoint("08", "transformer") : shipped_checkpoint("08", "transformer");
   if (!train) {
     ct.model = load_transformer(ct.path, &ct.curves, &ct.metadata);
     return ct;
   }
+  check_output_file(ct.path, "--train", /*new_folder=*/true);  // before training, not after
   ct.trained = true;
-  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
+  ProgressBar bar(std::int64_t(tc.steps), progress);
   TransformerTrainConfig with_bar = tc;
   with_bar.on_step = bar.callback();
   TransformerModelConfig c = cfg;
@@ -44,8 +46,7 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
                  {"best_step", std::to_string(r.best_step)},
                  {"valid_bleu", fmt::format("{:.2f}", r.best_bleu)},
                  {"train_seconds", fmt::format("{:.1f}", r.seconds)}};
-  if (std::filesystem::path(ct.path).has_parent_path())
-    std::filesystem::create_directories(std::filesystem::path(ct.path).parent_path());
+  prepare_output_folder(ct.path);
   save_transformer(ct.path, ct.model, ct.curves, ct.metadata);
   ct.metadata = {};
   load_transformer(ct.path, nullptr, &ct.metadata);  // the metadata exactly as stored
