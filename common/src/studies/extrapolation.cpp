@@ -1,6 +1,7 @@
 // Length-extrapolation experiment: data, model, training, evaluation (see attn/studies/extrapolation.hpp).
 #include "attn/studies/extrapolation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -163,6 +164,7 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
   ac.lr = cfg.lr;
   Adam adam(m.registry(), ac);
   double recent = 0.0;
+  const std::size_t window = std::min<std::size_t>(100, cfg.steps);  // the last steps averaged
   for (std::size_t step = 0; step < cfg.steps; ++step) {
     const RecallData batch = make_recall_data(rng, cfg.batch, cfg.train_len, cfg.keys, cfg.values);
     m.registry().zero_grad();
@@ -171,7 +173,7 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
       loss += m.run(batch.tokens[s], batch.targets[s], nullptr, true, 1.0f / float(cfg.batch));
     clip_grad_norm(m.registry(), 1.0);
     adam.step();
-    if (step + 100 >= cfg.steps) recent += loss / double(cfg.batch) / 100.0;
+    if (step + window >= cfg.steps) recent += loss / double(cfg.batch) / double(window);
   }
   return recent;
 }
