@@ -226,7 +226,7 @@ TEST_CASE("a failed write exits non-zero: --html past a file-size limit, stdout 
 }
 
 TEST_CASE("--step: Enter typed during a step skips nothing; no pause after the takeaway") {
-  // 9 steps: a pause before steps 2–9 and one before the takeaway. Ten Enters typed at once are
+  // 10 steps: a pause before steps 2–10 and one before the takeaway. Ten Enters typed at once are
   // thrown away at the first pause, so the run waits there; answered one by one, it finishes.
   const std::string prompt = "[Enter: next step]";
   const std::string early = run_in_pty("03_self_attention", {"--step", "--no-color"}, "\n\n\n\n\n\n\n\n\n\n", prompt, 0, 3);
@@ -235,7 +235,7 @@ TEST_CASE("--step: Enter typed during a step skips nothing; no pause after the t
   const std::string all = run_in_pty("03_self_attention", {"--step", "--no-color"}, "", prompt, 20, 20);
   const std::size_t takeaway = all.find("Takeaway");
   REQUIRE(takeaway != std::string::npos);
-  CHECK(count_of(all.substr(0, takeaway), prompt) == 9);
+  CHECK(count_of(all.substr(0, takeaway), prompt) == 10);
   CHECK(count_of(all.substr(takeaway), prompt) == 0);
 }
 

@@ -276,7 +276,7 @@ TEST_CASE("export: a folder holding anything but an export is refused before wor
   fs::create_directories(root / "out");
   std::ofstream(root / "out" / "notes.txt") << "mine";
   CHECK_THROWS_WITH_AS(prepare_export_dir((root / "out").string()),
-                       doctest::Contains("holds 'notes.txt', which is not part of an export"), ExportError);
+                       doctest::Contains("holds 'notes.txt', and no manifest.json of an earlier export"), ExportError);
   CHECK(fs::exists(root / "out" / "notes.txt"));
   CHECK_THROWS_WITH_AS(prepare_export_dir(""), doctest::Contains("needs a folder name"), ExportError);
   ExportRecorder rec;

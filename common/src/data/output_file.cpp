@@ -37,6 +37,8 @@ std::string target_problem(const std::string& shown, const fs::path& target) {
     if (!S_ISREG(st.st_mode))
       return fmt::format("{} is {}, not a regular file; it is never replaced", shown, kind_of(st.st_mode));
     if (::access(target.c_str(), W_OK) != 0) return fmt::format("{} exists and is read-only", shown);
+  } else if (errno == ENOTDIR) {
+    return fmt::format("{}: a name above it is a file, not a folder", shown);
   } else if (errno != ENOENT) {
     return fmt::format("cannot check {}: {}", shown, std::strerror(errno));
   }

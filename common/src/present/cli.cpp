@@ -176,7 +176,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
   }
   if (!export_dir_.empty() && !html_file_.empty()) {
     if (const std::string clash = export_html_clash(export_dir_, html_file_); !clash.empty()) {
-      std::cerr << info_.folder << ": " << escape_control(clash) << "\n";
+      std::cerr << info_.folder << ": " << escape_control(clash, /*keep_newlines=*/false) << "\n";
       return kExitUsage;
     }
   }
@@ -190,7 +190,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
   if (!html_file_.empty()) {  // checked before the export folder is created, and before any work
     const std::string err = output_file_problem(html_file_);
     if (!err.empty()) {
-      std::cerr << info_.folder << ": --html: " << escape_control(err) << "\n";
+      std::cerr << info_.folder << ": --html: " << escape_control(err, /*keep_newlines=*/false) << "\n";
       return kExitUsage;
     }
     opts.html_file = html_file_;
@@ -199,7 +199,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     try {
       prepare_export_dir(export_dir_);
     } catch (const std::exception& e) {
-      std::cerr << info_.folder << ": " << escape_control(e.what()) << "\n";
+      std::cerr << info_.folder << ": " << escape_control(e.what(), /*keep_newlines=*/false) << "\n";
       return kExitUsage;
     }
     opts.export_dir = export_dir_;

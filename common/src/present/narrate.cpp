@@ -336,14 +336,14 @@ void Narrator::finish() {
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
     out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(),
-                      escape_control(*opts_.export_dir)) << "\n";
+                      escape_control(*opts_.export_dir, /*keep_newlines=*/false)) << "\n";
   }
   if (opts_.html_file) {
     if (html_views_.empty()) {
       out_ << "\n" << _("No heatmap or attention view in this run: no HTML page written") << "\n";
     } else {
       write_head_view_html(*opts_.html_file, fmt::format("Chapter {} · {}", info_.number, info_.title), html_views_);
-      const std::string file = escape_control(*opts_.html_file);
+      const std::string file = escape_control(*opts_.html_file, /*keep_newlines=*/false);  // a path: one line
       out_ << "\n"
            << (html_views_.size() == 1
                    ? _f("Wrote 1 attention view to {} (open it in a browser; no network needed)", file)
