@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
     const std::uint64_t seed = nar.options().seed;
     DecoderFindings f;  // what the takeaway sums up
 
-    nar.step(_("A byte-level BPE tokenizer"), "(a, b) → ab, × 256", "Sennrich et al. 2016");
+    nar.step(_("A byte-level BPE (byte-pair encoding) tokenizer"), "(a, b) → ab, × 256",
+             _("Sennrich et al. 2016; byte-level: Radford et al. 2019 (GPT-2)"));
     report_tokenizer(nar, lm, 8, "In the beginning God created the heaven and the earth.");
 
     nar.step(_("RMSNorm vs LayerNorm"), "x/√(mean(x²)+ε)·γ  vs  (x−μ)/√(σ²+ε)·γ+β", "Zhang & Sennrich 2019");

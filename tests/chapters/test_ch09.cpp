@@ -110,12 +110,13 @@ TEST_CASE("chapter 09 runs from the shipped files; what it prints agrees with it
 
   // Verdicts agree with the figures printed beside them.
   const double saved_best = number_after(flat, "RMSNorm takes "), saved_median = number_after(flat, "(best runs), ");
-  auto inside = [](double pct) { return pct >= 7.0 && pct <= 64.0; };
-  auto near_bound = [](double pct) { return std::abs(pct - 7.0) <= 1.0 || std::abs(pct - 64.0) <= 1.0; };
+  // Is RMSNorm faster at all (a saving above 0)? Printed rounded: a figure within 1 point of 0 is not checked.
+  auto faster = [](double pct) { return pct > 0.0; };
+  auto near_bound = [](double pct) { return std::abs(pct) <= 1.0; };
   if (!near_bound(saved_best) && !near_bound(saved_median)) {
-    const char* want = inside(saved_best) && inside(saved_median)     ? "both figures lie inside"
-                       : !inside(saved_best) && !inside(saved_median) ? "both figures lie outside"
-                                                                      : "one figure lies inside";
+    const char* want = faster(saved_best) && faster(saved_median)     ? "RMSNorm is faster in both"
+                       : !faster(saved_best) && !faster(saved_median) ? "RMSNorm is slower in both"
+                                                                      : "faster in one figure, slower in the other";
     CHECK_MESSAGE(r.has(want), saved_best << "% / " << saved_median << "%");
   }
   const double greedy = number_after(flat, "earlier in the same text: greedy "), sampled = number_after(flat, "%, sampled ");

@@ -2,8 +2,9 @@
 // a folder or a device node planted in a temporary folder is never replaced; a link is followed;
 // a killed run's temporary files are removed by the next write; an export replaces only an earlier
 // export of this program, never a folder of someone's .npy/.json files nor the shipped data; the
-// files of chapter 09's model are accepted only as one set. Nothing here touches the machine's
-// own /dev or the checkout's data/.
+// files of chapter 09's model are accepted only as one set; --train (attn/present/load_or_train.hpp,
+// chapter 12's train_recall_suite) checks its targets before any training. Nothing here touches the
+// machine's own /dev or the checkout's data/.
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
@@ -26,6 +27,8 @@
 #include "attn/data/output_file.hpp"
 #include "attn/data/safetensors.hpp"
 #include "attn/present/export.hpp"
+#include "attn/present/load_or_train.hpp"
+#include "attn/studies/recall.hpp"
 #include "attn/studies/tiny_lm.hpp"
 
 using namespace attn;
@@ -72,6 +75,26 @@ long dead_pid() {
   int st = 0;
   ::waitpid(c, &st, 0);
   return long(c);
+}
+
+// Which of the three callbacks ran, and with what.
+struct Calls {
+  std::string loaded, saved;
+  bool trained = false, got_callback = false;
+};
+
+bool run(const LoadOrTrain& how, Calls& c) {
+  return load_or_train(
+      how, [&](const std::string& p) { c.loaded = p; },
+      [&](const StepCallback& on_step) {
+        c.trained = true;
+        c.got_callback = bool(on_step);
+        if (on_step) on_step(1, 0.5, 10);
+      },
+      [&](const std::string& p) {
+        c.saved = p;
+        write_file_atomically(p, "model");
+      });
 }
 
 }  // namespace output_file_test
@@ -258,5 +281,67 @@ TEST_CASE("chapter 09's files are one set: a tokenizer or text from another run 
   CHECK_NOTHROW(load_tiny_lm(d.string()));
   spit(d / "kjv_valid.txt", slurp(d / "kjv_valid.txt") + "1:1 And one verse more.\n");
   CHECK_THROWS_WITH(load_tiny_lm(d.string()), doctest::Contains("kjv_valid.txt does not belong to"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("load_or_train: without --train it only loads; with it it trains, makes one folder and saves there") {
+  const fs::path d = fresh("lot-plain");
+  Calls a;
+  CHECK_FALSE(run({(d / "m.safetensors").string(), false, 3, false}, a));
+  CHECK(a.loaded == (d / "m.safetensors").string());
+  CHECK_FALSE(a.trained);
+  CHECK(a.saved.empty());
+
+  Calls b;
+  const std::string target = (d / "ch99" / "m.safetensors").string();  // ch99/ does not exist yet
+  CHECK(run({target, true, 3, false}, b));
+  CHECK(b.loaded.empty());
+  CHECK(b.trained);
+  CHECK(b.got_callback);
+  CHECK(b.saved == target);
+  CHECK(fs::is_regular_file(target));
+  fs::remove_all(d);
+}
+
+TEST_CASE("load_or_train: a target that is not ours stops --train before any training") {
+  const fs::path d = fresh("lot-refused");
+  REQUIRE(::mkfifo((d / "fifo.safetensors").c_str(), 0644) == 0);
+  Calls a;
+  CHECK_THROWS_WITH_AS(run({(d / "fifo.safetensors").string(), true, 3, false}, a), doctest::Contains("FIFO"),
+                       OutputFileError);
+  CHECK_FALSE(a.trained);  // checked first: no minutes of training lost to a target that is refused anyway
+  CHECK(type_of(d / "fifo.safetensors") == S_IFIFO);
+
+  Calls b;  // two folder levels missing: only one is ever made
+  CHECK_THROWS_AS(run({(d / "a" / "b" / "m.safetensors").string(), true, 3, false}, b), OutputFileError);
+  CHECK_FALSE(b.trained);
+  CHECK_FALSE(fs::exists(d / "a"));
+
+  Calls c;  // an empty name (an unset variable) is an error, not "somewhere"
+  CHECK_THROWS_AS(run({"", true, 3, false}, c), OutputFileError);
+  CHECK_FALSE(c.trained);
+  fs::remove_all(d);
+}
+
+TEST_CASE("train_recall_suite: every target is checked before the first model trains") {
+  const fs::path d = fresh("lot-recall");
+  const RecallSuite suite;
+  // A FIFO where the last model of the suite goes: were the targets checked only on saving, every
+  // model before it would be trained and written first.
+  const std::string last = recall_checkpoint_name(recall_archs().back(), suite.widths.back());
+  const fs::path fifo = d / last.substr(last.find('/') + 1);
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  RecallTrainConfig tc;
+  tc.max_steps = tc.ssm_max_steps = 1;  // were it to train, quickly
+  tc.eval_every = 1;
+  tc.eval_seqs = 1;
+  std::size_t trained = 0;
+  CHECK_THROWS_WITH_AS(train_recall_suite(suite, tc, d.string(), [&](const RecallTrained&) { ++trained; }),
+                       doctest::Contains("FIFO"), OutputFileError);
+  CHECK(trained == 0);
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(d)) entries += e.path() != fifo;
+  CHECK(entries == 0);
+  CHECK(type_of(fifo) == S_IFIFO);
   fs::remove_all(d);
 }

@@ -130,6 +130,22 @@ std::string fit(const std::string& s, std::size_t width, bool right) {
   return right ? std::string(width - used, ' ') + out : out + std::string(width - used, ' ');
 }
 
+namespace {
+// Where the piece of text starting at i ends: after one wide (CJK) character, or after a run of
+// narrow characters up to a space, a newline or a wide character. `wide` says which it was.
+std::size_t wrap_piece_end(const std::string& text, std::size_t i, bool& wide) {
+  std::size_t after_first = i;
+  wide = is_wide(next_code_point(text, after_first));
+  if (wide) return after_first;
+  while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+    std::size_t j = i;
+    if (is_wide(next_code_point(text, j))) break;
+    i = j;
+  }
+  return i;
+}
+}  // namespace
+
 std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent,
                                    std::size_t next_indent) {
   std::vector<std::string> lines;
@@ -153,33 +169,13 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
       continue;
     }
     const std::size_t start = i;
-    std::size_t tmp = i;
-    const bool wide = is_wide(next_code_point(text, tmp));
-    if (wide) {
-      i = tmp;
-    } else {
-      while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
-        std::size_t j = i;
-        if (is_wide(next_code_point(text, j))) break;
-        i = j;
-      }
-    }
-    // An opening bracket or quote does not end a line: it travels with the character after it.
+    bool wide = false;
+    i = wrap_piece_end(text, i, wide);
+    // An opening bracket or quote does not end a line: it travels with the piece after it.
     if (wide && i < text.size()) {
       const std::string opened = text.substr(start, i - start);
-      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") {
-        std::size_t j = i;
-        const bool next_wide = is_wide(next_code_point(text, j));
-        if (next_wide) {
-          i = j;
-        } else {
-          while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
-            std::size_t k = i;
-            if (is_wide(next_code_point(text, k))) break;
-            i = k;
-          }
-        }
-      }
+      bool next_wide = false;
+      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") i = wrap_piece_end(text, i, next_wide);
     }
     while (i < text.size() && text[i] == ' ') ++i;
     std::string piece = text.substr(start, i - start);
