@@ -41,8 +41,9 @@ TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, cons
   ParamRegistry reg;
   register_params(reg, m, g);
   AdamConfig ac;
-  ac.beta2 = 0.98f;  // §5.3
-  ac.eps = 1e-9f;
+  ac.beta1 = kTransformerAdamBeta1;
+  ac.beta2 = kTransformerAdamBeta2;
+  ac.eps = kTransformerAdamEps;
   Adam adam(reg, ac);
   PairTraining<Transformer, TransformerTape> pairs(corpus, tc.batch, tc.seed, m);
   TransformerTrainResult res;
@@ -148,7 +149,8 @@ void save_transformer(const std::string& path, const Transformer& m, const Train
 
 Transformer load_transformer(const std::string& path, TrainingCurves* curves, Metadata* metadata) {
   if (!std::filesystem::is_regular_file(path))
-    throw SafetensorsError(path + ": checkpoint not found (run the chapter with --train to make one)");
+    throw SafetensorsError(path + ": checkpoint not found (write one with 08_transformer --train --checkpoint " + path +
+                           ")");
   Metadata meta;
   TensorMap tensors = read_safetensors(path, &meta);
   if (!meta.count("model") || meta.at("model") != "transformer")
