@@ -147,7 +147,7 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.record("unmasked_weights", p.unmasked.attn.weights);
   nar.record("unmasked_output", p.unmasked.attn.output);
   nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, numbers(p.padded),
-              _f("without the mask: softmax(scores); the '<pad>' columns hold up to {:.1f}% of a row",
+              _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
                  100.0 * p.unmasked_pad_share), {0.0, 1.0});
   nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
                 "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
