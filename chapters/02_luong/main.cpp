@@ -63,8 +63,9 @@ int main(int argc, char** argv) {
                "scored with s_(t−1), Luong with h_t", t + 1));
     nar.show("h_t", row_of(gv.h_t, 0), {}, _f("the decoder's state after its GRU step ({})", gv.h_t.shape(1)));
     nar.show("H", gv.H, ex.src, {}, _f("encoder states h̄_s (S × {})", gv.H.shape(1)));
-    nar.say(_("after attending, h̃_t = tanh(W_c[c_t; h_t]) (the attentional state, eq. 5) predicts the word and is fed to "
-            "the next step's input (input feeding, §3.3)."));
+    nar.say(_("after attending, h̃_t = tanh(W_c[c_t; h_t]) (the attentional state, eq. 5; this W_c is the paper's output "
+            "layer, not the concat score's W_c of step 2) predicts the word and is fed to the next step's input (input "
+            "feeding, §3.3)."));
     nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step; attn/attention/luong_attention.hpp: luong_forward");
     nar.why(_("attending after the RNN step means the attention is not inside the recurrence's input — it feeds h̃_t forward instead."));
 
@@ -79,9 +80,12 @@ int main(int argc, char** argv) {
 
     nar.step(_("Global vs local windows"), _("local-m: p_t = t · local-p: p_t = S·σ(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)"), "eq. 9–10");
     const std::size_t shown_d = 2;  // local-m's D here: a window visibly narrower than the sentence
+    const std::size_t p_m = std::min(t, ex.src.size() - 1);  // local-m's centre p_t = t, clamped to S − 1
     const WindowViews win = window_views(general, tr, t, shown_d);
     nar.show("alpha_global", win.global, ex.src, _("softmax over every source word"));
-    nar.show("alpha_local_m", win.local_m, ex.src, _f("same scores, window |s − {}| ≤ {} (p_t = t; 0-based)", t, shown_d));
+    nar.show("alpha_local_m", win.local_m, ex.src,
+             _f("same scores, window |s − {0}| ≤ {1} (p_t = t from 0: step {2} is at \"{3}\")", p_m,
+                shown_d, t + 1, ex.src[p_m]));
     const DecodeTrace tp = trace(lp);
     const std::size_t tl = std::min(t, tp.tape.steps.size() - 1);
     nar.show("alpha_local_p", row_of(tp.tape.steps[tl].luong.alpha, 0), ex.src,
@@ -106,7 +110,8 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_("all five models share the encoder, sizes, data, steps and seed; only the attention differs."));
+    nar.why(_("all five share the encoder, sizes, data, training steps and seed; they differ in the attention and where "
+              "the decoder uses it (Luong after the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU)."));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});

@@ -65,7 +65,7 @@ void report_local_p(Narrator& nar, const DecodeTrace& tp, const DecodeTrace& gen
                     const Vocab& tv) {
   const Labels out = output_words(tp, tv);
   nar.show("local_p_positions", local_p_positions(tp, pair), out, {"p_t", _("true s")},
-           _("predicted centre vs the source word translated (0-based)"));
+           _("predicted p_t vs the word translated (from 0; <eos>: S, past the end)"));
   nar.heatmap("local_p_alignment", tp.alignment, out, pair.src, _("the local-p model's α (rows: output words)"), {0.0, 1.0});
   nar.record("general_alignment", general.alignment);
   nar.record("reference_alignment", reference_vec(pair));
