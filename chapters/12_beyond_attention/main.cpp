@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-steps", tc.max_steps, _("most Adam steps per model with --train"))
       ->capture_default_str()->check(CLI::Range(1, 100000));
   ch.app().add_option("--train-lr", tc.lr, _("peak learning rate with --train"))
-      ->capture_default_str()->check(CLI::Range(1e-5, 1.0));
+      ->capture_default_str()->check(finite_range(1e-5, 1.0));
   ch.describe_seed(_("--seed sets the initial weights and training batches of --train"));
   ch.set_question(_("Question: can a fixed-size state do what attention does — and where does it fail?"));
 

@@ -11,9 +11,14 @@
 #include "attn/models/seq2seq_train.hpp"
 #include "attn/present/i18n.hpp"
 #include "attn/present/progress.hpp"
+#include "attn/present/terminal.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
+
+namespace {
+const char* norm_title(NormPlacement n) { return n == NormPlacement::Post ? "Post" : "Pre"; }
+}  // namespace
 
 ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, const std::string& checkpoint,
                                        const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
@@ -22,6 +27,14 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
   ct.path = checkpoint.empty() ? shipped_checkpoint("08", "transformer") : checkpoint;
   if (!train) {
     ct.model = load_transformer(ct.path, &ct.curves, &ct.metadata);
+    // The chapter narrates the model the file holds; --norm must name that one, or the narration
+    // would call a Post-Norm model Pre-Norm.
+    if (ct.model.cfg.norm != cfg.norm)
+      throw std::runtime_error(_f("{} holds a {}-Norm model (its metadata says norm = {}), but --norm {} asks for "
+                                  "{}-Norm: pass --norm {}, or a checkpoint of the {}-Norm model",
+                                  escape_control(ct.path), norm_title(ct.model.cfg.norm), norm_name(ct.model.cfg.norm),
+                                  norm_name(cfg.norm), norm_title(cfg.norm), norm_name(ct.model.cfg.norm),
+                                  norm_title(cfg.norm)));
     return ct;
   }
   ct.trained = true;

@@ -1,6 +1,7 @@
 // Length-extrapolation experiment: data, model, training, evaluation (see attn/studies/extrapolation.hpp).
 #include "attn/studies/extrapolation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -162,6 +163,9 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
   AdamConfig ac;
   ac.lr = cfg.lr;
   Adam adam(m.registry(), ac);
+  // The mean training loss over the last min(100, steps) steps: a run of 1 step reports that step's
+  // loss, not a hundredth of it.
+  const std::size_t window = std::min<std::size_t>(100, cfg.steps);
   double recent = 0.0;
   for (std::size_t step = 0; step < cfg.steps; ++step) {
     const RecallData batch = make_recall_data(rng, cfg.batch, cfg.train_len, cfg.keys, cfg.values);
@@ -171,7 +175,7 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
       loss += m.run(batch.tokens[s], batch.targets[s], nullptr, true, 1.0f / float(cfg.batch));
     clip_grad_norm(m.registry(), 1.0);
     adam.step();
-    if (step + 100 >= cfg.steps) recent += loss / double(cfg.batch) / 100.0;
+    if (step + window >= cfg.steps) recent += loss / double(cfg.batch) / double(window);
   }
   return recent;
 }

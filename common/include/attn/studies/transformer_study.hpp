@@ -60,5 +60,7 @@ struct PeerStepTime {
   double load_average = 0.0;  // the 1-minute load average when it was measured
 };
 PeerStepTime read_peer_step_time(const std::string& path);
+// The same from the file's text (path only names it in messages); every field type- and range-checked.
+PeerStepTime parse_peer_step_time(const std::string& text, const std::string& path);
 
 }  // namespace attn
