@@ -1,6 +1,6 @@
 // Chapter 03 — worked solutions, in plain loops so every index is visible. (The library's
 // versions in common/src/tensor/softmax.cpp and attention/attention.cpp compute the same;
-// attention.cpp does its two matrix products with BLAS.)
+// attention.cpp does its two matrix products with BLAS, and its softmax in softmax.cpp's loop.)
 #include <cmath>
 #include <limits>
 

@@ -77,8 +77,21 @@ for i in range(STEPS + 2):
 if statistics.median(cpu_times) > threads * statistics.median(times) * 1.15:
     sys.exit(f"pytorch_step_time.py: CPU time {statistics.median(cpu_times):.1f} ms > {threads} x wall "
              f"{statistics.median(times):.1f} ms per step: torch ran more than {threads} thread(s); not written")
+def cpu_model():
+    """The CPU's name from /proc/cpuinfo ("" when it cannot be read): chapter 08 prints it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 print(json.dumps({"pytorch_ms_per_step": round(statistics.median(times), 1),
                   "pytorch_cpu_ms_per_step": round(statistics.median(cpu_times), 1), "batch": B, "src_len": S,
                   "tgt_len": T, "threads": threads, "steps": len(times), "torch": torch.__version__,
                   "parameters": sum(p.numel() for p in model.parameters()),
-                  "load_average_1min": os.getloadavg()[0]}))
+                  "load_average_1min": os.getloadavg()[0],
+                  "measured_on": time.strftime("%Y-%m-%d", time.gmtime()), "machine": cpu_model()}))

@@ -3,6 +3,10 @@
 // crossover and speed-up, the decode cost's slopes; and the family demo's computed reads.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <stdexcept>
+
+#include "attn/present/beyond_report.hpp"
 #include "attn/studies/recall.hpp"
 #include "attn/studies/state_space.hpp"
 
@@ -48,10 +52,42 @@ TEST_CASE("recall verdicts: the wall, the rise with state, the hybrid's share, t
   CHECK(no.hybrid_closes_gap.outcome == Outcome::inconclusive);  // no gap to close
   CHECK(no.window_falls.outcome == Outcome::fails);
   CHECK(no.ssm_fewest.outcome == Outcome::fails);
+  CHECK(judge_recall(table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.8)).ssm_fewest.outcome == Outcome::partly);
   CHECK(judge_recall(table_with(0.3, 0.6, 0.4, 0.1, 1.0)).ssm_rises_with_state.outcome == Outcome::fails);
   CHECK(judge_recall(table_with(0.3, 0.1, 0.4, 0.1, 1.0)).hybrid_closes_gap.outcome == Outcome::fails);
   CHECK(judge_recall(table_with(0.3, 0.1, 0.7, 0.1, 1.0)).hybrid_closes_gap.outcome == Outcome::partly);
   CHECK_THROWS_AS(judge_recall(RecallTable{}), std::invalid_argument);
+}
+
+namespace {
+RecallCell& cell(RecallTable& t, RecallArch a, std::size_t d, std::size_t n) {
+  for (auto& c : t.cells)
+    if (c.arch == a && c.d_model == d && c.pairs == n) return c;
+  throw std::out_of_range("no cell");
+}
+}  // namespace
+
+TEST_CASE("recall verdicts: the window equals attention where the sequence fits it; bytes alone do not decide") {
+  RecallTable t = table_with(0.3, 0.1, 0.95, 0.1, 1.0);  // pairs 4 and 32: T = 12 fits w = 16
+  CHECK(judge_recall(t, 16).window_full_pairs == 4);
+  CHECK(judge_recall(t, 16).window_matches_attention.outcome == Outcome::holds);
+  cell(t, RecallArch::sliding_window, 64, 4).accuracy = 0.8;  // a gap where no memory limit can be
+  CHECK(judge_recall(t, 16).window_matches_attention.outcome == Outcome::fails);
+  CHECK(judge_recall(t, 16).window_gap_width == 64);  // judged where the gap is largest
+  cell(t, RecallArch::sliding_window, 16, 4).accuracy = 0.7;
+  CHECK(judge_recall(t, 16).window_gap_width == 16);
+  CHECK(judge_recall(t, 16).window_matches_attention.measured == doctest::Approx(0.3));
+  CHECK(judge_recall(t, 8).window_full_pairs == 0);  // T = 12 > w = 8: nothing to compare
+  CHECK(judge_recall(t, 8).window_matches_attention.outcome == Outcome::inconclusive);
+  cell(t, RecallArch::ssm, 64, 32).state_bytes = 8000;
+  cell(t, RecallArch::linear_attention, 64, 32).state_bytes = 9000;
+  const RecallVerdicts v = judge_recall(t);  // linear 0.9 against the SSM's 0.3 at nearly equal bytes
+  CHECK(v.same_bytes_differ.outcome == Outcome::holds);
+  CHECK(v.same_bytes_differ.measured == doctest::Approx(0.6));
+  cell(t, RecallArch::linear_attention, 64, 32).accuracy = 0.35;
+  CHECK(judge_recall(t).same_bytes_differ.outcome == Outcome::inconclusive);
+  cell(t, RecallArch::linear_attention, 64, 32).state_bytes = 90000;  // not comparable bytes
+  CHECK(judge_recall(t).same_bytes_differ.outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("ssd verdicts: agreement, crossover, chunked speed-up") {
@@ -66,6 +102,14 @@ TEST_CASE("ssd verdicts: agreement, crossover, chunked speed-up") {
   CHECK(slow.crossover_t == 0);
   CHECK(slow.chunked_faster.outcome == Outcome::fails);
   CHECK(judge_ssd_timing({{64, 10e-6, 5e-6, 10e-6}}, 4, 4, 64).chunked_faster.outcome == Outcome::partly);
+  // each slope against its cost's exponent: scan 1.0, quadratic ln 180 / ln 16 = 1.87, chunked 0.93
+  CHECK(fast.scan_linear.outcome == Outcome::holds);
+  CHECK(fast.quadratic_square.outcome == Outcome::holds);
+  CHECK(fast.chunked_linear.outcome == Outcome::holds);
+  CHECK(slow.quadratic_square.outcome == Outcome::fails);  // slope 0.83 where 2 was expected
+  // scan 10 → 40 µs over 16× in T: slope 0.5, off by 0.5: partly
+  CHECK(judge_ssd_timing({{64, 10e-6, 5e-6, 10e-6}, {1024, 40e-6, 5e-6, 10e-6}}, 4, 4, 64).scan_linear.outcome ==
+        Outcome::partly);
 }
 
 TEST_CASE("decode cost verdicts: attention grows with the context, the SSM stays flat") {
@@ -77,6 +121,14 @@ TEST_CASE("decode cost verdicts: attention grows with the context, the SSM stays
   const DecodeCost d = judge_decode_cost({{256, 1e-4, 1e-5, 0, 0}, {4096, 1e-4, 16e-5, 0, 0}}, 8, 2, 4);
   CHECK(d.attention_grows.outcome == Outcome::fails);
   CHECK(d.ssm_flat.outcome == Outcome::fails);
+  CHECK(c.attention_linear.outcome == Outcome::holds);  // slope 1: O(t·d) as counted
+  // 16× the context, 256× the time: slope 2, steeper than the count; the KV cache passes a 1 MiB cache
+  const DecodeCost e = judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}, {4096, 256e-5, 1e-6, 8 << 20, 1024}},
+                                         8, 2, 4, 1 << 20);
+  CHECK(e.attention_linear.outcome == Outcome::fails);
+  CHECK(e.cache_passed_at == 4096);
+  CHECK(e.bytes_ratio_at_longest == doctest::Approx(8192.0));
+  CHECK(judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}}, 8, 2, 4, 0).cache_passed_at == 0);  // unknown
 }
 
 TEST_CASE("family demo: the delta rule reads the latest value, linear attention a blend") {
@@ -86,6 +138,11 @@ TEST_CASE("family demo: the delta rule reads the latest value, linear attention 
   CHECK(f.linear_mixes.outcome == Outcome::holds);
   CHECK(f.members[2].outputs(4, 0) == doctest::Approx(0.25 * 2 + 0.0625 * 1));  // decay: a²·v3 + a⁴·v1
   CHECK(f.members[0].state_floats == 20);  // softmax keeps 5 keys and 5 values of 2
+  // the query (1, 0) scores 1/√2 on both A tokens and 0 on the rest: equal weights on v1 and v3
+  REQUIRE(f.softmax_weights.size() == 5);
+  CHECK(f.softmax_weights(0) == doctest::Approx(f.softmax_weights(2)));
+  CHECK(f.softmax_weights(0) / f.softmax_weights(1) == doctest::Approx(std::exp(1.0 / std::sqrt(2.0))));
+  CHECK(f.softmax_scale == doctest::Approx(1.0 / std::sqrt(2.0)));
 }
 
 TEST_CASE("ssd tiny example: the three forms print the same numbers as the hand computation") {
@@ -96,4 +153,15 @@ TEST_CASE("ssd tiny example: the three forms print the same numbers as the hand 
     CHECK(e.y_quadratic.data()[i] == doctest::Approx(e.y_reference.data()[i]).epsilon(1e-6));
     CHECK(e.y_chunked.data()[i] == doctest::Approx(e.y_reference.data()[i]).epsilon(1e-6));
   }
+}
+
+TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway follows the SSM's n = 4 verdict") {
+  CHECK(two_significant(4188.1) == "4200");
+  CHECK(two_significant(3.04) == "3.0");
+  CHECK(two_significant(0.0123) == "0.012");
+  CHECK(two_significant(57.0) == "57");
+  const RecallTable learned = table_with(0.3, 0.1, 0.95, 0.1, 1.0);  // the SSM recalls 0.95 at n = 4
+  CHECK(recall_takeaway(learned, judge_recall(learned)).find("mostly its fixed state") != std::string::npos);
+  const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
+  CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);
 }

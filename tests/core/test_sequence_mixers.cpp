@@ -3,10 +3,12 @@
 // linear attention — finite-difference checks in double (relative error < 1e-6, see
 // test_layers_grad.cpp for why) on odd sizes (B = 2, T = 5, C = 6, N = 3) · each layer's float
 // forward against the core's form of the same map (ssd_scan, linear_attention_causal) · the whole
-// model's gradient for every mixer and a hybrid · MQAR batches · state bytes.
+// model's gradient for every mixer and a hybrid · a planted backward bug the check must catch ·
+// MQAR batches · state bytes.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "attn/attention/linear_attention.hpp"
 #include "attn/attention/ssd.hpp"
@@ -110,6 +112,54 @@ TEST_CASE("selective SSM mixer: each head is ssd_scan on (Δ·x, B, C, log a) pl
   for (std::size_t i = 0; i < c.log_a.size(); ++i) CHECK(c.log_a.data()[i] < 0.0f);  // every decay in (0, 1)
 }
 
+// The referee must be able to fail: the same scan (one head, N = P = 1) with its backward written
+// right and with the bug such a backward invites — the gradient carried from h_t to h_{t−1}
+// without the decay a_t. The finite-difference check passes the first and catches the second.
+namespace {
+struct TinyScan {
+  std::vector<double> a, b, c, x, g;  // decay, input, output, value, and dL/dy_t (L = Σ g_t y_t)
+  double loss() const {
+    double h = 0, l = 0;
+    for (std::size_t t = 0; t < x.size(); ++t) {
+      h = a[t] * h + b[t] * x[t];  // h_t = a_t·h_{t−1} + B_t x_t
+      l += g[t] * c[t] * h;        // y_t = C_t h_t
+    }
+    return l;
+  }
+  // dL/dx; carry_decay = false plants the bug.
+  std::vector<double> grad_x(bool carry_decay) const {
+    std::vector<double> dx(x.size());
+    double carried = 0;  // dL/dh_t arriving from h_{t+1}
+    for (std::size_t t = x.size(); t-- > 0;) {
+      const double dh = carried + g[t] * c[t];
+      dx[t] = dh * b[t];
+      carried = carry_decay ? a[t] * dh : dh;
+    }
+    return dx;
+  }
+};
+}  // namespace
+
+TEST_CASE("gradient check catches a planted bug: a scan backward that drops the decay") {
+  Rng rng(9);
+  TinyScan s;
+  for (std::size_t t = 0; t < 6; ++t) {
+    s.a.push_back(0.3 + 0.5 * rng.uniform(0.0f, 1.0f));
+    s.b.push_back(rng.normal());
+    s.c.push_back(rng.normal());
+    s.x.push_back(rng.normal());
+    s.g.push_back(rng.normal());
+  }
+  auto loss = [&] { return s.loss(); };
+  const std::vector<double> right = s.grad_x(true), planted = s.grad_x(false);
+  const auto ok = check_gradient(loss, s.x.data(), right.data(), s.x.size());
+  const auto bad = check_gradient(loss, s.x.data(), planted.data(), s.x.size());
+  INFO("right: rel " << ok.rel_error << ", planted: rel " << bad.rel_error);
+  CHECK(ok.rel_error < kMixTol);
+  CHECK(bad.rel_error > 1e-2);  // not a rounding difference: the check names the bug
+  CHECK(bad.worst_index < s.x.size() - 1);  // the last token has nothing to carry: it is right
+}
+
 TEST_CASE("causal linear attention mixer: gradients; each head is chapter 06's linear_attention_causal") {
   Rng rng(4);
   const LinearAttentionLayer pf = linear_attention_layer_init(6, 2, rng);
@@ -150,6 +200,7 @@ TEST_CASE("recall model: whole-model gradient for every mixer and a hybrid") {
   for (auto layers : {std::vector<MixerKind>{MixerKind::attention, MixerKind::attention},
                       std::vector<MixerKind>{MixerKind::sliding_window, MixerKind::sliding_window},
                       std::vector<MixerKind>{MixerKind::linear_attention, MixerKind::linear_attention},
+                      std::vector<MixerKind>{MixerKind::ssm, MixerKind::ssm},
                       std::vector<MixerKind>{MixerKind::ssm, MixerKind::attention}}) {
     CAPTURE(mixer_id(layers[0]));
     CAPTURE(mixer_id(layers[1]));

@@ -7,6 +7,17 @@
 #include "attn/data/corpus.hpp"
 #include "attn/models/transformer.hpp"
 
+// A small toy corpus (200 training pairs) of sources min_len … max_len words long.
+inline attn::ToyCorpus tiny_toy_corpus(std::size_t min_len = 4, std::size_t max_len = 8, std::size_t n_test = 10) {
+  attn::CorpusConfig cc;
+  cc.n_train = 200;
+  cc.n_valid = 10;
+  cc.n_test = n_test;
+  cc.min_len = min_len;
+  cc.max_len = max_len;
+  return attn::make_toy_corpus(cc);
+}
+
 inline attn::TransformerModelConfig tiny_transformer_config(const attn::ToyCorpus& corpus, std::size_t layers) {
   attn::TransformerModelConfig cfg;
   cfg.src_vocab = corpus.source_vocab.size();

@@ -1,11 +1,13 @@
 // Chapter 12's presentation (see attn/present/beyond_report.hpp).
 #include "attn/present/beyond_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "attn/data/mqar.hpp"
+#include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/tensor/rng.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
@@ -19,6 +21,10 @@ std::string ch12_bytes(double b) {
   return fmt::format("{:.0f} B", b);
 }
 std::string ch12_us(double s) { return fmt::format("{:.1f}", s * 1e6); }
+std::string ch12_pad(const std::string& s, std::size_t width) {
+  const std::size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
 Labels ch12_rows(std::size_t n) {
   Labels l;
   for (std::size_t i = 0; i < n; ++i) l.push_back("t" + std::to_string(i));
@@ -36,20 +42,57 @@ const char* arch_name(RecallArch a) {
 }
 }  // namespace
 
+std::string two_significant(double x) {
+  if (!std::isfinite(x) || x <= 0) return fmt::format("{:.2g}", x);
+  const int digits = int(std::floor(std::log10(x)));
+  const double unit = std::pow(10.0, digits - 1);
+  const double r = std::round(x / unit) * unit;
+  return digits >= 1 ? fmt::format("{:.0f}", r) : fmt::format("{:.{}f}", r, 1 - digits);
+}
+
+std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
+  const std::string line = _f("MQAR at n = {}, d = {}: attention {:.2f}, SSM {:.2f}, hybrid {:.2f}.", t.pairs.back(),
+                              t.widths.back(), v.gap_attention, v.gap_ssm, v.gap_hybrid);
+  if (v.ssm_fewest.outcome != Outcome::fails)
+    return line + " " + _f("The SSM recalls {:.2f} at n = {}: its shortfall at n = {} is mostly its fixed state.",
+                           v.ssm_fewest.measured, t.pairs.front(), t.pairs.back());
+  return line + " " + _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as state.",
+                         v.ssm_fewest.measured, t.pairs.front());
+}
+
 void show_ssd_example(Narrator& nar, const SsdExample& e) {
   const Labels rows = ch12_rows(e.x.shape(0));
   nar.show("ssd_x", e.x, rows, {"x0", "x1"}, _("X: one value row per token (P = 2)"));
   nar.show("ssd_b", e.b, rows, {"B"}, _("B_t (N = 1): how strongly token t is written"));
   nar.show("ssd_c", e.c, rows, {"C"}, _("C_t: how strongly the state is read at t"));
-  nar.show("ssd_a", Vec(xt::exp(e.log_a)), rows, _("a_t = exp(log a_t): the decay at t"));
+  nar.show("ssd_a", Vec(xt::exp(e.log_a)), rows,
+           _("a_t, the decay at t (kept as log a_t = −Δ_t·A ≤ 0, so 0 < a_t ≤ 1)"));
   nar.show("ssd_y_scan", e.y_scan, rows, {"y0", "y1"},
-           _("recurrent scan: h_t = a_t·h_{t−1} + B_t x_tᵀ, y_t = C_t h_t"));
+           _("recurrent scan: h_t = a_t·h_{t−1} + B_t x_tᵀ, y_t = C_tᵀ h_t"));
   nar.say(_f("by hand: h_0 = (1, 0), y_0 = (1, 0); h_1 = 0.5·(1, 0) + (0, 1) = (0.5, 1), y_1 = (0.5, 1); "
-             "h_2 = 0.25·(0.5, 1) + 2·(1, 1) = ({:.3f}, {:.2f}).", e.y_scan(2, 0), e.y_scan(2, 1)));
+             "h_2 = 0.25·(0.5, 1) + 2·(1, 1) = ({:.3f}, {:.2f}). a_0 multiplies the empty state h_{{−1}} = 0, "
+             "so it changes nothing.", e.y_scan(2, 0), e.y_scan(2, 1)));
+}
+
+void show_ssd_forms(Narrator& nar, const SsdExample& e) {
+  const std::size_t n = e.x.shape(0);
+  Labels cols;
+  for (std::size_t i = 0; i < n; ++i) cols.push_back("s" + std::to_string(i));
+  nar.say(_("∘ is the elementwise product; in L, row t is the output token and column s the input token."));
+  nar.show("ssd_mask", e.mask, ch12_rows(n), cols, _("L: cumulative decays below the diagonal (the causal mask)"));
+  nar.heatmap("ssd_mask", e.mask, ch12_rows(n), cols, _("L as a picture: the past fades with each decay"));
+  nar.show("ssd_y_quadratic", e.y_quadratic, ch12_rows(n), {"y0", "y1"}, _("quadratic form: the scan's numbers"));
+  nar.show("ssd_y_chunked", e.y_chunked, ch12_rows(n), {"y0", "y1"},
+           _f("chunked, Q = {}: quadratic inside, scan across", e.chunk));
+  nar.record("ssd_y_reference", Mat(xt::cast<float>(e.y_reference)));
 }
 
 void report_ssd_agreement(Narrator& nar, const SsdAgreement& a) {
-  Table t({_("form"), _("max |y − y_float64|"), _("cost")}, _("the same map three ways, on T = 1, 7, 50, 129"));
+  std::string sizes;
+  for (const SsdSize& z : ssd_agreement_sizes())
+    sizes += fmt::format("{}T = {} (N = {}, P = {}, Q = {})", sizes.empty() ? "" : ", ", z.t, z.n, z.p, z.chunk);
+  nar.say(_f("random X, B, C and decays from --seed, on {}", sizes));
+  Table t({_("form"), _("max |y − y_float64|"), _("cost")}, _("the same map three ways"));
   t.add({_("recurrent scan"), fmt::format("{:.1e}", a.err_scan), "O(T·N·P)"});
   t.add({_("quadratic (L ∘ C Bᵀ) X"), fmt::format("{:.1e}", a.err_quadratic), "O(T²·(N + P))"});
   t.add({_("chunked"), fmt::format("{:.1e}", a.err_chunked), "O(T·Q·(N + P) + T·N·P)"});
@@ -69,8 +112,13 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   for (const auto& row : r.rows)
     t.add({std::to_string(row.t), ch12_us(row.scan_s), ch12_us(row.quadratic_s), ch12_us(row.chunked_s)});
   nar.table(t, true);
-  nar.result(_f("log-log slopes: scan {:.2f}, quadratic {:.2f}, chunked {:.2f} (1 = linear in T, 2 = quadratic)",
-                r.scan_slope, r.quadratic_slope, r.chunked_slope));
+  nar.result(_f("log-log slopes against T: scan {:.2f} (expected 1: {}), quadratic {:.2f} (expected 2: {}), "
+                "chunked {:.2f} (expected 1: {})", r.scan_slope, outcome_word(r.scan_linear.outcome),
+                r.quadratic_slope, outcome_word(r.quadratic_square.outcome), r.chunked_slope,
+                outcome_word(r.chunked_linear.outcome)));
+  if (!(r.scan_linear.holds() && r.quadratic_square.holds() && r.chunked_linear.holds()))
+    nar.say(_("a slope off its exponent is the machine at work: caches (the quadratic form's T × T matrix "
+              "outgrows them) or other programs' load; rerun to see how much the timings move."));
   if (r.crossover_t > 0)
     nar.result(_f("crossover: from T = {} the quadratic form is slower than the scan", r.crossover_t));
   else
@@ -93,9 +141,15 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
 
 void report_family(Narrator& nar, const FamilyDemo& f) {
   const Labels rows = {"A→v1", "B→v2", "A→v3", "B→v4", "?A"};
-  nar.show("family_k", f.k, rows, {"k0", "k1"}, _("keys: A = (1, 0), B = (0, 1); the last token writes nothing"));
+  nar.show("family_k", f.k, rows, {"k0", "k1"},
+           _("keys: A = (1, 0), B = (0, 1); the last token, the query, has key 0 and value 0"));
   nar.show("family_v", f.v, rows, {"v0", "v1"}, _("values; the query at the end asks for A, whose latest value is v3"));
-  Table t({_("mixer"), _("state update"), _("state per head"), _("forgets"), _("read of A"), _("|read − v3|")},
+  nar.say(_f("the query is q = ({:.0f}, {:.0f}). Softmax scores q·k·{:.3f} (1/√N); linear attention reads "
+             "φ(q)ᵀS / φ(q)ᵀz with φ(x) = elu(x) + 1 and z = Σ φ(k); the decay is {:.1f} per token; the delta "
+             "rule writes with strength β = {:.0f}.", f.q(4, 0), f.q(4, 1), f.softmax_scale, f.decay, f.beta));
+  nar.say(_("the query token adds nothing to the decay and delta states, but softmax still gives its zero key "
+            "a weight (e⁰ = 1) and linear attention adds φ(0) = (1, 1) to z."));
+  Table t({_("mixer"), _("state update"), _("state per head"), _("forgets"), _("read of A"), "max_i |read_i − v3_i|"},
           _("the same five tokens through each mixer (N = P = 2)"));
   for (const auto& m : f.members) {
     std::string update, forgets;
@@ -119,6 +173,10 @@ void report_family(Narrator& nar, const FamilyDemo& f) {
   nar.table(t, true);
   nar.result(_f("delta rule reads exactly v3 (error ≤ 1e-5): {}; linear attention returns a blend (error ≥ 0.5): {}",
                 outcome_word(f.delta_overwrites.outcome), outcome_word(f.linear_mixes.outcome)));
+  const Vec& w = f.softmax_weights;
+  nar.result(_f("softmax weighs the two A tokens alike ({:.3f} and {:.3f}; each B token {:.3f}, the query {:.3f}): "
+                "it averages v1 and v3 and has no idea of the latest write. In MQAR (next step) each key is "
+                "written once, and there softmax's lookup is sharp.", w(0), w(2), w(1), w(4)));
 }
 
 void show_mqar_task(Narrator& nar, std::size_t vocab) {
@@ -130,23 +188,46 @@ void show_mqar_task(Narrator& nar, std::size_t vocab) {
     out += b.targets[i] < 0 ? std::string("   ·") : fmt::format("{:>4}", b.targets[i]);
   }
   nar.block(fmt::format("  {:<8}{}\n  {:<8}{}\n", _("input"), in, _("target"), out));
-  nar.say(_f("keys from 0 … {}, values from {} … {}; the loss is taken only at the queries (chance: 1/{}).",
-             vocab / 2 - 1, vocab / 2, vocab - 1, vocab / 2));
+  nar.say(_f("σ is a random order of the n keys. Each sequence draws its n keys afresh (distinct) from 0 … {} and "
+             "its values from {} … {}, so no pair can be learned by heart: it must be read from the context. The "
+             "loss is taken only at the queries (chance: 1/{}).", vocab / 2 - 1, vocab / 2, vocab - 1, vocab / 2));
 }
 
-void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v) {
-  std::vector<std::string> head{_("model"), "d", _("state at 3·n_max")};
+void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
+                   const std::string& source) {
+  const std::size_t wide = t.widths.back(), most = t.pairs.back();
+  nar.say(_f("models loaded from {}: each trained by --train (seed 12), for the steps in the table's steps column.",
+             source));
+  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}; window: w = {}; "
+             "hybrid: an SSM layer, then an attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: "
+             "both layers' KV caches or states, and each short convolution's last K − 1 = {} inputs.",
+             cfg.state_n, cfg.d_k, cfg.d_k, cfg.window, most, 3 * most, cfg.conv_taps - 1));
+  std::vector<std::string> head{_("model"), "d", _("steps"), _("bytes")};
   for (std::size_t n : t.pairs) head.push_back(fmt::format("n={}", n));
   Table tab(head, _f("MQAR accuracy on {} held-out sequences per cell (n = pairs; T = 3n)", t.eval_seqs));
   for (RecallArch a : recall_archs())
     for (std::size_t d : t.widths) {
-      std::vector<std::string> row{_(arch_name(a)), std::to_string(d),
-                                   ch12_bytes(double(t.at(a, d, t.pairs.back()).state_bytes))};
+      std::vector<std::string> row{_(arch_name(a)), std::to_string(d), std::to_string(t.steps_of(a, d)),
+                                   ch12_bytes(double(t.at(a, d, most).state_bytes))};
       for (std::size_t n : t.pairs) row.push_back(fmt::format("{:.2f}", t.at(a, d, n).accuracy));
       tab.add(row);
     }
   nar.table(tab, true);
-  const std::size_t wide = t.widths.back(), most = t.pairs.back();
+  // the picture of Based's Fig. 2: accuracy at the most pairs against the bytes of state
+  std::vector<const RecallCell*> by_bytes;
+  for (const auto& c : t.cells)
+    if (c.pairs == most) by_bytes.push_back(&c);
+  std::stable_sort(by_bytes.begin(), by_bytes.end(),
+                   [](const RecallCell* a, const RecallCell* b) { return a->state_bytes < b->state_bytes; });
+  std::string chart = fmt::format("  {}\n", _f("accuracy at n = {} against the bytes of state, smallest first "
+                                                "(each █ is 0.05)", most));
+  for (const RecallCell* c : by_bytes) {
+    std::string bar;
+    for (long i = 0; i < std::lround(c->accuracy * 20); ++i) bar += "█";
+    chart += fmt::format("  {:>9}  {}{}  {:.2f} {}\n", ch12_bytes(double(c->state_bytes)), ch12_pad(_(arch_name(c->arch)), 12),
+                         fmt::format("{:>3}", c->d_model), c->accuracy, bar);
+  }
+  nar.block(chart);
   switch (v.attention_high.outcome) {
     case Outcome::holds:
       nar.result(_f("attention stays high: its lowest accuracy is {:.2f} (≥ 0.9), as in Zoology's Fig. 2",
@@ -156,8 +237,23 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
       nar.result(_f("attention does not stay high here: its lowest accuracy is {:.2f} (bound 0.9)",
                     v.attention_high.measured));
   }
-  if (v.ssm_wall.holds())
+  if (v.ssm_fewest.holds())
+    nar.result(_f("at n = {} the SSM recalls {:.2f}: where its state is ample it learns the lookup",
+                  t.pairs.front(), v.ssm_fewest.measured));
+  else if (v.ssm_fewest.outcome == Outcome::partly)
+    nar.result(_f("at n = {} the SSM recalls {:.2f} at d = {}: where its state is ample it learns most of the "
+                  "lookup, not all of it in {} steps", t.pairs.front(), v.ssm_fewest.measured, wide,
+                  t.steps_of(RecallArch::ssm, wide)));
+  else
+    nar.result(_f("at n = {} the SSM recalls only {:.2f}, where its state is ample: this SSM did not learn "
+                  "the lookup at this budget, so its low row is training, not memory alone",
+                  t.pairs.front(), v.ssm_fewest.measured));
+  if (v.ssm_wall.holds() && v.ssm_fewest.outcome != Outcome::fails)
     nar.result(_f("the wall: at n = {}, d = {} the SSM recalls {:.2f}, attention {:.2f}", most, wide, v.gap_ssm,
+                  v.gap_attention));
+  else if (v.ssm_wall.holds())
+    nar.result(_f("at n = {}, d = {} the SSM recalls {:.2f}, attention {:.2f}: a gap, but not yet a wall of "
+                  "memory, since the SSM fails where its state is ample too", most, wide, v.gap_ssm,
                   v.gap_attention));
   else
     nar.result(_f("no wall at n = {}, d = {}: the SSM recalls {:.2f}, attention {:.2f} (gap under 0.1)", most, wide,
@@ -181,13 +277,22 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
   else
     nar.result(_f("linear attention's accuracy at n = {} does not rise with its state ({:+.2f})", most,
                   v.linear_rises_with_state.measured));
-  if (v.ssm_fewest.holds())
-    nar.result(_f("at n = {} the SSM recalls {:.2f}: where its state is ample it learns the task",
-                  t.pairs.front(), v.ssm_fewest.measured));
-  else
-    nar.result(_f("at n = {} the SSM recalls only {:.2f}, where its state is ample: this SSM did not learn "
-                  "the lookup at this budget, so its low row is training, not memory alone",
-                  t.pairs.front(), v.ssm_fewest.measured));
+  switch (v.same_bytes_differ.outcome) {
+    case Outcome::holds:
+      nar.result(_f("bytes are not the whole story: at n = {}, d = {} linear attention ({}) recalls {:.2f} and the "
+                    "SSM ({}) {:.2f}: how a state is written and trained matters as well as its size", most, wide,
+                    ch12_bytes(v.bytes_linear), v.acc_linear, ch12_bytes(v.bytes_ssm), v.gap_ssm));
+      break;
+    case Outcome::fails:
+      nar.result(_f("at n = {}, d = {} the SSM ({}) recalls {:.2f}, more than linear attention ({}, {:.2f}), "
+                    "with about the same bytes", most, wide, ch12_bytes(v.bytes_ssm), v.gap_ssm,
+                    ch12_bytes(v.bytes_linear), v.acc_linear));
+      break;
+    default:
+      nar.result(_f("at n = {}, d = {} linear attention ({}) and the SSM ({}) recall {:.2f} and {:.2f}: with "
+                    "these bytes the two kinds of state are on par (within 0.1, or bytes too far apart to compare)",
+                    most, wide, ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear, v.gap_ssm));
+  }
   switch (v.hybrid_closes_gap.outcome) {
     case Outcome::holds:
       nar.result(_f("one attention layer closes {:.0f}% of the SSM's gap at n = {}, d = {} (hybrid {:.2f})",
@@ -204,12 +309,23 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
     default:
       nar.result(_("the hybrid's share of the gap is not measurable: attention and the SSM are within 0.05"));
   }
+  const double window_most = v.window_falls.measured + v.gap_attention;
   if (v.window_falls.holds())
-    nar.result(_f("the window (w = 16) falls once the pairs leave it: {:.2f} at n = {}, d = {}",
-                  v.window_falls.measured + v.gap_attention, most, wide));
+    nar.result(_f("the window (w = {}) falls once the pairs leave it: {:.2f} at n = {}, d = {}", cfg.window,
+                  window_most, most, wide));
   else
-    nar.result(_f("the window (w = 16) holds up at n = {}, d = {}: {:.2f}", most, wide,
-                  v.window_falls.measured + v.gap_attention));
+    nar.result(_f("the window (w = {}) holds up at n = {}, d = {}: {:.2f}", cfg.window, most, wide, window_most));
+  if (v.window_full_pairs > 0) {
+    const std::size_t n4 = v.window_full_pairs, dw = v.window_gap_width;
+    const double att = t.at(RecallArch::attention, dw, n4).accuracy;
+    const double win = t.at(RecallArch::sliding_window, dw, n4).accuracy;
+    if (v.window_matches_attention.holds())
+      nar.result(_f("at n = {} (T = {} ≤ w) the window is full attention, and recalls as attention does at every "
+                    "width (at worst {:.2f} against {:.2f}, at d = {})", n4, 3 * n4, win, att, dw));
+    else
+      nar.result(_f("at n = {} (T = {} ≤ w) the window is full attention, yet at d = {} it recalls {:.2f} against "
+                    "attention's {:.2f}: that gap is training, not memory", n4, 3 * n4, dw, win, att));
+  }
 }
 
 void export_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v) {
@@ -238,7 +354,8 @@ void export_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
 
 void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   Table t({_("context"), _("attention µs"), _("KV cache"), _("SSM µs"), _("SSM state")},
-          _f("one decode step of one layer, d_model = {}, h = {}, N = {}, one thread", c.d_model, c.heads, c.state_n));
+          _f("one decode step of one layer, d_model = {}, h = {}, P = {}, N = {}, one thread", c.d_model, c.heads,
+             c.heads ? c.d_model / c.heads : 0, c.state_n));
   for (const auto& r : c.rows)
     t.add({std::to_string(r.context), ch12_us(r.attention_s), ch12_bytes(double(r.kv_bytes)), ch12_us(r.ssm_s),
            ch12_bytes(double(r.state_bytes))});
@@ -246,10 +363,21 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   nar.result(_f("log-log slopes of step time against context: attention {:.2f} (grows: {}), SSM {:.2f} "
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
+  if (c.attention_linear.holds())
+    nar.result(_f("attention's slope {:.2f} is the 1 that O(t·d) counts: each step reads every cached key and "
+                  "value once", c.attention_slope));
+  else if (c.attention_slope > 1.0 && c.cache_passed_at > 0)
+    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that O(t·d) counts: from {} tokens the KV "
+                  "cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
+                  c.attention_slope, c.cache_passed_at, ch12_bytes(double(c.cache_bytes))));
+  else
+    nar.result(_f("attention's slope {:.2f} is off the 1 that O(t·d) counts: caches and the machine's load move "
+                  "timings this short", c.attention_slope));
   if (!c.rows.empty())
-    nar.result(_f("at {} tokens one attention step costs {:.1f}× the SSM step and keeps {} against {}",
-                  c.rows.back().context, c.ratio_at_longest, ch12_bytes(double(c.rows.back().kv_bytes)),
-                  ch12_bytes(double(c.rows.back().state_bytes))));
+    nar.result(_f("at {} tokens one attention step costs about {}× the SSM step (it varies with the load from run "
+                  "to run) and keeps {} against {}, {:.0f}× the bytes", c.rows.back().context,
+                  two_significant(c.ratio_at_longest), ch12_bytes(double(c.rows.back().kv_bytes)),
+                  ch12_bytes(double(c.rows.back().state_bytes)), c.bytes_ratio_at_longest));
 }
 
 }  // namespace attn

@@ -163,10 +163,8 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
   AdamConfig ac;
   ac.lr = cfg.lr;
   Adam adam(m.registry(), ac);
-  // The mean training loss over the last min(100, steps) steps: a run of 1 step reports that step's
-  // loss, not a hundredth of it.
-  const std::size_t window = std::min<std::size_t>(100, cfg.steps);
   double recent = 0.0;
+  const std::size_t window = std::min<std::size_t>(100, cfg.steps);  // the last steps averaged
   for (std::size_t step = 0; step < cfg.steps; ++step) {
     const RecallData batch = make_recall_data(rng, cfg.batch, cfg.train_len, cfg.keys, cfg.values);
     m.registry().zero_grad();

@@ -107,12 +107,17 @@ void save_recall_model(const std::string& path, const RecallModel& m, RecallArch
                      {"steps", std::to_string(r.steps)}, {"seconds", std::to_string(r.seconds)}});
 }
 
-RecallModel load_recall_model(const std::string& path, RecallArch arch, std::size_t d_model) {
+RecallModel load_recall_model(const std::string& path, RecallArch arch, std::size_t d_model, std::size_t* steps) {
   Rng rng(0);
   RecallModel m = recall_model_init(recall_model_config(arch, d_model), rng);
   std::vector<TensorSlot> slots;
   visit_recall_params(m, [&](const std::string& name, auto& t) { slots.push_back({name, shape_of(t), t.data()}); });
-  load_tensors(path, slots, false, nullptr, {{"model", recall_arch_id(arch)}, {"d_model", std::to_string(d_model)}});
+  Metadata meta;
+  load_tensors(path, slots, false, &meta, {{"model", recall_arch_id(arch)}, {"d_model", std::to_string(d_model)}});
+  if (steps) {
+    const auto it = meta.find("steps");
+    *steps = it == meta.end() ? 0 : std::size_t(std::stoul(it->second));
+  }
   return m;
 }
 
@@ -123,7 +128,13 @@ const RecallCell& RecallTable::at(RecallArch a, std::size_t d, std::size_t n) co
                           ", pairs = " + std::to_string(n));
 }
 
-RecallVerdicts judge_recall(const RecallTable& t) {
+std::size_t RecallTable::steps_of(RecallArch a, std::size_t d) const {
+  for (const auto& s : steps)
+    if (s.arch == a && s.d_model == d) return s.steps;
+  return 0;
+}
+
+RecallVerdicts judge_recall(const RecallTable& t, std::size_t window) {
   if (t.widths.empty() || t.pairs.empty()) throw std::invalid_argument("judge_recall: an empty table");
   RecallVerdicts v;
   const std::size_t wide = t.widths.back(), narrow = t.widths.front(), most = t.pairs.back();
@@ -141,18 +152,41 @@ RecallVerdicts judge_recall(const RecallTable& t) {
                                             t.at(RecallArch::linear_attention, narrow, most).accuracy, 0.05);
   const double gap = v.gap_attention - v.gap_ssm;
   v.hybrid_closes_gap = judge_at_least(gap > 0.05 ? (v.gap_hybrid - v.gap_ssm) / gap : NAN, 0.8, 0.4);
-  v.ssm_fewest = judge_at_least(t.at(RecallArch::ssm, wide, t.pairs.front()).accuracy, 0.9);
+  v.ssm_fewest = judge_at_least(t.at(RecallArch::ssm, wide, t.pairs.front()).accuracy, 0.9, 0.7);
   v.window_falls = judge_at_most(t.at(RecallArch::sliding_window, wide, most).accuracy - v.gap_attention, -0.1);
+  for (std::size_t n : t.pairs)
+    if (3 * n <= window) v.window_full_pairs = std::max(v.window_full_pairs, n);
+  double worst_gap = NAN;
+  if (v.window_full_pairs > 0)
+    for (std::size_t d : t.widths) {
+      const double gap = t.at(RecallArch::attention, d, v.window_full_pairs).accuracy -
+                         t.at(RecallArch::sliding_window, d, v.window_full_pairs).accuracy;
+      if (!(gap <= worst_gap)) {
+        worst_gap = gap;
+        v.window_gap_width = d;
+      }
+    }
+  v.window_matches_attention = v.window_full_pairs == 0 ? Verdict{NAN, 0.05, 0.05, Outcome::inconclusive}
+                                                        : judge_at_most(worst_gap, 0.05);
+  v.bytes_ssm = double(t.at(RecallArch::ssm, wide, most).state_bytes);
+  v.bytes_linear = double(t.at(RecallArch::linear_attention, wide, most).state_bytes);
+  v.acc_linear = t.at(RecallArch::linear_attention, wide, most).accuracy;
+  const double byte_ratio = std::max(v.bytes_ssm, v.bytes_linear) / std::max(1.0, std::min(v.bytes_ssm, v.bytes_linear));
+  v.same_bytes_differ = byte_ratio <= 1.5 ? judge_greater(v.acc_linear, v.gap_ssm, 0.1)
+                                          : Verdict{NAN, 0.1, 0.1, Outcome::inconclusive};
   return v;
 }
 
 std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const RecallTrainConfig& cfg,
                                               const std::string& dir,
-                                              const std::function<void(const RecallTrained&)>& done) {
+                                              const std::function<void(const RecallTrained&)>& done,
+                                              const std::vector<RecallArch>& only) {
   std::vector<RecallTrained> out;
   RecallTrainConfig tc = cfg;
   tc.pairs = suite.pairs;
-  for (RecallArch a : recall_archs())
+  for (RecallArch a : recall_archs()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), a) == only.end()) continue;
+    tc.max_steps = a == RecallArch::ssm ? cfg.ssm_max_steps : cfg.max_steps;
     for (std::size_t d : suite.widths) {
       Rng rng(cfg.seed, /*stream=*/d);
       RecallModel m = recall_model_init(recall_model_config(a, d), rng);
@@ -162,7 +196,14 @@ std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const Re
       if (done) done(r);
       out.push_back(r);
     }
+  }
   return out;
+}
+
+RecallArch parse_recall_arch(const std::string& id) {
+  for (RecallArch a : recall_archs())
+    if (id == recall_arch_id(a)) return a;
+  throw std::invalid_argument("unknown MQAR model '" + id + "': choose attention, window, linear, ssm or hybrid");
 }
 
 RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& dir) {
@@ -174,7 +215,9 @@ RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& d
     for (std::size_t d : suite.widths) {
       const std::string name = recall_checkpoint_name(a, d);
       const std::string path = dir.empty() ? require_data_file(name) : dir + "/" + name.substr(name.find('/') + 1);
-      const RecallModel m = load_recall_model(path, a, d);
+      std::size_t steps = 0;
+      const RecallModel m = load_recall_model(path, a, d, &steps);
+      t.steps.push_back({a, d, steps});
       for (std::size_t n : suite.pairs)
         t.cells.push_back({a, d, n, recall_accuracy(m, n, suite.eval_seqs, suite.eval_seed),
                            recall_state_bytes(m.cfg, 3 * n)});

@@ -1,6 +1,8 @@
 // Chapter 12's state-space measurements (see attn/studies/state_space.hpp).
 #include "attn/studies/state_space.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -50,12 +52,15 @@ SsdAgreement judge_ssd_agreement(double err_scan, double err_quadratic, double e
   return a;
 }
 
+std::vector<SsdSize> ssd_agreement_sizes() {
+  return {SsdSize{1, 4, 3, 4}, SsdSize{7, 4, 3, 3}, SsdSize{50, 16, 8, 16}, SsdSize{129, 16, 16, 32}};
+}
+
 SsdAgreement ssd_agreement(std::uint64_t seed) {
-  struct Size { std::size_t t, n, p, chunk; };
   double es = 0, eq = 0, ec = 0;
   std::vector<std::string> names;
   Rng rng(seed);
-  for (Size s : {Size{1, 4, 3, 4}, Size{7, 4, 3, 3}, Size{50, 16, 8, 16}, Size{129, 16, 16, 32}}) {
+  for (SsdSize s : ssd_agreement_sizes()) {
     const Mat x = rng.normal_mat(s.t, s.p), b = rng.normal_mat(s.t, s.n, 0.25f), c = rng.normal_mat(s.t, s.n, 0.25f);
     Vec la = Vec::from_shape({s.t});
     for (auto& v : la) v = -rng.uniform(0.01f, 0.5f);
@@ -89,6 +94,9 @@ SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::s
   r.chunked_slope = loglog_slope(ts, ch);
   r.chunked_vs_scan = r.rows.empty() || r.rows.back().chunked_s <= 0 ? NAN : r.rows.back().scan_s / r.rows.back().chunked_s;
   r.chunked_faster = judge_at_least(r.chunked_vs_scan, 1.2, 0.8);
+  r.scan_linear = judge_at_most(std::abs(r.scan_slope - 1.0), 0.25, 0.5);
+  r.quadratic_square = judge_at_most(std::abs(r.quadratic_slope - 2.0), 0.25, 0.5);
+  r.chunked_linear = judge_at_most(std::abs(r.chunked_slope - 1.0), 0.25, 0.5);
   return r;
 }
 
@@ -119,6 +127,7 @@ FamilyDemo family_demo() {
   f.decay = 0.5;
   f.beta = 1.0;
   const std::size_t t = 5, n = 2, p = 2;
+  f.softmax_scale = 1.0 / std::sqrt(double(n));
   auto read_error = [&](const Mat& y) {
     return std::max(std::abs(double(y(4, 0)) - f.v(2, 0)), std::abs(double(y(4, 1)) - f.v(2, 1)));
   };
@@ -127,7 +136,9 @@ FamilyDemo family_demo() {
     m.read_error = read_error(y);
     f.members.push_back(std::move(m));
   };
-  add("softmax", 2 * t * n, scaled_dot_product_attention(f.q, f.k, f.v, causal_mask(t)).output);
+  const AttentionResult soft = scaled_dot_product_attention(f.q, f.k, f.v, causal_mask(t));
+  f.softmax_weights = xt::view(soft.weights, t - 1, xt::all());
+  add("softmax", 2 * t * n, soft.output);
   add("linear", n * p + n, linear_attention_causal(f.q, f.k, f.v));
   Vec la = Vec::from_shape({t});
   la.fill(float(std::log(f.decay)));
@@ -140,9 +151,18 @@ FamilyDemo family_demo() {
   return f;
 }
 
+std::size_t l2_cache_bytes() {
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 > 0) return std::size_t(l2);
+#endif
+  return 0;
+}
+
 DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
-                             std::size_t state_n) {
+                             std::size_t state_n, std::size_t cache_bytes) {
   DecodeCost c;
+  c.cache_bytes = cache_bytes;
   c.d_model = d_model;
   c.heads = heads;
   c.state_n = state_n;
@@ -156,7 +176,12 @@ DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_mode
   c.attention_slope = loglog_slope(xs, at);
   c.ssm_slope = loglog_slope(xs, ss);
   c.ratio_at_longest = c.rows.empty() ? NAN : c.rows.back().attention_s / c.rows.back().ssm_s;
+  c.bytes_ratio_at_longest =
+      c.rows.empty() ? NAN : double(c.rows.back().kv_bytes) / double(c.rows.back().state_bytes);
+  for (const auto& r : c.rows)
+    if (cache_bytes > 0 && c.cache_passed_at == 0 && r.kv_bytes > cache_bytes) c.cache_passed_at = r.context;
   c.attention_grows = judge_at_least(c.attention_slope, 0.5);
+  c.attention_linear = judge_at_most(std::abs(c.attention_slope - 1.0), 0.25);
   c.ssm_flat = judge_at_most(c.ssm_slope, 0.2);
   return c;
 }
@@ -176,15 +201,15 @@ DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_m
     DecodeCostRow r;
     r.context = ctx;
     Mat out;
-    r.attention_s = best_seconds([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 5, true, 0.2);
+    r.attention_s = best_seconds([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 5, true, 0.12);
     Tensor3 state = xt::zeros<float>({heads, state_n, d_model / heads});
     Vec o;
-    r.ssm_s = best_seconds([&] { o = selective_ssm_step(ssm, state, xv); }, 5, true, 0.2);
+    r.ssm_s = best_seconds([&] { o = selective_ssm_step(ssm, state, xv); }, 5, true, 0.12);
     r.kv_bytes = 2 * ctx * d_model * sizeof(float);
     r.state_bytes = selective_ssm_state_floats(d_model, heads, state_n) * sizeof(float);
     rows.push_back(r);
   }
-  return judge_decode_cost(std::move(rows), d_model, heads, state_n);
+  return judge_decode_cost(std::move(rows), d_model, heads, state_n, l2_cache_bytes());
 }
 
 }  // namespace attn

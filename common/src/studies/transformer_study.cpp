@@ -44,8 +44,10 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
-                                  std::uint64_t seed) {
+namespace {
+// ∂L/∂θ of fresh weights (seed) on the first training batch of `batch` sentences of 20 words.
+Transformer gradient_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                             std::uint64_t seed) {
   const TransformerModelConfig cfg = with_vocab(c, corpus);
   Rng rng(seed);
   const Transformer m = transformer_init(cfg, rng);
@@ -54,11 +56,31 @@ LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorp
   TransformerTape tape;
   transformer_forward(tape, m, b);
   transformer_backward(g, tape, m, b);
+  return g;
+}
+}  // namespace
+
+LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                                  std::uint64_t seed) {
   LayerGradNorms out;
-  for (const auto& [name, norm] : layer_grad_norms(g)) {
+  for (const auto& [name, norm] : layer_grad_norms(gradient_at_init(c, corpus, batch, seed))) {
     out.layers.push_back(name);
     out.norms.push_back(norm);
   }
+  return out;
+}
+
+FfnGradNorms ffn_w2_grad_norms(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                               std::uint64_t seed) {
+  const Transformer g = gradient_at_init(c, corpus, batch, seed);
+  auto frobenius = [](const auto& w) {
+    double sq = 0.0;
+    for (float v : w) sq += double(v) * double(v);
+    return std::sqrt(sq);
+  };
+  FfnGradNorms out;
+  for (const auto& l : g.enc) out.encoder.push_back(frobenius(l.ff2.w));
+  for (const auto& l : g.dec) out.decoder.push_back(frobenius(l.ff2.w));
   return out;
 }
 
@@ -152,6 +174,8 @@ PeerStepTime parse_peer_step_time(const std::string& text, const std::string& pa
     p.threads = json_whole(j, "threads", 1, 4096);
     p.parameters = json_whole(j, "parameters", 1, std::size_t(1) << 40);
     p.load_average = json_number(j, "load_average_1min", 0.0, 1e6);
+    p.measured_on = j.value("measured_on", std::string());
+    p.machine = j.value("machine", std::string());
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not a peer timing file (" + e.what() + ")");
   }

@@ -3,6 +3,8 @@
 // sentence is chosen from a computed verdict (attn/studies/verdict.hpp).
 #pragma once
 
+#include <string>
+
 #include "attn/present/narrate.hpp"
 #include "attn/studies/recall.hpp"
 #include "attn/studies/state_space.hpp"
@@ -10,15 +12,25 @@
 namespace attn {
 
 void show_ssd_example(Narrator& nar, const SsdExample& e);
+// Step 2's tensors: L (numbers and a heatmap), the quadratic and chunked outputs, the float64 reference.
+void show_ssd_forms(Narrator& nar, const SsdExample& e);
 void report_ssd_agreement(Narrator& nar, const SsdAgreement& a);
 void report_ssd_timing(Narrator& nar, const SsdTiming& t);
 void report_family(Narrator& nar, const FamilyDemo& f);
 // The task (one sequence printed), the models and what training needed.
 void show_mqar_task(Narrator& nar, std::size_t vocab);
-void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v);
+// cfg: the models' shared settings (N, d_k, w, K) for the legend; source: where the checkpoints came from.
+void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
+                   const std::string& source);
 // For --export: mqar_accuracy and mqar_state_bytes (archs × widths × pairs), the axes and verdicts in
 // the manifest's "mqar" entry.
 void export_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v);
 void report_decode_cost(Narrator& nar, const DecodeCost& c);
+
+// A timing ratio to the two significant digits a rerun keeps: 4188.1 -> "4200", 3.04 -> "3.0".
+std::string two_significant(double x);
+// The takeaway's MQAR line: attention, SSM and hybrid at the most pairs and widest width, and
+// whether the SSM's shortfall is its state (it learned the lookup at the fewest pairs) or training.
+std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v);
 
 }  // namespace attn

@@ -1,4 +1,4 @@
-// The kit of the chapters that train their models (00–02, and the Transformer chapter next): the
+// The kit of the chapters that train their models (00–02; chapter 08 uses chapter_transformer): the
 // flags they share and getting each model, trained now or loaded, with one call.
 //   --train                 retrain this chapter's own models (saved where they are loaded from)
 //   --checkpoint PATH       one own model's file (the first own model unless named otherwise)

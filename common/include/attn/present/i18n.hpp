@@ -8,8 +8,9 @@
 //   const char* title = N_("Self-attention");          // N_(…): mark only; translate later with tr()
 // The chapter's language: --lang en|zh, else the environment (LANGUAGE, LC_ALL, LC_MESSAGES, LANG
 // starting with "zh" means Chinese). scripts/update-po extracts the marked strings (xgettext) into
-// po/attn.pot and merges them into po/zh_CN.po; tests/scripts/check_catalog.sh fails when a marked
-// string has no Chinese entry or a translation's {} placeholders differ from the English.
+// po/attn.pot and merges them into po/zh_CN.po; `scripts/update-po check` (ctest scripts/catalog)
+// fails when a marked string has no Chinese entry, and tests/core/test_i18n.cpp when a
+// translation's {} placeholders differ from the English.
 #pragma once
 
 #include <string>

@@ -66,7 +66,7 @@ struct ExtrapolationResult {
 // Mean loss and accuracy over every scored position of data (all sequences of one length).
 ExtrapolationResult evaluate_extrapolation(PositionModel& m, const RecallData& data);
 // Adam on fresh random batches of length train_len; returns the final training loss (mean of the
-// last min(100, steps) steps).
+// last 100 steps, or of every step when there are fewer).
 double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg);
 
 }  // namespace attn

@@ -30,6 +30,9 @@ struct SsdAgreement {
   std::vector<std::string> sizes;                            // "T=1 chunk 4", …
   Verdict agree;                                             // worst error ≤ 1e-5
 };
+// The sizes ssd_agreement tries: T, N, P and the chunk Q (T = 1, and T not a multiple of Q).
+struct SsdSize { std::size_t t, n, p, chunk; };
+std::vector<SsdSize> ssd_agreement_sizes();
 SsdAgreement ssd_agreement(std::uint64_t seed);
 SsdAgreement judge_ssd_agreement(double err_scan, double err_quadratic, double err_chunked);
 
@@ -44,6 +47,9 @@ struct SsdTiming {
   double chunked_vs_scan = 0;    // scan time / chunked time at the largest T (> 1: chunked faster)
   double quadratic_slope = 0, scan_slope = 0, chunked_slope = 0;  // log-log slopes of time against T
   Verdict chunked_faster;        // chunked_vs_scan ≥ 1.2 holds, ≥ 0.8 partly (par), else fails
+  // Each slope against its cost's exponent (scan 1, quadratic 2, chunked 1 while Q is fixed):
+  // |slope − expected| ≤ 0.25 holds, ≤ 0.5 partly, else fails.
+  Verdict scan_linear, quadratic_square, chunked_linear;
 };
 SsdTiming ssd_timing(const std::vector<std::size_t>& lengths, std::size_t n, std::size_t p, std::size_t chunk);
 // The crossover, speed-up, slopes and verdict from measured rows (what ssd_timing returns).
@@ -58,11 +64,13 @@ struct FamilyMember {
   std::string id;         // "softmax", "linear", "decay", "delta"
   std::size_t state_floats = 0;  // per head after the 5 tokens (softmax: its KV cache)
   Mat outputs;            // (5, P)
-  double read_error = 0;  // |y_last − v_3|: distance of the query's read from the latest value at k_A
+  double read_error = 0;  // max_i |y_last,i − v_3,i|: the query's read against the latest value at k_A
 };
 struct FamilyDemo {
   Mat q, k, v;            // (5, N), (5, N), (5, P)
   double decay = 0, beta = 0;
+  double softmax_scale = 0;  // 1/√N
+  Vec softmax_weights;       // (5,) the query's softmax weights over the five tokens
   std::vector<FamilyMember> members;
   Verdict delta_overwrites;  // the delta rule's read error ≤ 1e-5
   Verdict linear_mixes;      // linear attention's read error ≥ 0.5 (it returns a blend)
@@ -80,12 +88,18 @@ struct DecodeCost {
   std::vector<DecodeCostRow> rows;
   double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context
   double ratio_at_longest = 0;                 // attention time / SSM time at the longest context
+  double bytes_ratio_at_longest = 0;           // KV-cache bytes / state bytes there
   Verdict attention_grows;                     // attention slope ≥ 0.5 (time grows with the context)
+  Verdict attention_linear;                    // |attention slope − 1| ≤ 0.25 (O(t·d), as the cost says)
   Verdict ssm_flat;                            // SSM slope ≤ 0.2 (constant per token)
+  std::size_t cache_bytes = 0;                 // one core's L2 cache (0: unknown)
+  std::size_t cache_passed_at = 0;             // first context whose KV cache exceeds it (0: none)
 };
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
                        std::size_t state_n);
 DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
-                             std::size_t state_n);
+                             std::size_t state_n, std::size_t cache_bytes = 0);
+// The L2 cache of one core as the OS reports it, in bytes; 0 when it reports none.
+std::size_t l2_cache_bytes();
 
 }  // namespace attn

@@ -23,6 +23,14 @@ struct LayerGradNorms {
 LayerGradNorms grad_norms_at_init(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
                                   std::uint64_t seed);
 
+// The gradient norm ‖∂L/∂W2‖_F of each layer's second FFN matrix at initialisation (seed), on the
+// same batch (Xiong et al. 2020, Fig. 3), layer 0 first.
+struct FfnGradNorms {
+  std::vector<double> encoder, decoder;
+};
+FfnGradNorms ffn_w2_grad_norms(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
+                               std::uint64_t seed);
+
 // One short run: mean training loss over the last 10 of `steps` steps (NaN if it diverged).
 struct WarmupRun {
   NormPlacement norm;
@@ -58,6 +66,8 @@ struct PeerStepTime {
   double wall_ms = 0.0, cpu_ms = 0.0;
   std::size_t batch = 0, src_len = 0, tgt_len = 0, threads = 0, parameters = 0;
   double load_average = 0.0;  // the 1-minute load average when it was measured
+  std::string measured_on;    // "measured_on" (a date), "" when the file does not say
+  std::string machine;        // "machine" (the CPU), "" when the file does not say
 };
 PeerStepTime read_peer_step_time(const std::string& path);
 // The same from the file's text (path only names it in messages); every field type- and range-checked.

@@ -1,4 +1,4 @@
-// Attention on the GPU, as a ladder of kernels (src/01_… to src/04_…), all on raw device
+// Attention on the GPU, as a ladder of six kernels (src/01_… to src/06_…), all on raw device
 // pointers and sizes. Each rung computes the same thing as the CPU reference
 //   O = softmax(Q·Kᵀ·scale + M) · V
 // and the tests (tests/test_cuda_kernels.cpp) check every rung against float64 loops.
@@ -10,11 +10,13 @@
 //   q: (BH, n_q, d)   k: (BH, n_k, d)   v: (BH, n_k, d)   out: (BH, n_q, d)   lse: (BH, n_q)
 // All pointers are device pointers, 16-byte aligned (cudaMalloc gives 256).
 //
-// Causal mask, the same as attn::causal_mask in the CPU core: query i may see key j when
+// Causal mask, bottom-right aligned like attn::causal_mask in the CPU core: query i may see key j
+// when
 //   j <= i + (n_k − n_q)
 // i.e. the queries are the last n_q positions of the sequence (n_k == n_q gives the usual lower
 // triangle; n_k > n_q is a KV cache). When n_q > n_k the first n_q − n_k rows see no key at all:
-// such a fully masked row gives an output of zeros (never NaN) and lse = −∞.
+// such a fully masked row gives an output of zeros (never NaN) and lse = −∞. (attn::causal_mask
+// refuses n_q > n_k with a ShapeError; the kernels accept it, and the tests check those rows.)
 //
 // Every launcher checks its sizes (throws std::invalid_argument naming the function and the
 // values), checks every CUDA/cuBLAS call and cudaGetLastError() after every launch (throws

@@ -1,0 +1,54 @@
+// Presentation of chapter 07 (cross-attention): each function prints one step's results through
+// the Narrator and records what it prints for --export; the numbers and verdicts come from
+// attn/studies/cross_attention_study.hpp, and the sentences are chosen by the verdicts' outcomes.
+// Shares are printed as "hits/total (x.y%)", one decimal, the same rule everywhere. Nothing here
+// measures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/present/narrate.hpp"
+#include "attn/studies/cross_attention_study.hpp"
+
+namespace attn {
+
+// "5/8 (62.5%)": the share with one decimal (exact for up to 8 words, one rule for every row).
+std::string format_share(const AlignmentScore& a);
+
+// Step 3: the row sums of the weights and their verdict.
+void report_cross_row_sums(Narrator& nar, const RowSumCheck& c, std::size_t t, std::size_t s);
+// Step 4: output against its double reference.
+void report_reference(Narrator& nar, const ReferenceCheck& c);
+// Step 5: cross_attention(Y, Y) against self_attention(Y); own_weights: d_x ≠ d_y, so the step drew
+// square W_K, W_V of its own.
+void report_self_case(Narrator& nar, const SelfCaseCheck& c, bool own_weights);
+// Step 6: one row per source length (recorded as "length_table": S, min and max row sum, largest
+// weight; "length_weights": (lengths, T, S_max), zero beyond each S; manifest "length_sources").
+void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_t t, std::size_t d_v);
+// Step 7: the padding mask drawn ('█' visible, '·' masked, with its legend), the masked weights,
+// and the three checks (recorded: padding_X, padding_mask, padding_weights, padding_output,
+// unpadded_output, unmasked_weights, unmasked_output).
+void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, const Labels& source,
+                    const Labels& target);
+// Step 8: the painted grid beside what each position reads, one map per word, and the verdict
+// (recorded: image_latent, image_text, image_W_*, image_weights, image_output, image_layout).
+void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg);
+// Step 9: Bahdanau's heatmap (recorded "bahdanau_weights", with the pair in the manifest's
+// "alignment_pair"), its share, and each miss explained from the map.
+void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const std::string& model);
+// Step 10: every head's map, the agreement table, how alike each layer's heads are, and the best
+// head beside Bahdanau's map (recorded "cross_weights").
+void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
+                        const SentencePair& p, const std::string& model);
+// Step 10 when chapter 08's model is not in data/: says so.
+void report_no_transformer(Narrator& nar);
+
+// The closing lines, each chosen by the verdict of the step it sums up (transformer: null when
+// the model was not available).
+std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfCaseCheck& self,
+                                       const SourceLengthStudy& lengths, const PaddingStudy& padding,
+                                       const ImageStudy& image, const ModelAlignment& bahdanau,
+                                       const TransformerHeads* transformer);
+
+}  // namespace attn

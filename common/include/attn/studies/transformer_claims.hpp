@@ -1,0 +1,268 @@
+// Chapter 08's measurements, each with its verdict (numerics only; attn/present/transformer_report.hpp
+// prints them). Every threshold a verdict uses is here, beside the claim it tests.
+//   parameter_parts        step 1: the parameters by part
+//   encoder_sharpness      step 2: how widely each encoder head spreads its weight
+//   decoder_mask_check           step 3: no weight above the diagonal of the decoder's self-attention
+//   cross_head_alignment   step 4: which cross-attention head points at the aligned source word
+//   row_moments            step 5: each row's mean and standard deviation (LayerNorm's effect)
+//   training_summary       step 6: the learning-rate schedule and the label-smoothing floor
+//   run_evaluations, length_counts, compare_buckets, first_failure, diagnose_beam,
+//   judge_generalises      step 7: BLEU by length, beam vs greedy, training vs test BLEU
+//   norm_placement_study   step 8: ‖∂L/∂W2‖ of each layer's FFN at initialisation (Xiong et al. 2020)
+//   cost_study, account_training_time   step 9: parameters and FLOPs; the recorded training time
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attn/attention/alignment.hpp"
+#include "attn/data/corpus.hpp"
+#include "attn/data/safetensors.hpp"
+#include "attn/models/seq2seq_eval.hpp"
+#include "attn/models/transformer_decode.hpp"
+#include "attn/models/transformer_train.hpp"
+#include "attn/studies/transformer_cost.hpp"
+#include "attn/studies/transformer_study.hpp"
+#include "attn/studies/verdict.hpp"
+
+namespace attn {
+
+// ---- step 1 -------------------------------------------------------------------------------------
+struct ParameterParts {
+  std::size_t embeddings = 0;  // source and target tables (the target one is tied to the output)
+  std::size_t encoder = 0, decoder = 0;
+  std::size_t rest = 0;        // output bias and final norms
+  std::size_t total = 0;
+};
+ParameterParts parameter_parts(const Transformer& m);
+
+// ---- step 2 -------------------------------------------------------------------------------------
+// The lesson's sentence: the first pair of `length` source words whose alignment moves at least
+// `moved` words off the diagonal (the first pair when none does). Throws on an empty split.
+const SentencePair& lesson_example(const std::vector<SentencePair>& pairs, std::size_t length = 10,
+                                   std::size_t moved = 4);
+// The example translated greedily, its attention weights and its teacher-forced pass.
+struct ExampleRun {
+  std::vector<int> src, out;  // ids; out without <eos>
+  TransformerAttention att;
+  TransformerTape tape;
+};
+ExampleRun run_example(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab);
+
+constexpr double kBroadHead = 0.25;  // a head whose rows' largest weight averages below this spreads widely
+struct HeadSharpness {
+  std::size_t layer = 0, head = 0;
+  double mean_max = 0.0;  // the mean over rows of the row's largest weight
+};
+struct EncoderSharpness {
+  std::vector<HeadSharpness> heads;  // layer by layer
+  std::size_t sharpest = 0;          // index into heads
+  double uniform = 0.0;              // 1/S: every weight equal
+  std::size_t broad = 0;             // heads with mean_max < kBroadHead
+  Verdict mostly_broad;              // judge_mostly_broad(broad, heads)
+};
+// Most heads spread widely: a share of broad heads ≥ 0.5 holds; no heads: inconclusive.
+Verdict judge_mostly_broad(std::size_t broad, std::size_t heads);
+EncoderSharpness encoder_sharpness(const Tensor4& enc_self);
+
+// ---- step 3 -------------------------------------------------------------------------------------
+struct DecoderMaskCheck {
+  double above = 0.0;  // total weight above the diagonal, every layer and head
+  Verdict masked;      // judge_masked(above)
+};
+// The mask works: exactly 0 above the diagonal holds (exp(−∞) is exactly 0); anything more fails.
+Verdict judge_masked(double above);
+DecoderMaskCheck decoder_mask_check(const Tensor4& dec_self);
+
+// ---- step 4 -------------------------------------------------------------------------------------
+struct CrossHeadScore {
+  std::size_t layer = 0, head = 0;
+  AlignmentScore score;  // argmax_alignment of the head's rows against the reference alignment
+};
+struct CrossHeads {
+  std::vector<CrossHeadScore> heads;  // layer by layer
+  std::size_t best = 0;               // index into heads: the most hits (the first on ties)
+  Verdict best_aligns;                // judge_alignment (attn/studies/interpretability_claims.hpp)
+};
+CrossHeads cross_head_alignment(const Tensor4& cross, const std::vector<int>& reference);
+
+// ---- step 5 -------------------------------------------------------------------------------------
+struct RowMoments {
+  std::vector<double> mean, std;  // per row, over the row's d values (population std)
+};
+RowMoments row_moments(const Mat& x);
+
+// ---- step 6 -------------------------------------------------------------------------------------
+// The smallest label-smoothed cross-entropy any model can reach: the entropy of the smoothed target
+// q = (1 − ε)·onehot + ε/V, −(1 − ε + ε/V)·ln(1 − ε + ε/V) − (V − 1)·(ε/V)·ln(ε/V), in nats.
+double label_smoothing_floor(double epsilon, std::size_t vocab);
+struct TrainingSummary {
+  std::size_t steps = 0, batch = 0, train_pairs = 0, d_model = 0, vocab = 0;
+  std::int64_t warmup = 0;
+  double lr_factor = 0.0, peak_lr = 0.0;  // the rate at step = warmup
+  double passes = 0.0;                    // steps · batch / train_pairs
+  double smoothing = 0.0, floor = 0.0;    // label_smoothing_floor(smoothing, vocab)
+  double loss_first = 0.0, loss_last = 0.0;
+  Verdict near_floor;                     // judge_near_floor(loss_last, floor)
+};
+// Training has converged: the last loss at most 0.1 nats above the floor holds, at most 0.5 partly.
+Verdict judge_near_floor(double loss, double floor);
+// From the checkpoint's metadata ("steps", "batch", "warmup", "lr_factor") and curves.
+TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curves, std::size_t train_pairs,
+                                 std::size_t d_model, std::size_t vocab, double smoothing = kLabelSmoothing);
+// A whole number or a decimal from the metadata; 0 when absent or not a number.
+double metadata_number(const Metadata& md, const std::string& key);
+
+// ---- step 7 -------------------------------------------------------------------------------------
+struct TranslatorJob {
+  std::string name;
+  std::function<EvalResult()> run;
+};
+struct ModelEval {
+  std::string name;
+  EvalResult result;
+  double cpu_seconds = 0.0;  // CPU time of the thread that ran it (waiting for a core not counted)
+};
+// Every job on its own thread at once (each should use single-threaded BLAS), results in job order;
+// on_done(done, total) after each one finishes, from the calling thread.
+std::vector<ModelEval> run_evaluations(const std::vector<TranslatorJob>& jobs,
+                                       const std::function<void(std::size_t, std::size_t)>& on_done = {});
+const ModelEval& eval_named(const std::vector<ModelEval>& evals, const std::string& name);
+
+// The first n training pairs (the split is in random order): training BLEU on as many sentences as
+// the test split.
+std::vector<SentencePair> training_sample(const ToyCorpus& corpus, std::size_t n);
+
+struct LengthCounts {
+  std::size_t shorter = 0, same = 0, longer = 0;  // outputs against their reference, in words
+  std::size_t hyp_words = 0, ref_words = 0;
+};
+LengthCounts length_counts(const EvalResult& r);
+
+struct BucketComparison {
+  std::size_t at_least = 0, buckets = 0;  // buckets where a's BLEU ≥ b's
+  double lowest = 0.0;                    // a's lowest bucket BLEU
+};
+BucketComparison compare_buckets(const EvalResult& a, const EvalResult& b);
+
+// The first pair of `bucket` (source length) whose output is not its reference.
+struct FailureExample {
+  bool found = false;
+  std::size_t index = 0;       // into the pairs
+  Tokens hyp;
+  std::size_t first_wrong = 0; // the first position where hyp and reference differ
+  std::size_t wrong_words = 0; // positions of the reference that the output gets wrong
+};
+FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalResult& r, const LengthBucket& bucket);
+
+// The model's own score of an output Y (without <eos>): s(Y) = Σ log p(y_i | y_<i, x) / lp(|Y| + 1),
+// <eos> included, lp of attn/models/transformer_decode.hpp — what beam search maximises.
+double beam_score(const Transformer& m, const std::vector<int>& src, const std::vector<int>& out, double alpha);
+
+// Why beam 4 can lose to greedy: on the sentences where the two outputs differ, does the search find
+// a higher score (a working search), and does the model score its wrong output above the reference
+// (a model error, not a search error)?
+struct BeamDiagnosis {
+  LengthCounts greedy, beam;
+  std::size_t differ = 0;             // sentences whose beam output differs from greedy's
+  std::size_t beam_higher = 0;        // of those, beam's output has the higher s(Y)
+  std::size_t beam_exact = 0, greedy_exact = 0;  // of those, exactly the reference
+  std::size_t beam_wrong = 0;         // of those, beam's output is not the reference
+  std::size_t reference_lower = 0;    // of beam_wrong, the reference has the lower s(Y)
+  std::size_t beam_shorter = 0;       // of `differ`, beam's output is the shorter one
+  double alpha = 0.0;
+  Verdict search_works;               // judge_search_works(beam_higher, differ)
+  Verdict model_error;                // judge_model_error(reference_lower, beam_wrong)
+};
+// The search finds what it looks for: beam's score is the higher in ≥ 90% of the differing sentences.
+Verdict judge_search_works(std::size_t beam_higher, std::size_t differ);
+// The losses are the model's: the reference scores below beam's wrong output in ≥ 50% of them.
+Verdict judge_model_error(std::size_t reference_lower, std::size_t beam_wrong);
+BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair>& pairs, const EvalResult& greedy,
+                            const EvalResult& beam, const Vocab& src_vocab, const Vocab& tgt_vocab,
+                            double alpha = kLengthPenaltyAlpha);
+
+// No overfitting: training BLEU at most 2 points above test BLEU holds, at most 5 partly.
+constexpr double kOverfitGap = 2.0;
+Verdict judge_generalises(double train_bleu, double test_bleu);
+
+// Pre-Norm beats Post-Norm on the longest sentences: BLEU higher by more than 1 point holds,
+// lower by more than 1 fails, else inconclusive.
+Verdict judge_pre_better(double pre_bleu, double post_bleu);
+
+// Step 7's evaluations are named: "<model>_greedy", "<model>_beam4", "<other>_greedy" (the other
+// norm's model, when shipped), "<model>_train" (greedy on training_sample), model =
+// "transformer_post" or "transformer_pre"; and the RNN models' names.
+std::string transformer_model_name(const std::string& norm);  // "post" → "transformer_post"
+std::string other_norm(const std::string& norm);              // "post" ↔ "pre"
+struct TranslationFindings {
+  std::string model, other;             // transformer_model_name of this and the other norm
+  bool other_present = false;
+  BucketComparison vs_bahdanau;         // this model greedy against chapter 01's
+  BeamDiagnosis beam;
+  double test_bleu = 0.0, beam_bleu = 0.0, train_bleu = 0.0, valid_bleu = 0.0;
+  std::size_t train_sentences = 0;
+  Verdict generalises;                  // judge_generalises(train_bleu, test_bleu)
+  double post_long = 0.0, pre_long = 0.0;  // greedy BLEU on the longest bucket
+  std::string long_bucket;              // its label
+  Verdict pre_better_long;              // judge_pre_better (inconclusive without the other model)
+  FailureExample failure;               // the first wrong greedy output on the longest bucket
+};
+TranslationFindings translation_findings(const std::vector<ModelEval>& evals, const std::string& norm,
+                                         const Transformer& m, const ToyCorpus& corpus, double valid_bleu);
+
+// ---- step 8 -------------------------------------------------------------------------------------
+// Xiong et al. 2020, Fig. 3: at initialisation, the gradient norm of each layer's FFN W2 grows with
+// the layer index under Post-Norm and stays level under Pre-Norm.
+// (ffn_w2_grad_norms, attn/studies/transformer_study.hpp, measures them.)
+struct NormPlacementStudy {
+  std::size_t layers = 0, batch = 0;
+  FfnGradNorms post, pre;
+  // last layer / first layer, per stack
+  double post_enc = 0.0, post_dec = 0.0, pre_enc = 0.0, pre_dec = 0.0;
+  Verdict post_grows_enc, post_grows_dec;  // judge_grows
+  Verdict pre_level_enc, pre_level_dec;    // judge_level
+};
+// Grows with depth: last / first ≥ 1.25 holds, ≥ 1.1 partly; below fails.
+Verdict judge_grows(double last_over_first);
+// Stays level: |last / first − 1| ≤ 0.1 holds, ≤ 0.25 partly; beyond fails.
+Verdict judge_level(double last_over_first);
+NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
+                                        std::size_t layers = 6, std::size_t batch = 32, std::uint64_t seed = 1);
+
+// ---- step 9 -------------------------------------------------------------------------------------
+struct CostRow {
+  double params = 0.0, flops_per_token = 0.0;  // FLOPs per token at T = 32
+  double share32 = 0.0, share512 = 0.0, share4096 = 0.0;  // projections + scores, of all FLOPs
+};
+CostRow cost_row(const TransformerConfig& c);
+struct CostStudy {
+  CostRow base, ours;                  // Vaswani et al.'s base model, and ours by the same formula
+  std::size_t built = 0;               // parameter_count of the model as built
+  std::size_t source_table = 0;        // src_vocab · d_model: the table the formula shares with the target
+  std::size_t source_words = 0, d_model = 0;
+  std::size_t output_bias = 0;         // tgt_vocab: the output layer's bias, which the formula leaves out
+};
+CostStudy cost_study(const Transformer& m);
+
+// The checkpoint's recorded training time against the CPU work it needs, measured now.
+struct TrainingTimeAccount {
+  double recorded_s = 0.0;               // the checkpoint's train_seconds: wall clock of the whole run
+  std::size_t steps = 0, validations = 0, valid_sentences = 0;
+  double step_cpu_ms = 0.0, step_wall_ms = 0.0;  // one step, measured now (time_transformer_step)
+  double valid_cpu_s = 0.0;              // one validation pass: this run's greedy test CPU time × valid/test
+  double estimate_s = 0.0;               // steps · step_cpu + validations · valid_cpu
+  double ratio = 0.0;                    // recorded / estimate
+  double mean_train_length = 0.0;        // source words per training sentence (the step is timed at 30)
+  Verdict accounted;                     // judge_accounted(ratio)
+};
+// The recording is the work: recorded / estimate ≤ 1.5 holds; beyond it the run mostly waited.
+Verdict judge_accounted(double recorded_over_estimate);
+TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, std::size_t validations,
+                                          double step_cpu_ms, double step_wall_ms, double test_greedy_cpu_s,
+                                          const ToyCorpus& corpus);
+
+}  // namespace attn

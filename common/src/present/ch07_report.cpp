@@ -1,0 +1,334 @@
+// Chapter 07's reports (see attn/present/ch07_report.hpp).
+#include "attn/present/ch07_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/present/side_by_side.hpp"
+#include "attn/present/terminal.hpp"
+#include "attn/present/verdict_words.hpp"
+#include "attn/present/i18n.hpp"  // last: it defines the _ macro
+
+namespace attn {
+
+namespace {
+
+// A heatmap's grid alone: its first `rows` lines without the 6-column margin of an empty row label.
+std::string grid_only(const std::string& heatmap, std::size_t rows) {
+  std::string cells;
+  for (std::size_t at = 0, r = 0; r < rows; ++r, at = heatmap.find('\n', at) + 1)
+    cells += heatmap.substr(at + 6, heatmap.find('\n', at) - at - 6) + "\n";
+  return cells;
+}
+// One character per cell, no labels: for maps drawn side by side.
+std::string small_map(const Mat& m) {
+  HeatmapStyle st{0.0, 1.0};
+  st.cell_width = 1;
+  return grid_only(format_heatmap(m, Labels(m.shape(0), ""), {}, st), m.shape(0));
+}
+// The scale of a heatmap legend ("' ' < 0.20 ≤ … (≤ 1.00)"), without its label and masked-cell note.
+std::string shading_scale() {
+  HeatmapStyle st{0.0, 1.0};
+  const std::string legend = format_heatmap(Mat(xt::zeros<float>({1, 1})), {""}, {}, st);
+  const std::size_t from = legend.find("' '"), to = legend.find(')', legend.find("(≤ "));
+  return from == std::string::npos || to == std::string::npos ? legend : legend.substr(from, to + 1 - from);
+}
+Labels numbers(std::size_t n) {  // "1", "2", …
+  Labels out;
+  for (std::size_t i = 1; i <= n; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+std::string numbered(const Labels& words) {  // "1 the  2 cat  …"
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += fmt::format("{}{} {}", i ? "  " : "", i + 1, words[i]);
+  return out;
+}
+std::string shape_text(const Shape& s) { return s.size() == 2 ? fmt::format("{}×{}", s[0], s[1]) : "?"; }
+
+}  // namespace
+
+std::string format_share(const AlignmentScore& a) {
+  return fmt::format("{}/{} ({:.1f}%)", a.hits, a.total, 100.0 * a.share());
+}
+
+void report_cross_row_sums(Narrator& nar, const RowSumCheck& c, std::size_t t, std::size_t s) {
+  nar.result(_f("weights are {}×{} (target × source); row sums: min {:.6f}, max {:.6f}: {}", t, s, c.min_sum,
+                c.max_sum,
+                c.sums_to_one.holds() ? _("every row is a distribution over the source")
+                                      : _("a row is off 1 by more than float rounding")));
+}
+
+void report_reference(Narrator& nar, const ReferenceCheck& c) {
+  nar.result(_f("max |output − reference| = {:.2e}  (reference: the same formula in double, plain loops): {}",
+                c.max_diff, c.matches.holds() ? _("the same to float rounding") : _("more than float rounding")));
+}
+
+void report_self_case(Narrator& nar, const SelfCaseCheck& c, bool own_weights) {
+  if (own_weights) nar.say(_("(d_x ≠ d_y: W_K and W_V do not fit Y, so this step draws square ones of its own)"));
+  nar.say(_("cross_attention(Y, Y) against chapter 03's self_attention(Y) with the same W_Q, W_K, W_V:"));
+  nar.result(_f("max |Δweights| = {:.1e}, max |Δoutput| = {:.1e}; both {}×{}: {}", c.weights_diff, c.output_diff,
+                c.n, c.n, c.same.holds() ? _("the same computation") : _("they differ by more than float rounding")));
+}
+
+void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_t t, std::size_t d_v) {
+  Table lengths({"S", _("source (first words)"), _("weights"), _("output"), _("row sums"), _("largest weight")});
+  std::size_t s_max = 0;
+  for (const auto& r : s.rows) s_max = std::max(s_max, r.s);
+  Mat table = xt::zeros<float>({s.rows.size(), std::size_t(4)});
+  Tensor3 weights = xt::zeros<float>({s.rows.size(), t, s_max});
+  nlohmann::json sources = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.rows.size(); ++i) {
+    const SourceLengthRow& r = s.rows[i];
+    const Labels first(r.words.begin(), r.words.begin() + std::ptrdiff_t(std::min<std::size_t>(3, r.words.size())));
+    lengths.add({std::to_string(r.s), fmt::format("{}{}", fmt::join(first, " "), r.words.size() > 3 ? " …" : ""),
+                 shape_text(shape_of(r.weights)), shape_text(r.output_shape),
+                 fmt::format("{:.4f}-{:.4f}", r.sums.min_sum, r.sums.max_sum), fmt::format("{:.3f}", r.largest)});
+    const double vals[] = {double(r.s), r.sums.min_sum, r.sums.max_sum, r.largest};
+    for (std::size_t c = 0; c < 4; ++c) table(i, c) = float(vals[c]);
+    xt::view(weights, i, xt::all(), xt::range(0, r.weights.shape(1))) = r.weights;
+    sources.push_back(r.words);
+  }
+  nar.table(lengths, /*as_result=*/true);
+  nar.record("length_table", table);
+  nar.record("length_weights", weights);
+  nar.manifest_field("length_sources", sources.dump());
+  nar.result(_f("the same W_Q, W_K, W_V ({} numbers) read every source; the output stays {}×{} at every S: {}",
+                s.parameters, t, d_v, outcome_word(s.one_output_shape.outcome)));
+  if (s.rows.size() < 2) return;
+  nar.say(s.weight_spreads.holds()
+              ? _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — a row's unit of weight is shared by more "
+                   "words", s.rows.front().largest, s.rows.front().s, s.rows.back().largest, s.rows.back().s)
+              : _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — not smaller on the longer source here",
+                   s.rows.front().largest, s.rows.front().s, s.rows.back().largest, s.rows.back().s));
+}
+
+void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, const Labels& source,
+                    const Labels& target) {
+  nar.record("padding_X", x_padded);
+  nar.say(_f("the source, {} words, padded to S = {} with '<pad>' (a batch of sources shares one length):", p.valid,
+             p.padded));
+  // The mask drawn cell by cell: '█' where the query may read the key, '·' where it is padding.
+  std::size_t label_w = 0;
+  for (const auto& w : target) label_w = std::max(label_w, display_width(w));
+  std::string picture = fmt::format("  {:>{}} ", "", label_w);
+  for (std::size_t j = 0; j < p.padded; ++j) picture += fmt::format(" {:<2}", j + 1);
+  picture += "\n";
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    picture += "  " + std::string(label_w - display_width(target[i]), ' ') + target[i] + " ";
+    for (std::size_t j = 0; j < p.padded; ++j) picture += std::isinf(p.mask(i, j)) ? " · " : " █ ";
+    picture += "\n";
+  }
+  nar.block(fmt::format("  padding_mask ({}×{})\n", target.size(), p.padded) + picture);
+  nar.record("padding_mask", p.mask);
+  nar.say(_f("columns: {}", numbered(source)));
+  nar.say(_("legend: '█' visible (mask 0: a real word), '·' masked (mask −∞: padding, weight exactly 0)"));
+  nar.record("padding_weights", p.masked.attn.weights);
+  nar.heatmap("padding_weights", p.masked.attn.weights + p.mask, target, numbers(p.padded),
+              _("softmax(scores + mask); '·': masked"), {0.0, 1.0});
+  nar.record("padding_output", p.masked.attn.output);
+  nar.record("unpadded_output", p.unpadded_output);
+  nar.record("unmasked_weights", p.unmasked.attn.weights);
+  nar.record("unmasked_output", p.unmasked.attn.output);
+  nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
+                "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
+                p.valid, p.masked_vs_unpadded, outcome_word(p.same_as_unpadded.outcome)));
+  nar.result(p.unmasked_leaks.holds()
+                 ? _f("without it: up to {:.1f}% of a row's weight lands on '<pad>', and the output moves by {:.2f} "
+                      "— the padding would change the translation", 100.0 * p.unmasked_pad_share,
+                      p.unmasked_vs_unpadded)
+                 : _f("without it: {:.1f}% of a row's weight on '<pad>', output moved by {:.1e} — within float "
+                      "rounding here", 100.0 * p.unmasked_pad_share, p.unmasked_vs_unpadded));
+}
+
+void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg) {
+  const ImageConditioning& im = s.im;
+  const std::size_t n_pos = im.side * im.side;
+  Labels pos;
+  for (std::size_t p = 0; p < n_pos; ++p) pos.push_back(fmt::format("({},{})", p / im.side, p % im.side));
+  nar.say(_("a latent is the small, compressed image a latent-diffusion model denoises; each of its grid positions "
+            "is one query."));
+  nar.say(_f("Z: {} latent positions (an {}×{} grid) ask; E: the prompt's {} text tokens answer. Built in:", n_pos,
+             im.side, im.side, im.words.size()));
+  nar.say(_("  · a scene painted on the grid (below, left); each word's region has a content vector, and each"));
+  nar.say(_f("    position's latent is its region's vector plus N(0, {:.1f}²) noise;", cfg.noise));
+  nar.say(_("  · the text tokens are toy word vectors (a stand-in for the text encoder); W_K, W_V random;"));
+  nar.say(_f("  · W_Q solved so that a clean region scores {:.1f} on its own word, 0 on the others", cfg.gain));
+  nar.say(_("    (the association a trained U-Net learns from captioned images)."));
+  nar.say(_f("widths differ: a latent position has d_y = {} numbers, a text token d_x = {}; W_Q is {}×{}, W_K {}×{}, "
+             "W_V {}×{}.", im.latent.shape(1), im.text.shape(1), im.w.w_q.shape(0), im.w.w_q.shape(1),
+             im.w.w_k.shape(0), im.w.w_k.shape(1), im.w.w_v.shape(0), im.w.w_v.shape(1)));
+  nar.say(_("Measured: which words the noisy grid reads."));
+  nar.show("image_latent", im.latent, pos, {},
+           _f("({}×{}): queries' input, one row per grid position", n_pos, im.latent.shape(1)));
+  nar.show("image_text", im.text, im.words, {},
+           _f("({}×{}): the prompt \"{}\"", im.words.size(), im.text.shape(1), fmt::join(im.words, ", ")));
+  nar.record("image_W_Q", im.w.w_q);
+  nar.record("image_W_K", im.w.w_k);
+  nar.record("image_W_V", im.w.w_v);
+  nar.show("image_weights", im.trace.attn.weights, pos, im.words,
+           _f("({}×{}): row p says which words position p reads", n_pos, im.words.size()));
+  nar.record("image_output", im.trace.attn.output);
+  Vec layout = xt::zeros<float>({im.layout.size()});
+  for (std::size_t p = 0; p < im.layout.size(); ++p) layout(p) = float(im.layout[p]);
+  nar.record("image_layout", layout);
+  nar.manifest_field("image_config", nlohmann::json{{"words", im.words}, {"gain", cfg.gain}, {"noise", cfg.noise},
+                                                    {"side", im.side}}.dump());
+  auto letters = [&](const std::vector<int>& cells) {
+    std::string out;
+    for (const auto& row : grid_letters(cells, im.words, im.side)) out += row + "\n";
+    return out;
+  };
+  std::vector<std::string> maps = {letters(im.layout), letters(im.reads)}, titles = {_("painted"), _("reads most")};
+  for (std::size_t w = 0; w < im.words.size(); ++w) {
+    Mat per_word = Mat::from_shape({im.side, im.side});
+    for (std::size_t p = 0; p < n_pos; ++p) per_word(p / im.side, p % im.side) = im.trace.attn.weights(p, w);
+    maps.push_back(small_map(per_word));
+    titles.push_back(im.words[w]);
+  }
+  nar.block(side_by_side(maps, titles));
+  nar.say(_("letters: the first letter of the word painted at, and read most by, each position;"));
+  nar.say(_("maps: the weight each position puts on one word,"));
+  nar.say("      " + shading_scale());
+  nar.result(_f("{} of {} positions read most from the word painted there (claim: at least {:.0f}%): {}", im.hits,
+                n_pos, 100.0 * kImageReadsBound, outcome_word(s.reads_painted.outcome)));
+  nar.result(_f("mean weight on that word {:.3f} (a clean region's: e^{:.1f} / (e^{:.1f} + {}) = {:.3f})",
+                im.mean_own_weight, cfg.gain, cfg.gain, im.words.size() - 1, s.clean_own_weight));
+}
+
+void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const std::string& model) {
+  nar.say(_f("source:    {}", fmt::join(p.src, " ")));
+  nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
+  nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
+            "that writes reference word i."));
+  std::vector<int> one_based;
+  for (int j : p.alignment) one_based.push_back(j + 1);
+  nar.say(_f("true alignment (target word i translates source word j, words counted from 1): {}",
+             fmt::join(one_based, " ")));
+  nar.heatmap("bahdanau_weights", a.weights, p.tgt, p.src, _("rows: target words, columns: source words"), {0.0, 1.0});
+  nar.record_tokens("bahdanau_weights", p.tgt, p.src);
+  nar.manifest_field("alignment_pair",
+                     nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
+  nar.say(_f("model: {}", model));
+  nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (claim: most, at least "
+                "{:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
+                outcome_word(a.follows_truth.outcome)));
+  nar.result(_f("of the target words whose source word stands elsewhere (off the diagonal): {}",
+                format_share(a.off_diagonal)));
+  for (const AlignmentMiss& m : a.misses) {
+    const std::string& read = p.src[std::size_t(m.read)];
+    const std::string& truth = p.src[std::size_t(m.truth)];
+    nar.result(_f("missed: '{}' reads '{}' ({:.2f}), not '{}' ({:.2f})", p.tgt[m.target], read, m.weight_read, truth,
+                  m.weight_truth));
+    if (m.neighbour && m.truth_unread)
+      nar.say(_f("  the map: no row's largest weight is on '{}', and '{}' stands next to it. Bahdanau's encoder is "
+                 "bidirectional: the annotation h_j of '{}' has read the words on both sides of it, '{}' among "
+                 "them (Bahdanau et al. 2014, §3.1), so the row can reach '{}' through its neighbour's annotation.",
+                 truth, read, read, truth, truth));
+    else if (m.neighbour)
+      nar.say(_f("  the map: '{}' stands next to '{}'; each annotation h_j of the bidirectional encoder also "
+                 "carries its neighbours (Bahdanau et al. 2014, §3.1).", read, truth));
+    const int prev = m.target > 0 ? p.alignment[m.target - 1] : kNoSource;
+    if (prev >= 0 && m.read == prev + 1 && m.read_written_at > int(m.target))
+      nar.say(_f("  '{}' is also the source word right after '{}', which the previous row translates: the row goes "
+                 "on in the source's order, although the target language writes '{}' later, at row {} ('{}').",
+                 read, p.src[std::size_t(prev)], read, m.read_written_at + 1, p.tgt[std::size_t(m.read_written_at)]));
+  }
+}
+
+void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
+                        const SentencePair& p, const std::string& model) {
+  const Tensor4& cw = t.weights;
+  nar.record("cross_weights", cw);
+  nar.record_tokens("cross_weights", p.tgt, p.src);
+  const std::size_t L = cw.shape(0), H = cw.shape(1);
+  nar.say(_f("model: {}", model));
+  nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
+  nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
+  nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,
+             cw.shape(2), cw.shape(3)));
+  std::string labels;
+  for (const auto& w : p.tgt) labels += w + "\n";
+  for (std::size_t l = 0; l < L; ++l) {
+    std::vector<std::string> maps = {labels}, titles = {""};
+    for (std::size_t h = 0; h < H; ++h) {
+      maps.push_back(small_map(head_map(cw, l, h)));
+      titles.push_back(fmt::format("L{}H{}", l, h));
+    }
+    nar.block(side_by_side(maps, titles));
+  }
+  nar.say("      " + shading_scale());
+  Table agree({_("layer"), _("head"), _("argmax = Bahdanau's"), _("argmax = true alignment")});
+  for (const HeadAgreement& r : t.rows)
+    agree.add({std::to_string(r.layer), r.mean ? _("mean") : std::to_string(r.head), format_share(r.with_bahdanau),
+               format_share(r.with_truth)});
+  agree.add({"Bahdanau", "", "", format_share(bahdanau.score)});
+  nar.table(agree, /*as_result=*/true);
+  nar.say(_("(for each target word: is the source word with the largest weight the same?"));
+  nar.say(_(" 'mean': the layer's heads averaged)"));
+  nar.say(_f("how alike a layer's heads are: the mean total variation ½Σ|p − p'| between two heads' rows, over "
+             "every pair of heads (0: the same weights, 1: no overlap; redundant at most {:.2f}):",
+             kRedundantHeadsTvd));
+  for (const LayerSimilarity& s : t.similarity) {
+    if (s.redundant.holds())
+      nar.result(_f("layer {}: mean {:.3f}, largest pair {:.3f} — redundant: its heads read the same words with "
+                    "nearly the same weights, so the maps above look alike", s.layer, s.mean_tvd, s.max_tvd));
+    else if (s.redundant.outcome == Outcome::fails)
+      nar.result(_f("layer {}: mean {:.3f}, largest pair {:.3f} — distinct: its heads spread their weight "
+                    "differently", s.layer, s.mean_tvd, s.max_tvd));
+    else
+      nar.result(_f("layer {}: one head, nothing to compare", s.layer));
+  }
+  const Mat best = head_map(cw, t.best_layer, t.best_head);
+  const HeatmapStyle st{0.0, 1.0};
+  auto no_legend = [](const std::string& map) { return map.substr(0, map.rfind("\n    ") + 1); };
+  nar.block(side_by_side({no_legend(format_heatmap(bahdanau.weights, p.tgt, numbers(p.src.size()), st)),
+                          no_legend(format_heatmap(best, Labels(p.tgt.size(), ""), numbers(p.src.size()), st))},
+                         {_("Bahdanau (chapter 01)"), _f("Transformer layer {} head {}", t.best_layer, t.best_head)}));
+  nar.say(_f("columns: {}", numbered(p.src)));
+  std::vector<std::string> perfect;
+  for (std::size_t l = 0; l < t.perfect.size(); ++l) perfect.push_back(_f("layer {}: {} of {}", l, t.perfect[l], H));
+  nar.result(_f("Best Transformer head (layer {}, head {}): {} words aligned as the corpus says; Bahdanau: {}.",
+                t.best_layer, t.best_head, format_share(t.best), format_share(bahdanau.score)));
+  nar.result(_f("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, ", ")));
+}
+
+void report_no_transformer(Narrator& nar) {
+  nar.result(_("chapter 08's trained Transformer is not shipped yet (no data/ch08/transformer_post.safetensors):"));
+  nar.result(_("its heatmaps and their agreement with Bahdanau and the true alignment are not shown."));
+}
+
+std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfCaseCheck& self,
+                                       const SourceLengthStudy& lengths, const PaddingStudy& padding,
+                                       const ImageStudy& image, const ModelAlignment& bahdanau,
+                                       const TransformerHeads* transformer) {
+  std::vector<std::string> out;
+  out.push_back(self.same.holds()
+                    ? _f("Q from one sequence, K and V from another: weights T×S ({}×{} here); X = Y is "
+                         "self-attention.", t, s)
+                    : _f("Q from one sequence, K and V from another: weights T×S ({}×{} here); X = Y did not "
+                         "reproduce self-attention in this run.", t, s));
+  if (!lengths.rows.empty())
+    out.push_back(lengths.one_output_shape.holds()
+                      ? _f("No weight depends on the source length: the same W_Q, W_K, W_V read {} to {} source words.",
+                           lengths.rows.front().s, lengths.rows.back().s)
+                      : _("The output's shape changed with the source length in this run."));
+  out.push_back(padding.pads_ignored.holds() && padding.same_as_unpadded.holds()
+                    ? _("A padding mask (−∞ on '<pad>') makes a padded source read exactly like the unpadded one.")
+                    : _("The padding mask did not make the padded source read like the unpadded one in this run."));
+  out.push_back(_f("{} image positions read a {}-word prompt: {} of {} read the word painted there.",
+                   image.im.side * image.im.side, image.im.words.size(), image.im.hits, image.im.side * image.im.side));
+  if (transformer != nullptr)
+    out.push_back(_f("Best Transformer head (layer {}, head {}): {} words aligned as the corpus says; Bahdanau: {}.",
+                     transformer->best_layer, transformer->best_head, format_share(transformer->best),
+                     format_share(bahdanau.score)));
+  else
+    out.push_back(_f("Bahdanau's alignment: {} words as the corpus says.", format_share(bahdanau.score)));
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,238 @@
+// Chapter 07's checks and measurements (see attn/studies/cross_attention_study.hpp).
+#include "attn/studies/cross_attention_study.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "attn/attention/attention_stats.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/data/word_vectors.hpp"
+#include "attn/models/transformer_decode.hpp"
+#include "attn/studies/interpretability.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+ReferenceCheck check_against_reference(const CrossAttentionTrace& t) {
+  ReferenceCheck c;
+  c.max_diff = max_abs_diff(t.attn.output, attention_reference(t.q, t.k, t.v));
+  c.matches = judge_at_most(c.max_diff, kFloatCheckTol);
+  return c;
+}
+
+SelfCaseCheck judge_self_case(const CrossAttentionTrace& cross, const SelfAttentionTrace& self) {
+  SelfCaseCheck c;
+  c.n = cross.attn.weights.shape(0);
+  c.weights_diff = max_abs_diff(cross.attn.weights, self.attn.weights);
+  c.output_diff = max_abs_diff(cross.attn.output, self.attn.output);
+  c.same = judge_at_most(std::max(c.weights_diff, c.output_diff), kFloatCheckTol);
+  return c;
+}
+
+SelfCaseCheck self_case_check(const Mat& y, const CrossAttentionWeights& w) {
+  return judge_self_case(cross_attention(y, y, w), self_attention(y, SelfAttentionWeights{w.w_q, w.w_k, w.w_v}));
+}
+
+SourceLengthStudy judge_source_lengths(std::vector<SourceLengthRow> rows, std::size_t parameters) {
+  SourceLengthStudy s;
+  s.rows = std::move(rows);
+  s.parameters = parameters;
+  if (s.rows.empty()) return s;  // every verdict inconclusive
+  double other_shapes = 0.0, worst_sum = 0.0;
+  for (const auto& r : s.rows) {
+    other_shapes += r.output_shape != s.rows.front().output_shape;
+    worst_sum = std::max({worst_sum, std::abs(r.sums.min_sum - 1.0), std::abs(r.sums.max_sum - 1.0)});
+  }
+  s.one_output_shape = judge_at_most(other_shapes, 0.0);
+  s.rows_sum_to_one = judge_at_most(worst_sum, kFloatCheckTol);
+  s.weight_spreads = judge_greater(s.rows.front().largest, s.rows.back().largest, 0.0);
+  return s;
+}
+
+SourceLengthStudy source_length_study(const Mat& y, const CrossAttentionWeights& w,
+                                      const std::vector<std::size_t>& lengths, std::size_t d_x, std::uint64_t seed) {
+  std::vector<SourceLengthRow> rows;
+  for (std::size_t s : lengths) {
+    const SentencePair p = toy_sentence(seed, std::max<std::size_t>(s, 4));
+    SourceLengthRow r;
+    r.s = s;
+    r.words.assign(p.src.begin(), p.src.begin() + std::ptrdiff_t(std::min(s, p.src.size())));
+    const CrossAttentionTrace t = cross_attention(y, word_vectors(r.words, d_x, seed), w);
+    r.weights = t.attn.weights;
+    r.output_shape = shape_of(t.attn.output);
+    r.sums = check_row_sums(t.attn.weights);
+    r.largest = double(xt::amax(t.attn.weights)());
+    rows.push_back(std::move(r));
+  }
+  return judge_source_lengths(std::move(rows), w.w_q.size() + w.w_k.size() + w.w_v.size());
+}
+
+PaddingStudy padding_study(const Mat& y, const Mat& x_padded, std::size_t valid, const CrossAttentionWeights& w) {
+  const std::size_t s = x_padded.shape(0), t = y.shape(0);
+  if (valid == 0 || valid > s)
+    throw std::invalid_argument("padding_study: valid = " + std::to_string(valid) + " must be 1 to S = " +
+                                std::to_string(s));
+  PaddingStudy p;
+  p.valid = valid, p.padded = s;
+  std::vector<bool> keep(s, false);
+  std::fill(keep.begin(), keep.begin() + std::ptrdiff_t(valid), true);
+  p.mask = padding_mask(t, keep);
+  p.masked = cross_attention(y, x_padded, w, p.mask);
+  p.unmasked = cross_attention(y, x_padded, w);
+  const Mat real = xt::view(x_padded, xt::range(0, valid), xt::all());
+  p.unpadded_output = cross_attention(y, real, w).attn.output;
+  for (std::size_t i = 0; i < t; ++i) {
+    double share = 0.0;
+    for (std::size_t j = valid; j < s; ++j) {
+      p.masked_pad_weight = std::max(p.masked_pad_weight, double(p.masked.attn.weights(i, j)));
+      share += double(p.unmasked.attn.weights(i, j));
+    }
+    p.unmasked_pad_share = std::max(p.unmasked_pad_share, share);
+  }
+  p.masked_vs_unpadded = max_abs_diff(p.masked.attn.output, p.unpadded_output);
+  p.unmasked_vs_unpadded = max_abs_diff(p.unmasked.attn.output, p.unpadded_output);
+  p.pads_ignored = judge_at_most(p.masked_pad_weight, 0.0);
+  p.same_as_unpadded = judge_at_most(p.masked_vs_unpadded, kFloatCheckTol);
+  p.unmasked_leaks = judge_greater(p.unmasked_vs_unpadded, 0.0, kFloatCheckTol);
+  return p;
+}
+
+ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg) {
+  ImageStudy s;
+  // A clean region's scaled scores: gain on its own word, 0 on the others; its weight is their softmax.
+  std::vector<double> scores(im.words.size(), 0.0), weights(im.words.size(), 0.0);
+  if (!scores.empty()) scores[0] = double(cfg.gain);
+  if (!scores.empty()) softmax_row(weights.data(), scores.data(), nullptr, scores.size());
+  s.clean_own_weight = scores.empty() ? NAN : weights[0];
+  const std::size_t n = im.side * im.side;
+  s.reads_painted = judge_at_least(n == 0 ? NAN : double(im.hits) / double(n), kImageReadsBound);
+  s.im = std::move(im);
+  return s;
+}
+
+ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg) {
+  return judge_image(image_conditioning_example(seed, cfg), cfg);
+}
+
+namespace {
+// A word that can stand between "the" and "cat" in the toy grammar is an adjective.
+bool is_adjective(const std::string& w) {
+  try {
+    toy_translate({"the", w, "cat", "sleeps"});
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+}  // namespace
+
+const SentencePair& reordered_test_pair(const std::vector<SentencePair>& test, std::size_t min_words,
+                                        std::size_t max_words) {
+  for (const auto& p : test) {
+    if (p.src.size() < min_words || p.src.size() > max_words) continue;
+    bool adjective = false, verb_moved = false;
+    for (const auto& w : p.src) adjective = adjective || is_adjective(w);
+    for (std::size_t i = 0; i < p.alignment.size(); ++i) verb_moved = verb_moved || int(i) - p.alignment[i] >= 2;
+    if (adjective && verb_moved) return p;
+  }
+  throw std::runtime_error("no test sentence of " + std::to_string(min_words) + " to " + std::to_string(max_words) +
+                           " words with an adjective and a moved verb");
+}
+
+std::vector<AlignmentMiss> alignment_misses(const Mat& weights, const std::vector<int>& truth) {
+  const std::vector<int> argmax = argmax_alignment(weights);
+  std::vector<AlignmentMiss> out;
+  for (std::size_t i = 0; i < truth.size() && i < argmax.size(); ++i) {
+    if (truth[i] < 0 || argmax[i] == truth[i]) continue;
+    AlignmentMiss m;
+    m.target = i, m.read = argmax[i], m.truth = truth[i];
+    m.weight_read = double(weights(i, std::size_t(m.read)));
+    m.weight_truth = double(weights(i, std::size_t(m.truth)));
+    m.neighbour = std::abs(m.read - m.truth) == 1;
+    m.truth_unread = std::find(argmax.begin(), argmax.end(), m.truth) == argmax.end();
+    const auto at = std::find(truth.begin(), truth.end(), m.read);
+    m.read_written_at = at == truth.end() ? -1 : int(at - truth.begin());
+    out.push_back(m);
+  }
+  return out;
+}
+
+ModelAlignment judge_alignment(Mat weights, const std::vector<int>& truth) {
+  ModelAlignment a;
+  a.argmax = argmax_alignment(weights);
+  a.score = alignment_hits(a.argmax, truth);
+  std::vector<int> off(truth.size(), kNoSource);
+  for (std::size_t i = 0; i < truth.size(); ++i)
+    if (truth[i] >= 0 && truth[i] != int(i)) off[i] = truth[i];
+  a.off_diagonal = alignment_hits(a.argmax, off);
+  a.misses = alignment_misses(weights, truth);
+  a.follows_truth = judge_at_least(a.score.total == 0 ? NAN : a.score.share(), kAlignmentBound, kAlignmentPartly);
+  a.weights = std::move(weights);
+  return a;
+}
+
+ModelAlignment bahdanau_alignment(const Seq2Seq& m, const SentencePair& p, const Vocab& sv, const Vocab& tv) {
+  return judge_alignment(seq2seq_teacher_alignment(m, p, sv, tv), p.alignment);
+}
+
+LayerSimilarity layer_similarity(const Tensor3& heads, std::size_t layer) {
+  LayerSimilarity s;
+  s.layer = layer;
+  const std::size_t h = heads.shape(0);
+  double sum = 0.0;
+  std::size_t pairs = 0;
+  for (std::size_t a = 0; a < h; ++a)
+    for (std::size_t b = a + 1; b < h; ++b) {
+      const Mat pa = xt::view(heads, a), pb = xt::view(heads, b);
+      const double tvd = mean_total_variation(pa, pb);
+      sum += tvd, s.max_tvd = std::max(s.max_tvd, tvd), ++pairs;
+    }
+  s.mean_tvd = pairs == 0 ? NAN : sum / double(pairs);
+  s.redundant = judge_at_most(s.mean_tvd, kRedundantHeadsTvd);
+  return s;
+}
+
+Mat head_map(const Tensor4& w, std::size_t layer, std::size_t head) {
+  return xt::view(w, layer, head, xt::all(), xt::all());
+}
+
+TransformerHeads judge_heads(Tensor4 weights, const std::vector<int>& truth, const ModelAlignment& bahdanau) {
+  TransformerHeads t;
+  const std::size_t L = weights.shape(0), H = weights.shape(1);
+  std::size_t best_hits = 0;
+  bool any = false;
+  for (std::size_t l = 0; l < L; ++l) {
+    Mat mean = xt::zeros<float>({weights.shape(2), weights.shape(3)});
+    std::size_t perfect = 0;
+    for (std::size_t h = 0; h < H; ++h) {
+      const Mat m = head_map(weights, l, h);
+      mean += m / float(H);
+      const std::vector<int> a = argmax_alignment(m);
+      HeadAgreement row{l, h, false, alignment_hits(a, bahdanau.argmax), alignment_hits(a, truth)};
+      if (!any || row.with_truth.hits > best_hits) t.best_layer = l, t.best_head = h, t.best = row.with_truth;
+      best_hits = t.best.hits, any = true;
+      perfect += row.with_truth.hits == row.with_truth.total;
+      t.rows.push_back(row);
+    }
+    const std::vector<int> am = argmax_alignment(mean);
+    t.rows.push_back({l, 0, true, alignment_hits(am, bahdanau.argmax), alignment_hits(am, truth)});
+    t.perfect.push_back(perfect);
+    t.similarity.push_back(layer_similarity(xt::view(weights, l), l));
+  }
+  t.matches_bahdanau = judge_at_least(any ? t.best.share() - bahdanau.score.share() : NAN, 0.0);
+  t.weights = std::move(weights);
+  return t;
+}
+
+TransformerHeads transformer_heads(const Transformer& m, const SentencePair& p, const Vocab& sv, const Vocab& tv,
+                                   const ModelAlignment& bahdanau) {
+  // The map's last row, the step that writes <eos>, is dropped: row i writes target word i.
+  const Tensor4 all = transformer_attention(m, sv.encode(p.src), tv.encode(p.tgt)).cross;
+  Tensor4 w = xt::view(all, xt::all(), xt::all(), xt::range(0, p.tgt.size()), xt::range(0, p.src.size()));
+  return judge_heads(std::move(w), p.alignment, bahdanau);
+}
+
+}  // namespace attn

@@ -1,0 +1,413 @@
+// Chapter 08's measurements and verdicts (see attn/studies/transformer_claims.hpp).
+#include "attn/studies/transformer_claims.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <future>
+#include <limits>
+#include <stdexcept>
+
+#include <xtensor/xview.hpp>
+
+#include "attn/studies/interpretability_claims.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+namespace {
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+Mat head_map(const Tensor4& t, std::size_t l, std::size_t h) { return Mat(xt::view(t, l, h)); }
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+double ratio_or_nan(double a, double b) { return b > 0.0 ? a / b : std::numeric_limits<double>::quiet_NaN(); }
+}  // namespace
+
+// ---- step 1 -------------------------------------------------------------------------------------
+ParameterParts parameter_parts(const Transformer& m) {
+  ParameterParts p;
+  for_each_param(
+      [&](const std::string& n, const auto& x) {
+        (starts_with(n, "src_emb") || starts_with(n, "tgt_emb") ? p.embeddings
+         : starts_with(n, "enc.")                               ? p.encoder
+         : starts_with(n, "dec.")                               ? p.decoder
+                                                                : p.rest) += x.size();
+      },
+      m);
+  p.total = p.embeddings + p.encoder + p.decoder + p.rest;
+  return p;
+}
+
+// ---- step 2 -------------------------------------------------------------------------------------
+const SentencePair& lesson_example(const std::vector<SentencePair>& pairs, std::size_t length, std::size_t moved) {
+  if (pairs.empty()) throw std::invalid_argument("lesson_example: no sentence pairs");
+  for (const auto& p : pairs) {
+    std::size_t off = 0;
+    for (std::size_t i = 0; i < p.alignment.size(); ++i) off += std::size_t(p.alignment[i]) != i;
+    if (p.src.size() == length && off >= moved) return p;
+  }
+  return pairs.front();
+}
+
+ExampleRun run_example(const Transformer& m, const SentencePair& pair, const Vocab& src_vocab) {
+  ExampleRun r;
+  r.src = src_vocab.encode(pair.src);
+  r.out = transformer_greedy(m, r.src, 1, r.src.size(), r.src.size() + 10).front();
+  r.att = transformer_attention(m, r.src, r.out);
+  r.tape = transformer_teacher_forced(m, r.src, r.out);
+  return r;
+}
+
+Verdict judge_mostly_broad(std::size_t broad, std::size_t heads) {
+  return judge_at_least(heads ? double(broad) / double(heads) : std::numeric_limits<double>::quiet_NaN(), 0.5);
+}
+
+EncoderSharpness encoder_sharpness(const Tensor4& enc_self) {
+  EncoderSharpness s;
+  s.uniform = enc_self.shape(3) ? 1.0 / double(enc_self.shape(3)) : 0.0;
+  for (std::size_t l = 0; l < enc_self.shape(0); ++l)
+    for (std::size_t h = 0; h < enc_self.shape(1); ++h) {
+      const Mat w = head_map(enc_self, l, h);
+      double sum = 0.0;
+      for (std::size_t i = 0; i < w.shape(0); ++i) sum += double(xt::amax(xt::view(w, i, xt::all()))());
+      const double v = w.shape(0) ? sum / double(w.shape(0)) : 0.0;
+      if (s.heads.empty() || v > s.heads[s.sharpest].mean_max) s.sharpest = s.heads.size();
+      s.heads.push_back({l, h, v});
+      s.broad += v < kBroadHead;
+    }
+  s.mostly_broad = judge_mostly_broad(s.broad, s.heads.size());
+  return s;
+}
+
+// ---- step 3 -------------------------------------------------------------------------------------
+Verdict judge_masked(double above) { return judge_at_most(above, 0.0); }
+
+DecoderMaskCheck decoder_mask_check(const Tensor4& w) {
+  DecoderMaskCheck c;
+  for (std::size_t l = 0; l < w.shape(0); ++l)
+    for (std::size_t h = 0; h < w.shape(1); ++h)
+      for (std::size_t i = 0; i < w.shape(2); ++i)
+        for (std::size_t j = i + 1; j < w.shape(3); ++j) c.above += double(w(l, h, i, j));
+  c.masked = judge_masked(c.above);
+  return c;
+}
+
+// ---- step 4 -------------------------------------------------------------------------------------
+CrossHeads cross_head_alignment(const Tensor4& cross, const std::vector<int>& reference) {
+  CrossHeads c;
+  for (std::size_t l = 0; l < cross.shape(0); ++l)
+    for (std::size_t h = 0; h < cross.shape(1); ++h) {
+      const AlignmentScore s = alignment_hits(head_map(cross, l, h), reference);
+      if (!c.heads.empty() && s.hits > c.heads[c.best].score.hits) c.best = c.heads.size();
+      c.heads.push_back({l, h, s});
+    }
+  c.best_aligns = c.heads.empty() ? Verdict{} : judge_alignment(c.heads[c.best].score.share());
+  return c;
+}
+
+// ---- step 5 -------------------------------------------------------------------------------------
+RowMoments row_moments(const Mat& x) {
+  RowMoments r;
+  const std::size_t d = x.shape(1);
+  for (std::size_t i = 0; i < x.shape(0); ++i) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t j = 0; j < d; ++j) mean += double(x(i, j));
+    mean /= double(std::max<std::size_t>(d, 1));
+    for (std::size_t j = 0; j < d; ++j) var += (double(x(i, j)) - mean) * (double(x(i, j)) - mean);
+    r.mean.push_back(mean);
+    r.std.push_back(std::sqrt(var / double(std::max<std::size_t>(d, 1))));
+  }
+  return r;
+}
+
+// ---- step 6 -------------------------------------------------------------------------------------
+double label_smoothing_floor(double eps, std::size_t vocab) {
+  if (vocab < 2 || !(eps >= 0.0 && eps < 1.0)) throw std::invalid_argument("label_smoothing_floor: need V ≥ 2, 0 ≤ ε < 1");
+  const double v = double(vocab), right = 1.0 - eps + eps / v, other = eps / v;
+  return -right * std::log(right) - (eps > 0.0 ? (v - 1.0) * other * std::log(other) : 0.0);
+}
+
+Verdict judge_near_floor(double loss, double floor) { return judge_at_most(loss - floor, 0.1, 0.5); }
+
+double metadata_number(const Metadata& md, const std::string& key) {
+  const auto it = md.find(key);
+  if (it == md.end()) return 0.0;
+  try {
+    return std::stod(it->second);
+  } catch (const std::exception&) {
+    return 0.0;
+  }
+}
+
+TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curves, std::size_t train_pairs,
+                                 std::size_t d_model, std::size_t vocab, double smoothing) {
+  TrainingSummary s;
+  s.steps = std::size_t(metadata_number(md, "steps"));
+  s.batch = std::size_t(metadata_number(md, "batch"));
+  s.warmup = std::int64_t(metadata_number(md, "warmup"));
+  s.lr_factor = metadata_number(md, "lr_factor");
+  s.train_pairs = train_pairs;
+  s.d_model = d_model;
+  s.vocab = vocab;
+  s.passes = train_pairs ? double(s.steps) * double(s.batch) / double(train_pairs) : 0.0;
+  TransformerTrainConfig tc;
+  tc.lr_factor = s.lr_factor;
+  tc.warmup = std::max<std::int64_t>(s.warmup, 1);
+  s.peak_lr = transformer_learning_rate(tc, d_model, tc.warmup);
+  s.smoothing = smoothing;
+  s.floor = label_smoothing_floor(smoothing, vocab);
+  if (!curves.train_loss.empty()) {
+    s.loss_first = curves.train_loss.front();
+    s.loss_last = curves.train_loss.back();
+    s.near_floor = judge_near_floor(s.loss_last, s.floor);
+  }
+  return s;
+}
+
+// ---- step 7 -------------------------------------------------------------------------------------
+std::vector<ModelEval> run_evaluations(const std::vector<TranslatorJob>& jobs,
+                                       const std::function<void(std::size_t, std::size_t)>& on_done) {
+  std::vector<std::future<ModelEval>> running;
+  for (const TranslatorJob& j : jobs)
+    running.push_back(std::async(std::launch::async, [&j] {
+      const double t0 = thread_cpu_seconds();
+      ModelEval e{j.name, j.run(), 0.0};
+      e.cpu_seconds = thread_cpu_seconds() - t0;
+      return e;
+    }));
+  std::vector<bool> seen(running.size(), false);
+  for (std::size_t done = 0; done < running.size();) {
+    for (std::size_t i = 0; i < running.size(); ++i)
+      if (!seen[i] && running[i].wait_for(std::chrono::milliseconds(50)) == std::future_status::ready) {
+        seen[i] = true;
+        if (on_done) on_done(++done, running.size());
+        else ++done;
+      }
+  }
+  std::vector<ModelEval> out;
+  for (auto& f : running) out.push_back(f.get());
+  return out;
+}
+
+const ModelEval& eval_named(const std::vector<ModelEval>& evals, const std::string& name) {
+  for (const ModelEval& e : evals)
+    if (e.name == name) return e;
+  throw std::invalid_argument("eval_named: no evaluation named " + name);
+}
+
+std::vector<SentencePair> training_sample(const ToyCorpus& corpus, std::size_t n) {
+  return {corpus.train.begin(), corpus.train.begin() + std::ptrdiff_t(std::min(n, corpus.train.size()))};
+}
+
+LengthCounts length_counts(const EvalResult& r) {
+  LengthCounts c;
+  for (std::size_t i = 0; i < r.hyps.size() && i < r.refs.size(); ++i) {
+    const std::size_t h = r.hyps[i].size(), ref = r.refs[i].size();
+    (h < ref ? c.shorter : h > ref ? c.longer : c.same) += 1;
+    c.hyp_words += h;
+    c.ref_words += ref;
+  }
+  return c;
+}
+
+BucketComparison compare_buckets(const EvalResult& a, const EvalResult& b) {
+  BucketComparison c;
+  c.buckets = std::min(a.buckets.size(), b.buckets.size());
+  c.lowest = a.buckets.empty() ? 0.0 : 100.0;
+  for (const BucketMetrics& m : a.buckets) c.lowest = std::min(c.lowest, m.bleu);
+  for (std::size_t k = 0; k < c.buckets; ++k) c.at_least += a.buckets[k].bleu >= b.buckets[k].bleu;
+  return c;
+}
+
+FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalResult& r, const LengthBucket& bucket) {
+  FailureExample f;
+  for (std::size_t i = 0; i < pairs.size() && i < r.hyps.size(); ++i) {
+    const std::size_t len = pairs[i].src.size();
+    if (len < bucket.lo || len > bucket.hi || r.hyps[i] == pairs[i].tgt) continue;
+    f.found = true;
+    f.index = i;
+    f.hyp = r.hyps[i];
+    const Tokens& ref = pairs[i].tgt;
+    while (f.first_wrong < ref.size() && f.first_wrong < f.hyp.size() && f.hyp[f.first_wrong] == ref[f.first_wrong])
+      ++f.first_wrong;
+    for (std::size_t j = 0; j < ref.size(); ++j) f.wrong_words += j >= f.hyp.size() || f.hyp[j] != ref[j];
+    return f;
+  }
+  return f;
+}
+
+double beam_score(const Transformer& m, const std::vector<int>& src, const std::vector<int>& out, double alpha) {
+  std::vector<int> tgt = {Vocab::bos};
+  tgt.insert(tgt.end(), out.begin(), out.end());
+  const Mat logp = transformer_step_log_probs(m, src, tgt);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < tgt.size(); ++i) sum += double(logp(i, std::size_t(i + 1 < tgt.size() ? tgt[i + 1] : Vocab::eos)));
+  return sum / gnmt_length_penalty(out.size() + 1, alpha);
+}
+
+Verdict judge_search_works(std::size_t beam_higher, std::size_t differ) {
+  return judge_at_least(differ ? double(beam_higher) / double(differ) : std::numeric_limits<double>::quiet_NaN(), 0.9);
+}
+Verdict judge_model_error(std::size_t reference_lower, std::size_t beam_wrong) {
+  return judge_at_least(beam_wrong ? double(reference_lower) / double(beam_wrong) : std::numeric_limits<double>::quiet_NaN(),
+                        0.5);
+}
+
+BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair>& pairs, const EvalResult& greedy,
+                            const EvalResult& beam, const Vocab& sv, const Vocab& tv, double alpha) {
+  BeamDiagnosis d;
+  d.alpha = alpha;
+  d.greedy = length_counts(greedy);
+  d.beam = length_counts(beam);
+  for (std::size_t i = 0; i < pairs.size() && i < greedy.hyps.size() && i < beam.hyps.size(); ++i) {
+    if (greedy.hyps[i] == beam.hyps[i]) continue;
+    ++d.differ;
+    const std::vector<int> src = sv.encode(pairs[i].src);
+    const double sb = beam_score(m, src, tv.encode(beam.hyps[i]), alpha);
+    const double sg = beam_score(m, src, tv.encode(greedy.hyps[i]), alpha);
+    d.beam_higher += sb >= sg;
+    d.beam_shorter += beam.hyps[i].size() < greedy.hyps[i].size();
+    d.greedy_exact += greedy.hyps[i] == pairs[i].tgt;
+    if (beam.hyps[i] == pairs[i].tgt) {
+      ++d.beam_exact;
+      continue;
+    }
+    ++d.beam_wrong;
+    d.reference_lower += beam_score(m, src, tv.encode(pairs[i].tgt), alpha) < sb;
+  }
+  d.search_works = judge_search_works(d.beam_higher, d.differ);
+  d.model_error = judge_model_error(d.reference_lower, d.beam_wrong);
+  return d;
+}
+
+Verdict judge_generalises(double train_bleu, double test_bleu) {
+  return judge_at_most(train_bleu - test_bleu, kOverfitGap, 5.0);
+}
+
+Verdict judge_pre_better(double pre_bleu, double post_bleu) { return judge_greater(pre_bleu, post_bleu, 1.0); }
+
+std::string transformer_model_name(const std::string& norm) { return "transformer_" + norm; }
+std::string other_norm(const std::string& norm) { return norm == "post" ? "pre" : "post"; }
+
+TranslationFindings translation_findings(const std::vector<ModelEval>& evals, const std::string& norm,
+                                         const Transformer& m, const ToyCorpus& corpus, double valid_bleu) {
+  TranslationFindings t;
+  t.model = transformer_model_name(norm);
+  t.other = transformer_model_name(other_norm(norm));
+  const EvalResult& greedy = eval_named(evals, t.model + "_greedy").result;
+  const EvalResult& beam = eval_named(evals, t.model + "_beam4").result;
+  const EvalResult& train = eval_named(evals, t.model + "_train").result;
+  t.vs_bahdanau = compare_buckets(greedy, eval_named(evals, "bahdanau").result);
+  t.beam = diagnose_beam(m, corpus.test, greedy, beam, corpus.source_vocab, corpus.target_vocab);
+  t.test_bleu = greedy.overall.bleu;
+  t.beam_bleu = beam.overall.bleu;
+  t.train_bleu = train.overall.bleu;
+  t.train_sentences = train.hyps.size();
+  t.valid_bleu = valid_bleu;
+  t.generalises = judge_generalises(t.train_bleu, t.test_bleu);
+  for (const ModelEval& e : evals) t.other_present = t.other_present || e.name == t.other + "_greedy";
+  if (!greedy.buckets.empty()) {
+    t.long_bucket = greedy.buckets.back().bucket.label();
+    const double mine = greedy.buckets.back().bleu;
+    const double theirs = t.other_present ? eval_named(evals, t.other + "_greedy").result.buckets.back().bleu
+                                          : std::numeric_limits<double>::quiet_NaN();
+    t.post_long = norm == "post" ? mine : theirs;
+    t.pre_long = norm == "post" ? theirs : mine;
+    t.pre_better_long = judge_pre_better(t.pre_long, t.post_long);
+    t.failure = first_failure(corpus.test, greedy, greedy.buckets.back().bucket);
+  }
+  return t;
+}
+
+// ---- step 8 -------------------------------------------------------------------------------------
+Verdict judge_grows(double r) { return judge_at_least(r, 1.25, 1.1); }
+Verdict judge_level(double r) { return judge_at_most(std::abs(r - 1.0), 0.1, 0.25); }
+
+NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
+                                        std::size_t layers, std::size_t batch, std::uint64_t seed) {
+  NormPlacementStudy s;
+  s.layers = layers;
+  s.batch = batch;
+  TransformerModelConfig deep = cfg;
+  deep.enc_layers = deep.dec_layers = layers;
+  deep.norm = NormPlacement::Post;
+  s.post = ffn_w2_grad_norms(deep, corpus, batch, seed);
+  deep.norm = NormPlacement::Pre;
+  s.pre = ffn_w2_grad_norms(deep, corpus, batch, seed);
+  auto growth = [](const std::vector<double>& v) { return v.empty() ? 0.0 : ratio_or_nan(v.back(), v.front()); };
+  s.post_enc = growth(s.post.encoder);
+  s.post_dec = growth(s.post.decoder);
+  s.pre_enc = growth(s.pre.encoder);
+  s.pre_dec = growth(s.pre.decoder);
+  s.post_grows_enc = judge_grows(s.post_enc);
+  s.post_grows_dec = judge_grows(s.post_dec);
+  s.pre_level_enc = judge_level(s.pre_enc);
+  s.pre_level_dec = judge_level(s.pre_dec);
+  return s;
+}
+
+// ---- step 9 -------------------------------------------------------------------------------------
+CostRow cost_row(const TransformerConfig& c) {
+  auto per_token = [&](std::size_t t) {
+    const LayerCost e = encoder_layer_cost(c, t), d = decoder_layer_cost(c, t, t);
+    const double all = double(c.n_encoder) * e.flops() + double(c.n_decoder) * d.flops();
+    const double attention = double(c.n_encoder) * (e.projection_flops + e.score_flops) +
+                             double(c.n_decoder) * (d.projection_flops + d.score_flops);
+    return std::pair<double, double>{all / double(t), attention / all};
+  };
+  CostRow r;
+  r.params = transformer_params(c).total();
+  r.flops_per_token = per_token(32).first;
+  r.share32 = per_token(32).second;
+  r.share512 = per_token(512).second;
+  r.share4096 = per_token(4096).second;
+  return r;
+}
+
+CostStudy cost_study(const Transformer& m) {
+  const TransformerModelConfig& mc = m.cfg;
+  TransformerConfig ours;
+  ours.d_model = mc.d_model;
+  ours.n_heads = mc.n_heads;
+  ours.d_ff = mc.d_ff;
+  ours.n_encoder = mc.enc_layers;
+  ours.n_decoder = mc.dec_layers;
+  ours.vocab = mc.tgt_vocab;
+  CostStudy s;
+  s.base = cost_row(TransformerConfig{});
+  s.ours = cost_row(ours);
+  s.built = parameter_count(m);
+  s.source_table = mc.src_vocab * mc.d_model;
+  s.source_words = mc.src_vocab;
+  s.d_model = mc.d_model;
+  s.output_bias = mc.tgt_vocab;
+  return s;
+}
+
+Verdict judge_accounted(double r) { return judge_at_most(r, 1.5); }
+
+TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, std::size_t validations,
+                                          double step_cpu_ms, double step_wall_ms, double test_greedy_cpu_s,
+                                          const ToyCorpus& corpus) {
+  TrainingTimeAccount a;
+  a.recorded_s = recorded_s;
+  a.steps = steps;
+  a.validations = validations;
+  a.valid_sentences = corpus.valid.size();
+  a.step_cpu_ms = step_cpu_ms;
+  a.step_wall_ms = step_wall_ms;
+  a.valid_cpu_s = corpus.test.empty() ? 0.0 : test_greedy_cpu_s * double(corpus.valid.size()) / double(corpus.test.size());
+  a.estimate_s = double(steps) * step_cpu_ms / 1000.0 + double(validations) * a.valid_cpu_s;
+  a.ratio = ratio_or_nan(recorded_s, a.estimate_s);
+  double words = 0.0;
+  for (const auto& p : corpus.train) words += double(p.src.size());
+  a.mean_train_length = corpus.train.empty() ? 0.0 : words / double(corpus.train.size());
+  a.accounted = judge_accounted(a.ratio);
+  return a;
+}
+
+}  // namespace attn

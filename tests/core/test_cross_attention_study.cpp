@@ -1,0 +1,197 @@
+// Chapter 07's verdicts (attn/studies/cross_attention_study.hpp), each driven both ways: an input
+// where the claim holds and one where it fails; the padding study against attention over the real
+// words; the misses explained by position; the heads' similarity on maps built to be alike or not;
+// and the one rounding rule of the printed shares.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/attention/self_attention.hpp"
+#include "attn/data/word_vectors.hpp"
+#include "attn/models/seq2seq.hpp"
+#include "attn/present/ch07_report.hpp"
+#include "attn/studies/cross_attention_study.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+using namespace attn;
+
+TEST_CASE("check_against_reference: the computed output holds, a changed output fails") {
+  Rng rng(1);
+  const CrossAttentionWeights w = init_cross_attention(rng, 6, 10, 4, 3);
+  CrossAttentionTrace t = cross_attention(rng.normal_mat(3, 6), rng.normal_mat(5, 10), w);
+  const ReferenceCheck ok = check_against_reference(t);
+  CHECK(ok.matches.holds());
+  CHECK(ok.max_diff < 1e-5);
+  t.attn.output(1, 2) += 0.01f;
+  const ReferenceCheck bad = check_against_reference(t);
+  CHECK(bad.matches.outcome == Outcome::fails);
+  CHECK(bad.max_diff == doctest::Approx(0.01).epsilon(1e-3));
+}
+
+TEST_CASE("self_case_check: X = Y with one set of weights holds; a trace from other weights fails") {
+  Rng rng(2);
+  const CrossAttentionWeights w = init_cross_attention(rng, 6, 6, 4, 4);
+  const Mat y = rng.normal_mat(4, 6);
+  const SelfCaseCheck ok = self_case_check(y, w);
+  CHECK(ok.same.holds());
+  CHECK(ok.n == 4);
+  CrossAttentionWeights other = w;
+  other.w_k(0, 0) += 1.0f;  // what a cross-attention that read the wrong weights would give
+  const SelfAttentionTrace self = self_attention(y, SelfAttentionWeights{w.w_q, w.w_k, w.w_v});
+  const SelfCaseCheck bad = judge_self_case(cross_attention(y, y, other), self);
+  CHECK(bad.same.outcome == Outcome::fails);
+  CHECK(bad.weights_diff > 1e-3);
+  CHECK(judge_self_case(cross_attention(y, y, w), self).same.holds());
+  CHECK_THROWS_AS(self_case_check(y, init_cross_attention(rng, 6, 9, 4, 4)), ShapeError);
+}
+
+TEST_CASE("judge_source_lengths: the measured sweep holds; a changed shape, a bad row or a flat weight fails") {
+  Rng rng(3);
+  const CrossAttentionWeights w = init_cross_attention(rng, 8, 8, 4, 4);
+  const Mat y = rng.normal_mat(3, 8);
+  const SourceLengthStudy s = source_length_study(y, w, {2, 8, 60}, 8, 7);
+  REQUIRE(s.rows.size() == 3);
+  CHECK(s.rows[2].words.size() == 60);
+  CHECK(shape_of(s.rows[2].weights) == Shape{3, 60});
+  CHECK(s.parameters == 96);
+  CHECK(s.one_output_shape.holds());
+  CHECK(s.rows_sum_to_one.holds());
+  CHECK(s.weight_spreads.holds());
+  std::vector<SourceLengthRow> rows = s.rows;
+  rows[1].output_shape = Shape{3, 5};
+  CHECK(judge_source_lengths(rows, 96).one_output_shape.outcome == Outcome::fails);
+  rows = s.rows;
+  rows[2].sums.max_sum = 1.01;
+  CHECK(judge_source_lengths(rows, 96).rows_sum_to_one.outcome == Outcome::fails);
+  rows = s.rows;
+  rows[2].largest = rows[0].largest + 0.1;
+  CHECK(judge_source_lengths(rows, 96).weight_spreads.outcome == Outcome::fails);
+  CHECK(judge_source_lengths({}, 0).one_output_shape.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("padding_study: the mask reads like the unpadded source; without it the pads leak") {
+  Rng rng(4);
+  const CrossAttentionWeights w = init_cross_attention(rng, 8, 8, 4, 4);
+  const Mat y = word_vectors({"le", "chat"}, 8, 7);
+  const Mat x = word_vectors({"the", "cat", "sleeps", "<pad>", "<pad>"}, 8, 7);
+  const PaddingStudy p = padding_study(y, x, 3, w);
+  CHECK(p.valid == 3);
+  CHECK(p.padded == 5);
+  CHECK(shape_of(p.mask) == Shape{2, 5});
+  CHECK(std::isinf(p.mask(1, 4)));
+  CHECK(p.mask(1, 2) == 0.0f);
+  CHECK(p.masked.attn.weights(0, 3) == 0.0f);
+  CHECK(p.pads_ignored.holds());
+  CHECK(p.same_as_unpadded.holds());
+  CHECK(p.unmasked_leaks.holds());
+  CHECK(p.unmasked_pad_share > 0.0);
+  // Nothing padded (valid = S): the mask hides nothing and nothing leaks — the leak verdict fails.
+  const PaddingStudy none = padding_study(y, x, 5, w);
+  CHECK(none.pads_ignored.holds());
+  CHECK(none.unmasked_leaks.outcome != Outcome::holds);
+  CHECK(none.unmasked_vs_unpadded <= kFloatCheckTol);
+  CHECK_THROWS_AS(padding_study(y, x, 0, w), std::invalid_argument);
+  CHECK_THROWS_AS(padding_study(y, x, 6, w), std::invalid_argument);
+}
+
+TEST_CASE("judge_image: the built example holds; a grid that reads the wrong words fails") {
+  const ImageStudy s = image_study(7);
+  CHECK(s.reads_painted.holds());
+  CHECK(s.clean_own_weight == doctest::Approx(std::exp(4.0) / (std::exp(4.0) + 4.0)));
+  ImageConditioning wrong = s.im;
+  wrong.hits = wrong.side * wrong.side / 2;
+  CHECK(judge_image(wrong, {}).reads_painted.outcome == Outcome::fails);
+}
+
+TEST_CASE("judge_alignment: a diagonal read holds, a shifted one fails; misses name their neighbour") {
+  const std::vector<int> truth = {0, 1, 3, 2};
+  Mat good = xt::zeros<float>({4, 4}), shifted = xt::zeros<float>({4, 4});
+  for (std::size_t i = 0; i < 4; ++i) good(i, std::size_t(truth[i])) = 0.9f, shifted(i, (i + 1) % 4) = 0.9f;
+  const ModelAlignment a = judge_alignment(good, truth);
+  CHECK(a.follows_truth.holds());
+  CHECK(a.score.hits == 4);
+  CHECK(a.off_diagonal.total == 2);  // rows 2 and 3 translate words that stand elsewhere
+  CHECK(a.off_diagonal.hits == 2);
+  CHECK(a.misses.empty());
+  const ModelAlignment b = judge_alignment(shifted, truth);
+  CHECK(b.follows_truth.outcome == Outcome::fails);
+  // Row 1 reads 2 instead of 1 (neighbours); word 1 is read by no row's argmax.
+  Mat one_miss = good;
+  one_miss(1, 1) = 0.1f, one_miss(1, 2) = 0.8f;
+  const ModelAlignment c = judge_alignment(one_miss, truth);
+  CHECK(c.follows_truth.holds());  // 3 of 4 = 75%: the bound
+  REQUIRE(c.misses.size() == 1);
+  CHECK(c.misses[0].target == 1);
+  CHECK(c.misses[0].read == 2);
+  CHECK(c.misses[0].truth == 1);
+  CHECK(c.misses[0].neighbour);
+  CHECK(c.misses[0].truth_unread);
+  CHECK(c.misses[0].weight_read == doctest::Approx(0.8));
+  Mat two = one_miss;
+  two(0, 0) = 0.1f, two(0, 3) = 0.8f;  // row 0 reads 3: two rows away, and 0 is unread
+  const ModelAlignment d = judge_alignment(two, truth);
+  CHECK(d.follows_truth.outcome == Outcome::partly);
+  REQUIRE(d.misses.size() == 2);
+  CHECK_FALSE(d.misses[0].neighbour);
+}
+
+TEST_CASE("layer_similarity: identical heads are redundant, heads on different words are not") {
+  Tensor3 same = xt::zeros<float>({3, 2, 4}), apart = xt::zeros<float>({3, 2, 4});
+  for (std::size_t h = 0; h < 3; ++h)
+    for (std::size_t i = 0; i < 2; ++i) {
+      same(h, i, i) = 1.0f;
+      apart(h, i, (i + h) % 4) = 1.0f;
+    }
+  const LayerSimilarity r = layer_similarity(same, 1);
+  CHECK(r.layer == 1);
+  CHECK(r.mean_tvd == doctest::Approx(0.0));
+  CHECK(r.redundant.holds());
+  const LayerSimilarity d = layer_similarity(apart, 0);
+  CHECK(d.mean_tvd == doctest::Approx(1.0));
+  CHECK(d.max_tvd == doctest::Approx(1.0));
+  CHECK(d.redundant.outcome == Outcome::fails);
+  const Tensor3 one = xt::view(same, xt::range(0, 1), xt::all(), xt::all());
+  CHECK(layer_similarity(one, 0).redundant.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("judge_heads: the best head, the perfect heads per layer, and the verdict against Bahdanau") {
+  const std::vector<int> truth = {0, 2, 1};
+  Mat b = xt::zeros<float>({3, 3});
+  b(0, 0) = b(1, 1) = b(2, 1) = 1.0f;  // Bahdanau: 2 of 3
+  const ModelAlignment bahdanau = judge_alignment(b, truth);
+  Tensor4 w = xt::zeros<float>({2, 2, 3, 3});
+  for (std::size_t i = 0; i < 3; ++i) {
+    w(0, 0, i, 0) = w(0, 1, i, 0) = 1.0f;                 // layer 0: both heads on word 0 (1 of 3)
+    w(1, 0, i, std::size_t(truth[i])) = 1.0f;             // layer 1 head 0: perfect
+    w(1, 1, i, 2) = 1.0f;                                  // layer 1 head 1: 1 of 3
+  }
+  const TransformerHeads t = judge_heads(w, truth, bahdanau);
+  CHECK(t.best_layer == 1);
+  CHECK(t.best_head == 0);
+  CHECK(t.best.hits == 3);
+  CHECK(t.perfect == std::vector<std::size_t>{0, 1});
+  CHECK(t.rows.size() == 6);  // 2 heads + the mean, per layer
+  CHECK(t.rows[2].mean);
+  CHECK(t.similarity[0].redundant.holds());
+  CHECK(t.similarity[1].redundant.outcome == Outcome::fails);
+  CHECK(t.matches_bahdanau.holds());
+  Tensor4 weak = w;
+  xt::view(weak, 1, 0) = xt::view(w, 0, 0);  // no head better than 1 of 3
+  CHECK(judge_heads(weak, truth, bahdanau).matches_bahdanau.outcome == Outcome::fails);
+  CHECK(max_abs_diff(head_map(w, 1, 1), Mat(xt::view(w, 1, 1))) == 0.0);
+}
+
+TEST_CASE("reordered_test_pair finds a pair with an adjective and a moved verb; none in range throws") {
+  const SentencePair plain = toy_translate({"the", "cat", "sleeps"});
+  const SentencePair moved = toy_translate({"this", "teacher", "finds", "the", "green", "young", "house", "today"});
+  const std::vector<SentencePair> test = {plain, moved};
+  CHECK(&reordered_test_pair(test) == &test[1]);
+  CHECK_THROWS_AS(reordered_test_pair(test, 3, 3), std::runtime_error);  // 3 words, but nothing moves
+}
+
+TEST_CASE("format_share: one decimal for every share, so 5/8 and 3/8 round alike") {
+  CHECK(format_share({5, 8, 0}) == "5/8 (62.5%)");
+  CHECK(format_share({3, 8, 0}) == "3/8 (37.5%)");
+  CHECK(format_share({8, 8, 0}) == "8/8 (100.0%)");
+  CHECK(format_share({0, 0, 0}) == "0/0 (0.0%)");
+}

@@ -1,0 +1,284 @@
+// Chapter 08's studies and verdicts (attn/studies/transformer_claims.hpp): every verdict driven
+// both ways; each measurement checked against a naive count on inputs whose answer is known; the
+// block diagram (attn/present/transformer_report.hpp) within 100 columns with every part named.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "attn/present/terminal.hpp"
+#include "attn/present/transformer_report.hpp"
+#include "attn/studies/transformer_claims.hpp"
+#include "tiny_transformer.hpp"
+
+using namespace attn;
+
+namespace {
+ToyCorpus claims_corpus(std::size_t min_len = 4, std::size_t max_len = 8) { return tiny_toy_corpus(min_len, max_len, 12); }
+EvalResult claims_eval(const std::vector<Tokens>& hyps, const std::vector<SentencePair>& pairs) {
+  return evaluate_translations(hyps, pairs, default_length_buckets());
+}
+constexpr double kClaimsNaN = std::numeric_limits<double>::quiet_NaN();
+}  // namespace
+
+TEST_CASE("chapter 08 verdicts, each both ways") {
+  CHECK(judge_mostly_broad(7, 8).holds());
+  CHECK(judge_mostly_broad(2, 8).outcome == Outcome::fails);
+  CHECK(judge_mostly_broad(0, 0).outcome == Outcome::inconclusive);
+  CHECK(judge_masked(0.0).holds());
+  CHECK(judge_masked(1e-7).outcome == Outcome::fails);
+  CHECK(judge_near_floor(0.783, 0.726).holds());
+  CHECK(judge_near_floor(1.0, 0.726).outcome == Outcome::partly);
+  CHECK(judge_near_floor(3.0, 0.726).outcome == Outcome::fails);
+  CHECK(judge_search_works(129, 130).holds());
+  CHECK(judge_search_works(60, 130).outcome == Outcome::fails);
+  CHECK(judge_search_works(0, 0).outcome == Outcome::inconclusive);
+  CHECK(judge_model_error(106, 109).holds());
+  CHECK(judge_model_error(10, 109).outcome == Outcome::fails);
+  CHECK(judge_generalises(96.0, 96.2).holds());
+  CHECK(judge_generalises(99.0, 95.5).outcome == Outcome::partly);
+  CHECK(judge_generalises(99.9, 80.0).outcome == Outcome::fails);
+  CHECK(judge_pre_better(98.0, 92.8).holds());
+  CHECK(judge_pre_better(92.0, 98.0).outcome == Outcome::fails);
+  CHECK(judge_pre_better(93.0, 92.8).outcome == Outcome::inconclusive);
+  CHECK(judge_pre_better(kClaimsNaN, 92.8).outcome == Outcome::inconclusive);
+  CHECK(judge_grows(1.6).holds());
+  CHECK(judge_grows(1.15).outcome == Outcome::partly);
+  CHECK(judge_grows(0.92).outcome == Outcome::fails);
+  CHECK(judge_level(0.95).holds());
+  CHECK(judge_level(1.2).outcome == Outcome::partly);
+  CHECK(judge_level(0.5).outcome == Outcome::fails);
+  CHECK(judge_accounted(1.1).holds());
+  CHECK(judge_accounted(15.5).outcome == Outcome::fails);
+  CHECK(judge_accounted(kClaimsNaN).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("label_smoothing_floor: the smoothed target's entropy, summed term by term; 0 without smoothing") {
+  for (const auto& [eps, v] : {std::pair<double, std::size_t>{0.1, 62}, {0.2, 5}, {0.05, 1000}}) {
+    double h = 0.0;
+    for (std::size_t k = 0; k < v; ++k) {
+      const double q = (k == 0 ? 1.0 - eps : 0.0) + eps / double(v);
+      h -= q * std::log(q);
+    }
+    CHECK(label_smoothing_floor(eps, v) == doctest::Approx(h).epsilon(1e-12));
+  }
+  CHECK(label_smoothing_floor(0.1, 62) == doctest::Approx(0.726).epsilon(1e-3));
+  CHECK(label_smoothing_floor(0.0, 62) == 0.0);
+  CHECK_THROWS_AS(label_smoothing_floor(0.1, 1), std::invalid_argument);
+  CHECK_THROWS_AS(label_smoothing_floor(1.0, 62), std::invalid_argument);
+}
+
+TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-made weights") {
+  Tensor4 w = xt::zeros<float>({std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(3)});
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) w(0, 0, i, j) = 1.0f / 3.0f, w(0, 1, i, j) = i == j ? 1.0f : 0.0f;
+  const EncoderSharpness s = encoder_sharpness(w);
+  REQUIRE(s.heads.size() == 2);
+  CHECK(s.heads[0].mean_max == doctest::Approx(1.0 / 3.0));
+  CHECK(s.heads[1].mean_max == doctest::Approx(1.0));
+  CHECK(s.sharpest == 1);
+  CHECK(s.broad == 0);  // 1/3 is above kBroadHead
+  CHECK(s.uniform == doctest::Approx(1.0 / 3.0));
+  CHECK(s.mostly_broad.outcome == Outcome::fails);
+
+  CHECK(decoder_mask_check(w).above > 0.0);                       // head 0 reads the future
+  CHECK(decoder_mask_check(w).masked.outcome == Outcome::fails);
+  Tensor4 lower = w;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = i + 1; j < 3; ++j) lower(0, 0, i, j) = 0.0f;
+  CHECK(decoder_mask_check(lower).above == 0.0);
+  CHECK(decoder_mask_check(lower).masked.holds());
+
+  // Head 1 (the identity) points at the aligned word for an identity alignment; head 0's ties go to
+  // column 0, one hit of three.
+  const CrossHeads c = cross_head_alignment(w, {0, 1, 2});
+  REQUIRE(c.heads.size() == 2);
+  CHECK(c.heads[0].score.hits == 1);
+  CHECK(c.heads[1].score.hits == 3);
+  CHECK(c.best == 1);
+  CHECK(c.best_aligns.holds());
+  const CrossHeads none = cross_head_alignment(w, {2, 0, 1});
+  CHECK(none.heads[1].score.hits == 0);
+  CHECK(none.best_aligns.outcome == Outcome::fails);
+}
+
+TEST_CASE("row_moments: mean and population std of each row") {
+  Mat x = xt::zeros<float>({std::size_t(2), std::size_t(4)});
+  x(0, 0) = 1; x(0, 1) = 2; x(0, 2) = 3; x(0, 3) = 4;
+  const RowMoments r = row_moments(x);
+  CHECK(r.mean[0] == doctest::Approx(2.5));
+  CHECK(r.std[0] == doctest::Approx(std::sqrt(1.25)));
+  CHECK(r.mean[1] == 0.0);
+  CHECK(r.std[1] == 0.0);
+}
+
+TEST_CASE("length_counts, compare_buckets, first_failure on known outputs") {
+  const ToyCorpus corpus = claims_corpus();
+  std::vector<Tokens> perfect, damaged;
+  for (const auto& p : corpus.test) perfect.push_back(p.tgt);
+  damaged = perfect;
+  damaged[0].pop_back();                 // shorter
+  damaged[1].push_back("x");             // longer
+  damaged[2][1] = "wrong";               // same length, one word wrong
+  const EvalResult a = claims_eval(perfect, corpus.test), b = claims_eval(damaged, corpus.test);
+  const LengthCounts lc = length_counts(b);
+  CHECK(lc.shorter == 1);
+  CHECK(lc.longer == 1);
+  CHECK(lc.same == corpus.test.size() - 2);
+  CHECK(lc.hyp_words == length_counts(a).hyp_words);  // one word fewer, one more
+  const BucketComparison ab = compare_buckets(a, b), ba = compare_buckets(b, a);
+  CHECK(ab.at_least == ab.buckets);
+  CHECK(ba.at_least < ba.buckets);
+  CHECK(ba.lowest < 100.0);
+  const FailureExample f = first_failure(corpus.test, b, LengthBucket{1, 100});
+  REQUIRE(f.found);
+  CHECK(f.index == 0);
+  CHECK(f.first_wrong == corpus.test[0].tgt.size() - 1);
+  CHECK(f.wrong_words == 1);
+  const FailureExample g = first_failure(corpus.test, b, LengthBucket{1, 100});
+  CHECK(g.hyp == damaged[0]);
+  CHECK_FALSE(first_failure(corpus.test, a, LengthBucket{1, 100}).found);
+}
+
+TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities; diagnose_beam counts") {
+  const ToyCorpus corpus = claims_corpus();
+  TransformerModelConfig cfg = tiny_transformer_config(corpus, 1);
+  Rng rng(5);
+  const Transformer m = transformer_init(cfg, rng);
+  const SentencePair& p = corpus.test[0];
+  const std::vector<int> src = corpus.source_vocab.encode(p.src), out = corpus.target_vocab.encode(p.tgt);
+  std::vector<int> tgt = {Vocab::bos};
+  tgt.insert(tgt.end(), out.begin(), out.end());
+  const Mat logp = transformer_step_log_probs(m, src, tgt);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) sum += logp(i, std::size_t(out[i]));
+  sum += logp(out.size(), std::size_t(Vocab::eos));
+  CHECK(beam_score(m, src, out, 0.6) == doctest::Approx(sum / gnmt_length_penalty(out.size() + 1, 0.6)).epsilon(1e-6));
+  CHECK(beam_score(m, src, out, 0.0) == doctest::Approx(sum).epsilon(1e-6));
+
+  // Greedy and beam outputs of the untrained model: where they differ, beam's score is computed
+  // for each, and the counts add up.
+  const EvalResult g = evaluate_translator([&](const std::vector<SentencePair>& ps) {
+    return transformer_translate_pairs(m, ps, corpus.source_vocab, corpus.target_vocab, 1); }, corpus.test);
+  const EvalResult b = evaluate_translator([&](const std::vector<SentencePair>& ps) {
+    return transformer_translate_pairs(m, ps, corpus.source_vocab, corpus.target_vocab, 4); }, corpus.test);
+  const BeamDiagnosis d = diagnose_beam(m, corpus.test, g, b, corpus.source_vocab, corpus.target_vocab);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < g.hyps.size(); ++i) differ += g.hyps[i] != b.hyps[i];
+  CHECK(d.differ == differ);
+  CHECK(d.beam_higher <= d.differ);
+  CHECK(d.beam_exact + d.beam_wrong == d.differ);
+  CHECK(d.reference_lower <= d.beam_wrong);
+  const BeamDiagnosis same = diagnose_beam(m, corpus.test, g, g, corpus.source_vocab, corpus.target_vocab);
+  CHECK(same.differ == 0);
+  CHECK(same.search_works.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("run_evaluations: job order kept, every job reported done, CPU time counted") {
+  const ToyCorpus corpus = claims_corpus();
+  std::vector<Tokens> perfect;
+  for (const auto& p : corpus.test) perfect.push_back(p.tgt);
+  std::vector<TranslatorJob> jobs;
+  for (const char* n : {"a", "b", "c"})
+    jobs.push_back({n, [&] { return claims_eval(perfect, corpus.test); }});
+  std::size_t calls = 0, last = 0;
+  const std::vector<ModelEval> e = run_evaluations(jobs, [&](std::size_t done, std::size_t total) {
+    ++calls;
+    last = done;
+    CHECK(total == 3);
+  });
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].name == "a");
+  CHECK(e[2].name == "c");
+  CHECK(calls == 3);
+  CHECK(last == 3);
+  CHECK(e[1].cpu_seconds >= 0.0);
+  CHECK(eval_named(e, "b").result.overall.bleu == doctest::Approx(100.0));
+  CHECK_THROWS_AS(eval_named(e, "z"), std::invalid_argument);
+  CHECK(training_sample(corpus, 5).size() == 5);
+  CHECK(training_sample(corpus, 5)[0].src == corpus.train[0].src);
+}
+
+TEST_CASE("ffn_w2_grad_norms and norm_placement_study: one finite norm per layer, the ratios they print") {
+  const ToyCorpus corpus = claims_corpus(20, 20);
+  const TransformerModelConfig cfg = tiny_transformer_config(corpus, 1);
+  const NormPlacementStudy s = norm_placement_study(cfg, corpus, 3, 8, 2);
+  REQUIRE(s.post.encoder.size() == 3);
+  REQUIRE(s.pre.decoder.size() == 3);
+  for (double v : s.post.decoder) CHECK((std::isfinite(v) && v > 0.0));
+  CHECK(s.post_dec == doctest::Approx(s.post.decoder.back() / s.post.decoder.front()));
+  CHECK(s.pre_enc == doctest::Approx(s.pre.encoder.back() / s.pre.encoder.front()));
+  CHECK(s.post_grows_dec.outcome == judge_grows(s.post_dec).outcome);
+  CHECK(s.pre_level_enc.outcome == judge_level(s.pre_enc).outcome);
+  CHECK(s.post.decoder != s.pre.decoder);  // the two placements differ
+}
+
+TEST_CASE("training_summary, cost_study and account_training_time: the figures they are built from") {
+  const ToyCorpus corpus = claims_corpus();
+  TrainingCurves cv;
+  cv.train_loss = {4.0f, 1.0f};
+  const Metadata md = {{"steps", "100"}, {"batch", "8"}, {"warmup", "10"}, {"lr_factor", "0.5"}};
+  const TrainingSummary s = training_summary(md, cv, 200, 64, 62);
+  CHECK(s.passes == doctest::Approx(4.0));
+  TransformerTrainConfig tc;
+  tc.lr_factor = 0.5;
+  tc.warmup = 10;
+  CHECK(s.peak_lr == doctest::Approx(transformer_learning_rate(tc, 64, 10)));
+  CHECK(s.peak_lr == doctest::Approx(0.5 / std::sqrt(64.0) / std::sqrt(10.0)));
+  CHECK(s.floor == doctest::Approx(label_smoothing_floor(0.1, 62)));
+  CHECK(s.near_floor.outcome == Outcome::partly);  // 1.0 − 0.726
+  CHECK(metadata_number(md, "steps") == 100.0);
+  CHECK(metadata_number(md, "absent") == 0.0);
+  CHECK(metadata_number({{"x", "abc"}}, "x") == 0.0);
+
+  TransformerModelConfig cfg = tiny_transformer_config(corpus, 1);
+  Rng rng(1);
+  const Transformer m = transformer_init(cfg, rng);
+  const CostStudy c = cost_study(m);
+  CHECK(c.built == parameter_count(m));
+  CHECK(c.source_table == cfg.src_vocab * cfg.d_model);
+  CHECK(c.base.params == doctest::Approx(transformer_params(TransformerConfig{}).total()));
+  CHECK(c.ours.share32 < c.ours.share4096);
+
+  const TrainingTimeAccount a = account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus);
+  CHECK(a.valid_cpu_s == doctest::Approx(3.0 * 10.0 / 12.0));
+  CHECK(a.estimate_s == doctest::Approx(100 * 0.05 + 2 * a.valid_cpu_s));
+  CHECK(a.ratio == doctest::Approx(1000.0 / a.estimate_s));
+  CHECK(a.accounted.outcome == Outcome::fails);
+  CHECK(account_training_time(a.estimate_s, 100, 2, 50.0, 80.0, 3.0, corpus).accounted.holds());
+}
+
+TEST_CASE("parameter_parts add up to parameter_count; lesson_example finds a reordered sentence") {
+  const ToyCorpus corpus = claims_corpus();
+  Rng rng(1);
+  const Transformer m = transformer_init(tiny_transformer_config(corpus, 2), rng);
+  const ParameterParts p = parameter_parts(m);
+  CHECK(p.total == parameter_count(m));
+  CHECK(p.embeddings == (corpus.source_vocab.size() + corpus.target_vocab.size()) * 16);
+  CHECK(p.encoder > 0);
+  CHECK(p.decoder > p.encoder);  // cross-attention
+  const SentencePair& ex = lesson_example(corpus.test, 6, 1);
+  if (&ex != &corpus.test.front()) CHECK(ex.src.size() == 6);
+  CHECK_THROWS_AS(lesson_example({}), std::invalid_argument);
+}
+
+TEST_CASE("block_diagram: under 100 columns, both norm placements, every part named") {
+  for (NormPlacement n : {NormPlacement::Post, NormPlacement::Pre}) {
+    TransformerModelConfig cfg;
+    cfg.norm = n;
+    std::string all;
+    for (const std::string& l : block_diagram(cfg)) {
+      CHECK_MESSAGE(display_width(l) < 100, l);
+      all += l + "\n";
+    }
+    for (const char* part : {"masked self-attention", "cross-attention", "FFN", "LayerNorm", "residual", "memory",
+                             "encoder layer", "decoder layer", "softmax"})
+      CHECK_MESSAGE(all.find(part) != std::string::npos, part);
+    CHECK((all.find("final LayerNorm") != std::string::npos) == (n == NormPlacement::Pre));
+    // Post-Norm: the sum comes before the LayerNorm; Pre-Norm: the LayerNorm before the sub-layer.
+    const std::size_t sum = all.find("(+)"), ln = all.find("LayerNorm ─▶");
+    CHECK((n == NormPlacement::Post ? sum < ln : ln < sum));
+  }
+}
