@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   ExtrapolationConfig xcfg;
   ch.app().add_flag("--train", train, _("retrain the five extrapolation models and rewrite data/ch05/*.safetensors"));
   ch.app().add_option("--train-steps", xcfg.steps, _("Adam steps per encoding with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
-  ch.set_question(_("Question: self-attention cannot tell 猫 吃 鱼 from 鱼 吃 猫 — how do four encodings give it a sense of order?"));
+  ch.set_question(_("Question: self-attention cannot tell 猫 吃 鱼 (cat eats fish) from 鱼 吃 猫 (fish eats cat) — how do four "
+                    "encodings give it a sense of order?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     const Labels words = split_words(sentence);
@@ -70,8 +71,8 @@ int main(int argc, char** argv) {
     report_order_blind(nar, order);
     nar.code("attn/position/position_encoding.hpp: positioned_self_attention; attn/studies/lookup.hpp: permute_rows");
     nar.why(_("each word's row depends on which words are present, never on where: the model sees a bag of words. "
-              "This is permutation-EQUIVARIANT (the source article \"Attention: from Seq2Seq to the Transformer "
-              "revolution\" says 'invariant'; only a pooled summary is)."));
+              "This is permutation-EQUIVARIANT (the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\" "
+              "(Attention: from Seq2Seq to the Transformer revolution) says 'invariant'; only a pooled summary is)."));
 
     nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(P·X) − P·Attn(X)|"));
     const Mat learned_demo = learned_position_init(positions, d, rng, 1.0f);  // an untrained table, unit scale to be visible
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
     const Mat P = learned_position_init(positions, d, rng);
     nar.show("learned_pe", P, index_labels(positions), {}, _("N(0, 0.02²) at initialisation; training writes into each row it sees"));
     report_learned_limit(nar, P);
-    nar.say(_("correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" says GPT uses "
+    nar.say(_("correction: the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\" says GPT uses "
               "RoPE; GPT-2 and GPT-3 use learned absolute positions like these (Radford et al. 2019; Brown et al. "
               "2020). LLaMA and Qwen use RoPE."));
     nar.code("attn/position/learned_position.hpp: learned_position_init, learned_position_forward");
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
     const SelfAttentionTrace plain = self_attention(X, W);
     const Mat q_rot = rope_rotate(plain.q, tab), k_rot = rope_rotate(plain.k, tab);
     nar.show("q", plain.q, words, {}, _("before rotation"));
-    nar.show("q_rot", q_rot, words, {}, _("row t turned by t·θ_i in each pair (2i, 2i+1)"));
+    nar.show("q_rot", q_rot, words, {}, _("row t turned by t·θ_i in each pair (2i, 2i+1), θ_i = 10000^(−2i/d)"));
     nar.record("k", plain.k);
     nar.record("k_rot", k_rot);
     report_rope_pair(nar, words, plain.q, q_rot);
@@ -141,6 +142,7 @@ int main(int argc, char** argv) {
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"), _("Press et al. 2021"));
     nar.say(_("task: each token is a (key, value) pair, 4 keys × 8 values; predict the value of the latest earlier token "
               "with the same key. One attention layer, 4 heads × d_k = 8, strict causal mask; chance = 1/8 = 12.5%."));
+    if (!train) nar.say(_("the four models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
     const ExtrapolationStudy x = extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, train, xcfg); });
     report_extrapolation(nar, x);
     nar.say(_("note: the answer is always the most recent earlier token with the query's key, so this task rewards "

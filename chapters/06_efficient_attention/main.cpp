@@ -64,10 +64,12 @@ int main(int argc, char** argv) {
     report_window_pairs(nar, n, w, win, dil);
     nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys; stacked layers reach further, "
               "layer k up to k·(w − 1) tokens back (chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
-    nar.say(_("Correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" says LLaMA 3 "
+    nar.say(_("Correction: the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\" (Attention: from "
+              "Seq2Seq to the Transformer revolution) says LLaMA 3 "
               "does too; it does not — LLaMA 3 uses full causal attention with GQA (Dubey et al. 2024)."));
     nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
-    nar.why(_("most of a token's attention mass in language is local; a window keeps that and drops the quadratic rest."));
+    nar.why(_("much of a token's attention mass in language is local (Clark et al. 2019, \"What Does BERT Look At?\", "
+              "§3); a window keeps that and drops the quadratic rest."));
 
     nar.step(_("Global tokens and random blocks"), _("BigBird = window blocks + global blocks + random blocks"),
              _("Zaheer et al. 2020; Beltagy et al. 2020"));
@@ -76,11 +78,15 @@ int main(int argc, char** argv) {
     const SparsePattern bb = to_token_pattern(bigbird_pattern(nb, 4, 1, 1, 1, nar.options().seed));
     show_pattern(nar, "longformer_mask", lf, _f("Longformer: window w = {} + token 0 global (row and column)", lf_w));
     show_pattern(nar, "bigbird_mask", bb, _("BigBird, blocks of 4: 3 window blocks + 1 global + 1 random"));
-    nar.result(_f("density: Longformer {:.0f}%, BigBird {:.0f}% of the 32×32 pairs; at n = 4096 BigBird keeps {:.1f}%",
-                  100 * lf.density(), 100 * bb.density(),
-                  100 * to_token_pattern(bigbird_pattern(4096, 64, 1, 1, 2, 1)).density()));
-    nar.say(_("Complexity depends on the pattern: window/BigBird O(n), strided (Child et al. 2019) O(n√n), LSH (Reformer) O(n log n)."));
-    nar.say(_("(The source article \"Attention mechanism\" gives O(n log n·d) for sparse attention in general — that is "
+    nar.result(_f("density: Longformer {:.0f}%, BigBird {:.0f}% of the 32×32 pairs; at n = 4096 BigBird keeps {:.1f}% "
+                  "(blocks of {}, {} random blocks, as in step 6)", 100 * lf.density(), 100 * bb.density(),
+                  100 * to_token_pattern(bigbird_pattern(4096, sweep_cfg.block, 1, sweep_cfg.global_blocks,
+                                                         sweep_cfg.random_blocks, sweep_cfg.seed)).density(),
+                  sweep_cfg.block, sweep_cfg.random_blocks));
+    nar.say(_("Complexity depends on the pattern: window/BigBird O(n), strided (Child et al. 2019) O(n√n), LSH "
+              "(locality-sensitive hashing; Reformer, Kitaev et al. 2020) O(n log n)."));
+    nar.say(_("(The source article \"注意力机制 (Attention Mechanism)\" gives O(n log n·d) for sparse attention in "
+              "general — that is "
               "one pattern's cost, not all.)"));
     nar.code("attn/attention/sparse_attention.hpp: longformer_pattern, bigbird_pattern, to_token_pattern");
     nar.why(_("global tokens carry information across the whole sequence in two hops; random blocks make short paths likely."));
@@ -112,8 +118,10 @@ int main(int argc, char** argv) {
             "which GQA/MQA shrink by sharing K/V heads."));
 
     // ---------------------------------------------------------------- the sweep
-    nar.step(_("Every variant against n"), _f("one head, d_k = {}, non-causal, w = {} keys, BigBird blocks of {}",
-                                              sweep_cfg.d, sweep_cfg.window, sweep_cfg.block));
+    nar.step(_("Every variant against n"), _f("one head, d_k = {}, non-causal, window w = {}, BigBird blocks of b = {} "
+                                              "tokens with g = {} global and r = {} random blocks",
+                                              sweep_cfg.d, sweep_cfg.window, sweep_cfg.block, sweep_cfg.global_blocks,
+                                              sweep_cfg.random_blocks));
     const EfficientSweep sweep = sweep_efficient_variants(sizes, sweep_cfg);
     report_sweep(nar, sweep, sweep_cfg);
     nar.code("attn/studies/efficient_sweep.hpp: sweep_efficient_variants, judge_sweep");

@@ -1,14 +1,9 @@
 // Chapter 07 · Cross-attention — queries from one sequence, keys and values from another: a decoder
-// reading its encoder, an image reading its caption. A tiny example with real words, X = Y as
-// self-attention, sources of any length, a padded source and its mask, text conditioning an 8×8
-// image latent, then a trained Transformer's cross-attention beside Bahdanau's.
+// reading its encoder, an image its caption; X = Y as self-attention, sources of any length, a padded
+// source and its mask, an 8×8 image latent, a trained Transformer's cross-attention beside Bahdanau's.
 //   build/bin/07_cross_attention [--export out]  the lesson (under 5 s); --export: .npy + manifest.json
-// Export names: Y X W_Q W_K W_V Q K V scores weights output; length_table length_weights; padding_X
-// padding_mask padding_weights padding_output unpadded_output unmasked_weights unmasked_output;
-// image_latent image_text image_W_Q image_W_K image_W_V image_weights image_output image_layout;
-// bahdanau_weights cross_weights (layers × heads × T × S). The manifest adds length_sources,
-// image_config and alignment_pair. Studies: attn/studies/cross_attention_study.hpp; reports:
-// attn/present/ch07_report.hpp.
+// Export names: each report of attn/present/ch07_report.hpp lists what it records (the tiny example:
+// Y X W_Q W_K W_V Q K V scores weights output); studies: attn/studies/cross_attention_study.hpp.
 #include <optional>
 
 #include <fmt/format.h>
@@ -48,8 +43,10 @@ int main(int argc, char** argv) {
   ch.app().add_option("--d-k", d_k, _("query/key/value width"))->capture_default_str()->check(CLI::Range(1, 64));
   ch.app().add_option("--pads", pads, _("'<pad>' tokens step 7 appends to the source"))->capture_default_str()
       ->check(CLI::Range(1, 8));
-  ch.app().add_option("--transformer", transformer_path, _("chapter 08's model (default: the shipped one in data/ch08/)"));
-  ch.app().add_option("--bahdanau", bahdanau_path, _("chapter 01's model (default: data/ch01/bahdanau.safetensors)"));
+  ch.app().add_option("--transformer", transformer_path, _("chapter 08's model (default: the shipped one in data/ch08/)"))
+      ->type_name("PATH");
+  ch.app().add_option("--bahdanau", bahdanau_path, _("chapter 01's model (default: data/ch01/bahdanau.safetensors)"))
+      ->type_name("PATH");
   ch.set_question(_("Question: how does a decoder read a sentence it did not write — and a picture read its caption?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {

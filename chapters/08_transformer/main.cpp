@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   TransformerModelConfig cfg;
   TransformerTrainConfig tc;
   ch.app().add_flag("--train", train, _("train the --norm model from scratch (saves to --checkpoint or data/ch08/)"));
-  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Transformer here"));
+  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Transformer here"))
+      ->type_name("PATH");
   ch.app().add_option("--norm", norm, _("which model to narrate (and train): post (the paper) or pre"))
       ->capture_default_str()->check(CLI::IsMember({"post", "pre"}));
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
@@ -47,7 +48,9 @@ int main(int argc, char** argv) {
     cfg.norm = norm_from_name(norm);
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const Vocab& tv = corpus.target_vocab;
-    const std::string ckpt = !checkpoint.empty() ? checkpoint : shipped_checkpoint("08", transformer_model_name(norm));
+    const std::string ckpt = !checkpoint.empty() ? checkpoint
+                             : train              ? trained_checkpoint("08", transformer_model_name(norm))
+                                                  : shipped_checkpoint("08", transformer_model_name(norm));
     const ChapterTransformer ct = [&] {
       const ScopedBlasThreads training_threads(threads);
       return chapter_transformer(corpus, train, ckpt, cfg, tc, threads, !nar.quiet());
@@ -72,9 +75,7 @@ int main(int argc, char** argv) {
     nar.step(_("Cross-attention"), "softmax(Q_dec·K_encᵀ/√d_k)·V_enc  (T × S)", "Vaswani et al. 2017, §3.2.3");
     report_cross(nar, ex, run, f.cross = cross_head_alignment(run.att.cross, ex.alignment), tv);
 
-    nar.step(_("Decoder layer 0 in full"), m.cfg.norm == NormPlacement::Post
-             ? "h1 = LN1(x + SelfAttn(x));  h2 = LN2(h1 + CrossAttn(h1, memory));  y = LN3(h2 + FFN(h2))"
-             : "h1 = x + SelfAttn(LN1(x));  h2 = h1 + CrossAttn(LN2(h1), memory);  y = h2 + FFN(LN3(h2))");
+    nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y", "Vaswani et al. 2017, §3.1");
     report_decoder_layer(nar, m, ex, run, tv);
 
     nar.step(_("Training"), _("Adam (β2 0.98), lr = lr_factor·d_model^−½·min(step^−½, step·warmup^−³ᐟ²), label smoothing 0.1"),

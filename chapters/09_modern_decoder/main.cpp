@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-threads", train_threads,
                       _("OpenBLAS threads for --train (1 rewrites the shipped weights bit for bit, and is faster here)"))
       ->capture_default_str()->check(CLI::Range(1, 2));
-  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"));
+  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"))
+      ->type_name("FILE");
   // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
   ch.app().callback([&] {
     if (train) return;
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
     const std::uint64_t seed = nar.options().seed;
     DecoderFindings f;  // what the takeaway sums up
 
-    nar.step(_("A byte-level BPE tokenizer"), "(a, b) → ab, × 256", "Sennrich et al. 2016");
+    nar.step(_("A byte-level BPE (byte-pair encoding) tokenizer"), "(a, b) → ab, × 256",
+             _("Sennrich et al. 2016; byte-level: Radford et al. 2019 (GPT-2)"));
     report_tokenizer(nar, lm, 8, "In the beginning God created the heaven and the earth.");
 
     nar.step(_("RMSNorm vs LayerNorm"), "x/√(mean(x²)+ε)·γ  vs  (x−μ)/√(σ²+ε)·γ+β", "Zhang & Sennrich 2019");

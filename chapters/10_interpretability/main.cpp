@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     nar.why(_("a head with uniform weights averages everything it can see (a bag of words): it points at no token, "
               "so its weights cannot say which token mattered."));
 
-    nar.step(_("Claim 4: perturbed weights, same output"), "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4");
+    nar.step(_("Claim 4: perturbed weights, same output"), "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4.2.1");
     report_perturbation(nar, f.perturbation = perturbation_sweep(im.model, other_seed.model, eval), im, other_seed);
 
     nar.step(_("Claim 5: gradients beat attention"), "τ(P, LOO) vs τ(|∂L/∂x·x|, LOO)", "Jain & Wallace 2019 §4.1");

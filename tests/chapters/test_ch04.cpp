@@ -26,7 +26,8 @@ TEST_CASE("chapter 04 runs and prints every step, per-head maps and the cost tab
   CHECK(r.has("head 3"));
   CHECK_FALSE(r.has("head 4"));
   CHECK(r.has("… 3 more heads (--full shows all)"));  // per-head slices elided
-  CHECK(r.has("max |output − training layer's multi_head_forward|"));
+  CHECK(r.has("max |output − multi_head_forward (the layer training uses)|"));
+  CHECK(r.has("GQA: 4 query heads, 2 K/V heads"));  // the default h = 4 shares K/V heads in pairs
   CHECK(r.has("PyTorch parity"));
   CHECK(r.has("63.08M"));
   CHECK(r.has("2560 KiB"));

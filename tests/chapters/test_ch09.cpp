@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
 #include "run_program.hpp"
 
@@ -109,12 +110,13 @@ TEST_CASE("chapter 09 runs from the shipped files; what it prints agrees with it
 
   // Verdicts agree with the figures printed beside them.
   const double saved_best = number_after(flat, "RMSNorm takes "), saved_median = number_after(flat, "(best runs), ");
-  auto inside = [](double pct) { return pct >= 7.0 && pct <= 64.0; };
-  auto near_bound = [](double pct) { return std::abs(pct - 7.0) <= 1.0 || std::abs(pct - 64.0) <= 1.0; };
+  // Is RMSNorm faster at all (a saving above 0)? Printed rounded: a figure within 1 point of 0 is not checked.
+  auto faster = [](double pct) { return pct > 0.0; };
+  auto near_bound = [](double pct) { return std::abs(pct) <= 1.0; };
   if (!near_bound(saved_best) && !near_bound(saved_median)) {
-    const char* want = inside(saved_best) && inside(saved_median)     ? "both figures lie inside"
-                       : !inside(saved_best) && !inside(saved_median) ? "both figures lie outside"
-                                                                      : "one figure lies inside";
+    const char* want = faster(saved_best) && faster(saved_median)     ? "RMSNorm is faster in both"
+                       : !faster(saved_best) && !faster(saved_median) ? "RMSNorm is slower in both"
+                                                                      : "faster in one figure, slower in the other";
     CHECK_MESSAGE(r.has(want), saved_best << "% / " << saved_median << "%");
   }
   const double greedy = number_after(flat, "earlier in the same text: greedy "), sampled = number_after(flat, "%, sampled ");
@@ -286,6 +288,8 @@ TEST_CASE("chapter 09 bad flags exit 2 naming the flag") {
   // A broken shipped file: exit 1 with its name, no crash.
   const fs::path dir = scratch_dir("ch09-broken");
   fs::create_directories(dir / "ch09");
+  for (const char* f : {"decoder_lm.safetensors", "kjv_valid.txt", "training_curve.csv"})  // one folder holds the set
+    fs::copy_file(require_data_file(std::string("ch09/") + f), dir / "ch09" / f);
   std::ofstream(dir / "ch09" / "tokenizer.json") << "not json";
   const RunResult b = run_program("09_modern_decoder", {"--quiet"}, {"ATTN_DATA_DIR=" + dir.string()});
   CHECK(b.status == 1);

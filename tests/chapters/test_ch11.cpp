@@ -1,11 +1,21 @@
 // Chapter 11 end to end on small sizes: the table and the --json document (exact schema), the
 // naive path skipped past its memory limit with a line saying so, and the GPU step's one honest
-// outcome (built without CUDA / no device / a table). Timings are never asserted.
+// outcome (built without CUDA / no device / a table); the printed figures recomputed from the
+// export, and skipped rows said as skipped. Timings are never asserted, only recomputed.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/attention/fast_attention.hpp"
+#include "attn/data/npy.hpp"
 #include "check_chapter.hpp"
+
+namespace fs = std::filesystem;
 
 TEST_CASE("chapter 11 prints the roof, the check against the reference and the sweep") {
   const RunResult r = check_chapter_runs("11_fast_attention",
@@ -60,4 +70,60 @@ TEST_CASE("chapter 11's GPU step says why it was skipped, or shows the GPU table
   const bool table = r.has("cuBLAS SGEMM") && r.has("flash_fp32") && r.has("flash_bf16");
   CHECK_MESSAGE(int(not_built) + int(no_device) + int(table) == 1, r.out);
   if (no_device) MESSAGE("chapter 11 built with CUDA; no device here, the GPU step skipped");
+}
+
+TEST_CASE("chapter 11's printed figures agree with its export; a skipped naive row says skipped") {
+  // n = 2048 with one head needs 16 MiB for the naive matrices: above --max-naive-mib 10, skipped.
+  const fs::path dir = scratch_dir("ch11-figures");
+  const RunResult r = run_program("11_fast_attention", {"--no-color", "--sizes", "256,2048", "--dims", "64", "--heads",
+                                                        "1", "--causal", "both", "--max-naive-mib", "10",
+                                                        "--gpu-sizes", "256", "--export", dir.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string joined = std::regex_replace(r.out, std::regex("\n +"), " ");
+  auto has = [&](const std::string& s) { CHECK_MESSAGE(joined.find(s) != std::string::npos, "not printed: " << s); };
+  auto load = [&](const char* n) { return attn::npy_to_mat(attn::read_npy((dir / (std::string(n) + ".npy")).string()), n); };
+
+  // Step 2: each pass's share and rate, and the memory verdict, from naive_phases.
+  const attn::Mat ph = load("naive_phases");  // rows: S, P, O; columns: seconds, flops, bytes, at copy speed, cached
+  REQUIRE(ph.shape(0) == 3);
+  double total = 0.0, memory = 0.0;
+  for (std::size_t i = 0; i < 3; ++i) total += ph(i, 0), memory += ph(i, 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    has(fmt::format("{:.1f}", ph(i, 0) * 1e3));
+    CHECK(r.has(fmt::format("{:.0f}%", 100.0 * ph(i, 0) / total)));
+    if (ph(i, 1) > 0) CHECK(r.has(fmt::format("{:.1f}", ph(i, 1) / ph(i, 0) * 1e-9)));
+  }
+  const attn::Vec roofs = attn::npy_to_vec(attn::read_npy((dir / "roofs.npy").string()), "roofs");
+  CHECK(std::abs(ph(0, 3) - ph(0, 2) / (roofs(4) * 1e9)) < 1e-6 * std::max(1.0, double(ph(0, 3))));
+  has(fmt::format("would take {:.0f}% of their time (claim 'memory sets its speed': at least 50%): {}",
+                  100.0 * memory / total, memory / total >= 0.5 ? "holds" : "does not hold"));
+  if (memory / total < 0.5) CHECK(r.has("the limit here is the "));
+
+  // Step 4: every measured row recomputes from its seconds; percentages from the better roofs.
+  const attn::Mat sw = load("sweep");
+  REQUIRE(sw.shape(1) == 11);
+  const double sgemm = std::max(roofs(2), roofs(3)), peak = std::max(roofs(0), roofs(1));
+  std::size_t skipped = 0, above = 0;
+  for (std::size_t i = 0; i < sw.shape(0); ++i) {
+    if (sw(i, 10) == 1.0f) {
+      ++skipped;
+      CHECK(std::isnan(sw(i, 6)));
+      CHECK(sw(i, 0) == 0.0f);  // only the naive path is skipped here
+      continue;
+    }
+    const auto n = std::size_t(sw(i, 1)), d = std::size_t(sw(i, 2)), h = std::size_t(sw(i, 3));
+    const double gflops = attn::attention_forward_flops(h, n, n, d, sw(i, 4) == 1.0f) / double(sw(i, 5)) * 1e-9;
+    CHECK(gflops == doctest::Approx(sw(i, 6)).epsilon(1e-4));
+    CHECK(double(sw(i, 7)) == doctest::Approx(100.0 * sw(i, 6) / sgemm).epsilon(1e-4));
+    CHECK(double(sw(i, 8)) == doctest::Approx(100.0 * sw(i, 6) / peak).epsilon(1e-4));
+    CHECK(r.has(fmt::format("{:.0f}%", sw(i, 7))));
+    above += sw(i, 7) > 100.0f;
+  }
+  CHECK(skipped == 2);  // n = 2048, causal and not
+  CHECK(r.has("* above 100% of sgemm") == (above > 0));  // said, and only then, with the rows marked
+  CHECK(r.has("*  ") == (above > 0));  // the marked impl cell, padded
+  // Step 5: the naive rows at n ≥ 2048 were all skipped: said so, not "0% of sgemm".
+  has("at n ≥ 2048: naive: skipped at every such size (rows skipped: 2;");
+  CHECK_FALSE(r.has("naive reaches up to 0%"));
+  fs::remove_all(dir);
 }

@@ -76,4 +76,7 @@ TEST_CASE("chapter 12 refuses a bad --train-steps") {
   const RunResult bad = run_program("12_beyond_attention", {"--train-steps", "0"});
   CHECK(bad.status == 2);
   CHECK(bad.err_has("--train-steps"));
+  const RunResult only = run_program("12_beyond_attention", {"--train", "--train-only", "mamba"});
+  CHECK(only.status == 2);  // refused before any training starts
+  CHECK(only.err_has("--train-only"));
 }

@@ -143,6 +143,10 @@ TEST_CASE("family demo: the delta rule reads the latest value, linear attention 
   CHECK(f.softmax_weights(0) == doctest::Approx(f.softmax_weights(2)));
   CHECK(f.softmax_weights(0) / f.softmax_weights(1) == doctest::Approx(std::exp(1.0 / std::sqrt(2.0))));
   CHECK(f.softmax_scale == doctest::Approx(1.0 / std::sqrt(2.0)));
+  // by hand: Sᵀ C = 0.6·(2, 2) + 0.8·(0, −1) = (1.2, 0.4); the write adds 0.6·(v5 − that) = 0.6·(−2.2, 0.6)
+  // to A's row: the read of A becomes (0.68, 2.36), off v3 = (2, 2) by 1.32
+  CHECK(f.crowded_error == doctest::Approx(1.32).epsilon(1e-4));
+  CHECK(f.delta_crowded.outcome == Outcome::holds);
 }
 
 TEST_CASE("ssd tiny example: the three forms print the same numbers as the hand computation") {
@@ -164,4 +168,9 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
   CHECK(recall_takeaway(learned, judge_recall(learned)).find("mostly its fixed state") != std::string::npos);
   const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
   CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);
+}
+
+TEST_CASE("recall archs by name: every id round-trips, an unknown one is refused by name") {
+  for (RecallArch a : recall_archs()) CHECK(parse_recall_arch(recall_arch_id(a)) == a);
+  CHECK_THROWS_WITH_AS(parse_recall_arch("mamba"), doctest::Contains("'mamba'"), std::invalid_argument);
 }

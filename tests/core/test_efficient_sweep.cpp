@@ -100,6 +100,20 @@ TEST_CASE("sweep_efficient_variants: every variant at every n, sparse errors non
   CHECK_THROWS_AS(sweep_efficient_variants({128}, cfg), std::invalid_argument);
 }
 
+TEST_CASE("sweep_efficient_variants: BigBird at n below its block computes at most the n² pairs") {
+  EfficientSweepConfig cfg;
+  cfg.d = 8;
+  cfg.window = 3;
+  cfg.repeats = 1;  // block 64 > n = 16 and 40: one clamped block, or a partial last block
+  const EfficientSweep s = sweep_efficient_variants({16, 40, 100}, cfg);
+  const VariantSweep& bb = s.at("bigbird");
+  CHECK(bb.points[0].pairs == doctest::Approx(16.0 * 16));
+  CHECK(bb.points[1].pairs == doctest::Approx(40.0 * 40));
+  CHECK(bb.points[2].pairs <= 100.0 * 100);
+  CHECK(bb.points[2].pairs == doctest::Approx(100.0 * 100));  // 2 blocks (64 + 36), each sees both
+  for (const auto& p : bb.points) CHECK(p.err_vs_full < 1e-4);  // all pairs seen: exact
+}
+
 TEST_CASE("linear and tiled checks hold on random inputs; KV-cache decoding gives the same outputs") {
   Rng rng(3);
   const Mat q = rng.normal_mat(32, 8), k = rng.normal_mat(32, 8), v = rng.normal_mat(32, 8);

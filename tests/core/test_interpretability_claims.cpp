@@ -69,6 +69,8 @@ TEST_CASE("uniform_heads: counts heads at H / log n ≥ 0.95, both ways") {
   heads[2].uniformity = 0.951;
   const UniformClaim some = uniform_heads(heads);
   CHECK(some.flat.size() == 2);
+  REQUIRE(some.rest.size() == 1);  // the one a report names as "all but"
+  CHECK(some.rest[0].uniformity == doctest::Approx(0.64));
   CHECK(some.heads == 3);
   CHECK(some.exist.holds());
   CHECK_FALSE(some.ablated);

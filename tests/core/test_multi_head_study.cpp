@@ -5,6 +5,7 @@
 
 #include "attn/attention/mha_trace.hpp"
 #include "attn/data/data_files.hpp"
+#include "attn/present/ch04_report.hpp"
 #include "attn/studies/multi_head_study.hpp"
 
 using namespace attn;
@@ -50,4 +51,14 @@ TEST_CASE("attention_crossings: half the work at 1024, scores match the FFN at d
   const AttentionCrossings none = attention_crossings(cfg, {32, 128});
   CHECK(none.half_the_work == 0);
   CHECK(none.scores_match_ffn == 0);
+}
+
+TEST_CASE("gqa_caption: counts in the right number, and says when GQA is MHA") {
+  CHECK(gqa_caption(4, 2) == "GQA: 4 query heads, 2 K/V heads");
+  CHECK(gqa_caption(2, 1) == "GQA: 2 query heads, 1 K/V head");
+  const std::string same = gqa_caption(1, 1);
+  CHECK(same.find("1 query head,") != std::string::npos);
+  CHECK(same.find("= MHA") != std::string::npos);
+  CHECK(gqa_caption(5, 5).find("= MHA") != std::string::npos);
+  CHECK(gqa_caption(4, 2).find("MHA") == std::string::npos);
 }

@@ -155,3 +155,21 @@ TEST_CASE("find_data_file: finds shipped data beside the build folder or through
   CHECK_FALSE(find_data_file("no/such/file.npy").has_value());
   CHECK_FALSE(data_dir().empty());
 }
+
+TEST_CASE("multi-head: to_double keeps the head counts and every weight, zeros_like every shape") {
+  Rng rng(3);
+  const MultiHead p = multi_head_init(8, 4, 2, rng, /*bias=*/true);
+  const MultiHeadD d = to_double(p);
+  CHECK(d.n_heads == 4);
+  CHECK(d.n_kv_heads == 2);
+  CHECK(d.w_k.shape() == p.w_k.shape());
+  CHECK(d.w_q(1, 2) == double(p.w_q(1, 2)));
+  CHECK(d.w_o(7, 0) == double(p.w_o(7, 0)));
+  CHECK(d.b_v.size() == p.b_v.size());
+  const MultiHead z = zeros_like(p);
+  CHECK(z.n_heads == 4);
+  CHECK(z.w_v.shape() == p.w_v.shape());
+  CHECK(z.b_o.size() == p.b_o.size());
+  CHECK(xt::amax(xt::abs(z.w_q))() == 0.0f);
+  CHECK(xt::amax(xt::abs(z.b_q))() == 0.0f);
+}

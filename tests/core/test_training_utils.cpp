@@ -1,15 +1,19 @@
-// Training utilities: the progress bar's text (pinned), its silence when disabled, best-checkpoint
-// keeping on validation loss, the validation schedule, and the allocator guard training loops hold.
+// Training utilities: the progress bar's text (pinned), its silence when disabled, the training-loop
+// kit (attn/nn/train_loop.hpp: cadence, epochs, the best model, the step itself), and the allocator
+// guard training loops hold.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <sstream>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
-#include "attn/nn/best_checkpoint.hpp"
-#include "attn/nn/linear.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/tensor/memory.hpp"
 
@@ -34,31 +38,95 @@ TEST_CASE("progress: the bar's line, durations, silence when disabled") {
   CHECK(loud.str().back() == '\n');
 }
 
-TEST_CASE("best checkpoint: saves only on improvement, records step and loss") {
-  namespace fs = std::filesystem;
-  const fs::path path = fs::temp_directory_path() / ("attn_best_" + std::to_string(::getpid()) + ".safetensors");
-  Rng rng(1);
-  Linear p = linear_init(2, 3, rng), g = zeros_like(p);
-  ParamRegistry reg;
-  register_params(reg, "p", p, g);
-  BestCheckpoint best(path.string());
-  CHECK(best.offer(reg, 2.0, 100));
-  const Mat saved = p.w;
-  p.w(0, 0) += 1.0f;
-  CHECK_FALSE(best.offer(reg, 2.5, 200));  // worse: the file keeps step 100's weights
-  CHECK_FALSE(best.offer(reg, std::nan(""), 250));
-  CHECK(best.best_step() == 100);
-  Metadata meta;
-  TensorMap t = read_safetensors(path.string(), &meta);
-  CHECK(meta.at("step") == "100");
-  CHECK(meta.at("valid_loss") == "2");
-  CHECK(t.at("p.w").data[0] == saved(0, 0));
-  CHECK(best.offer(reg, 1.5, 300));
-  CHECK(best.best_loss() == 1.5);
-  fs::remove(path);
+TEST_CASE("training-loop kit: the validation cadence, epochs of batches, the best model kept") {
   CHECK(is_validation_step(200, 100, 700));
   CHECK_FALSE(is_validation_step(250, 100, 700));
   CHECK(is_validation_step(700, 300, 700));
+  CHECK(is_validation_step(7, 0, 7));
+  CHECK_FALSE(is_validation_step(6, 0, 7));
+
+  int epochs = 0;
+  EpochBatches<int> batches([&] { ++epochs; return std::vector<int>{10 * epochs + 1, 10 * epochs + 2}; });
+  CHECK(batches.next() == 11);
+  CHECK(batches.next() == 12);
+  CHECK(batches.next() == 21);  // the first epoch ran out: a fresh one
+  CHECK(epochs == 2);
+  EpochBatches<int> none([] { return std::vector<int>{}; });
+  CHECK_THROWS_AS(none.next(), std::runtime_error);
+
+  KeepBest<std::string> higher("initial", Better::higher, -1.0);
+  CHECK(higher.offer(5.0, 100, "a"));
+  CHECK_FALSE(higher.offer(5.0, 200, "b"));  // a tie keeps the earlier model
+  CHECK_FALSE(higher.offer(std::nan(""), 250, "c"));
+  CHECK_FALSE(higher.offer(4.0, 300, "d"));
+  CHECK(higher.step() == 100);
+  CHECK(higher.model() == "a");
+  CHECK(higher.offer(6.0, 400, "e"));
+  CHECK(higher.score() == 6.0);
+  CHECK(higher.take() == "e");
+  KeepBest<std::string> lower("initial", Better::lower, std::numeric_limits<double>::infinity());
+  CHECK(lower.model() == "initial");
+  CHECK(lower.step() == 0);
+  CHECK(lower.offer(2.0, 1, "x"));
+  CHECK_FALSE(lower.offer(2.5, 2, "y"));
+  CHECK(lower.offer(1.5, 3, "z"));
+  CHECK(lower.model() == "z");
+}
+
+TEST_CASE("training-loop kit: a step zeroes, runs forward and backward, clips, steps at the schedule's rate") {
+  // One parameter w, loss (w − 3)² / 2 with gradient w − 3; Adam's first step moves w by lr
+  // (m̂/√v̂ = ±1), so each step's move shows the rate used.
+  Mat w = xt::zeros<float>({1, 1}), g = xt::zeros<float>({1, 1});
+  ParamRegistry reg;
+  reg.add("w", w, g);
+  AdamConfig ac;
+  ac.lr = 0.25f;
+  Adam adam(reg, ac);
+  std::vector<TrainStep> seen;
+  std::vector<std::size_t> validated;
+  TrainLoop loop;
+  loop.steps = 5;
+  loop.clip = 0.5;
+  loop.valid_every = 2;
+  loop.lr = [](std::size_t step) { return 0.125 * double(step); };
+  loop.forward_backward = [&](std::size_t) {
+    CHECK(g(0, 0) == 0.0f);  // the loop zeroed the gradient
+    g(0, 0) += w(0, 0) - 3.0f;
+    return 0.5 * double(w(0, 0) - 3.0f) * double(w(0, 0) - 3.0f);
+  };
+  loop.after_step = [&](const TrainStep& s) { seen.push_back(s); };
+  loop.validate = [&](std::size_t step) { validated.push_back(step); };
+  run_train_loop(loop, reg, {&adam});
+  REQUIRE(seen.size() == 5);
+  CHECK(seen[0].step == 1);
+  CHECK(seen[0].loss == doctest::Approx(4.5));
+  CHECK(seen[0].grad_norm == doctest::Approx(3.0));  // measured before the clip
+  CHECK(seen[0].lr == doctest::Approx(0.125));
+  CHECK(seen[4].lr == doctest::Approx(0.625));
+  CHECK(g(0, 0) == doctest::Approx(-0.5f).epsilon(1e-5));  // clipped to the norm 0.5 at the last step
+  CHECK(validated == std::vector<std::size_t>{2, 4, 5});
+  CHECK(adam.steps_taken() == 5);
+  CHECK(w(0, 0) > 0.0f);
+
+  // Without a schedule the optimiser's own rate is used (and reported); clip ≤ 0 never clips.
+  Mat w2 = xt::zeros<float>({1, 1}), g2 = xt::zeros<float>({1, 1});
+  ParamRegistry reg2;
+  reg2.add("w", w2, g2);
+  Adam adam2(reg2, ac);
+  TrainLoop plain;
+  plain.steps = 1;
+  plain.clip = 0.0;
+  plain.forward_backward = [&](std::size_t) { g2(0, 0) = -10.0f; return 1.0; };
+  plain.after_step = [&](const TrainStep& s) { CHECK(s.lr == doctest::Approx(0.25)); CHECK(s.grad_norm == doctest::Approx(10.0)); };
+  run_train_loop(plain, reg2, {&adam2});
+  CHECK(g2(0, 0) == -10.0f);
+  CHECK(w2(0, 0) == doctest::Approx(0.25f).epsilon(1e-4));
+
+  TrainLoop broken;
+  broken.steps = 1;
+  CHECK_THROWS_AS(run_train_loop(broken, reg2, {&adam2}), std::invalid_argument);
+  broken.forward_backward = [](std::size_t) { return 0.0; };
+  CHECK_THROWS_AS(run_train_loop(broken, reg2, {}), std::invalid_argument);
 }
 
 #if defined(__SANITIZE_ADDRESS__)

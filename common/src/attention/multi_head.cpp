@@ -34,18 +34,25 @@ MultiHead multi_head_init(std::size_t d_model, std::size_t n_heads, std::size_t 
 
 template <class T>
 MultiHeadT<T> zeros_like(const MultiHeadT<T>& p) {
-  MultiHeadT<T> g;
-  g.n_heads = p.n_heads;
-  g.n_kv_heads = p.n_kv_heads;
-  g.w_q = xt::zeros<T>(p.w_q.shape());
-  g.w_k = xt::zeros<T>(p.w_k.shape());
-  g.w_v = xt::zeros<T>(p.w_v.shape());
-  g.w_o = xt::zeros<T>(p.w_o.shape());
-  g.b_q = xt::zeros<T>(p.b_q.shape());
-  g.b_k = xt::zeros<T>(p.b_k.shape());
-  g.b_v = xt::zeros<T>(p.b_v.shape());
-  g.b_o = xt::zeros<T>(p.b_o.shape());
+  MultiHeadT<T> g = p;  // the head counts and every shape, then zeros
+  for (auto* w : {&g.w_q, &g.w_k, &g.w_v, &g.w_o}) w->fill(T(0));
+  for (auto* b : {&g.b_q, &g.b_k, &g.b_v, &g.b_o}) b->fill(T(0));
   return g;
+}
+
+MultiHeadD to_double(const MultiHead& p) {
+  MultiHeadD d;
+  d.n_heads = p.n_heads;
+  d.n_kv_heads = p.n_kv_heads;
+  d.w_q = xt::cast<double>(p.w_q);
+  d.w_k = xt::cast<double>(p.w_k);
+  d.w_v = xt::cast<double>(p.w_v);
+  d.w_o = xt::cast<double>(p.w_o);
+  d.b_q = xt::cast<double>(p.b_q);
+  d.b_k = xt::cast<double>(p.b_k);
+  d.b_v = xt::cast<double>(p.b_v);
+  d.b_o = xt::cast<double>(p.b_o);
+  return d;
 }
 
 void register_params(ParamRegistry& reg, const std::string& prefix, MultiHead& p, MultiHead& grad) {

@@ -239,19 +239,20 @@ Vocab toy_target_vocab() {
 
 std::string toy_language_rules() {
   std::string s;
-  s += "Source grammar (English-like):\n";
-  s += "  sentence = clause (connective clause)*            4-60 words\n";
-  s += "  clause   = NP verb_i [adverb] | NP verb_t NP [adverb]\n";
-  s += "  NP       = determiner adjective{0,2} noun\n";
-  s += "Target language, made from the source by:\n";
-  s += "  1. a dictionary: one target word per source word\n";
-  s += "  2. adjectives after their noun:  det adj noun      -> det noun adj\n";
-  s += "  3. verb-final clauses:           S verb O adverb   -> S O adverb verb\n";
-  s += "  4. agreement: the verb ends in -a when its subject is animate, -o when not\n";
-  s += "Example:\n";
-  s += "  the big cat sees a red apple today  ->  lo mau gran na poma roza hodi vid-a\n";
-  s += "  the old book waits                  ->  lo libro vetu atend-o\n";
-  s += "Dictionary:\n";
+  s += R"(Source grammar (English-like):
+  sentence = clause (connective clause)*            4-60 words
+  clause   = NP verb_i [adverb] | NP verb_t NP [adverb]
+  NP       = determiner adjective{0,2} noun
+Target language, made from the source by:
+  1. a dictionary: one target word per source word
+  2. adjectives after their noun:  det adj noun      -> det noun adj
+  3. verb-final clauses:           S verb O adverb   -> S O adverb verb
+  4. agreement: the verb ends in -a when its subject is animate, -o when not
+Example:
+  the big cat sees a red apple today  ->  lo mau gran na poma roza hodi vid-a
+  the old book waits                  ->  lo libro vetu atend-o
+Dictionary:
+)";
   const char* names[] = {"determiners", "adjectives", "nouns", "transitive verbs", "intransitive verbs", "adverbs",
                          "connectives"};
   for (int c = 0; c <= int(Cat::Conj); ++c) {

@@ -31,12 +31,9 @@ AttnOnly attn_only_init(const AttnOnlyConfig& cfg, Rng& rng) {
 
 template <class T>
 AttnOnlyT<T> zeros_like(const AttnOnlyT<T>& m) {
-  AttnOnlyT<T> g;
-  g.cfg = m.cfg;
-  g.w_e = xt::zeros<T>(m.w_e.shape());
-  g.w_pos = xt::zeros<T>(m.w_pos.shape());
-  for (const auto& a : m.attn) g.attn.push_back(zeros_like(a));
-  g.w_u = xt::zeros<T>(m.w_u.shape());
+  AttnOnlyT<T> g = m;  // the config and every shape, then zeros
+  for (auto* w : {&g.w_e, &g.w_pos, &g.w_u}) w->fill(T(0));
+  for (auto& a : g.attn) a = zeros_like(a);
   return g;
 }
 
@@ -45,16 +42,7 @@ AttnOnlyD to_double(const AttnOnly& m) {
   d.cfg = m.cfg;
   d.w_e = xt::cast<double>(m.w_e);
   d.w_pos = xt::cast<double>(m.w_pos);
-  for (const auto& a : m.attn) {
-    MultiHeadD h;
-    h.n_heads = a.n_heads;
-    h.n_kv_heads = a.n_kv_heads;
-    h.w_q = xt::cast<double>(a.w_q);
-    h.w_k = xt::cast<double>(a.w_k);
-    h.w_v = xt::cast<double>(a.w_v);
-    h.w_o = xt::cast<double>(a.w_o);
-    d.attn.push_back(h);
-  }
+  for (const auto& a : m.attn) d.attn.push_back(to_double(a));
   d.w_u = xt::cast<double>(m.w_u);
   return d;
 }

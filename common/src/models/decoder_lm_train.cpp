@@ -7,6 +7,7 @@
 #include "attn/data/text_corpus.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/tensor/memory.hpp"
 
 namespace attn {
@@ -36,27 +37,28 @@ LmTrainResult train_decoder_lm(const DecoderLMConfig& cfg, const std::vector<int
   DecoderLMCacheT<float> cache;
   double since = 0.0;
   std::size_t since_n = 0;
-  for (std::size_t step = 1; step <= tc.steps; ++step) {
+  TrainLoop loop(tc.steps, tc.clip, tc.eval_every);
+  loop.lr = [&](std::size_t step) { return learning_rate(sched, std::int64_t(step)); };
+  loop.forward_backward = [&](std::size_t) {
     const LmBatch b = sample_lm_batch(train_tokens, tc.batch, tc.time, rng);
-    all.zero_grad();
     const double loss = decoder_lm_forward(cache, r.model, b.inputs, b.targets, tc.batch);
     decoder_lm_backward(grad, cache, r.model);
-    clip_grad_norm(all, tc.clip);
-    const double lr = learning_rate(sched, std::int64_t(step));
-    opt_w.step(float(lr));
-    opt_g.step(float(lr));
-    since += loss;
+    return loss;
+  };
+  loop.after_step = [&](const TrainStep& s) {
+    since += s.loss;
     ++since_n;
     r.tokens += double(tc.batch * tc.time);
-    if (tc.on_step) tc.on_step(step, loss, lr);
-    if (step % tc.eval_every == 0 || step == tc.steps) {
-      const double vl = decoder_lm_eval_loss(r.model, valid_tokens, tc.eval_windows, tc.time);
-      r.curve.push_back({step, since / double(since_n), vl});
-      since = 0.0;
-      since_n = 0;
-      if (tc.on_eval) tc.on_eval(step, vl);
-    }
-  }
+    if (tc.on_step) tc.on_step(s.step, s.loss, s.lr);
+  };
+  loop.validate = [&](std::size_t step) {
+    const double vl = decoder_lm_eval_loss(r.model, valid_tokens, tc.eval_windows, tc.time);
+    r.curve.push_back({step, since / double(since_n), vl});
+    since = 0.0;
+    since_n = 0;
+    if (tc.on_eval) tc.on_eval(step, vl);
+  };
+  run_train_loop(loop, all, {&opt_w, &opt_g});
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

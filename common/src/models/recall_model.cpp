@@ -72,14 +72,7 @@ RecallModelD to_double(const RecallModel& m) {
     db.mixer = std::visit([](const auto& mixer) -> MixerT<double> {
       using X = std::decay_t<decltype(mixer)>;
       if constexpr (std::is_same_v<X, MultiHead>) {
-        MultiHeadD h;
-        h.n_heads = mixer.n_heads;
-        h.n_kv_heads = mixer.n_kv_heads;
-        h.w_q = xt::cast<double>(mixer.w_q);
-        h.w_k = xt::cast<double>(mixer.w_k);
-        h.w_v = xt::cast<double>(mixer.w_v);
-        h.w_o = xt::cast<double>(mixer.w_o);
-        return h;
+        return to_double(mixer);
       } else if constexpr (std::is_same_v<X, LinearAttentionLayer>) {
         LinearAttentionLayerD l;
         l.heads = mixer.heads;
@@ -111,13 +104,7 @@ RecallModelD to_double(const RecallModel& m) {
 }
 
 void register_params(ParamRegistry& reg, RecallModel& m, RecallModel& grad) {
-  std::vector<std::pair<float*, Shape>> grads;
-  visit_recall_params(grad, [&](const std::string&, auto& t) { grads.emplace_back(t.data(), shape_of(t)); });
-  std::size_t i = 0;
-  visit_recall_params(m, [&](const std::string& name, auto& t) {
-    reg.add_raw(name, shape_of(t), grads.at(i).second, t.data(), grads.at(i).first);
-    ++i;
-  });
+  register_visited(reg, m, grad, [](RecallModel& x, auto&& f) { visit_recall_params(x, f); });
 }
 
 std::size_t parameter_count(const RecallModel& m) {

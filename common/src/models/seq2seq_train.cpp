@@ -10,8 +10,10 @@
 #include "attn/nn/loss.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/models/seq2seq_eval.hpp"
 #include "attn/tensor/memory.hpp"
+#include "pair_training.hpp"
 
 namespace attn {
 
@@ -56,37 +58,27 @@ TrainResult train_seq2seq(const Seq2SeqConfig& cfg, const ToyCorpus& corpus, con
   Adam adam(reg, AdamConfig{tc.lr});
   const Schedule schedule = tc.cosine ? Schedule::warmup_cosine(tc.lr, 0, std::int64_t(tc.steps), tc.lr / 10.0)
                                       : Schedule::constant(tc.lr);
-  Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
+  PairTraining<Seq2Seq, Seq2SeqTape> pairs(corpus, tc.batch, tc.seed, m);
   TrainResult res;
-  res.best = m;
-  res.best_bleu = -1.0;
-  std::vector<Batch> epoch;
-  std::size_t next = 0;
-  Seq2SeqTape tape;
-  for (std::size_t step = 1; step <= tc.steps; ++step) {
-    if (next == epoch.size()) {
-      epoch = make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order);
-      next = 0;
-    }
-    const Batch& b = epoch[next++];
-    reg.zero_grad();
-    const float loss = seq2seq_forward(tape, m, b);
-    seq2seq_backward(g, tape, m, b);
-    clip_grad_norm(reg, tc.clip);
-    adam.step(float(learning_rate(schedule, std::int64_t(step))));
-    res.train_losses.push_back(loss);
-    if (tc.on_step) tc.on_step(step, loss, std::int64_t(count_targets(b.tgt_out, Vocab::pad)));
-    if (step == tc.steps || (tc.valid_every > 0 && step % tc.valid_every == 0)) {
-      const ValidPoint vp{step, mean_loss(m, corpus.valid, corpus.source_vocab, corpus.target_vocab),
-                          valid_bleu(m, corpus)};
-      res.valid.push_back(vp);
-      if (vp.bleu > res.best_bleu) {  // the best on validation BLEU; ties keep the earlier model
-        res.best_bleu = vp.bleu;
-        res.best_step = step;
-        res.best = m;
-      }
-    }
-  }
+  TrainLoop loop(tc.steps, tc.clip, tc.valid_every);
+  loop.lr = [&](std::size_t step) { return learning_rate(schedule, std::int64_t(step)); };
+  loop.forward_backward = [&](std::size_t) {
+    return pairs.step([&](Seq2SeqTape& tape, const Batch& b) { return seq2seq_forward(tape, m, b); },
+                      [&](const Seq2SeqTape& tape, const Batch& b) { seq2seq_backward(g, tape, m, b); });
+  };
+  loop.after_step = [&](const TrainStep& s) {
+    res.train_losses.push_back(float(s.loss));
+    if (tc.on_step) tc.on_step(s.step, s.loss, pairs.tokens());
+  };
+  loop.validate = [&](std::size_t step) {
+    res.valid.push_back({step, mean_loss(m, corpus.valid, corpus.source_vocab, corpus.target_vocab),
+                         valid_bleu(m, corpus)});
+    pairs.best.offer(res.valid.back().bleu, step, m);
+  };
+  run_train_loop(loop, reg, {&adam});
+  res.best_bleu = pairs.best.score();
+  res.best_step = pairs.best.step();
+  res.best = pairs.best.take();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
@@ -103,8 +95,8 @@ void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& met
 
 Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size_t src_vocab, std::size_t tgt_vocab,
                      Metadata* metadata) {
-  if (!std::filesystem::is_regular_file(path))
-    throw SafetensorsError(path + ": checkpoint not found (write one with --train --checkpoint " + path + ")");
+  if (std::filesystem::is_directory(path)) throw SafetensorsError(path + " is a folder, not a checkpoint file");
+  if (!std::filesystem::is_regular_file(path)) throw SafetensorsError(path + ": checkpoint not found");
   Rng rng(0);
   Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng);
   std::vector<TensorSlot> slots;
@@ -122,6 +114,10 @@ std::string shipped_checkpoint(const std::string& chapter, const std::string& na
   const std::string rel = "ch" + chapter + "/" + name + ".safetensors";
   if (const auto found = find_data_file(rel)) return *found;
   return data_dir() + "/" + rel;
+}
+
+std::string trained_checkpoint(const std::string& chapter, const std::string& name) {
+  return data_dir() + "/ch" + chapter + "/" + name + ".safetensors";
 }
 
 }  // namespace attn

@@ -238,35 +238,39 @@ void encoder_layer_forward(EncoderLayerCacheT<T>& c, const Tensor3T<T>& x, const
   }
 }
 
+// Backward of one residual sub-layer F with its LayerNorm, placed either way, from dy (the
+// gradient at the sub-layer's output); sub_backward(d_in, d_out) is F's backward, writing the
+// gradient at F's input into d_in.
+//   Post, forward y = LN(x + F(x)):    dz = LN'(dy); dx += dz; d_in = F'(dz); dx += d_in
+//   Pre,  forward y = x + F(LN(x)):    dx += dy; d_in = F'(dy); dx += LN'(d_in)
+template <class T, class SubBackward>
+void sublayer_backward(Tensor3T<T>& dx, Tensor3T<T>& d_in, NormT<T>& dln, const Tensor3T<T>& dy,
+                       const NormSiteT<T>& site, const NormT<T>& ln, NormPlacement norm, SubBackward sub_backward) {
+  if (norm == NormPlacement::Post) {
+    Tensor3T<T> dz = zeros3(dy);
+    norm_backward(dz, dln, dy, site, ln);
+    dx += dz;
+    sub_backward(d_in, dz);
+    dx += d_in;
+  } else {
+    dx += dy;
+    sub_backward(d_in, dy);
+    norm_backward(dx, dln, d_in, site, ln);
+  }
+}
+
 template <class T>
 void encoder_layer_backward(Tensor3T<T>& dx, EncoderLayerT<T>& dp, const Tensor3T<T>& dy,
                             const EncoderLayerCacheT<T>& c, const EncoderLayerT<T>& p, NormPlacement norm) {
   Tensor3T<T> dh1 = zeros3(c.h1), dff_in = zeros3(c.ff_in), datt_in = zeros3(c.att_in);
-  if (norm == NormPlacement::Post) {
-    // forward: y = LN2(h1 + f)  ->  dz2 = LN2'(dy), flowing to h1 and to f
-    Tensor3T<T> dz2 = zeros3(c.h1);
-    norm_backward(dz2, dp.ln2, dy, c.ln2, p.ln2);
-    dh1 += dz2;
-    // forward: f = FFN(ff_in), ff_in = h1
-    ffn_backward(dff_in, dp.ff1, dp.ff2, dz2, c.ff_in, c.ff_hidden, c.ff_act, p.ff1, p.ff2);
-    dh1 += dff_in;
-    // forward: h1 = LN1(x + a)
-    Tensor3T<T> dz1 = zeros3(c.h1);
-    norm_backward(dz1, dp.ln1, dh1, c.ln1, p.ln1);
-    dx += dz1;
-    // forward: a = SelfAttn(att_in, att_in), att_in = x
-    multi_head_backward(datt_in, datt_in, dp.self, dz1, c.att, c.att_in, c.att_in, p.self);
-    dx += datt_in;
-  } else {
-    // forward: y = h1 + FFN(ff_in), ff_in = LN2(h1)
-    dh1 += dy;
-    ffn_backward(dff_in, dp.ff1, dp.ff2, dy, c.ff_in, c.ff_hidden, c.ff_act, p.ff1, p.ff2);
-    norm_backward(dh1, dp.ln2, dff_in, c.ln2, p.ln2);
-    // forward: h1 = x + SelfAttn(att_in, att_in), att_in = LN1(x)
-    dx += dh1;
-    multi_head_backward(datt_in, datt_in, dp.self, dh1, c.att, c.att_in, c.att_in, p.self);
-    norm_backward(dx, dp.ln1, datt_in, c.ln1, p.ln1);
-  }
+  // forward: y = LN2(h1 + FFN(h1)) (Post) or h1 + FFN(LN2(h1)) (Pre); ff_in is FFN's input
+  sublayer_backward(dh1, dff_in, dp.ln2, dy, c.ln2, p.ln2, norm, [&](Tensor3T<T>& d_in, const Tensor3T<T>& d_out) {
+    ffn_backward(d_in, dp.ff1, dp.ff2, d_out, c.ff_in, c.ff_hidden, c.ff_act, p.ff1, p.ff2);
+  });
+  // forward: h1 = LN1(x + SelfAttn(x)) (Post) or x + SelfAttn(LN1(x)) (Pre); att_in is its input
+  sublayer_backward(dx, datt_in, dp.ln1, dh1, c.ln1, p.ln1, norm, [&](Tensor3T<T>& d_in, const Tensor3T<T>& d_out) {
+    multi_head_backward(d_in, d_in, dp.self, d_out, c.att, c.att_in, c.att_in, p.self);
+  });
 }
 
 // ---- decoder layer ---------------------------------------------------------------------------------
@@ -308,39 +312,19 @@ void decoder_layer_backward(Tensor3T<T>& dx, Tensor3T<T>& dmemory, DecoderLayerT
                             NormPlacement norm) {
   Tensor3T<T> dh1 = zeros3(c.h1), dh2 = zeros3(c.h2), dff_in = zeros3(c.ff_in);
   Tensor3T<T> dcross_in = zeros3(c.cross_in), dself_in = zeros3(c.self_in);
-  if (norm == NormPlacement::Post) {
-    // forward: y = LN3(h2 + f), f = FFN(h2)
-    Tensor3T<T> dz3 = zeros3(c.h2);
-    norm_backward(dz3, dp.ln3, dy, c.ln3, p.ln3);
-    dh2 += dz3;
-    ffn_backward(dff_in, dp.ff1, dp.ff2, dz3, c.ff_in, c.ff_hidden, c.ff_act, p.ff1, p.ff2);
-    dh2 += dff_in;
-    // forward: h2 = LN2(h1 + CrossAttn(h1, memory))
-    Tensor3T<T> dz2 = zeros3(c.h1);
-    norm_backward(dz2, dp.ln2, dh2, c.ln2, p.ln2);
-    dh1 += dz2;
-    multi_head_backward(dcross_in, dmemory, dp.cross, dz2, c.cross_att, c.cross_in, memory, p.cross);
-    dh1 += dcross_in;
-    // forward: h1 = LN1(x + SelfAttn(x))
-    Tensor3T<T> dz1 = zeros3(c.h1);
-    norm_backward(dz1, dp.ln1, dh1, c.ln1, p.ln1);
-    dx += dz1;
-    multi_head_backward(dself_in, dself_in, dp.self, dz1, c.self_att, c.self_in, c.self_in, p.self);
-    dx += dself_in;
-  } else {
-    // forward: y = h2 + FFN(LN3(h2))
-    dh2 += dy;
-    ffn_backward(dff_in, dp.ff1, dp.ff2, dy, c.ff_in, c.ff_hidden, c.ff_act, p.ff1, p.ff2);
-    norm_backward(dh2, dp.ln3, dff_in, c.ln3, p.ln3);
-    // forward: h2 = h1 + CrossAttn(LN2(h1), memory)
-    dh1 += dh2;
-    multi_head_backward(dcross_in, dmemory, dp.cross, dh2, c.cross_att, c.cross_in, memory, p.cross);
-    norm_backward(dh1, dp.ln2, dcross_in, c.ln2, p.ln2);
-    // forward: h1 = x + SelfAttn(LN1(x))
-    dx += dh1;
-    multi_head_backward(dself_in, dself_in, dp.self, dh1, c.self_att, c.self_in, c.self_in, p.self);
-    norm_backward(dx, dp.ln1, dself_in, c.ln1, p.ln1);
-  }
+  using Grad = Tensor3T<T>;
+  // forward: y = LN3(h2 + FFN(h2)) (Post) or h2 + FFN(LN3(h2)) (Pre)
+  sublayer_backward(dh2, dff_in, dp.ln3, dy, c.ln3, p.ln3, norm, [&](Grad& d_in, const Grad& d_out) {
+    ffn_backward(d_in, dp.ff1, dp.ff2, d_out, c.ff_in, c.ff_hidden, c.ff_act, p.ff1, p.ff2);
+  });
+  // forward: h2 = LN2(h1 + CrossAttn(h1, memory)) (Post) or h1 + CrossAttn(LN2(h1), memory) (Pre)
+  sublayer_backward(dh1, dcross_in, dp.ln2, dh2, c.ln2, p.ln2, norm, [&](Grad& d_in, const Grad& d_out) {
+    multi_head_backward(d_in, dmemory, dp.cross, d_out, c.cross_att, c.cross_in, memory, p.cross);
+  });
+  // forward: h1 = LN1(x + SelfAttn(x)) (Post) or x + SelfAttn(LN1(x)) (Pre)
+  sublayer_backward(dx, dself_in, dp.ln1, dh1, c.ln1, p.ln1, norm, [&](Grad& d_in, const Grad& d_out) {
+    multi_head_backward(d_in, d_in, dp.self, d_out, c.self_att, c.self_in, c.self_in, p.self);
+  });
 }
 
 // ---- the whole model -------------------------------------------------------------------------------

@@ -12,7 +12,9 @@
 #include "attn/nn/loss.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/tensor/memory.hpp"
+#include "pair_training.hpp"
 
 namespace attn {
 
@@ -42,38 +44,33 @@ TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, cons
   ac.beta2 = 0.98f;  // §5.3
   ac.eps = 1e-9f;
   Adam adam(reg, ac);
-  Rng order(tc.seed, /*stream=*/77);  // batch order, independent of the initialisation
+  PairTraining<Transformer, TransformerTape> pairs(corpus, tc.batch, tc.seed, m);
   TransformerTrainResult res;
-  res.best = m;
-  res.best_bleu = -1.0;
-  std::vector<Batch> epoch;
-  std::size_t next = 0;
-  TransformerTape tape;
-  for (std::size_t step = 1; step <= tc.steps; ++step) {
-    if (next == epoch.size()) {
-      epoch = make_batches(corpus.train, corpus.source_vocab, corpus.target_vocab, tc.batch, &order);
-      next = 0;
-    }
-    const Batch& b = epoch[next++];
-    reg.zero_grad();
-    const float loss = transformer_forward(tape, m, b);
-    transformer_backward(g, tape, m, b);
-    const double norm = tc.clip > 0 ? clip_grad_norm(reg, tc.clip) : grad_norm(reg);
-    adam.step(float(transformer_learning_rate(tc, cfg.d_model, std::int64_t(step))));
-    res.train_losses.push_back(loss);
-    res.grad_norms.push_back(float(norm));
-    if (tc.on_step) tc.on_step(step, loss, std::int64_t(count_targets(b.tgt_out, Vocab::pad)));
-    if (!tc.validate) {
-      if (step == tc.steps) res.best = m, res.best_step = step;
-    } else if (step == tc.steps || (tc.valid_every > 0 && step % tc.valid_every == 0)) {
-      const TransformerValidPoint vp{step, transformer_bleu(m, corpus.valid, corpus.source_vocab, corpus.target_vocab)};
-      res.valid.push_back(vp);
-      if (vp.bleu > res.best_bleu) {  // ties keep the earlier model
-        res.best_bleu = vp.bleu;
-        res.best_step = step;
-        res.best = m;
-      }
-    }
+  TrainLoop loop(tc.steps, tc.clip, tc.valid_every);
+  loop.lr = [&](std::size_t step) { return transformer_learning_rate(tc, cfg.d_model, std::int64_t(step)); };
+  loop.forward_backward = [&](std::size_t) {
+    return pairs.step([&](TransformerTape& tape, const Batch& b) { return transformer_forward(tape, m, b); },
+                      [&](const TransformerTape& tape, const Batch& b) { transformer_backward(g, tape, m, b); });
+  };
+  loop.after_step = [&](const TrainStep& s) {
+    res.train_losses.push_back(float(s.loss));
+    res.grad_norms.push_back(float(s.grad_norm));
+    if (tc.on_step) tc.on_step(s.step, s.loss, pairs.tokens());
+  };
+  if (tc.validate)
+    loop.validate = [&](std::size_t step) {
+      res.valid.push_back({step, transformer_bleu(m, corpus.valid, corpus.source_vocab, corpus.target_vocab)});
+      pairs.best.offer(res.valid.back().bleu, step, m);
+    };
+  run_train_loop(loop, reg, {&adam});
+  if (tc.validate) {
+    res.best_bleu = pairs.best.score();
+    res.best_step = pairs.best.step();
+    res.best = pairs.best.take();
+  } else {  // no validation: the last model
+    res.best_bleu = -1.0;
+    res.best_step = tc.steps;
+    res.best = m;
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
@@ -150,8 +147,10 @@ void save_transformer(const std::string& path, const Transformer& m, const Train
 }
 
 Transformer load_transformer(const std::string& path, TrainingCurves* curves, Metadata* metadata) {
+  if (std::filesystem::is_directory(path)) throw SafetensorsError(path + " is a folder, not a checkpoint file");
   if (!std::filesystem::is_regular_file(path))
-    throw SafetensorsError(path + ": checkpoint not found (run the chapter with --train to make one)");
+    throw SafetensorsError(path + ": checkpoint not found (chapter 08 makes one: 08_transformer --train --checkpoint " +
+                           path + ")");
   Metadata meta;
   TensorMap tensors = read_safetensors(path, &meta);
   if (!meta.count("model") || meta.at("model") != "transformer")

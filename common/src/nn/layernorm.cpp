@@ -24,9 +24,8 @@ Norm rmsnorm_init(std::size_t channels) {
 
 template <class T>
 NormT<T> zeros_like(const NormT<T>& p) {
-  NormT<T> g;
-  g.gamma = xt::zeros<T>(p.gamma.shape());
-  g.beta = xt::zeros<T>(p.beta.shape());
+  NormT<T> g = p;  // the shapes (beta empty for RMSNorm), then zeros
+  for (auto* v : {&g.gamma, &g.beta}) v->fill(T(0));
   return g;
 }
 

@@ -54,10 +54,10 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
   const std::string line = _f("MQAR at n = {}, d = {}: attention {:.2f}, SSM {:.2f}, hybrid {:.2f}.", t.pairs.back(),
                               t.widths.back(), v.gap_attention, v.gap_ssm, v.gap_hybrid);
   if (v.ssm_fewest.outcome != Outcome::fails)
-    return line + " " + _f("The SSM recalls {:.2f} at n = {}: its shortfall at n = {} is mostly its fixed state.",
-                           v.ssm_fewest.measured, t.pairs.front(), t.pairs.back());
-  return line + " " + _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as state.",
-                         v.ssm_fewest.measured, t.pairs.front());
+    return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: its shortfall at n = {} is mostly its fixed "
+                                "state.", v.ssm_fewest.measured, t.pairs.front(), t.pairs.back()));
+  return _f("{} {}", line, _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as "
+                              "state.", v.ssm_fewest.measured, t.pairs.front()));
 }
 
 void show_ssd_example(Narrator& nar, const SsdExample& e) {
@@ -120,22 +120,23 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
     nar.say(_("a slope off its exponent is the machine at work: caches (the quadratic form's T × T matrix "
               "outgrows them) or other programs' load; rerun to see how much the timings move."));
   if (r.crossover_t > 0)
-    nar.result(_f("crossover: from T = {} the quadratic form is slower than the scan", r.crossover_t));
+    nar.result(_f("crossover in this run: from T = {} the quadratic form is slower than the scan",
+                  r.crossover_t));
   else
-    nar.result(_("crossover: none in this range; the quadratic form stayed faster than the scan"));
+    nar.result(_("crossover in this run: none in this range; the quadratic form stayed faster than the scan"));
   const std::size_t longest = r.rows.empty() ? 0 : r.rows.back().t;
   switch (r.chunked_faster.outcome) {
     case Outcome::holds:
-      nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU in this run",
+                    longest, r.chunked_vs_scan));
       break;
     case Outcome::partly:
-      nar.result(_f("at T = {} the chunked form and the scan are on par on this CPU ({:.2f}×)", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form and the scan are on par on this CPU in this run ({:.2f}×)",
+                    longest, r.chunked_vs_scan));
       break;
     default:
-      nar.result(_f("at T = {} the chunked form is slower than the scan on this CPU ({:.2f}×)", longest,
-                    r.chunked_vs_scan));
+      nar.result(_f("at T = {} the chunked form is slower than the scan on this CPU in this run ({:.2f}×)",
+                    longest, r.chunked_vs_scan));
   }
 }
 
@@ -173,6 +174,14 @@ void report_family(Narrator& nar, const FamilyDemo& f) {
   nar.table(t, true);
   nar.result(_f("delta rule reads exactly v3 (error ≤ 1e-5): {}; linear attention returns a blend (error ≥ 0.5): {}",
                 outcome_word(f.delta_overwrites.outcome), outcome_word(f.linear_mixes.outcome)));
+  if (f.delta_crowded.holds())
+    nar.result(_f("add a third key C = ({:.1f}, {:.1f}), not orthogonal to A, and write C → v5 = ({:.0f}, {:.0f}): "
+                  "the delta rule's read of A is now off by {:.2f}. Three keys do not fit apart in N = 2 "
+                  "dimensions: step 6's recall wall in miniature.", f.crowded_k(0, 0), f.crowded_k(0, 1),
+                  f.crowded_v(0, 0), f.crowded_v(0, 1), f.crowded_error));
+  else
+    nar.result(_f("add a third key C = ({:.1f}, {:.1f}) and write C → v5: the delta rule still reads A within "
+                  "{:.2f} of v3", f.crowded_k(0, 0), f.crowded_k(0, 1), f.crowded_error));
   const Vec& w = f.softmax_weights;
   nar.result(_f("softmax weighs the two A tokens alike ({:.3f} and {:.3f}; each B token {:.3f}, the query {:.3f}): "
                 "it averages v1 and v3 and has no idea of the latest write. In MQAR (next step) each key is "
@@ -198,9 +207,10 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   const std::size_t wide = t.widths.back(), most = t.pairs.back();
   nar.say(_f("models loaded from {}: each trained by --train (seed 12), for the steps in the table's steps column.",
              source));
-  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}; window: w = {}; "
-             "hybrid: an SSM layer, then an attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: "
-             "both layers' KV caches or states, and each short convolution's last K − 1 = {} inputs.",
+  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}, state h·N·P; "
+             "linear attention: the same heads, state h·(P² + P); window: w = {}; hybrid: an SSM layer, then an "
+             "attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: both layers' KV caches or "
+             "states, and each short convolution's last K − 1 = {} inputs.",
              cfg.state_n, cfg.d_k, cfg.d_k, cfg.window, most, 3 * most, cfg.conv_taps - 1));
   std::vector<std::string> head{_("model"), "d", _("steps"), _("bytes")};
   for (std::size_t n : t.pairs) head.push_back(fmt::format("n={}", n));
@@ -295,8 +305,12 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   }
   switch (v.hybrid_closes_gap.outcome) {
     case Outcome::holds:
-      nar.result(_f("one attention layer closes {:.0f}% of the SSM's gap at n = {}, d = {} (hybrid {:.2f})",
-                    100 * v.hybrid_closes_gap.measured, most, wide, v.gap_hybrid));
+      if (v.hybrid_closes_gap.measured >= 1.0)
+        nar.result(_f("one attention layer closes all of the SSM's gap at n = {}, d = {}: the hybrid recalls {:.2f}, "
+                      "attention {:.2f}", most, wide, v.gap_hybrid, v.gap_attention));
+      else
+        nar.result(_f("one attention layer closes {:.0f}% of the SSM's gap at n = {}, d = {} (hybrid {:.2f})",
+                      100 * v.hybrid_closes_gap.measured, most, wide, v.gap_hybrid));
       break;
     case Outcome::partly:
       nar.result(_f("one attention layer closes part of the gap: {:.0f}% at n = {}, d = {} (hybrid {:.2f})",
@@ -364,15 +378,15 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
   if (c.attention_linear.holds())
-    nar.result(_f("attention's slope {:.2f} is the 1 that O(t·d) counts: each step reads every cached key and "
-                  "value once", c.attention_slope));
+    nar.result(_f("attention's slope {:.2f} is the 1 that its t·d term counts: each step reads every cached "
+                  "key and value once", c.attention_slope));
   else if (c.attention_slope > 1.0 && c.cache_passed_at > 0)
-    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that O(t·d) counts: from {} tokens the KV "
-                  "cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
+    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts: from {} tokens the "
+                  "KV cache no longer fits this core's {} L2 cache, and each step fetches it from farther away",
                   c.attention_slope, c.cache_passed_at, ch12_bytes(double(c.cache_bytes))));
   else
-    nar.result(_f("attention's slope {:.2f} is off the 1 that O(t·d) counts: caches and the machine's load move "
-                  "timings this short", c.attention_slope));
+    nar.result(_f("attention's slope {:.2f} is off the 1 that its t·d term counts: the d² projections, caches "
+                  "and the machine's load move timings this short", c.attention_slope));
   if (!c.rows.empty())
     nar.result(_f("at {} tokens one attention step costs about {}× the SSM step (it varies with the load from run "
                   "to run) and keeps {} against {}, {:.0f}× the bytes", c.rows.back().context,

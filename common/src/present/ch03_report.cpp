@@ -52,7 +52,8 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
                 "it vanishes): {}; scaled, it varies {:.2f}× across d_k (claim: at most 1.25×): {}",
                 last.d_k, s.raw_vanishes.measured, outcome_word(s.raw_vanishes.outcome), s.scaled_steady.measured,
                 outcome_word(s.scaled_steady.outcome)));
-  nar.say(_f("the source article \"Attention mechanism\" writes softmax(QKᵀ/d_k); the divisor is √d_k — dividing by "
+  nar.say(_f("the source article \"注意力机制 (Attention Mechanism)\" writes softmax(QKᵀ/d_k); the divisor is √d_k "
+             "— dividing by "
              "d_k would leave Var = {:.1f}/{}² = {:.4f} at d_k = {}: scores squeezed towards 0.",
              last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
 }
@@ -89,6 +90,8 @@ void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std:
   nar.table(t, /*as_result=*/true);
   nar.record("lookup_taus", taus);
   nar.record("lookup_weights", weights);
+  nar.say(_("|o − v_best|: the largest absolute difference, over the columns, between the blend o and the best "
+            "key's value row"));
   nar.result(_f("at the smallest τ the blend is within {:.1e} of the best key's row (claim: within 1e-3, a hard "
                 "lookup): {}", s.becomes_hard.measured, outcome_word(s.becomes_hard.outcome)));
   nar.say(_f("τ = √d_model = {:.2f} is the usual scale.", std::sqrt(double(d_model))));
@@ -103,9 +106,10 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
   paper.add({_("convolutional"), "O(k·n·d²)", "O(1)", "O(log_k(n))"});
   paper.add({_("self-attention, restricted to r"), "O(r·n·d)", "O(1)", "O(n/r)"});
   nar.table(paper);
-  nar.say(_f("measured (d = {}, causal): the GRU steps from token 0 to token n − 1; the attention layers "
-             "x ← x + Attn(x) until token n − 1 depends on token 0 (through weights > 0); and how much raising "
-             "every entry of x_0 by 1 changes the output at n − 1", s.d_model));
+  nar.say(_f("measured (d = {}, causal): the GRU (gated recurrent unit, the recurrent layer of chapters 00–01) "
+             "steps from token 0 to token n − 1; the attention layers x ← x + Attn(x) until token n − 1 depends on "
+             "token 0 (through weights > 0); and how much raising every entry of x_0 by 1 changes the output at "
+             "n − 1 (|Δ|: the largest absolute change over its entries)", s.d_model));
   Table t({"n", _("GRU steps"), _("attention layers"), _f("layers, window w = {}", s.window), _("GRU |Δh_{n−1}|"),
            _("attention |Δo_{n−1}|")});
   Mat m = xt::zeros<float>({s.rows.size(), std::size_t(6)});
@@ -126,12 +130,19 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
                 "n, the table's O(n/r) (chapter 06): {}", s.window, s.window - 1, s.window - 1,
                 outcome_word(s.window_formula.outcome)));
   if (!s.rows.empty()) {
+    const PathLengthRow& first = s.rows.front();
     const PathLengthRow& last = s.rows.back();
     nar.result(_f("at n = {} token 0 changes the GRU's last state by {:.1e} and one attention layer's last row by "
-                  "{:.1e}: {}", last.n, last.recurrent_influence, last.attention_influence,
-                  s.attention_keeps_more.holds()
-                      ? _("the long path forgets, the short one does not (untrained weights)")
-                      : _("the short path does not carry more here")));
+                  "{:.1e}", last.n, last.recurrent_influence, last.attention_influence));
+    if (s.attention_keeps_more.holds())
+      nar.result(_f("both fade: from n = {} to {} ({:.0f}× more tokens) attention's influence falls {:.0f}×, diluted "
+                    "as its weights spread over more tokens, while the GRU's {} (untrained weights)", first.n,
+                    last.n, double(last.n) / double(first.n), first.attention_influence / last.attention_influence,
+                    last.recurrent_influence == 0.0 ? std::string(_("underflows to 0"))
+                                                    : _f("falls {:.0f}×",
+                                                         first.recurrent_influence / last.recurrent_influence)));
+    else
+      nar.result(_("the short path does not carry more here"));
   }
 }
 

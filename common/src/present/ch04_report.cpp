@@ -49,11 +49,12 @@ void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
 }
 
 void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch) {
-  nar.result(_f("max |output − training layer's multi_head_forward| = {:.1e} ({})", layer.max_diff,
+  nar.result(_f("max |output − multi_head_forward (the layer training uses)| = {:.1e} ({})", layer.max_diff,
                 layer.agree.holds() ? _("the same layer") : _("they disagree")));
   if (pytorch)
-    nar.result(_f("PyTorch parity: nn.MultiheadAttention (16 wide, 4 heads, biases) vs ours on the golden inputs: "
-                  "max |diff| = {:.1e} (data/golden/mha): {}", pytorch->max_diff, outcome_word(pytorch->agree.outcome)));
+    nar.result(_f("PyTorch parity: nn.MultiheadAttention (16 wide, 4 heads, biases) vs ours on golden inputs "
+                  "(inputs and outputs saved from PyTorch in data/golden/mha; other inputs than above, with biases): "
+                  "max |diff| = {:.1e}: {}", pytorch->max_diff, outcome_word(pytorch->agree.outcome)));
 }
 
 void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
@@ -78,6 +79,8 @@ void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const 
                fmt::format("{:.0f}%", 100.0 * c.attention_share())});
   }
   nar.table(flops, /*as_result=*/true);
+  nar.say(_f("d = d_model = {}, d_ff = {}, h = {}; attention share = (projections + scores) / (projections + "
+             "scores + feed-forward)", cfg.d_model, cfg.d_ff, cfg.n_heads));
 }
 
 void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
@@ -90,10 +93,19 @@ void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const
     nar.why(_("projections and FFN grow like n, scores like n²: at these lengths attention stays the smaller part."));
 }
 
+std::string gqa_caption(std::size_t heads, std::size_t kv_heads) {
+  const std::string q = heads == 1 ? _("1 query head") : _f("{} query heads", heads);
+  const std::string kv = kv_heads == 1 ? _("1 K/V head") : _f("{} K/V heads", kv_heads);
+  return kv_heads == heads ? _f("GQA: {}, {} (= MHA: h = {} is odd)", q, kv, heads)
+                           : _f("GQA: {}, {}", q, kv);
+}
+
 void report_gqa(Narrator& nar, const Agreement& gqa) {
+  nar.say(_("MQA / GQA: multi-query / grouped-query attention; g: the number of K/V heads (MQA: g = 1); KV "
+            "cache: the keys and values of past tokens, stored so that decoding does not recompute them"));
   nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} ({})", gqa.max_diff,
                 outcome_word(gqa.agree.outcome)));
-  Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token (bf16)")},
+  Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
            _("LLaMA-2-70B-like: d_model 8192, 64 heads × d_k 128, 80 layers"));
   for (std::size_t kvh : {64u, 8u, 1u}) {
     const AttentionParamCount c = attention_param_count(8192, 64, kvh, 128);

@@ -11,6 +11,7 @@
 #include "attn/position/learned_position.hpp"
 #include "attn/position/rope.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -48,8 +49,9 @@ void report_learned_limit(Narrator& nar, const Mat& table) {
     Mat y;
     learned_position_forward(y, Mat(xt::zeros<float>({len, table.shape(1)})), table);
     nar.result(_f("a sequence of {} tokens: accepted", len));
-  } catch (const PositionLimitError& e) {
-    nar.result(_f("a sequence of {} tokens: {}", len, e.what()));
+  } catch (const PositionLimitError&) {  // its message is the library's, in English: say it in the lesson's words
+    nar.result(_f("a sequence of {} tokens: refused — position {} has no learned row; the table was trained for "
+                  "positions 0 … {} (max_len {})", len, len - 1, len - 2, table.shape(0)));
   }
 }
 
@@ -91,7 +93,8 @@ void report_reversal(Narrator& nar, const ReversalStudy& s) {
   nar.result(_f("tell the reversed sentence apart (max |Δ| ≥ 1e-3): {}; blind to the reversal: {}",
                 apart.empty() ? "—" : fmt::format("{}", fmt::join(apart, ", ")),
                 blind.empty() ? "—" : fmt::format("{}", fmt::join(blind, ", "))));
-  nar.say(_("(learned: a random table here; ALiBi: one head, slope 1/4)"));
+  nar.say(_("(learned: an untrained N(0, 1) table, larger than step 4's N(0, 0.02²) so that it is visible; ALiBi: "
+            "one head, slope 1/4)"));
 }
 
 void explain_reversal(Narrator& nar, const ReversalStudy& s) {
@@ -149,17 +152,21 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   Rng init(cfg.seed + std::uint64_t(e));
   auto model = std::make_unique<PositionModel>(e, cfg, init);
   const std::string file = fmt::format("ch05/{}.safetensors", position_encoding_name(e));
-  if (train) {
-    const double final_loss = train_extrapolation(*model, cfg);
-    std::filesystem::create_directories(data_dir() + "/ch05");
-    save_checkpoint(data_dir() + "/" + file, model->registry(),
-                    {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
-                     {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
+  double final_loss = 0.0;
+  const bool trained = load_or_train(
+      {train ? data_dir() + "/" + file : require_data_file(file), train, cfg.steps, /*progress=*/false},
+      [&](const std::string& path) {
+        load_checkpoint(path, model->registry(), false, nullptr, {{"encoding", position_encoding_name(e)}});
+      },
+      [&](const StepCallback&) { final_loss = train_extrapolation(*model, cfg); },
+      [&](const std::string& path) {
+        save_checkpoint(path, model->registry(),
+                        {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
+                         {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
+      });
+  if (trained)
     nar.say(_f("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), cfg.steps,
                final_loss, file));
-  } else {
-    load_checkpoint(require_data_file(file), model->registry(), false, nullptr, {{"encoding", position_encoding_name(e)}});
-  }
   return model;
 }
 
@@ -193,12 +200,13 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 percent(s.at(P::Rope, 4).accuracy), percent(s.at(P::Alibi, 1).accuracy), percent(s.at(P::Alibi, 4).accuracy),
                 percent(s.at(P::Sinusoidal, 1).accuracy), percent(s.at(P::Sinusoidal, 4).accuracy),
                 learned_stops ? _("; learned: no rows past L.") : "."));
-  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\", RoPE "
+  nar.result(_f("claim of the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\", RoPE "
                 "extrapolates 'naturally' (loses at most 2 points from L to 4L): it lost {:.0f} — {}",
                 100.0 * s.drop(P::Rope), s.rope_natural.holds() ? _("held") : _("did NOT hold")));
   nar.result(_f("claim of Press et al. 2021, ALiBi extrapolates better than sinusoidal: drops {:.1f} vs {:.1f} points "
-                "(noise ±{:.1f}, two binomial standard errors) — {}", 100.0 * s.drop(P::Alibi),
-                100.0 * s.drop(P::Sinusoidal), 100.0 * s.alibi_over_sinusoidal.bound,
+                "(noise ±{:.1f}: 2·√(Σ p(1 − p)/N) over the four accuracies at L and 4L, N = {} and {} predictions) "
+                "— {}", 100.0 * s.drop(P::Alibi), 100.0 * s.drop(P::Sinusoidal), 100.0 * s.alibi_over_sinusoidal.bound,
+                s.at(P::Alibi, 1).scored, s.at(P::Alibi, 4).scored,
                 s.alibi_over_sinusoidal.holds() ? _("held") : outcome_word(s.alibi_over_sinusoidal.outcome)));
 }
 

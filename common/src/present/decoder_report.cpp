@@ -26,7 +26,7 @@ std::string ms(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3);
 }  // namespace
 
 TinyLm train_tiny_lm_narrated(Narrator& nar, TinyLmTrainSetup& setup) {
-  ProgressBar bar(std::int64_t(setup.train.steps), !nar.quiet() && stderr_is_terminal());
+  ProgressBar bar(std::int64_t(setup.train.steps), !nar.quiet());
   auto cb = bar.callback();
   setup.train.on_step = [&](std::size_t s, double loss, double) {
     cb(s, loss, std::int64_t(setup.train.batch * setup.train.time));
@@ -90,18 +90,21 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   t.add({"LayerNorm", us(s.layer.best), us(s.layer.median)});
   nar.table(t, true);
   const RangeVerdict& v = s.saving;
-  nar.result(_f("RMSNorm takes {:.0f}% less time than LayerNorm (best runs), {:.0f}% less (medians); paper: "
-                "7%–64% less, for whole models (Zhang & Sennrich 2019)", 100.0 * v.from_best, 100.0 * v.from_median));
-  nar.result(sentence_for(v.outcome, _("verdict: both figures lie inside the paper's range"),
-                  _("verdict: both figures lie outside the paper's range (here only the norm is timed)"),
-                  _("verdict: one figure lies inside the paper's range and one outside: within this "
-                    "machine's noise")));
+  nar.result(_f("RMSNorm takes {:.0f}% less time than LayerNorm (best runs), {:.0f}% less (medians)",
+                100.0 * v.from_best, 100.0 * v.from_median));
+  nar.result(sentence_for(v.outcome, _("verdict: RMSNorm is faster in both the best and the median runs"),
+                  _("verdict: RMSNorm is slower in both the best and the median runs"),
+                  _("verdict: faster in one figure, slower in the other: within this machine's noise")));
+  nar.say(_f("paper: {:.0f}%–{:.0f}% less running time for whole models (Zhang & Sennrich 2019); this step times one "
+             "operation alone, which is not comparable to that range (the figures above also vary from run to run)",
+             100.0 * kRmsNormSavingLo, 100.0 * kRmsNormSavingHi));
   nar.code("attn/nn/layernorm.hpp: rmsnorm_forward, layernorm_forward; attn/studies/decoder_study.hpp: norm_study");
   nar.why(_("one statistic per row instead of two, and no β; Zhang & Sennrich argue the re-centring is "
             "dispensable, and LLaMA uses RMSNorm before every sub-layer."));
 }
 
 void report_ffns(Narrator& nar, const FfnCost& c) {
+  nar.say(_("silu(x) = x·σ(x), σ the logistic sigmoid; ⊙: the element-wise product"));
   Table t({_("feed-forward"), _("hidden"), _("matrices"), _("parameters"), _("best"), _("median")},
           _f("forward on {} random rows, {} runs each, the two alternated", c.rows, c.relu.runs));
   t.add({"ReLU (2017)", std::to_string(c.relu_hidden) + " = 4·d_model", "2", format_count(c.relu_params),
@@ -225,6 +228,8 @@ void report_block(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace
   style.vmax = 1.0;
   nar.heatmap("attn_last_layer_head0", drawn, tokens, tokens,
               _f("layer {} of 0…{}, head 0; rows are queries, '·' masked", last, last), style);
+  nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the earlier token "
+            "it reads most (row 0 can only read itself)"));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
   nar.why(_f("every shape follows from d_model = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes "
              "block 0's tensors, so each product can be checked by hand.", d, H, G, f));
@@ -237,10 +242,12 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
     const std::string v = get(k);
     return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? format_count(std::stoull(v)) : v;
   };
-  nar.say(_f("trained with --train --seed {}: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
-             "{:.0f} s of wall-clock time with {} OpenBLAS thread(s)",
+  nar.say(_f("trained earlier with --train --seed {} and loaded from data/ch09/: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
+             "{:.0f} s of wall-clock time with {}",
              get("seed"), get("steps"), get("batch"), get("time"), count("train_tokens_seen"),
-             std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"), get("blas_threads")));
+             std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"),
+             get("blas_threads") == "1" ? std::string(_("1 OpenBLAS thread"))
+                                        : _f("{} OpenBLAS threads", get("blas_threads"))));
   nar.say(_("AdamW: Adam (a step per weight scaled by running means of its gradient and squared gradient) with "
             "weight decay applied to the weights directly (Loshchilov & Hutter 2019)"));
   nar.say(_("loss: the mean over tokens of −ln p(the true next token), in nats (natural-log units; "
@@ -252,6 +259,8 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
       c.add({std::to_string(lm.curve[i].step), fmt::format("{:.3f}", lm.curve[i].train_loss),
              fmt::format("{:.3f}", lm.curve[i].valid_loss)});
   nar.table(c);
+  nar.say(_("train loss: the mean over the training batches since the previous row, so it lags behind the model "
+            "the row's valid loss measures (the held-out chapters at that step); that is why it can be the higher"));
   Table a({_("model"), _("parameters"), _("text"), _("vocabulary"), _("valid loss"), "bits/byte"},
           _("for scale only: different text, vocabulary and size"));
   a.add({_("this model"), format_count(parameter_count(lm.model)), _("KJV Bible"),
@@ -293,15 +302,38 @@ void report_sampling(Narrator& nar, const TinyLm& lm, const NextTokenStudy& s, c
             "the text, so top-p cuts the tail off and τ < 1 moves mass towards the likelier tokens."));
 }
 
+std::string printable_text(const std::string& raw) {
+  std::string text;
+  for (std::size_t i = 0; i < raw.size();) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == '\n' || (c >= 0x20 && c < 0x7f)) {
+      text += char(c);
+      ++i;
+      continue;
+    }
+    // A whole UTF-8 character (lead byte, then its continuation bytes) is kept; anything else is '?'.
+    const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool whole = len > 0 && i + len <= raw.size();
+    for (std::size_t k = 1; whole && k < len; ++k) whole = (static_cast<unsigned char>(raw[i + k]) & 0xc0) == 0x80;
+    if (whole) {
+      text += raw.substr(i, len);
+      i += len;
+    } else {
+      text += '?';
+      ++i;
+    }
+  }
+  return text;
+}
+
 void print_generated(Narrator& nar, const std::string& raw) {
-  std::string text;  // bytes outside printable ASCII (a byte token alone can be half a UTF-8 character) -> '?'
-  for (unsigned char c : raw) text += (c == '\n' || (c >= 0x20 && c < 0x7f)) ? char(c) : '?';
-  std::istringstream in(text);
+  std::istringstream in(printable_text(raw));
   std::string line;
   while (std::getline(in, line)) {
     while (line.size() > 90) {
       std::size_t cut = line.rfind(' ', 90);
       if (cut == std::string::npos || cut == 0) cut = 90;
+      while (cut > 1 && (static_cast<unsigned char>(line[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
       nar.result("  │ " + line.substr(0, cut));
       line = line.substr(cut + (line[cut] == ' ' ? 1 : 0));
     }
@@ -316,6 +348,7 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.sampled));
   nar.result(_("greedy: τ = 0, the most probable token every time:"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.greedy));
+  nar.say(_f("(each text stops after --tokens {} new tokens, even mid-word)", d.greedy.size()));
   nar.result(_f("4-token spans that already occurred earlier in the same text: greedy {:.0f}%, sampled {:.0f}%",
                 100.0 * d.greedy_repeats, 100.0 * d.sampled_repeats));
   nar.result(sentence_for(d.greedy_loops.outcome,
@@ -336,8 +369,12 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
            fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
-  nar.result(_f("log-log slope of time vs tokens: cached {:.2f}, uncached {:.2f} (1 = linear, 2 = quadratic)",
-                s.cached_slope, s.uncached_slope));
+  nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
+                "errors of the fit; 1 = linear, 2 = quadratic)", s.cached_slope, 2.0 * s.cached_slope_se,
+                s.uncached_slope, 2.0 * s.uncached_slope_se));
+  nar.say(_f("(fitted to {} lengths of {} to {} tokens, times of a few milliseconds: on a shared machine these "
+             "slopes change from run to run, so read them only as roughly linear or quadratic)", s.rows.size(),
+             s.rows.front().tokens, s.rows.back().tokens));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)
@@ -394,8 +431,8 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
                      "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time, RoPE's scores {} under a shift, GQA's cache {}× "
                      "smaller.",
                      100.0 * f.norms.saving.from_best, 100.0 * f.norms.saving.from_median,
-                     sentence_for(f.norms.saving.outcome, _("inside the paper's 7%–64%"), _("outside the paper's 7%–64%"),
-                                  _("within noise of the paper's 7%–64%")),
+                     sentence_for(f.norms.saving.outcome, _("faster in both, as one operation alone"),
+                                  _("slower in both"), _("within noise")),
                      f.ffn.swiglu.median / f.ffn.relu.median,
                      sentence_for(f.shift.rope_invariant.outcome, _("unchanged"), _("changed"), _("unmeasured")),
                      shipped ? mha / shipped : 0));

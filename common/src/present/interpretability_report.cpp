@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "attn/data/data_files.hpp"
-#include "attn/present/progress.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/side_by_side.hpp"
 #include "attn/present/sparkline.hpp"
 #include "attn/present/number_format.hpp"
@@ -76,31 +76,38 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
 InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress) {
   InductionModel t;
   t.file = kModelFiles[which];
-  if (train) {
-    InductionTrainConfig cfg = base;
-    cfg.seed = base.seed + which;
-    ProgressBar bar(std::int64_t(cfg.steps), progress && stderr_is_terminal());
-    cfg.on_step = bar.callback();
-    InductionTrainResult r = train_induction(cfg);
-    bar.finish();
-    std::filesystem::create_directories(data_dir() + "/ch10");
-    TensorMap extra;
-    extra["loss_curve"] = TensorF32{{r.loss_curve.size()}, r.loss_curve};
-    t.metadata = {{"seed", std::to_string(cfg.seed)}, {"steps", std::to_string(cfg.steps)},
-                  {"batch", std::to_string(cfg.batch)}, {"curve_every", std::to_string(cfg.curve_every)},
-                  {"train_seconds", fmt::format("{:.1f}", r.seconds)}, {"length", std::to_string(cfg.task.length)},
-                  {"min_period", std::to_string(cfg.task.min_period)},
-                  {"max_period", std::to_string(cfg.task.max_period)}};
-    save_attn_only(data_dir() + "/" + t.file, r.model, extra, t.metadata);
-    t.model = std::move(r.model);
-    t.curve = std::move(r.loss_curve);
-    return t;
+  std::string path = data_dir() + "/" + t.file;  // where --train writes it
+  if (!train) {
+    const auto found = find_data_file(t.file);
+    if (!found) throw std::runtime_error(_f("no model {} (run with --train to make it)", t.file));
+    path = *found;
   }
-  const auto path = find_data_file(t.file);
-  if (!path) throw std::runtime_error(_f("no model {} (run with --train to make it)", t.file));
-  TensorMap extra;
-  t.model = load_attn_only(*path, &extra, &t.metadata);
-  if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
+  InductionTrainConfig cfg = base;
+  cfg.seed = base.seed + which;
+  load_or_train(
+      {path, train, cfg.steps, progress},
+      [&](const std::string& p) {
+        TensorMap extra;
+        t.model = load_attn_only(p, &extra, &t.metadata);
+        if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
+      },
+      [&](const StepCallback& on_step) {
+        cfg.on_step = on_step;
+        InductionTrainResult r = train_induction(cfg);
+        t.metadata = {{"seed", std::to_string(cfg.seed)}, {"steps", std::to_string(cfg.steps)},
+                      {"batch", std::to_string(cfg.batch)}, {"curve_every", std::to_string(cfg.curve_every)},
+                      {"train_seconds", fmt::format("{:.1f}", r.seconds)}, {"length", std::to_string(cfg.task.length)},
+                      {"min_period", std::to_string(cfg.task.min_period)},
+                      {"max_period", std::to_string(cfg.task.max_period)}};
+        t.model = std::move(r.model);
+        t.curve = std::move(r.loss_curve);
+        t.trained_now = true;
+      },
+      [&](const std::string& p) {
+        TensorMap extra;
+        extra["loss_curve"] = TensorF32{{t.curve.size()}, t.curve};
+        save_attn_only(p, t.model, extra, t.metadata);
+      });
   return t;
 }
 
@@ -167,8 +174,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   }
   if (!legend.empty()) nar.say(trimmed(legend));
   nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
-             "from row {} on, {} columns left of the diagonal: each token reads the token after its earlier copy, "
-             "one period ({}) back", head_name(0, c.previous_head), c.last_layer, period, period - 1, period));
+             "from row {} on: each token reads the token after its first copy, in the first period ({} columns "
+             "left of the diagonal in the second period, {} in the third)", head_name(0, c.previous_head),
+             c.last_layer, period, period - 1, 2 * period - 1));
   nar.record("attn_weights_induction", stack_layers(w));
   nar.record_tokens("attn_weights_induction", toks, toks);
   nar.record("previous_token", per_head(c.drawn_stats, L, H, &HeadStat::previous_token));
@@ -204,8 +212,8 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
   nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
                 "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
                 s.chance, r.first - r.second, r.difference_se));
-  nar.result(_f("  best prefix matching: {}; {} of {} heads score above 0.4 (no head of this model is zeroed: "
-                "its forward pass takes no head edits)", best, s.strong, r.heads.size()));
+  nar.result(_f("  best prefix matching: {}; {} of {} heads score above 0.4 (this LM's heads are only measured, "
+                "never zeroed: its forward pass has no way to switch a head off)", best, s.strong, r.heads.size()));
   nar.result(sentence_for(s.copies.outcome,
                   _("  the second copy is easier than the first: the model copies from the earlier one"),
                   _("  the second copy is harder than the first"),
@@ -234,6 +242,9 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   if (!im.curve.empty())
     nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", metadata_value(im.metadata, "steps"),
                   metadata_value(im.metadata, "curve_every"), im.curve.front(), sparkline(im.curve, 48), im.curve.back()));
+  if (!im.curve.empty() && !im.trained_now)
+    nar.say(_f("(the curve was recorded when data/{} was trained earlier with --train, seed {}; this run loads it)",
+               im.file, metadata_value(im.metadata, "seed")));
   nar.say(_f("the evaluation set: {} sequences of {} tokens, each a period of {} to {} distinct random tokens "
              "repeated; a column marked \"{} seqs\" averages over it (exported: eval_tokens, eval_periods)",
              c.eval_sequences, c.eval_length, c.min_period, c.max_period, c.eval_sequences));
@@ -248,7 +259,7 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
             "score, the mean weight on the token that followed an earlier copy of the current token; last column: "
             "the loss on the second repeat with that head's output set to zero"));
   nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
-            "writes (embedding, the head's value and output maps, unembedding): a V × V matrix; +1 when its "
+            "writes (embedding, the head's value and output maps, unembedding): a vocabulary × vocabulary matrix; +1 when its "
             "eigenvalues say reading a token raises that token's own logit, −1 when it lowers it"));
   nar.result(_f("loss on the first repeat {:.3f} (chance: log {} = {:.3f}), on the second {:.3f}", c.base.first,
                 m.cfg.vocab, std::log(double(m.cfg.vocab)), c.base.second));
@@ -347,7 +358,7 @@ void report_distances(Narrator& nar, const InterpretabilityFindings& f, const st
   nar.code("attn/attention/attention_stats.hpp: mean_attention_distance, mean_entropy; "
            "attn/studies/interpretability_claims.hpp: distance_claim");
   nar.why(_("a layer's distance is set by what its heads look for, not by depth itself: the induction heads of layer 1 "
-            "look back to the token after the earlier copy, most of a period away."));
+            "look back to the token after the first copy, up to several periods away."));
 }
 
 void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair& example) {
@@ -415,7 +426,12 @@ void report_uniform(Narrator& nar, const std::string& label, const UniformClaim&
     nar.result(_f("{}: no head is within 5% of uniform (0 of {})", label, u.heads));
     return;
   }
-  nar.result(_f("{}: {} of {} heads within 5% of uniform: {}", label, u.flat.size(), u.heads, head_list(u.flat, 6)));
+  if (u.flat.size() > u.rest.size() && !u.rest.empty())
+    nar.result(_f("{}: {} of {} heads within 5% of uniform: all but {}", label, u.flat.size(), u.heads,
+                  head_list(u.rest, u.rest.size())));
+  else
+    nar.result(_f("{}: {} of {} heads within 5% of uniform: {}", label, u.flat.size(), u.heads,
+                  head_list(u.flat, u.flat.size())));
   if (u.ablated) {
     nar.result(_f("  zeroing all of them changes the repeat loss by {:+.4f} (total variation {:.4f})",
                   u.removal.loss_change, u.removal.tvd));
@@ -428,7 +444,7 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
   nar.result(_f("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}",
                 metadata_value(a.metadata, "seed"), metadata_value(b.metadata, "seed"), p.seeds.tvd,
                 std::abs(p.seeds.loss_change)));
-  Table t({_("head"), _("edit"), "TVD", _("Δ repeat loss")});
+  Table t({_("head"), _("edit"), "TVD", _("Δ loss, repeats 2…")});
   for (const PerturbationRow& r : p.rows)
     t.add({head_name(r.layer, r.head), edit_label(r.edit), fmt::format("{:.4f}", r.change.tvd),
            fmt::format("{:+.4f}", r.change.loss_change)});
@@ -436,10 +452,18 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
   nar.say(_("TVD: total variation distance between the two next-token distributions, ½ Σ|p − p'|, averaged over "
             "every position of every repeat after the first; permute: each row's weights shuffled among the keys "
             "it may see; uniform: every visible key weighted alike; zero: all weights 0, so the head adds nothing"));
+  nar.say(_("Δ loss, repeats 2…: the change of the mean loss over every repeat after the first; step 2's "
+            "\"2nd repeat if zeroed\" is the second repeat alone, so the two columns differ"));
   nar.result(_f("{} of {} single-head edits change the output less than another seed does", p.below, p.rows.size()));
   nar.result(_f("verdict: {} (holds: ≥ 75% of the edits; partly: ≥ 25%)", outcome_word(p.little_change.outcome)));
-  if (p.below < p.rows.size())
-    nar.result(_f("the other {} change it more: those heads' weights carry the computation", p.rows.size() - p.below));
+  if (p.below < p.rows.size()) {
+    double lo = 1e300, hi = 0.0;
+    for (const PerturbationRow& r : p.rows)
+      if (!r.below_seed) lo = std::min(lo, r.change.tvd - p.seeds.tvd), hi = std::max(hi, r.change.tvd - p.seeds.tvd);
+    nar.result(_f("the other {} change it more, by {:+.4f} to {:+.4f} beyond the baseline: those heads' weights carry "
+                  "the computation; one seed pair gives no spread, so the edits nearest it are not clearly different",
+                  p.rows.size() - p.below, lo, hi));
+  }
   nar.say(_("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly "
             "unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the yardstick to judge that by."));
   nar.code("attn/studies/interpretability_claims.hpp: perturbation_sweep; attn/attention/head_intervention.hpp: "
@@ -454,11 +478,12 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
             "position, the first-order guess of the loss change if x_j were zeroed"));
   nar.say(_("Kendall τ: +1 when two rankings of the tokens agree, 0 when unrelated, −1 when reversed; ± is the "
             "standard error of the mean over the sequences"));
-  auto vs_random = [&](const Verdict& v) {
-    return std::string(sentence_for(v.outcome, _("above"), _("below"), _("within noise")));
+  auto vs_random = [&](const Verdict& v) {  // measured: the gap to random scores' τ; bound: 2 combined SE
+    return fmt::format("{} ({:+.3f}; {:.3f})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
+                       v.measured, v.bound);
   };
-  Table t({_("ranking"), _("τ vs leave-one-out"), _("τ vs gradient × input"), _("top-1 = LOO's"),
-           _("vs random scores")});
+  Table t({_("ranking"), _("τ vs LOO"), _("τ vs gradient"), _("top-1 = LOO's"),
+           _("vs random (gap; 2 SE)")});
   Vec tau = xt::zeros<float>({a.attn_vs_loo.size()});
   for (std::size_t l = 0; l < a.attn_vs_loo.size(); ++l) {
     t.add({_f("attention, layer {}", l), fmt::format("{:+.3f} ± {:.3f}", a.attn_vs_loo[l], c.attn_se[l]),
@@ -473,7 +498,9 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   nar.table(t, true);
   nar.record("kendall_tau", tau);
   nar.result(_f("over {} sequences of the evaluation set, each at the last token of its second repeat (one earlier "
-                "copy to find); 'within noise': less than 2 standard errors from random scores", a.sequences));
+                "copy to find); vs random scores: the gap to random scores' τ, then 2 standard errors of that gap, "
+                "2·√(SE² + SE_random²); 'within noise' when the gap is no larger; the top-1 column is not judged",
+                a.sequences));
   const double best = a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[c.best_layer];
   nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f}; difference {:+.3f}, 2 standard "
                 "errors {:.3f})",

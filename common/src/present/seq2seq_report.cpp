@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/data/data_files.hpp"
-#include "attn/present/progress.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -95,30 +95,29 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
   ChapterModel cm;
   // A shipped checkpoint that cannot be found is an installation problem: say where we looked.
   cm.path = !checkpoint.empty() ? checkpoint
-            : train             ? shipped_checkpoint(chapter, name)
+            : train             ? trained_checkpoint(chapter, name)
                                 : require_data_file("ch" + chapter + "/" + name + ".safetensors");
   const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
-  if (!train) {
-    cm.model = load_seq2seq(cm.path, name, vs, vt, &cm.metadata);
-    return cm;
-  }
-  cm.trained = true;
-  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
-  TrainConfig with_bar = tc;
-  with_bar.on_step = bar.callback();
-  cm.training = train_seq2seq(config_for(name, vs, vt), corpus, with_bar);
-  bar.finish();
-  cm.model = cm.training.best;
-  cm.metadata = {{"steps", std::to_string(tc.steps)},
-                 {"batch", std::to_string(tc.batch)},
-                 {"lr", fmt::format("{}", tc.lr)},
-                 {"seed", std::to_string(tc.seed)},
-                 {"best_step", std::to_string(cm.training.best_step)},
-                 {"valid_bleu", fmt::format("{:.2f}", cm.training.best_bleu)},
-                 {"train_seconds", fmt::format("{:.1f}", cm.training.seconds)}};
-  std::filesystem::create_directories(std::filesystem::path(cm.path).parent_path());
-  save_seq2seq(cm.path, cm.model, cm.metadata);
-  cm.metadata["model"] = name;
+  cm.trained = load_or_train(
+      {cm.path, train, tc.steps, progress},
+      [&](const std::string& path) { cm.model = load_seq2seq(path, name, vs, vt, &cm.metadata); },
+      [&](const StepCallback& on_step) {
+        TrainConfig with_bar = tc;
+        with_bar.on_step = on_step;
+        cm.training = train_seq2seq(config_for(name, vs, vt), corpus, with_bar);
+        cm.model = cm.training.best;
+        cm.metadata = {{"steps", std::to_string(tc.steps)},
+                       {"batch", std::to_string(tc.batch)},
+                       {"lr", fmt::format("{}", tc.lr)},
+                       {"seed", std::to_string(tc.seed)},
+                       {"best_step", std::to_string(cm.training.best_step)},
+                       {"valid_bleu", fmt::format("{:.2f}", cm.training.best_bleu)},
+                       {"train_seconds", fmt::format("{:.1f}", cm.training.seconds)}};
+      },
+      [&](const std::string& path) {
+        save_seq2seq(path, cm.model, cm.metadata);
+        cm.metadata["model"] = name;
+      });
   return cm;
 }
 

@@ -37,6 +37,17 @@ bool is_zero_width(char32_t cp) { return (cp >= 0x300 && cp <= 0x36F) || cp == 0
 
 }  // namespace
 
+namespace {
+// Characters that reorder or hide text: bidirectional marks, embeddings, overrides and isolates
+// (U+202E shows a row reversed), zero-width spaces and joiners, the byte-order mark, invisible
+// operators, interlinear annotation and tag characters. Shown escaped like control characters.
+bool invisible_or_bidi(char32_t cp) {
+  return cp == 0x00AD || cp == 0x061C || cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF ||
+         (cp >= 0xFFF9 && cp <= 0xFFFB) || (cp >= 0xE0000 && cp <= 0xE007F);
+}
+}  // namespace
+
 std::string escape_control(const std::string& s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
@@ -72,8 +83,8 @@ std::string escape_control(const std::string& s, bool keep_newlines) {
     if (!ok) {
       out += fmt::format("\\x{:02x}", c);
       ++i;
-    } else if (cp >= 0x80 && cp <= 0x9F) {
-      out += fmt::format("\\u{:04x}", unsigned(cp));
+    } else if ((cp >= 0x80 && cp <= 0x9F) || invisible_or_bidi(cp)) {
+      out += fmt::format(cp > 0xFFFF ? "\\U{:08x}" : "\\u{:04x}", unsigned(cp));
       i += std::size_t(extra) + 1;
     } else {
       out.append(s, i, std::size_t(extra) + 1);
@@ -119,6 +130,22 @@ std::string fit(const std::string& s, std::size_t width, bool right) {
   return right ? std::string(width - used, ' ') + out : out + std::string(width - used, ' ');
 }
 
+namespace {
+// Where the piece of text starting at i ends: after one wide (CJK) character, or after a run of
+// narrow characters up to a space, a newline or a wide character. `wide` says which it was.
+std::size_t wrap_piece_end(const std::string& text, std::size_t i, bool& wide) {
+  std::size_t after_first = i;
+  wide = is_wide(next_code_point(text, after_first));
+  if (wide) return after_first;
+  while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
+    std::size_t j = i;
+    if (is_wide(next_code_point(text, j))) break;
+    i = j;
+  }
+  return i;
+}
+}  // namespace
+
 std::vector<std::string> wrap_text(const std::string& text, std::size_t width, std::size_t first_indent,
                                    std::size_t next_indent) {
   std::vector<std::string> lines;
@@ -142,33 +169,13 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
       continue;
     }
     const std::size_t start = i;
-    std::size_t tmp = i;
-    const bool wide = is_wide(next_code_point(text, tmp));
-    if (wide) {
-      i = tmp;
-    } else {
-      while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
-        std::size_t j = i;
-        if (is_wide(next_code_point(text, j))) break;
-        i = j;
-      }
-    }
-    // An opening bracket or quote does not end a line: it travels with the character after it.
+    bool wide = false;
+    i = wrap_piece_end(text, i, wide);
+    // An opening bracket or quote does not end a line: it travels with the piece after it.
     if (wide && i < text.size()) {
       const std::string opened = text.substr(start, i - start);
-      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") {
-        std::size_t j = i;
-        const bool next_wide = is_wide(next_code_point(text, j));
-        if (next_wide) {
-          i = j;
-        } else {
-          while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
-            std::size_t k = i;
-            if (is_wide(next_code_point(text, k))) break;
-            i = k;
-          }
-        }
-      }
+      bool next_wide = false;
+      if (opened == "（" || opened == "“" || opened == "《" || opened == "「") i = wrap_piece_end(text, i, next_wide);
     }
     while (i < text.size() && text[i] == ' ') ++i;
     std::string piece = text.substr(start, i - start);
@@ -280,17 +287,34 @@ std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& 
   for (std::size_t i : ri)
     if (i != gap) label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i))));
   const int cell_w = 9;
-  std::string out = "    " + std::string(label_w, ' ');
-  for (std::size_t j : ci) out += j == gap ? "  …" : " " + fit(label_or_index(col_labels, j), cell_w - 1, true);
-  out += "\n";
-  for (std::size_t i : ri) {
-    if (i == gap) {
-      out += "    " + fit("⋮", label_w, true) + "\n";
-      continue;
-    }
-    out += "    " + fit(label_or_index(row_labels, i), label_w, true);
-    for (std::size_t j : ci) out += j == gap ? "  …" : " " + format_number(m(i, j), cell_w - 1, style.precision);
+  // --full with more columns than the terminal holds: the columns in blocks that fit, one after
+  // the other, each under a line saying which columns it holds (as R and numpy print them).
+  const std::size_t width = style.width ? style.width : terminal_columns();
+  const std::size_t per_block = std::max<std::size_t>(1, (width > 4 + label_w ? width - 4 - label_w : 0) / cell_w);
+  std::vector<std::vector<std::size_t>> blocks;
+  if (style.full && ci.size() > per_block) {
+    for (std::size_t a = 0; a < ci.size(); a += per_block)
+      blocks.emplace_back(ci.begin() + long(a), ci.begin() + long(std::min(ci.size(), a + per_block)));
+  } else {
+    blocks.push_back(ci);
+  }
+  std::string out;
+  for (const auto& block : blocks) {
+    if (blocks.size() > 1)
+      out += (out.empty() ? "" : "\n") + std::string("    ") +
+             _f("columns {}–{} of {}", block.front(), block.back(), cols) + "\n";
+    out += "    " + std::string(label_w, ' ');
+    for (std::size_t j : block) out += j == gap ? "  …" : " " + fit(label_or_index(col_labels, j), cell_w - 1, true);
     out += "\n";
+    for (std::size_t i : ri) {
+      if (i == gap) {
+        out += "    " + fit("⋮", label_w, true) + "\n";
+        continue;
+      }
+      out += "    " + fit(label_or_index(row_labels, i), label_w, true);
+      for (std::size_t j : block) out += j == gap ? "  …" : " " + format_number(m(i, j), cell_w - 1, style.precision);
+      out += "\n";
+    }
   }
   return out;
 }

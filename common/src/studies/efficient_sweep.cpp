@@ -33,6 +33,15 @@ struct Variant {
   std::function<Mat(const Mat&, const Mat&, const Mat&, std::size_t& work, double& pairs)> run;
 };
 
+// (query, key) token pairs a block pattern computes: a last, partial block counts only its tokens.
+double block_pattern_pairs(const BlockSparsePattern& p) {
+  const auto tokens = [&p](std::size_t block) { return double(std::min(p.block, p.n - block * p.block)); };
+  double total = 0.0;
+  for (std::size_t bi = 0; bi < p.num_blocks; ++bi)
+    for (std::size_t t = p.block_start[bi]; t < p.block_start[bi + 1]; ++t) total += tokens(bi) * tokens(p.blocks[t]);
+  return total;
+}
+
 // Visible pairs of the centred window with `half` keys each side (itself counted once).
 double window_pairs(std::size_t n, std::size_t half) {
   double total = 0.0;
@@ -216,9 +225,11 @@ EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, c
        }},
       {"bigbird", "O(n·(3+g+r)·b·d)", 1.0,
        [b, &cfg](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
-         const BlockSparsePattern p = bigbird_pattern(q.shape(0), b, 1, cfg.global_blocks, cfg.random_blocks, cfg.seed);
+         // A block never exceeds the sequence: at n < b the pattern is one n×n block.
+         const BlockSparsePattern p = bigbird_pattern(q.shape(0), std::min(b, q.shape(0)), 1, cfg.global_blocks,
+                                                      cfg.random_blocks, cfg.seed);
          work = block_sparse_workspace_bytes(p);
-         pairs = double(p.blocks.size()) * double(b) * double(b);
+         pairs = block_pattern_pairs(p);
          return block_sparse_attention(q, k, v, p);
        }},
       {"linear", "O(n·d²)", 1.0,
@@ -290,7 +301,11 @@ KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t 
 LinearCheck linear_attention_check(const Mat& q, const Mat& k, const Mat& v) {
   LinearCheck c;
   c.forms_diff = max_abs_diff(linear_attention_causal(q, k, v), linear_attention_quadratic(q, k, v, true));
-  c.softmax_diff = max_abs_diff(linear_attention(q, k, v), scaled_dot_product_attention(q, k, v).output);
+  const Mat softmax_out = scaled_dot_product_attention(q, k, v).output;
+  c.softmax_diff = max_abs_diff(linear_attention(q, k, v), softmax_out);
+  c.softmax_max = double(xt::amax(xt::abs(softmax_out))());
+  c.n = q.shape(0);
+  c.d = q.shape(1);
   c.forms_agree = judge_at_most(c.forms_diff, 1e-4);
   c.differs_from_softmax = judge_at_least(c.softmax_diff, 0.05);
   return c;

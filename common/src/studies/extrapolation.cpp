@@ -10,6 +10,7 @@
 #include "attn/position/learned_position.hpp"
 #include "attn/nn/loss.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/position/rope.hpp"
 #include "attn/position/sinusoidal.hpp"
 
@@ -165,16 +166,18 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg) {
   Adam adam(m.registry(), ac);
   double recent = 0.0;
   const std::size_t window = std::min<std::size_t>(100, cfg.steps);  // the last steps averaged
-  for (std::size_t step = 0; step < cfg.steps; ++step) {
+  TrainLoop loop(cfg.steps, /*clip=*/1.0, /*valid_every=*/0);
+  loop.forward_backward = [&](std::size_t) {
     const RecallData batch = make_recall_data(rng, cfg.batch, cfg.train_len, cfg.keys, cfg.values);
-    m.registry().zero_grad();
     double loss = 0.0;
     for (std::size_t s = 0; s < cfg.batch; ++s)
       loss += m.run(batch.tokens[s], batch.targets[s], nullptr, true, 1.0f / float(cfg.batch));
-    clip_grad_norm(m.registry(), 1.0);
-    adam.step();
-    if (step + window >= cfg.steps) recent += loss / double(cfg.batch) / double(window);
-  }
+    return loss;
+  };
+  loop.after_step = [&](const TrainStep& s) {  // s.step is 1-based
+    if (s.step + window > cfg.steps) recent += s.loss / double(cfg.batch) / double(window);
+  };
+  run_train_loop(loop, m.registry(), {&adam});
   return recent;
 }
 

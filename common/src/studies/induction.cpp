@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "attn/models/seq2seq_eval.hpp"
+#include "attn/nn/train_loop.hpp"
 #include "attn/tensor/blas.hpp"
 #include "attn/tensor/memory.hpp"
 
@@ -69,21 +70,28 @@ InductionTrainResult train_induction(const InductionTrainConfig& cfg) {
   Adam adam(reg, cfg.adam);
   AttnOnlyCache cache;
   double block = 0.0;
-  for (std::size_t step = 1; step <= cfg.steps; ++step) {
+  std::int64_t tokens = 0;
+  TrainLoop loop(cfg.steps, /*clip=*/1.0, /*valid_every=*/0);
+  loop.lr = [&](std::size_t step) {  // linear warm-up, then constant
+    const float warm = step < cfg.warmup ? float(step) / float(cfg.warmup) : 1.0f;
+    return double(cfg.adam.lr * warm);
+  };
+  loop.forward_backward = [&](std::size_t) {
     const InductionBatch b = induction_batch(data, cfg.task, cfg.batch);
-    reg.zero_grad();
     const double loss = attn_only_forward(cache, r.model, b.tokens, b.targets, b.batch);
     attn_only_backward(grad, cache, r.model, b.targets);
-    clip_grad_norm(reg, 1.0);
-    const float warm = step < cfg.warmup ? float(step) / float(cfg.warmup) : 1.0f;
-    adam.step(cfg.adam.lr * warm);
-    block += loss;
-    if (step % cfg.curve_every == 0) {
+    tokens = std::int64_t(b.tokens.size());
+    return loss;
+  };
+  loop.after_step = [&](const TrainStep& s) {
+    block += s.loss;
+    if (s.step % cfg.curve_every == 0) {  // the training loss, averaged over each block of steps
       r.loss_curve.push_back(float(block / double(cfg.curve_every)));
       block = 0.0;
     }
-    if (cfg.on_step) cfg.on_step(step, loss, std::int64_t(b.tokens.size()));
-  }
+    if (cfg.on_step) cfg.on_step(s.step, s.loss, tokens);
+  };
+  run_train_loop(loop, reg, {&adam});
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

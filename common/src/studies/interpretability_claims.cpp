@@ -176,7 +176,7 @@ UniformClaim uniform_heads(const std::vector<HeadStat>& heads) {
   UniformClaim u;
   u.heads = heads.size();
   for (const HeadStat& h : heads)
-    if (h.uniformity >= kUniformAt) u.flat.push_back(h);
+    (h.uniformity >= kUniformAt ? u.flat : u.rest).push_back(h);
   u.exist = judge_at_least(double(u.flat.size()), 1.0);
   return u;
 }

@@ -146,6 +146,17 @@ FamilyDemo family_demo() {
   Vec beta = Vec::from_shape({t});
   beta.fill(float(f.beta));
   add("delta", n * p, delta_rule_scan(f.q, f.k, f.v, beta));
+  // crowded: the four writes, C → v5 with C = (0.6, 0.8), then the query for A
+  f.crowded_k = {{0.6f, 0.8f}};
+  f.crowded_v = {{-1, 1}};
+  const Mat kc = {{1, 0}, {0, 1}, {1, 0}, {0, 1}, {0.6f, 0.8f}, {0, 0}};
+  const Mat vc = {{1, 0}, {0, 1}, {2, 2}, {0, -1}, {-1, 1}, {0, 0}};
+  const Mat qc = {{1, 0}, {0, 1}, {1, 0}, {0, 1}, {0.6f, 0.8f}, {1, 0}};
+  Vec beta6 = Vec::from_shape({std::size_t(6)});
+  beta6.fill(float(f.beta));
+  const Mat yc = delta_rule_scan(qc, kc, vc, beta6);
+  f.crowded_error = std::max(std::abs(double(yc(5, 0)) - f.v(2, 0)), std::abs(double(yc(5, 1)) - f.v(2, 1)));
+  f.delta_crowded = judge_at_least(f.crowded_error, 0.1);
   f.delta_overwrites = judge_at_most(f.members[3].read_error, 1e-5);
   f.linear_mixes = judge_at_least(f.members[1].read_error, 0.5);
   return f;

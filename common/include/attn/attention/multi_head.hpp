@@ -32,6 +32,8 @@ using MultiHeadD = MultiHeadT<double>;
 MultiHead multi_head_init(std::size_t d_model, std::size_t n_heads, std::size_t n_kv_heads, Rng& rng,
                           bool bias = true);
 template <class T> MultiHeadT<T> zeros_like(const MultiHeadT<T>& p);
+// The same weights in double (the finite-difference checks of the models built on it).
+MultiHeadD to_double(const MultiHead& p);
 void register_params(ParamRegistry& reg, const std::string& prefix, MultiHead& p, MultiHead& grad);
 
 template <class T>

@@ -60,6 +60,7 @@ class Adam {
   Adam(ParamRegistry& reg, AdamConfig cfg);
   void step() { step(cfg_.lr); }
   void step(float lr);  // throws TrainingDivergedError (above)
+  float rate() const { return cfg_.lr; }  // the configured rate, what step() uses
   std::int64_t steps_taken() const { return t_; }
 
  private:

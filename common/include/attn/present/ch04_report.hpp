@@ -25,6 +25,9 @@ void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const 
 void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
 // Step 6: GQA vs repeated MHA, and the KV-cache bytes of a LLaMA-2-70B-like model.
 void report_gqa(Narrator& nar, const Agreement& gqa);
+// The caption of step 6's GQA output: h query heads sharing g K/V heads, counted in words that fit
+// the numbers ("1 query head"), and "GQA = MHA here" when g = h (h has no smaller divisor used).
+std::string gqa_caption(std::size_t heads, std::size_t kv_heads);
 // The closing lines.
 std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg);
 

@@ -22,6 +22,7 @@ struct InductionModel {
   std::vector<float> curve;  // training loss, one point per curve_every steps
   Metadata metadata;         // seed, steps, batch, length, periods, train_seconds
   std::string file;          // "ch10/induction.safetensors"
+  bool trained_now = false;  // trained by this run (--train), not loaded from an earlier one
 };
 // The training seed is base.seed + which. std::runtime_error naming the file when it is missing.
 InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress);

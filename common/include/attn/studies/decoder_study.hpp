@@ -36,9 +36,11 @@ struct RangeVerdict {
 RangeVerdict judge_within(double from_best, double from_median, double lo, double hi);
 
 // ---- step 2: RMSNorm vs LayerNorm -------------------------------------------------------------
-// Zhang & Sennrich 2019 (abstract): RMSNorm cut whole models' running time by 7%–64%.
+// Zhang & Sennrich 2019 (abstract): RMSNorm cut whole models' running time by 7%–64%. That range
+// is for whole models; one norm timed alone is not comparable to it, so it is only quoted.
 constexpr double kRmsNormSavingLo = 0.07, kRmsNormSavingHi = 0.64;
-// The saving 1 − t_rms / t_ln from the best and from the median runs, against the paper's range.
+// Is RMSNorm faster at all? The saving 1 − t_rms / t_ln from the best and from the median runs,
+// judged in [0, 1]: both positive holds, both negative fails, one of each is within noise.
 RangeVerdict judge_rmsnorm_saving(const TimeSpread& rms, const TimeSpread& layer);
 struct NormStudy {
   Mat x;                 // (≤ 3, d_model): the residual stream after block 0 for the prompt
@@ -166,6 +168,7 @@ struct KvCacheStudy {
   int repeats = 0;
   std::vector<KvSpeedRow> rows;
   double cached_slope = 0.0, uncached_slope = 0.0;  // log-log slope of time against tokens
+  double cached_slope_se = 0.0, uncached_slope_se = 0.0;  // their standard errors (loglog_fit)
   double speedup = 0.0;                             // uncached / cached at the longest length
   bool past_context = false;                        // the sweep ran past the trained positions
   Verdict same_tokens;   // judge_same_tokens(rows)

@@ -110,6 +110,8 @@ KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t 
 // differs_from_softmax when the largest difference is at least 0.05).
 struct LinearCheck {
   double forms_diff = 0.0, softmax_diff = 0.0;
+  double softmax_max = 0.0;  // max |softmax attention output|: the scale softmax_diff is read against
+  std::size_t n = 0, d = 0;  // rows and width of Q (and K, V)
   Verdict forms_agree, differs_from_softmax;
 };
 LinearCheck linear_attention_check(const Mat& q, const Mat& k, const Mat& v);

@@ -122,6 +122,7 @@ constexpr double kUniformAt = 0.95;  // H / log n at or above this: "within 5% o
 struct UniformClaim {
   std::size_t heads = 0;
   std::vector<HeadStat> flat;   // heads with uniformity ≥ kUniformAt
+  std::vector<HeadStat> rest;   // the other heads
   Verdict exist;                // at least one such head
   bool ablated = false;         // measured by zeroing them (the induction model only)
   OutputChange removal;         // all of them zeroed at once, on every repeat after the first

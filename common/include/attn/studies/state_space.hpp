@@ -74,6 +74,12 @@ struct FamilyDemo {
   std::vector<FamilyMember> members;
   Verdict delta_overwrites;  // the delta rule's read error ≤ 1e-5
   Verdict linear_mixes;      // linear attention's read error ≥ 0.5 (it returns a blend)
+  // A third key C = (0.6, 0.8), not orthogonal to A, written after the five tokens (C → v5), then A
+  // asked again: with more keys than N = 2 dimensions the delta rule's write at C moves A's value.
+  Mat crowded_k;             // (1, 2) the key C
+  Mat crowded_v;             // (1, 2) v5
+  double crowded_error = 0;  // max_i |read of A − v3| after the write at C
+  Verdict delta_crowded;     // crowded_error ≥ 0.1: the overwrite at C disturbs A
 };
 FamilyDemo family_demo();
 

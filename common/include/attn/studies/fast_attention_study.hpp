@@ -1,0 +1,123 @@
+// Chapter 11's measurements, each returned with its verdict (attn/studies/verdict.hpp): the roofs
+// (the CPU's FMA peak, OpenBLAS's sgemm, the copy bandwidth), measured before and after the sweep;
+// where the naive three-pass attention spends its time, pass by pass, against what memory at copy
+// speed and the same exps on one cached row would take; the tiled kernel against its double
+// reference; the sweep of attn/studies/attention_speed.hpp summarised (skipped rows counted as
+// skipped, rows above sgemm explained by the kernels that ran).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/studies/attention_speed.hpp"
+#include "attn/studies/verdict.hpp"
+
+namespace attn {
+
+// ---- the roofs ------------------------------------------------------------------------------------
+struct Roofs {
+  std::string unit;                  // the widest vector unit ("avx512", …)
+  int threads = 1;                   // threads of the FMA loop and the tiled kernel
+  std::string blas_kernel;           // the OpenBLAS kernel in use (openblas_get_corename)
+  int blas_threads = 1;
+  bool kernel_from_user = false;     // OPENBLAS_CORETYPE was set: the kernel is the one asked for
+  std::string better_kernel;         // this CPU's better OpenBLAS kernel, "" when the kernel in use is it
+  double fma_before = 0.0, fma_after = 0.0;      // GFLOP/s
+  double sgemm_before = 0.0, sgemm_after = 0.0;  // GFLOP/s, 2048³
+  double copy_gbs = 0.0;
+  double peak() const { return std::max(fma_before, fma_after); }
+  double sgemm() const { return std::max(sgemm_before, sgemm_after); }
+  // sgemm_within_peak: sgemm ≤ the FMA peak (fails when other programs slowed the peak loop).
+  Verdict sgemm_within_peak;
+};
+Roofs judge_roofs(Roofs r);
+// The FMA peak, sgemm and the copy bandwidth, before the sweep (the "after" fields equal them).
+Roofs measure_roofs(int threads);
+// The FMA peak and sgemm again (other programs share the machine): fills the "after" fields.
+void remeasure_roofs(Roofs& r);
+
+// ---- the naive way, pass by pass -----------------------------------------------------------------
+// The three passes of naive_attention_forward timed one by one at one size (heads × n × n floats),
+// best of `repeats`; bytes: the least main-memory traffic of each pass (S written; S read and P
+// written; P read), 16·n² bytes per head in all; cached_softmax_seconds: the same number of row
+// softmaxes on one row per thread that stays in the cache.
+struct NaivePass {
+  const char* name = "";   // "S = Q·Kᵀ/√d", "P = softmax(S)", "O = P·V" (not translated: formulas)
+  double seconds = 0.0, flops = 0.0, bytes = 0.0;
+  double memory_seconds = 0.0;   // bytes / copy bandwidth
+};
+inline constexpr double kMemoryBoundShare = 0.5;  // memory explains at least half of the time
+inline constexpr double kCacheMissRatio = 1.5;    // softmax from memory ≤ 1.5 × the cached one: exp-bound
+struct NaivePhases {
+  std::size_t n = 0, d = 0, heads = 0;
+  int repeats = 0;  // timed runs per pass (best kept)
+  NaivePass qk, softmax, pv;
+  double cached_softmax_seconds = 0.0;
+  double copy_gbs = 0.0, sgemm_gflops = 0.0, fma_peak_gflops = 0.0;
+  double seconds() const { return qk.seconds + softmax.seconds + pv.seconds; }
+  double gflops() const { return (qk.flops + pv.flops) / seconds() * 1e-9; }
+  // The cap memory alone would set: copy bandwidth × d/4 flop per byte (4·d flops per 16 bytes).
+  double memory_cap_gflops() const { return copy_gbs * double(d) / 4.0; }
+  const NaivePass& slowest() const;
+  // memory_sets_speed: Σ memory_seconds / seconds() ≥ kMemoryBoundShare;
+  // cap_below_peak: the memory cap ≤ the FMA peak (else memory cannot be what limits it at this d);
+  // softmax_exp_bound: softmax.seconds ≤ kCacheMissRatio × cached_softmax_seconds (its exps, not
+  // cache misses, set the softmax's time).
+  Verdict memory_sets_speed, cap_below_peak, softmax_exp_bound;
+};
+NaivePhases judge_naive_phases(NaivePhases p);
+NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads, const Roofs& roofs, int threads,
+                                 int repeats = 3);
+// The size step 2 measures: the largest of `sizes` up to 2048 whose n×n matrices fit in
+// max_naive_mib (else the smallest of `sizes`).
+std::size_t naive_phase_size(const std::vector<std::size_t>& sizes, std::size_t heads, double max_naive_mib);
+
+// ---- the tiled kernel against its reference --------------------------------------------------
+struct FastKernelCheck {
+  std::size_t n = 0, d = 0;
+  bool causal = false;
+  Mat output, reference;  // head 0, (n, d); the reference in double, rounded to float
+  double max_diff = 0.0;
+  Verdict exact;          // max_diff ≤ kTiledTol
+};
+inline constexpr double kTiledTol = 1e-5;  // O(1) outputs, float sums over ≤ 129 keys
+// max_diff and exact from output and reference.
+FastKernelCheck judge_fast_kernel(FastKernelCheck c);
+std::vector<FastKernelCheck> fast_kernel_checks(std::uint64_t seed, std::size_t n = 129, std::size_t d = 64);
+
+// ---- the sweep ----------------------------------------------------------------------------------
+// Every (d, causal, n, impl) of the sweep, in that order; causal: "no", "yes" or "both".
+std::vector<AttentionBenchRow> run_sweep(const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& dims,
+                                         std::size_t heads, const std::string& causal, const Roofs& roofs,
+                                         const AttentionBenchOptions& opts);
+// pct_of_sgemm and pct_of_peak of every measured row from the final roofs.
+void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
+
+inline constexpr std::size_t kLargeN = 2048;             // "large": n ≥ 2048
+inline constexpr double kNearSgemm = 75.0, kNearSgemmPartly = 50.0;  // % of sgemm
+inline constexpr double kSpeedup = 2.0;                   // tiled over naive at the same size
+struct SweepSummary {
+  bool has_large = false;              // some measured row has n ≥ kLargeN: the summary covers those only
+  double tiled_sgemm = 0.0, tiled_peak = 0.0, naive_sgemm = 0.0, naive_peak = 0.0;  // best % in range
+  std::size_t naive_measured = 0, naive_skipped = 0;  // naive rows in range
+  std::size_t above_sgemm = 0, above_peak = 0;        // measured rows above 100%
+  std::size_t speedup_n = 0;           // the largest n with both measured (d, causal of that pair)
+  double speedup = 0.0;                // tiled GFLOP/s / naive GFLOP/s there
+  // tiled_near_sgemm: the best tiled % of sgemm in range ≥ kNearSgemm (partly ≥ kNearSgemmPartly);
+  // tiled_faster: speedup ≥ kSpeedup (inconclusive when no size has both measured).
+  Verdict tiled_near_sgemm, tiled_faster;
+};
+SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows);
+
+// ---- the GPU step ------------------------------------------------------------------------------
+struct GpuStep {
+  enum class State { not_built, no_device, no_dims, measured } state = State::not_built;
+  std::string device, error;
+  int compute_capability = 0, multiprocessors = 0, gemm = 0;
+  double sgemm_tflops = 0.0, bf16_tflops = 0.0;
+  std::vector<GpuAttentionRow> rows;
+};
+
+}  // namespace attn

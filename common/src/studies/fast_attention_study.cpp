@@ -1,0 +1,206 @@
+// Chapter 11's measurements (see attn/studies/fast_attention_study.hpp).
+#include "attn/studies/fast_attention_study.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+
+#include <xtensor/xview.hpp>
+
+#include "attn/attention/attention.hpp"
+#include "attn/attention/fast_attention.hpp"
+#include "attn/studies/peak_flops.hpp"
+#include "attn/studies/timing.hpp"
+#include "attn/tensor/blas.hpp"
+#include "attn/tensor/mask.hpp"
+#include "attn/tensor/memory.hpp"
+#include "attn/tensor/openblas.hpp"
+#include "attn/tensor/rng.hpp"
+#include "attn/tensor/softmax.hpp"
+#include "attn/tensor/tensor_ops.hpp"
+
+namespace attn {
+
+Roofs judge_roofs(Roofs r) {
+  r.sgemm_within_peak = judge_at_most(r.sgemm() - r.peak(), 0.0);
+  return r;
+}
+
+Roofs measure_roofs(int threads) {
+  Roofs r;
+  r.unit = widest_vector_unit();
+  r.threads = threads;
+  const BlasInfo blas = blas_info();
+  r.blas_kernel = blas.kernel;
+  r.blas_threads = blas.threads;
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  r.kernel_from_user = user != nullptr && user[0] != '\0' && std::getenv("ATTN_OPENBLAS_REEXEC") == nullptr;
+  const CpuVectorUnits cpu = cpu_vector_units();
+  r.better_kernel = better_openblas_coretype(blas.kernel, cpu.avx512, cpu.avx2);
+  r.fma_before = r.fma_after = peak_fma_gflops(r.unit, threads).gflops;
+  r.sgemm_before = r.sgemm_after = sgemm_gflops(2048, 5);
+  r.copy_gbs = copy_bandwidth_gbs();
+  return judge_roofs(r);
+}
+
+void remeasure_roofs(Roofs& r) {
+  r.sgemm_after = sgemm_gflops(2048, 5);
+  r.fma_after = peak_fma_gflops(r.unit, r.threads).gflops;
+  r = judge_roofs(r);
+}
+
+const NaivePass& NaivePhases::slowest() const {
+  const NaivePass* s = &qk;
+  for (const NaivePass* p : {&softmax, &pv})
+    if (p->seconds > s->seconds) s = p;
+  return *s;
+}
+
+NaivePhases judge_naive_phases(NaivePhases p) {
+  for (NaivePass* pass : {&p.qk, &p.softmax, &p.pv})
+    pass->memory_seconds = p.copy_gbs > 0 ? pass->bytes / (p.copy_gbs * 1e9) : NAN;
+  const double total = p.seconds();
+  p.memory_sets_speed = judge_at_least(
+      total > 0 ? (p.qk.memory_seconds + p.softmax.memory_seconds + p.pv.memory_seconds) / total : NAN,
+      kMemoryBoundShare);
+  p.cap_below_peak = judge_at_most(p.memory_cap_gflops() - p.fma_peak_gflops, 0.0);
+  p.softmax_exp_bound = judge_at_most(
+      p.cached_softmax_seconds > 0 ? p.softmax.seconds / p.cached_softmax_seconds : NAN, kCacheMissRatio);
+  return p;
+}
+
+std::size_t naive_phase_size(const std::vector<std::size_t>& sizes, std::size_t heads, double max_naive_mib) {
+  std::size_t best = 0, smallest = sizes.empty() ? 0 : sizes.front();
+  for (std::size_t n : sizes) {
+    smallest = std::min(smallest, n);
+    if (n <= kLargeN && double(naive_attention_workspace_bytes(heads, n, n)) / kMiB <= max_naive_mib)
+      best = std::max(best, n);
+  }
+  return best > 0 ? best : smallest;
+}
+
+NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads, const Roofs& roofs, int threads,
+                                 int repeats) {
+  NaivePhases p;
+  p.n = n, p.d = d, p.heads = heads, p.repeats = repeats;
+  p.copy_gbs = roofs.copy_gbs, p.sgemm_gflops = roofs.sgemm(), p.fma_peak_gflops = roofs.peak();
+  Rng rng(11);
+  std::vector<float> q(heads * n * d), k(q.size()), v(q.size()), o(q.size()), ws(heads * n * n);
+  for (auto* t : {&q, &k, &v})
+    for (float& x : *t) x = rng.normal();
+  const float scale = 1.0f / std::sqrt(float(d));
+  const int nt = std::max(1, std::min<int>(threads, int(heads * n)));
+  // Rows split between threads as naive_attention_forward splits them.
+  auto rows_on_threads = [&](const std::function<void(std::size_t, std::size_t, int)>& work) {
+    std::vector<std::thread> pool;
+    const std::size_t rows = heads * n;
+    for (int t = 0; t < nt; ++t)
+      pool.emplace_back(work, rows * std::size_t(t) / std::size_t(nt), rows * std::size_t(t + 1) / std::size_t(nt), t);
+    for (auto& th : pool) th.join();
+  };
+  p.qk = {"S = Q·Kᵀ/√d", 0.0, 2.0 * double(heads * n * n * d), 4.0 * double(heads * n * n)};
+  p.qk.seconds = best_seconds([&] {
+    for (std::size_t h = 0; h < heads; ++h)
+      sgemm(Op::N, Op::T, int(n), int(n), int(d), scale, q.data() + h * n * d, int(d), k.data() + h * n * d, int(d),
+            0.0f, ws.data() + h * n * n, int(n));
+  }, repeats);
+  // The cached run's row: one row of S per thread (before the softmax overwrites S with P).
+  const std::vector<float> cached_row(ws.begin(), ws.begin() + std::ptrdiff_t(n));
+  // In place, run after run: the first run turns S into P, later ones P into softmax(P) — the same
+  // max, exps, sum and scaling per row, so each run costs the same.
+  p.softmax = {"P = softmax(S)", 0.0, 0.0, 8.0 * double(heads * n * n)};
+  p.softmax.seconds = best_seconds([&] {
+    rows_on_threads([&](std::size_t from, std::size_t to, int) {
+      for (std::size_t r = from; r < to; ++r) softmax_row(ws.data() + r * n, ws.data() + r * n, nullptr, n);
+    });
+  }, repeats);
+  p.cached_softmax_seconds = best_seconds([&] {
+    rows_on_threads([&](std::size_t from, std::size_t to, int) {
+      std::vector<float> row = cached_row, out(n);
+      for (std::size_t r = from; r < to; ++r) softmax_row(out.data(), row.data(), nullptr, n);
+    });
+  }, repeats);
+  p.pv = {"O = P·V", 0.0, 2.0 * double(heads * n * n * d), 4.0 * double(heads * n * n)};
+  p.pv.seconds = best_seconds([&] {
+    for (std::size_t h = 0; h < heads; ++h)
+      sgemm(Op::N, Op::N, int(n), int(d), int(n), 1.0f, ws.data() + h * n * n, int(n), v.data() + h * n * d, int(d),
+            0.0f, o.data() + h * n * d, int(d));
+  }, repeats);
+  return judge_naive_phases(p);
+}
+
+FastKernelCheck judge_fast_kernel(FastKernelCheck c) {
+  c.max_diff = c.output.shape() == c.reference.shape() ? max_abs_diff(c.output, c.reference) : NAN;
+  c.exact = judge_at_most(c.max_diff, kTiledTol);
+  return c;
+}
+
+std::vector<FastKernelCheck> fast_kernel_checks(std::uint64_t seed, std::size_t n, std::size_t d) {
+  Rng rng(seed);
+  const Tensor3 q = rng.normal_tensor3(1, n, d), k = rng.normal_tensor3(1, n, d), v = rng.normal_tensor3(1, n, d);
+  const Mat qh = xt::view(q, 0), kh = xt::view(k, 0), vh = xt::view(v, 0);
+  std::vector<FastKernelCheck> out;
+  for (bool causal : {false, true}) {
+    FastAttentionConfig cfg;
+    cfg.causal = causal;
+    FastKernelCheck c;
+    c.n = n, c.d = d, c.causal = causal;
+    c.output = xt::view(fast_attention(q, k, v, cfg), 0);
+    c.reference = xt::cast<float>(attention_reference(qh, kh, vh, causal ? causal_mask(n) : Mat{}));
+    out.push_back(judge_fast_kernel(std::move(c)));
+  }
+  return out;
+}
+
+std::vector<AttentionBenchRow> run_sweep(const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& dims,
+                                         std::size_t heads, const std::string& causal, const Roofs& roofs,
+                                         const AttentionBenchOptions& opts) {
+  std::vector<AttentionBenchRow> rows;
+  for (std::size_t d : dims)
+    for (bool c : {false, true}) {
+      if ((c && causal == "no") || (!c && causal == "yes")) continue;
+      for (std::size_t n : sizes)
+        for (const char* impl : {"naive", "tiled"}) rows.push_back(bench_attention(impl, n, d, heads, c, roofs.sgemm(), opts));
+    }
+  return rows;
+}
+
+void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs) {
+  for (auto& r : rows) {
+    if (r.skipped) continue;
+    r.pct_of_sgemm = 100.0 * r.gflops / roofs.sgemm();
+    r.pct_of_peak = 100.0 * r.gflops / roofs.peak();
+  }
+}
+
+SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
+  SweepSummary s;
+  for (const auto& r : rows) s.has_large = s.has_large || (!r.skipped && r.n >= kLargeN);
+  for (const auto& r : rows) {
+    if (!r.skipped) s.above_sgemm += r.pct_of_sgemm > 100.0, s.above_peak += r.pct_of_peak > 100.0;
+    if (s.has_large && r.n < kLargeN) continue;
+    const bool naive = r.impl == "naive";
+    if (r.skipped) {
+      s.naive_skipped += naive;
+      continue;
+    }
+    s.naive_measured += naive;
+    double& sg = naive ? s.naive_sgemm : s.tiled_sgemm;
+    double& pk = naive ? s.naive_peak : s.tiled_peak;
+    sg = std::max(sg, r.pct_of_sgemm), pk = std::max(pk, r.pct_of_peak);
+  }
+  // The speedup at the largest n where both ran (with the same d and mask).
+  for (const auto& a : rows)
+    for (const auto& b : rows)
+      if (a.impl == "tiled" && b.impl == "naive" && !a.skipped && !b.skipped && a.n == b.n && a.d == b.d &&
+          a.causal == b.causal && a.n >= s.speedup_n && b.gflops > 0) {
+        if (a.n > s.speedup_n) s.speedup = 0.0;
+        s.speedup_n = a.n, s.speedup = std::max(s.speedup, a.gflops / b.gflops);
+      }
+  s.tiled_near_sgemm = judge_at_least(s.tiled_sgemm > 0 ? s.tiled_sgemm : NAN, kNearSgemm, kNearSgemmPartly);
+  s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup : NAN, kSpeedup);
+  return s;
+}
+
+}  // namespace attn

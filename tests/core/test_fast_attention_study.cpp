@@ -1,0 +1,127 @@
+// Chapter 11's verdicts (attn/studies/fast_attention_study.hpp), each driven both ways on built
+// inputs (timings are never asserted): the roofs, where the naive passes spend their time, the
+// tiled kernel against its reference, and the sweep's summary with skipped rows counted as skipped.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attn/studies/fast_attention_study.hpp"
+
+using namespace attn;
+
+TEST_CASE("judge_roofs: sgemm below the FMA peak holds, above it fails; the better of two runs is the roof") {
+  Roofs r;
+  r.fma_before = 200, r.fma_after = 250, r.sgemm_before = 180, r.sgemm_after = 150;
+  r = judge_roofs(r);
+  CHECK(r.peak() == 250);
+  CHECK(r.sgemm() == 180);
+  CHECK(r.sgemm_within_peak.holds());
+  r.sgemm_after = 300;
+  CHECK(judge_roofs(r).sgemm_within_peak.outcome == Outcome::fails);
+}
+
+namespace {
+NaivePhases phases(double qk, double sm, double pv, double cached, double gbs) {
+  NaivePhases p;
+  p.n = 1024, p.d = 64, p.heads = 1;
+  p.copy_gbs = gbs, p.fma_peak_gflops = 200, p.sgemm_gflops = 150;
+  const double nn = 1024.0 * 1024.0;
+  p.qk = {"qk", qk, 2 * nn * 64, 4 * nn};
+  p.softmax = {"softmax", sm, 0.0, 8 * nn};
+  p.pv = {"pv", pv, 2 * nn * 64, 4 * nn};
+  p.cached_softmax_seconds = cached;
+  return judge_naive_phases(p);
+}
+}  // namespace
+
+TEST_CASE("judge_naive_phases: memory-bound passes hold, slow arithmetic fails; the softmax's exps against misses") {
+  // 16 MiB at 10 GB/s ≈ 1.68 ms: passes that take about that long are memory-bound.
+  const NaivePhases mem = phases(0.0005, 0.0009, 0.0005, 0.0002, 10.0);
+  CHECK(mem.memory_sets_speed.holds());
+  CHECK(mem.qk.memory_seconds == doctest::Approx(4.0 * 1024 * 1024 / 10e9));
+  CHECK(mem.softmax_exp_bound.outcome == Outcome::fails);  // 0.9 ms from memory vs 0.2 ms cached: misses
+  const NaivePhases slow = phases(0.010, 0.020, 0.010, 0.019, 10.0);
+  CHECK(slow.memory_sets_speed.outcome == Outcome::fails);
+  CHECK(slow.softmax_exp_bound.holds());
+  CHECK(std::string(slow.slowest().name) == "softmax");
+  CHECK(slow.gflops() == doctest::Approx(4.0 * 1024 * 1024 * 64 / 0.040 * 1e-9));
+  // The cap: copy GB/s × d/4; 10 GB/s × 16 = 160 ≤ 200 holds, 20 GB/s × 16 = 320 fails.
+  CHECK(slow.memory_cap_gflops() == doctest::Approx(160.0));
+  CHECK(slow.cap_below_peak.holds());
+  CHECK(phases(0.01, 0.02, 0.01, 0.019, 20.0).cap_below_peak.outcome == Outcome::fails);
+  CHECK(phases(0.01, 0.02, 0.01, 0.0, 20.0).softmax_exp_bound.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("measure_naive_phases runs the three passes with their byte counts; naive_phase_size fits the limit") {
+  Roofs r;
+  r.copy_gbs = 10, r.fma_before = r.fma_after = 100, r.sgemm_before = r.sgemm_after = 80;
+  const NaivePhases p = measure_naive_phases(64, 16, 2, r, 2, 1);
+  CHECK(p.qk.seconds > 0);
+  CHECK(p.softmax.seconds > 0);
+  CHECK(p.pv.seconds > 0);
+  CHECK(p.cached_softmax_seconds > 0);
+  CHECK(p.qk.bytes == 4.0 * 2 * 64 * 64);
+  CHECK(p.softmax.bytes == 8.0 * 2 * 64 * 64);
+  CHECK(p.pv.flops == 2.0 * 2 * 64 * 64 * 16);
+  CHECK(naive_phase_size({512, 1024, 2048, 4096}, 8, 1024.0) == 2048);  // 4096 is above 2048
+  CHECK(naive_phase_size({512, 1024, 2048}, 8, 40.0) == 1024);          // 2048 needs 128 MiB
+  CHECK(naive_phase_size({4096, 8192}, 8, 1.0) == 4096);                // nothing fits: the smallest
+}
+
+TEST_CASE("judge_fast_kernel: the tiled kernel holds against its reference; a changed output fails") {
+  const std::vector<FastKernelCheck> checks = fast_kernel_checks(3, 33, 16);
+  REQUIRE(checks.size() == 2);
+  CHECK_FALSE(checks[0].causal);
+  CHECK(checks[1].causal);
+  for (const auto& c : checks) CHECK(c.exact.holds());
+  FastKernelCheck bad = checks[0];
+  bad.output(3, 4) += 1e-3f;
+  bad = judge_fast_kernel(bad);
+  CHECK(bad.exact.outcome == Outcome::fails);
+  CHECK(bad.max_diff == doctest::Approx(1e-3).epsilon(0.05));
+}
+
+namespace {
+AttentionBenchRow row(const char* impl, std::size_t n, double gflops, bool skipped = false) {
+  AttentionBenchRow r;
+  r.impl = impl, r.n = n, r.d = 64, r.heads = 8, r.gflops = gflops, r.skipped = skipped;
+  r.seconds = skipped ? 0.0 : 1.0;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are counted, not read as 0%") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = roofs.sgemm_after = 100;
+  std::vector<AttentionBenchRow> rows = {row("naive", 512, 30), row("tiled", 512, 120), row("naive", 2048, 25),
+                                         row("tiled", 2048, 90), row("naive", 4096, 0, true), row("tiled", 4096, 85)};
+  apply_roofs(rows, roofs);
+  CHECK(rows[1].pct_of_sgemm == doctest::Approx(120.0));
+  CHECK(rows[1].pct_of_peak == doctest::Approx(60.0));
+  CHECK(rows[4].pct_of_sgemm == 0.0);  // skipped: left alone
+  const SweepSummary s = summarize_sweep(rows);
+  CHECK(s.has_large);
+  CHECK(s.tiled_sgemm == doctest::Approx(90.0));  // the 512 row is out of range
+  CHECK(s.naive_sgemm == doctest::Approx(25.0));
+  CHECK(s.naive_measured == 1);
+  CHECK(s.naive_skipped == 1);
+  CHECK(s.above_sgemm == 1);
+  CHECK(s.above_peak == 0);
+  CHECK(s.speedup_n == 2048);
+  CHECK(s.speedup == doctest::Approx(3.6));
+  CHECK(s.tiled_near_sgemm.holds());
+  CHECK(s.tiled_faster.holds());
+  // Slow tiled rows fail both; no size with both measured leaves the speedup inconclusive.
+  std::vector<AttentionBenchRow> slow = {row("naive", 2048, 0, true), row("tiled", 2048, 30)};
+  apply_roofs(slow, roofs);
+  const SweepSummary t = summarize_sweep(slow);
+  CHECK(t.tiled_near_sgemm.outcome == Outcome::fails);
+  CHECK(t.naive_measured == 0);
+  CHECK(t.naive_skipped == 1);
+  CHECK(t.speedup_n == 0);
+  CHECK(t.tiled_faster.outcome == Outcome::inconclusive);
+  std::vector<AttentionBenchRow> close = {row("naive", 2048, 50), row("tiled", 2048, 60)};
+  apply_roofs(close, roofs);
+  CHECK(summarize_sweep(close).tiled_faster.outcome == Outcome::fails);  // 1.2×
+  CHECK(summarize_sweep(close).tiled_near_sgemm.outcome == Outcome::partly);
+}
