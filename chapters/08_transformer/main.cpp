@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
   ch.app().add_option("--warmup", tc.warmup, _("warm-up steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
   ch.app().add_option("--lr-factor", tc.lr_factor, _("scale of the learning-rate schedule with --train"))
-      ->capture_default_str()->check(CLI::Range(0.01, 10.0));
+      ->capture_default_str()->check(finite_range(0.01, 10.0));
   ch.app().add_option("--threads", threads, _("OpenBLAS threads for --train and the step timing"))
       ->capture_default_str()->check(CLI::Range(1, 2));
   ch.app().add_flag("--norm-study", norm_study, _("also run the short warm-up study of step 8 (minutes)"));

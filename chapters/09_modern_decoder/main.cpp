@@ -39,11 +39,11 @@ int main(int argc, char** argv) {
   ch.app().add_option("--tokens", n_tokens, _("tokens to generate (prompt + tokens ≤ 256)"))->capture_default_str()
       ->check(CLI::Range(1, 250));
   ch.app().add_option("--temperature", temperature, _("softmax temperature; 0 = greedy"))->capture_default_str()
-      ->check(CLI::Range(0.0, 5.0));
+      ->check(finite_range(0.0, 5.0));
   ch.app().add_option("--top-k", top_k, _("keep the k most probable tokens; 0 = all"))->capture_default_str()
       ->check(CLI::Range(0, 512));
   ch.app().add_option("--top-p", top_p, _("nucleus: keep the most probable tokens up to this mass"))->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(finite_range(0.01, 1.0));
   ch.app().add_flag("--bench", bench, _("time generation with and without the KV cache for 16 … 512 tokens"));
   ch.app().add_flag("--train", train, _("relearn the tokenizer and the model; rewrites data/ch09/"));
   ch.app().add_option("--train-steps", setup.train.steps, _("AdamW steps with --train"))->capture_default_str()

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
     tc.seed = nar.options().seed;
     const InductionModel im = load_or_train_induction(0, train, tc, !nar.quiet());
     const InductionModel other_seed = load_or_train_induction(1, train, tc, !nar.quiet());
+    require_two_seeds(im, other_seed);
     const InductionBatch eval = evaluation_set(tc.task, eval_n), drawn = drawn_sequence(tc.task);
     nar.manifest_field("evaluation_set", evaluation_manifest(tc.task, eval, im, other_seed));
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());

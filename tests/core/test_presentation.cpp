@@ -279,6 +279,36 @@ TEST_CASE("ChapterApp --json: the document alone on stdout, the narration on std
   CHECK(none.err.find("no JSON document") != std::string::npos);
 }
 
+TEST_CASE("blas_kernel_note: credits OPENBLAS_CORETYPE only when OpenBLAS reports that kernel") {
+  CHECK(blas_kernel_note("Cooperlake", nullptr, false) == "Cooperlake");
+  CHECK(blas_kernel_note("Cooperlake", "", false) == "Cooperlake");
+  CHECK(blas_kernel_note("SkylakeX", "SkylakeX", true) == "SkylakeX");  // our own restart chose it
+  CHECK(blas_kernel_note("Haswell", "haswell", false) == "Haswell (OPENBLAS_CORETYPE)");
+  CHECK(blas_kernel_note("Cooperlake", "Nonsense", false) == "Cooperlake (OPENBLAS_CORETYPE=Nonsense not recognised)");
+  // A kernel this CPU cannot run: OpenBLAS falls back without a word; the header says so.
+  CHECK(blas_kernel_note("Cooperlake", "SapphireRapids", false) ==
+        "Cooperlake (OPENBLAS_CORETYPE=SapphireRapids not recognised)");
+  const std::string hostile = blas_kernel_note("Haswell", ("\x1b]0;x\a" + std::string(200, 'y')).c_str(), false);
+  CHECK(hostile.find('\x1b') == std::string::npos);
+  CHECK(display_width(hostile) < 70);
+}
+
+TEST_CASE("header_lines: one line ending at column 92 when it fits, else two, never over 100 columns") {
+  const std::vector<std::string> one = header_lines("Chapter 03 · Self-attention", "seed 7 · OpenBLAS Haswell · 4 threads");
+  REQUIRE(one.size() == 1);
+  CHECK(display_width(one[0]) == 92);
+  // Chapter 04's Chinese header with the kernel note: 101 columns on one line before.
+  const std::string left = "第 04 章 · 多头注意力 (multi-head attention)：分头看，再拼起来";
+  const std::string right = "种子 4 · OpenBLAS Cooperlake (OPENBLAS_CORETYPE=Nonsense not recognised) · 16 个线程";
+  REQUIRE(display_width(left) + 1 + display_width(right) > 100);
+  const std::vector<std::string> two = header_lines(left, right);
+  REQUIRE(two.size() >= 2);
+  CHECK(two[0] == left);
+  CHECK(display_width(two.back()) == 92);  // right-aligned at the rule's end
+  for (const std::string& line : two) CHECK(display_width(line) <= 100);
+  for (const std::string& line : header_lines(std::string(150, 'L'), std::string(150, 'R'))) CHECK(display_width(line) <= 100);
+}
+
 TEST_CASE("escape_control: bidirectional controls and invisible characters are shown escaped; other text stays") {
   CHECK(escape_control("a \u202e b") == "a \\u202e b");
   CHECK(escape_control("\u2066x\u2069") == "\\u2066x\\u2069");

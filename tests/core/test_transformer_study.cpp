@@ -106,7 +106,16 @@ TEST_CASE("read_peer_step_time: reads the generator's JSON; refuses a missing, c
   const std::string negative = write_temp("attn_peer_negative.json",
       R"({"pytorch_ms_per_step": -1, "pytorch_cpu_ms_per_step": 1, "batch": 1, "src_len": 1, "tgt_len": 2,)"
       R"( "threads": 1, "torch": "x", "parameters": 1, "load_average_1min": 0})");
-  CHECK(message_of(negative).find("finite and positive") != std::string::npos);
+  CHECK(message_of(negative).find("\"pytorch_ms_per_step\" is -1, not a number from") != std::string::npos);
+  // 1e30 threads used to print "0 thread(s)" (a float cast to an integer); -4 wrapped to 2^64 − 4.
+  for (const char* threads : {"1e30", "-4", "2.5", "\"2\""}) {
+    CAPTURE(threads);
+    const std::string odd = write_temp("attn_peer_threads.json",
+        std::string(R"({"pytorch_ms_per_step": 1, "pytorch_cpu_ms_per_step": 1, "batch": 1, "src_len": 1, "tgt_len": 2,)") +
+        R"( "torch": "x", "parameters": 1, "load_average_1min": 0, "threads": )" + threads + "}");
+    CHECK(message_of(odd).find("\"threads\" is") != std::string::npos);
+    fs::remove(odd);
+  }
   for (const auto& f : {good, corrupt, partial, negative}) fs::remove(f);
 }
 

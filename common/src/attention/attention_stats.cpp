@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <stdexcept>
+#include <string>
 
 #include <xtensor-blas/xlinalg.hpp>
 
@@ -123,6 +125,13 @@ std::size_t prefix_matching_rows(std::size_t t_q, const std::vector<int>& tokens
 double copying_score(const Mat& m) {
   expect_shape("copying_score", "m", shape_of(m), {m.shape(0), m.shape(0)});
   if (m.size() == 0) return 0.0;
+  // LAPACK's geev on a NaN or infinity corrupts the heap (a double free) instead of failing.
+  for (std::size_t i = 0; i < m.shape(0); ++i)
+    for (std::size_t j = 0; j < m.shape(1); ++j)
+      if (!std::isfinite(m(i, j)))
+        throw std::domain_error("copying_score: the matrix holds " + std::to_string(m(i, j)) + " at (" +
+                                std::to_string(i) + ", " + std::to_string(j) +
+                                "): its weights are non-finite or too large (1e38?) for float");
   xt::xtensor<double, 2> md = xt::cast<double>(m);
   const auto eig = xt::linalg::eig(md);  // (eigenvalues, eigenvectors) via LAPACK geev
   const auto& lambda = std::get<0>(eig);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -61,11 +63,18 @@ std::vector<std::string> bpe_pretokenize(const std::string& text) {
 BpeTokenizer bpe_from_merges(const std::vector<std::pair<int, int>>& merges) {
   BpeTokenizer tok;
   for (int b = 0; b < 256; ++b) tok.pieces.push_back(std::string(1, char(b)));
+  std::map<std::pair<int, int>, std::size_t> seen;  // pair -> the merge that made it
   for (const auto& [a, b] : merges) {
     const int next = int(tok.pieces.size());
     if (a < 0 || b < 0 || a >= next || b >= next)
       throw BpeError("bpe: merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
                      std::to_string(b) + " but only ids 0 … " + std::to_string(next - 1) + " exist at that point");
+    // The same pair twice would make a second id that encoding never produces: a file that says
+    // it has more tokens than it can use.
+    const auto [it, fresh] = seen.emplace(std::make_pair(a, b), std::size_t(next - 256));
+    if (!fresh)
+      throw BpeError("bpe: merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
+                     std::to_string(b) + ", as merge " + std::to_string(it->second) + " already does");
     tok.merges.push_back({a, b, next, 0});
     tok.pieces.push_back(tok.pieces[std::size_t(a)] + tok.pieces[std::size_t(b)]);
   }
@@ -182,24 +191,50 @@ std::string bpe_json(const BpeTokenizer& tok) {
   return j.dump() + "\n";
 }
 
+namespace {
+BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& path);
+}  // namespace
+
 BpeTokenizer bpe_load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw BpeError("bpe_load: cannot open " + path);
   std::stringstream ss;
   ss << f.rdbuf();
+  return bpe_parse(ss.str(), path);
+}
+
+BpeTokenizer bpe_parse(const std::string& text, const std::string& path) {
+  try {
+    return bpe_parse_unguarded(text, path);
+  } catch (const nlohmann::json::exception& e) {  // a type the checks below did not foresee
+    throw BpeError("bpe_load: " + path + ": " + e.what());
+  }
+}
+
+namespace {
+BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw BpeError("bpe_load: " + path + " is not valid JSON (" + e.what() + ")");
   }
-  if (!j.is_object() || j.value("type", "") != "byte-level BPE" || !j.contains("merges") || !j["merges"].is_array())
-    throw BpeError("bpe_load: " + path + " is not a byte-level BPE file (needs \"type\" and \"merges\")");
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || j["type"].get<std::string>() != "byte-level BPE" ||
+      !j.contains("merges") || !j["merges"].is_array())
+    throw BpeError("bpe_load: " + path + " is not a byte-level BPE file (needs \"type\": \"byte-level BPE\" and "
+                   "\"merges\")");
   std::vector<std::pair<int, int>> merges;
+  // An id is a non-negative integer below 2^31: a larger one (4294967412) must not wrap to a small one.
+  const auto id_of = [](const nlohmann::json& x) {
+    return x.is_number_unsigned() && x.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<int>::max())
+               ? int(x.get<std::uint64_t>())
+               : -1;
+  };
   for (const auto& m : j["merges"]) {
-    if (!m.is_array() || m.size() != 2 || !m[0].is_number_integer() || !m[1].is_number_integer())
-      throw BpeError("bpe_load: " + path + ": merge " + std::to_string(merges.size()) + " is not a pair of ids");
-    merges.emplace_back(m[0].get<int>(), m[1].get<int>());
+    if (!m.is_array() || m.size() != 2 || id_of(m[0]) < 0 || id_of(m[1]) < 0)
+      throw BpeError("bpe_load: " + path + ": merge " + std::to_string(merges.size()) +
+                     " is not a pair of ids (two integers from 0 to 2147483647): " + m.dump().substr(0, 80));
+    merges.emplace_back(id_of(m[0]), id_of(m[1]));
   }
   BpeTokenizer tok;
   try {
@@ -211,12 +246,19 @@ BpeTokenizer bpe_load(const std::string& path) {
     const auto& c = j["counts"];
     if (!c.is_array() || c.size() != tok.merges.size())
       throw BpeError("bpe_load: " + path + ": \"counts\" must hold one number per merge");
-    for (std::size_t r = 0; r < tok.merges.size(); ++r) tok.merges[r].count = c[r].get<std::int64_t>();
+    for (std::size_t r = 0; r < tok.merges.size(); ++r) {
+      if (!c[r].is_number_unsigned() || c[r].get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+        throw BpeError("bpe_load: " + path + ": count " + std::to_string(r) + " is not a non-negative integer: " +
+                       c[r].dump().substr(0, 80));
+      tok.merges[r].count = std::int64_t(c[r].get<std::uint64_t>());
+    }
   }
-  if (j.contains("vocab_size") && j["vocab_size"].get<std::size_t>() != tok.vocab_size())
-    throw BpeError("bpe_load: " + path + " says vocab_size " + j["vocab_size"].dump() + " but its merges give " +
-                   std::to_string(tok.vocab_size()));
+  if (j.contains("vocab_size") &&
+      (!j["vocab_size"].is_number_unsigned() || j["vocab_size"].get<std::uint64_t>() != tok.vocab_size()))
+    throw BpeError("bpe_load: " + path + " says vocab_size " + j["vocab_size"].dump().substr(0, 80) +
+                   " but its merges give " + std::to_string(tok.vocab_size()));
   return tok;
 }
+}  // namespace
 
 }  // namespace attn

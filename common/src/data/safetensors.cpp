@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -144,6 +145,9 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
     if (s.end > data_size)
       fail(path, where + ": data_offsets " + range + " run past the end of the data (" + std::to_string(data_size) +
                      " bytes; truncated file?)");
+    // The loop's bound lets one huge dimension through, and count·4 would wrap (2^62 → 0 bytes).
+    if (count > std::numeric_limits<std::uint64_t>::max() / sizeof(float))
+      fail(path, where + ": shape " + shape_str(s.shape) + " is larger than the whole file");
     if (s.end - s.begin != count * sizeof(float))
       fail(path, where + ": shape " + shape_str(s.shape) + " needs " + std::to_string(count * sizeof(float)) +
                      " bytes but data_offsets " + range + " span " + std::to_string(s.end - s.begin));
@@ -170,6 +174,11 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
     in.seekg(std::streamoff(8 + n + s.begin));
     in.read(reinterpret_cast<char*>(t.data.data()), std::streamsize(s.end - s.begin));
     if (!in) fail(path, "tensor '" + s.name + "': read failed");
+    // NaN or ±inf weights would run and print confident nonsense: every reader refuses them here.
+    for (std::size_t i = 0; i < t.data.size(); ++i)
+      if (!std::isfinite(t.data[i]))
+        fail(path, "tensor '" + s.name + "' holds a non-finite value (" + std::to_string(t.data[i]) + ") at index " +
+                       std::to_string(i) + ": the checkpoint is corrupt");
     out.emplace(s.name, std::move(t));
   }
   return out;
@@ -207,14 +216,6 @@ void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots,
       const bool wanted = std::any_of(slots.begin(), slots.end(), [&](const TensorSlot& e) { return e.name == name; });
       if (!wanted) fail(path, "tensor '" + name + "' is not a parameter of this model");
     }
-  // NaN or ±inf weights would run and print confident nonsense; refuse them here.
-  for (const auto& e : slots) {
-    const auto& v = tensors.at(e.name).data;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (!std::isfinite(v[i]))
-        fail(path, "tensor '" + e.name + "' holds a non-finite value (" + std::to_string(v[i]) + ") at index " +
-                       std::to_string(i) + ": the checkpoint is corrupt");
-  }
   for (const auto& e : slots) {
     const auto& t = tensors.at(e.name);
     std::copy(t.data.begin(), t.data.end(), e.data);

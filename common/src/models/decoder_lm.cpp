@@ -2,6 +2,8 @@
 // (see attn/models/decoder_lm.hpp). Each gradient line sits under the forward line it differentiates.
 #include "attn/models/decoder_lm.hpp"
 
+#include "attn/data/json_fields.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -50,15 +52,16 @@ DecoderLMConfig config_from_json(const std::string& text) {
   DecoderLMConfig c;
   try {
     const auto j = nlohmann::json::parse(text);
-    c.d_model = j.at("d_model").get<std::size_t>();
-    c.n_heads = j.at("n_heads").get<std::size_t>();
-    c.n_kv_heads = j.at("n_kv_heads").get<std::size_t>();
-    c.d_ff = j.at("d_ff").get<std::size_t>();
-    c.n_layers = j.at("layers").get<std::size_t>();
-    c.rope_theta = j.at("rope_theta").get<double>();
-    c.norm_eps = j.at("norm_eps").get<double>();
-    c.vocab = j.at("vocab").get<std::size_t>();
-    c.context = j.at("context").get<std::size_t>();
+    // Bounded so that a file cannot make the model allocate more than its tensors could fill.
+    c.d_model = json_whole(j, "d_model", 1, 1 << 16);
+    c.n_heads = json_whole(j, "n_heads", 1, 1 << 12);
+    c.n_kv_heads = json_whole(j, "n_kv_heads", 1, 1 << 12);
+    c.d_ff = json_whole(j, "d_ff", 1, 1 << 18);
+    c.n_layers = json_whole(j, "layers", 1, 1 << 10);
+    c.rope_theta = json_number(j, "rope_theta", 1.0, 1e12);
+    c.norm_eps = json_number(j, "norm_eps", 1e-30, 1.0);
+    c.vocab = json_whole(j, "vocab", 1, 1 << 22);
+    c.context = json_whole(j, "context", 1, 1 << 22);
   } catch (const std::exception& e) {
     throw std::invalid_argument(std::string("decoder_lm config: cannot read ") + text + " (" + e.what() + ")");
   }

@@ -3,7 +3,33 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace attn {
+
+namespace {
+// Before an update: the learning rate and every gradient finite, so a failed step changes nothing.
+void check_before_step(const char* optimiser, std::int64_t step, float lr, const ParamRegistry& reg) {
+  if (!std::isfinite(lr))
+    throw TrainingDivergedError(fmt::format("{} step {}: the learning rate is {}", optimiser, step, lr));
+  for (const auto& e : reg.entries())
+    for (std::size_t i = 0; i < e.size; ++i)
+      if (!std::isfinite(e.grad[i]))
+        throw TrainingDivergedError(fmt::format(
+            "{} step {}: the gradient of '{}' is {} at index {}: the loss turned non-finite (weights or learning "
+            "rate too large?); training stopped, nothing saved",
+            optimiser, step, e.name, e.grad[i], i));
+}
+// After it: a weight that overflowed.
+void check_after_step(const char* optimiser, std::int64_t step, const ParamRegistry& reg) {
+  for (const auto& e : reg.entries())
+    for (std::size_t i = 0; i < e.size; ++i)
+      if (!std::isfinite(e.value[i]))
+        throw TrainingDivergedError(fmt::format(
+            "{} step {}: weight '{}' became {} at index {} (learning rate too large?); training stopped, nothing saved",
+            optimiser, step, e.name, e.value[i], i));
+}
+}  // namespace
 
 double grad_norm(const ParamRegistry& reg) {
   double s = 0.0;
@@ -27,6 +53,8 @@ Sgd::Sgd(ParamRegistry& reg, SgdConfig cfg) : reg_(reg), cfg_(cfg) {
 }
 
 void Sgd::step(float lr) {
+  ++t_;
+  check_before_step("SGD", t_, lr, reg_);
   const auto& entries = reg_.entries();
   for (std::size_t p = 0; p < entries.size(); ++p) {
     const ParamEntry& e = entries[p];
@@ -36,6 +64,7 @@ void Sgd::step(float lr) {
       e.value[i] -= lr * g;
     }
   }
+  check_after_step("SGD", t_, reg_);
 }
 
 Adam::Adam(ParamRegistry& reg, AdamConfig cfg) : reg_(reg), cfg_(cfg) {
@@ -47,6 +76,7 @@ Adam::Adam(ParamRegistry& reg, AdamConfig cfg) : reg_(reg), cfg_(cfg) {
 
 void Adam::step(float lr) {
   ++t_;
+  check_before_step("Adam", t_, lr, reg_);
   const double bc1 = 1.0 - std::pow(double(cfg_.beta1), double(t_));  // bias corrections
   const double bc2 = 1.0 - std::pow(double(cfg_.beta2), double(t_));
   const auto& entries = reg_.entries();
@@ -63,6 +93,7 @@ void Adam::step(float lr) {
       e.value[i] -= lr * m_hat / (std::sqrt(v_hat) + cfg_.eps);
     }
   }
+  check_after_step("Adam", t_, reg_);
 }
 
 }  // namespace attn

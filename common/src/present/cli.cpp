@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -105,6 +104,27 @@ std::string choose_language() {
 }
 }  // namespace
 
+std::string finite_number_problem(const std::string& s) {
+  // CLI11 has already converted the text (so it is a number of some kind); strtod reads it the
+  // same way, including "nan", "inf", "1e999" (overflow to inf) and hexadecimal floats.
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  if (end == s.c_str()) return _f("{} is not a number", s);
+  if (!std::isfinite(x)) return _f("{} is not a finite number", s);
+  return "";
+}
+
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) {
+        const std::string problem = finite_number_problem(s);
+        if (!problem.empty()) return problem;
+        const double x = std::strtod(s.c_str(), nullptr);
+        return x >= lo && x <= hi ? std::string() : _f("{} is not in {:g} … {:g}", s, lo, hi);
+      },
+      fmt::format("FLOAT in [{:g} - {:g}]", lo, hi));
+}
+
 ChapterApp::ChapterApp(const std::string& number, std::uint64_t default_seed, int total_steps)
     : language_error_(choose_language()),
       info_(chapter_info(number)),
@@ -151,6 +171,10 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     return kExitError;
   }
   ensure_fast_openblas(argc, argv);
+  // No float option takes nan or ±inf, whether or not the chapter gave it finite_range.
+  for (CLI::Option* opt : app_.get_options())
+    if (opt->get_type_name().rfind("FLOAT", 0) == 0)
+      opt->check(CLI::Validator([](std::string& s) { return finite_number_problem(s); }, "", "finite"));
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

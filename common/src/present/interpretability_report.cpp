@@ -111,6 +111,27 @@ InductionModel load_or_train_induction(std::size_t which, bool train, const Indu
   return t;
 }
 
+void require_two_seeds(const InductionModel& a, const InductionModel& b) {
+  const std::string sa = metadata_value(a.metadata, "seed"), sb = metadata_value(b.metadata, "seed");
+  if (sa == sb)
+    throw std::runtime_error(_f("{} and {} were both trained from seed {}: the seed baseline of claim 4 needs two "
+                                "different seeds (retrain with --train, or restore the shipped files)",
+                                a.file, b.file, escape_control(sa)));
+  ParamRegistry ra, rb;
+  AttnOnly ma = a.model, mb = b.model, ga = zeros_like(a.model), gb = zeros_like(b.model);
+  register_params(ra, ma, ga);
+  register_params(rb, mb, gb);
+  bool same = ra.entries().size() == rb.entries().size();
+  for (std::size_t p = 0; same && p < ra.entries().size(); ++p) {
+    const ParamEntry &x = ra.entries()[p], &y = rb.entries()[p];
+    same = x.size == y.size && std::equal(x.value, x.value + x.size, y.value);
+  }
+  if (same)
+    throw std::runtime_error(_f("{} and {} hold identical weights (one copied over the other?): the seed baseline of "
+                                "claim 4 needs two different models",
+                                a.file, b.file));
+}
+
 std::string evaluation_manifest(const InductionTask& task, const InductionBatch& eval, const InductionModel& a,
                                 const InductionModel& b) {
   return fmt::format(

@@ -4,11 +4,14 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <streambuf>
 #include <thread>
@@ -24,6 +27,8 @@ namespace attn {
 namespace {
 [[maybe_unused]] const char* const kSliceNames[] = {N_("head")};  // the slice names chapters pass to show()
 constexpr std::size_t kWidth = 92;  // the header rule's width in columns
+constexpr std::size_t kMaxColumns = 100;  // no line printed is wider
+constexpr std::size_t kMaxCoretypeShown = 24;  // columns of a user's OPENBLAS_CORETYPE quoted in the header
 
 std::string rule() {
   std::string r;
@@ -155,16 +160,59 @@ Narrator::Narrator(ChapterInfo info, NarratorOptions opts, int total_steps, std:
   if (opts_.pause && !opts_.quiet && ::isatty(STDIN_FILENO) && ::isatty(STDERR_FILENO)) BusyLine::instance().attach(out_);
 }
 
+std::string blas_kernel_note(const std::string& kernel, const char* user_coretype, bool reexec) {
+  // Unset, or set by ensure_fast_openblas's own restart: the kernel is OpenBLAS's (or our) choice.
+  if (user_coretype == nullptr || user_coretype[0] == '\0' || reexec) return kernel;
+  const std::string asked = user_coretype;
+  const bool took = asked.size() == kernel.size() &&
+                    std::equal(asked.begin(), asked.end(), kernel.begin(), [](char a, char b) {
+                      return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                    });
+  if (took) return _f("{} (OPENBLAS_CORETYPE)", kernel);
+  // OpenBLAS ignores a name it does not know (or a kernel this CPU cannot run) without a word and
+  // picks its own: say which kernel it reports and that the variable did not choose it.
+  std::string shown = escape_control(asked, /*keep_newlines=*/false);
+  if (display_width(shown) > kMaxCoretypeShown) shown = fit(shown, kMaxCoretypeShown);
+  return _f("{} (OPENBLAS_CORETYPE={} not recognised)", kernel, shown);
+}
+
+std::vector<std::string> header_lines(const std::string& left, const std::string& right) {
+  const std::size_t lw = display_width(left), rw = display_width(right);
+  if (lw + 1 + rw <= kMaxColumns)  // one line, the right part ending at the rule's end when it fits
+    return {left + std::string(lw + rw < kWidth ? kWidth - lw - rw : 1, ' ') + right};
+  // Too long for one line (a long title in Chinese beside a long kernel note): the right part on
+  // its own line(s), right-aligned at the rule's end, broken between its " · " parts.
+  std::vector<std::string> lines = wrap_text(left, kMaxColumns), parts;
+  const std::string sep = " · ";
+  for (std::size_t from = 0;;) {
+    const std::size_t at = right.find(sep, from);
+    parts.push_back(right.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) break;
+    from = at + sep.size();
+  }
+  std::vector<std::string> packed;
+  for (const std::string& part : parts) {
+    if (!packed.empty() && display_width(packed.back()) + display_width(sep) + display_width(part) <= kWidth)
+      packed.back() += sep + part;
+    else
+      for (const std::string& piece : wrap_text(part, kWidth)) packed.push_back(piece);
+  }
+  for (const std::string& line : packed) {
+    const std::size_t w = display_width(line);
+    lines.push_back(std::string(w < kWidth ? kWidth - w : 0, ' ') + line);
+  }
+  return lines;
+}
+
 void Narrator::header(const std::string& question) {
   const BlasInfo blas = blas_info();
-  const char* user = std::getenv("OPENBLAS_CORETYPE");
-  const bool user_set = user && user[0] && std::getenv("ATTN_OPENBLAS_REEXEC") == nullptr;
   const std::string left = _f("Chapter {} · {}", info_.number, tr(info_.title));
-  const std::string right = _f("seed {} · OpenBLAS {}{} · {} {}", opts_.seed, blas.kernel,
-                               user_set ? " (OPENBLAS_CORETYPE)" : "", blas.threads,
+  const std::string kernel = blas_kernel_note(blas.kernel, std::getenv("OPENBLAS_CORETYPE"),
+                                              std::getenv("ATTN_OPENBLAS_REEXEC") != nullptr);
+  const std::string right = _f("seed {} · OpenBLAS {} · {} {}", opts_.seed, kernel, blas.threads,
                                blas.threads == 1 ? _("thread") : _("threads"));
-  const std::size_t used = display_width(left) + display_width(right);
-  out_ << left << std::string(used < kWidth ? kWidth - used : 1, ' ') << right << "\n" << rule() << "\n";
+  for (const std::string& line : header_lines(left, right)) out_ << line << "\n";
+  out_ << rule() << "\n";
   if (!opts_.quiet && !question.empty())
     for (const std::string& line : wrap_text(question, terminal_columns())) out_ << line << "\n";
   out_.flush();
@@ -185,6 +233,7 @@ void Narrator::pause_if_asked() {
 void Narrator::step(const std::string& title, const std::string& formula, const std::string& source) {
   pause_if_asked();
   ++step_;
+  step_title_ = escape_control(title, false);
   if (opts_.quiet) return;
   std::string left = _f("Step {}/{}  {}", step_, total_steps_, escape_control(title));
   if (!formula.empty()) left += "  " + formula;
@@ -220,6 +269,39 @@ std::string wrapped(const std::string& prefix, const std::string& text, std::siz
 }
 }  // namespace
 
+std::string non_finite_word(const std::string& text) {
+  const auto letter = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\'' || c == '"') {
+      quoted = !quoted;
+      continue;
+    }
+    if (quoted || !std::isalpha(static_cast<unsigned char>(c)) || (i > 0 && letter(text[i - 1]))) continue;
+    std::size_t end = i;
+    while (end < text.size() && letter(text[end])) ++end;
+    std::string word = text.substr(i, end - i);
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    const bool negative = i > 0 && text[i - 1] == '-';
+    // −∞ is a legitimate value (a masked score, the online softmax's starting maximum); NaN and +∞ are not.
+    if (word == "nan" || (!negative && (word == "inf" || word == "infinity"))) {
+      const std::size_t from = negative ? i - 1 : i;
+      return text.substr(from, end - from);
+    }
+    i = end;
+  }
+  return "";
+}
+
+void Narrator::refuse_non_finite_text(const std::string& text) const {
+  const std::string word = non_finite_word(text);
+  if (!word.empty())
+    throw NonFiniteError(_f("step {} ({}): a result came out as {} — the computation turned non-finite (weights too "
+                            "large, all zero or denormal?); nothing more is printed from it: {}",
+                            step_, step_title_, word, escape_control(text, false)));
+}
+
 void Narrator::say(const std::string& text) {
   if (!opts_.quiet) out_ << wrapped("  ", escape_control(text), 4);
 }
@@ -235,7 +317,10 @@ void Narrator::why(const std::string& text) {
   }
 }
 
-void Narrator::result(const std::string& text) { out_ << wrapped("  ", escape_control(text), 4); }
+void Narrator::result(const std::string& text) {
+  refuse_non_finite_text(text);
+  out_ << wrapped("  ", escape_control(text), 4);
+}
 
 void Narrator::record_raw(const std::string& name, const Shape& shape, const float* data) {
   recorder_.add(name, shape, data, step_);
@@ -313,6 +398,8 @@ void Narrator::heatmap(const std::string& name, const Mat& m, const Labels& rows
 }
 
 void Narrator::table(const Table& t, bool as_result) {
+  for (const auto& row : t.data())  // the first column names the row (maybe a learner's word)
+    for (std::size_t c = 1; c < row.size(); ++c) refuse_non_finite_text(row[c]);
   if (opts_.quiet && !as_result) return;
   out_ << t.render("  ", terminal_columns());
 }
@@ -322,6 +409,7 @@ void Narrator::block(const std::string& text) {
 }
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {
+  for (const auto& l : lines) refuse_non_finite_text(l);
   pause_if_asked();  // the last step stays on screen until Enter; nothing waits after the takeaway
   const std::string title = _("Takeaway");
   out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";

@@ -29,6 +29,10 @@
 
 namespace attn {
 
+namespace {
+const char* norm_word(NormPlacement n) { return n == NormPlacement::Post ? "Post" : "Pre"; }
+}  // namespace
+
 ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, const std::string& checkpoint,
                                        const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
                                        int threads, bool progress) {
@@ -37,7 +41,17 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
   ct.path = !checkpoint.empty() ? checkpoint : train ? trained_checkpoint("08", name) : shipped_checkpoint("08", name);
   ct.trained = load_or_train(
       {ct.path, train, tc.steps, progress},
-      [&](const std::string& path) { ct.model = load_transformer(path, &ct.curves, &ct.metadata); },
+      [&](const std::string& path) {
+        ct.model = load_transformer(path, &ct.curves, &ct.metadata);
+        // The chapter narrates the model the file holds; --norm must name that one, or the narration
+        // would call a Post-Norm model Pre-Norm.
+        if (ct.model.cfg.norm != cfg.norm)
+          throw std::runtime_error(_f("{} holds a {}-Norm model (its metadata says norm = {}), but --norm {} asks "
+                                      "for {}-Norm: pass --norm {}, or a checkpoint of the {}-Norm model",
+                                      escape_control(path), norm_word(ct.model.cfg.norm), norm_name(ct.model.cfg.norm),
+                                      norm_name(cfg.norm), norm_word(cfg.norm), norm_name(ct.model.cfg.norm),
+                                      norm_word(cfg.norm)));
+      },
       [&](const StepCallback& on_step) {
         TransformerTrainConfig with_bar = tc;
         with_bar.on_step = on_step;

@@ -32,7 +32,7 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
   const std::size_t io_bytes = 4 * heads * n * d * sizeof(float);
   const std::size_t work_bytes = naive ? naive_attention_workspace_bytes(heads, n, n) : fast_attention_workspace_bytes(n, n, d, cfg);
   row.peak_mib = double(work_bytes) / kMiB;
-  if (naive && row.peak_mib > opts.max_naive_mib) {
+  if (naive && !(row.peak_mib <= opts.max_naive_mib)) {  // written so that a NaN limit skips too
     row.skipped = true;
     row.note = fmt::format("needs {:.0f} MiB for the n×n matrices of {} heads (limit {:.0f} MiB, --max-naive-mib)",
                            row.peak_mib, heads, opts.max_naive_mib);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/data/batching.hpp"
+#include "attn/data/json_fields.hpp"
 #include "attn/models/transformer_train.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/tensor/memory.hpp"
@@ -100,7 +101,13 @@ std::vector<WarmupRun> warmup_study(const TransformerModelConfig& c, const ToyCo
         tc.clip = 0.0;  // no clipping: it would hide what the learning rate does
         tc.validate = false;
         tc.seed = seed;
-        const TransformerTrainResult r = train_transformer(cfg, corpus, tc);
+        TransformerTrainResult r;
+        try {
+          r = train_transformer(cfg, corpus, tc);
+        } catch (const TrainingDivergedError&) {  // the optimiser met a NaN: this run diverged
+          runs.push_back({norm, warm, seed, std::numeric_limits<double>::quiet_NaN()});
+          continue;
+        }
         const std::size_t n = std::min<std::size_t>(10, r.train_losses.size());
         double sum = 0;
         for (std::size_t i = r.train_losses.size() - n; i < r.train_losses.size(); ++i) sum += r.train_losses[i];
@@ -151,18 +158,22 @@ PeerStepTime read_peer_step_time(const std::string& path) {
   if (!in) throw std::runtime_error(path + ": cannot open the peer timing file");
   std::ostringstream text;
   text << in.rdbuf();
+  return parse_peer_step_time(text.str(), path);
+}
+
+PeerStepTime parse_peer_step_time(const std::string& text, const std::string& path) {
   PeerStepTime p;
   try {
-    const auto j = nlohmann::json::parse(text.str());
-    p.framework = "PyTorch " + j.at("torch").get<std::string>();
-    p.wall_ms = j.at("pytorch_ms_per_step").get<double>();
-    p.cpu_ms = j.at("pytorch_cpu_ms_per_step").get<double>();
-    p.batch = j.at("batch").get<std::size_t>();
-    p.src_len = j.at("src_len").get<std::size_t>();
-    p.tgt_len = j.at("tgt_len").get<std::size_t>();
-    p.threads = j.at("threads").get<std::size_t>();
-    p.parameters = j.at("parameters").get<std::size_t>();
-    p.load_average = j.at("load_average_1min").get<double>();
+    const auto j = nlohmann::json::parse(text);
+    p.framework = "PyTorch " + json_text(j, "torch");
+    p.wall_ms = json_number(j, "pytorch_ms_per_step", 1e-6, 1e9);
+    p.cpu_ms = json_number(j, "pytorch_cpu_ms_per_step", 1e-6, 1e9);
+    p.batch = json_whole(j, "batch", 1, 1 << 20);
+    p.src_len = json_whole(j, "src_len", 1, 1 << 20);
+    p.tgt_len = json_whole(j, "tgt_len", 1, 1 << 20);
+    p.threads = json_whole(j, "threads", 1, 4096);
+    p.parameters = json_whole(j, "parameters", 1, std::size_t(1) << 40);
+    p.load_average = json_number(j, "load_average_1min", 0.0, 1e6);
     p.measured_on = j.value("measured_on", std::string());
     p.machine = j.value("machine", std::string());
   } catch (const std::exception& e) {

@@ -43,6 +43,7 @@ double prefix_matching_score(const Mat& p, const std::vector<int>& tokens);
 // Number of rows prefix_matching_score averages over.
 std::size_t prefix_matching_rows(std::size_t t_q, const std::vector<int>& tokens);
 // m: (V, V) -> Σ Re λ / Σ |λ| over the eigenvalues λ of m (in [−1, 1]; 0 for the zero matrix).
+// A NaN or infinite entry throws std::domain_error naming it (LAPACK would corrupt the heap).
 double copying_score(const Mat& m);
 // Kendall's τ_b of two equally long vectors (−1 … 1); 0 when either is constant.
 double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);

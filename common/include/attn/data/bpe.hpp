@@ -57,5 +57,8 @@ void bpe_save(const std::string& path, const BpeTokenizer& tok);
 // The text bpe_save writes (one line of JSON).
 std::string bpe_json(const BpeTokenizer& tok);
 BpeTokenizer bpe_load(const std::string& path);
+// The same from the file's text (path names it in messages). Every field's JSON type is checked:
+// ids are integers from 0 to 2^31 − 1, counts non-negative integers, no merge repeats another.
+BpeTokenizer bpe_parse(const std::string& text, const std::string& path);
 
 }  // namespace attn

@@ -8,11 +8,20 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "attn/tensor/params.hpp"
 
 namespace attn {
+
+// Thrown by Sgd::step and Adam::step when the learning rate, a gradient or an updated weight is
+// NaN or ±inf (a loss that overflowed, a learning rate far too large): training stops there,
+// naming the step and the parameter, before a broken model can be saved over a good one.
+class TrainingDivergedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // ‖g‖₂ over every gradient in the registry (accumulated in double).
 double grad_norm(const ParamRegistry& reg);
@@ -29,10 +38,12 @@ class Sgd {
  public:
   Sgd(ParamRegistry& reg, SgdConfig cfg);
   void step() { step(cfg_.lr); }
-  void step(float lr);  // lr from a schedule
+  void step(float lr);  // lr from a schedule; throws TrainingDivergedError (above)
+  std::int64_t steps_taken() const { return t_; }
  private:
   ParamRegistry& reg_;
   SgdConfig cfg_;
+  std::int64_t t_ = 0;
   std::vector<std::vector<float>> velocity_;
 };
 
@@ -48,7 +59,7 @@ class Adam {
  public:
   Adam(ParamRegistry& reg, AdamConfig cfg);
   void step() { step(cfg_.lr); }
-  void step(float lr);
+  void step(float lr);  // throws TrainingDivergedError (above)
   float rate() const { return cfg_.lr; }  // the configured rate, what step() uses
   std::int64_t steps_taken() const { return t_; }
 

@@ -51,6 +51,14 @@ class ChapterApp {
   std::string question_;
 };
 
+// The check for a floating-point option: a finite number from lo to hi. CLI11's Range lets NaN
+// through (every comparison with NaN is false) and ±inf past an infinite bound; this refuses both,
+// naming the value. ChapterApp::run also adds its finiteness half to every FLOAT option the
+// chapter did not give it, so no float option anywhere accepts nan or inf.
+CLI::Validator finite_range(double lo, double hi);
+// "" when s is a finite number, else why not (for CLI11 checks).
+std::string finite_number_problem(const std::string& s);
+
 // Exit statuses shared by every program.
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;  // the run failed (bad file, numerical failure)

@@ -26,6 +26,10 @@ struct InductionModel {
 };
 // The training seed is base.seed + which. std::runtime_error naming the file when it is missing.
 InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress);
+// Claim 4's baseline compares two models trained from different seeds: std::runtime_error naming
+// both files when their metadata gives the same seed or their weights are identical (one file
+// copied over the other), so "seeds 2 and 2: TVD 0.0000" is never reported as a baseline.
+void require_two_seeds(const InductionModel& a, const InductionModel& b);
 
 // The export's "evaluation_set" entry: how to rebuild the sequences every induction figure averages.
 std::string evaluation_manifest(const InductionTask& task, const InductionBatch& eval, const InductionModel& a,

@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attn/attention/attention_stats.hpp"
 #include "attn/present/chapters.hpp"
@@ -31,6 +33,29 @@ struct NarratorOptions {
   std::optional<std::string> export_dir;
   std::optional<std::string> html_file;  // --html FILE: every heatmap and attention view, one page
 };
+
+// The header's kernel: OpenBLAS's own name for it (openblas_get_corename), marked
+// "(OPENBLAS_CORETYPE)" when the user's OPENBLAS_CORETYPE chose it, and "(OPENBLAS_CORETYPE=X not
+// recognised)" when the user set it but OpenBLAS reports another kernel (it ignores an unknown
+// name silently). reexec: the variable was set by ensure_fast_openblas's restart, not the user.
+std::string blas_kernel_note(const std::string& kernel, const char* user_coretype, bool reexec);
+// The header's lines: "left   right" on one line ending at column 92 when that fits in 100
+// columns, else left, then right on its own line(s) right-aligned at column 92. No line is wider
+// than 100 columns, whatever the language and the kernel note.
+std::vector<std::string> header_lines(const std::string& left, const std::string& right);
+
+// A chapter's computation turned NaN or infinite (weights of 1e38, zeros, denormals…): the narrator
+// stops the run rather than print a result line, a table cell or a takeaway built on it. The
+// message names the step and quotes the line. (Tensors are not checked: a NaN there may mark a
+// cell with nothing to measure, e.g. a sentence length the test set lacks.)
+class NonFiniteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// The first number in text written as NaN or +infinity ("nan", "-nan", "inf", "nan%"), as a word of
+// its own and outside quotes (a quoted token may be the learner's own word), or "". "-inf" is not
+// one: a masked score and the online softmax's starting maximum are −∞ by design.
+std::string non_finite_word(const std::string& text);
 
 class Narrator {
  public:
@@ -89,12 +114,15 @@ class Narrator {
 
  private:
   void pause_if_asked();
+  // Throws NonFiniteError when text prints a non-finite number (see non_finite_word).
+  void refuse_non_finite_text(const std::string& text) const;
   void record_raw(const std::string& name, const Shape& shape, const float* data);
   std::ostream& out_;
   ChapterInfo info_;
   NarratorOptions opts_;
   int total_steps_;
   int step_ = 0;
+  std::string step_title_;  // the current step's title, for NonFiniteError's message
   ExportRecorder recorder_;
   std::optional<std::string> json_;
   std::vector<AttentionSet> html_views_;

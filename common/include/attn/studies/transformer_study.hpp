@@ -70,5 +70,7 @@ struct PeerStepTime {
   std::string machine;        // "machine" (the CPU), "" when the file does not say
 };
 PeerStepTime read_peer_step_time(const std::string& path);
+// The same from the file's text (path only names it in messages); every field type- and range-checked.
+PeerStepTime parse_peer_step_time(const std::string& text, const std::string& path);
 
 }  // namespace attn
