@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     nar.why(_("each step gets a fresh context: a 60-word sentence no longer has to fit in one vector."));
 
     nar.step(_("The whole alignment"), _("A = (α_ij)  target × source"));
-    const AlignmentStudy align = alignment_study(tr.alignment, tr.ids.size(), ex, corpus.train);
+    const SentenceAlignmentStudy align = alignment_study(tr.alignment, tr.ids.size(), ex, corpus.train);
     report_alignment(nar, tr.alignment, out_words, ex, align);
     nar.code("attn/attention/alignment.hpp: argmax_alignment, alignment_hits; attn/studies/seq2seq_study.hpp: "
              "alignment_study");

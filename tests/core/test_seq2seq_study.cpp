@@ -170,7 +170,7 @@ TEST_CASE("alignment_study: rows on their words hold; rows off them fail, and ea
   for (std::size_t r = 0; r < T; ++r) right(r, std::size_t(pair.alignment[r])) = 1.0f;
   right(T, S - 1) = 1.0f;  // <eos>: not scored
   const std::vector<SentencePair> train = {pair, toy_translate({"the", "dog", "sleeps"})};
-  const AlignmentStudy h = alignment_study(right, T, pair, train);
+  const SentenceAlignmentStudy h = alignment_study(right, T, pair, train);
   CHECK(h.all.hits == T);
   CHECK(h.is_alignment.outcome == Outcome::holds);
   CHECK(h.reordered.total == 5);  // every word but "lo"
@@ -179,7 +179,7 @@ TEST_CASE("alignment_study: rows on their words hold; rows off them fail, and ea
 
   Mat diagonal = xt::zeros<float>({T, S});
   for (std::size_t r = 0; r < T; ++r) diagonal(r, r) = 1.0f;
-  const AlignmentStudy f = alignment_study(diagonal, T, pair, train);
+  const SentenceAlignmentStudy f = alignment_study(diagonal, T, pair, train);
   CHECK(f.is_alignment.outcome == Outcome::fails);  // 1 of 6
   CHECK(f.follows_reorderings.outcome == Outcome::fails);
   CHECK(f.off_diagonal == 0);
@@ -194,7 +194,7 @@ TEST_CASE("alignment_study: rows on their words hold; rows off them fail, and ea
   // "the" appears in both training pairs, always as "lo".
   Mat the_missed = right;
   the_missed(0, 0) = 0.0f, the_missed(0, 3) = 1.0f;
-  const AlignmentStudy t = alignment_study(the_missed, T, pair, train);
+  const SentenceAlignmentStudy t = alignment_study(the_missed, T, pair, train);
   REQUIRE(t.misses.size() == 1);
   CHECK(t.misses.front().translations == 1);
   CHECK(t.misses.front().occurrences == 2);

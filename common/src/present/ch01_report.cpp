@@ -19,7 +19,7 @@ void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair&
 }
 
 void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_words, const SentencePair& pair,
-                      const AlignmentStudy& s) {
+                      const SentenceAlignmentStudy& s) {
   nar.heatmap("alignment", alignment, out_words, pair.src, _("rows: output words, columns: source words"), {0.0, 1.0});
   Vec reference = Vec::from_shape({pair.alignment.size()});
   for (std::size_t r = 0; r < pair.alignment.size(); ++r) reference(r) = float(pair.alignment[r]);
@@ -68,7 +68,7 @@ void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& result
              kArticleBleuAt50));
 }
 
-std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const AlignmentStudy& a) {
+std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const SentenceAlignmentStudy& a) {
   return {
       _f("Additive attention rebuilds the context at every step: BLEU {} at 51-60 words vs {} for chapter 00's "
          "model (no attention, one-direction encoder){}.",

@@ -137,9 +137,9 @@ AttentionStepView bahdanau_step_view(const DecodeTrace& tr, std::size_t i) {
   return v;
 }
 
-AlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
+SentenceAlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
                                const std::vector<SentencePair>& train) {
-  AlignmentStudy s;
+  SentenceAlignmentStudy s;
   std::vector<int> looks = argmax_alignment(weights);
   looks.resize(std::min(looks.size(), written));
   s.all = alignment_hits(looks, pair.alignment);

@@ -17,11 +17,11 @@ void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair&
 // Step 5: the alignment heatmap (recorded as "alignment", the reference as "reference_alignment"),
 // its two verdicts, and each miss with what the map and the training pairs say about it.
 void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_words, const SentencePair& pair,
-                      const AlignmentStudy& s);
+                      const SentenceAlignmentStudy& s);
 // Step 6: the by-length table beside chapter 00's model, the two verdicts, the source article's
 // figures and the published ones.
 void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g);
 
-std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const AlignmentStudy& a);
+std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const SentenceAlignmentStudy& a);
 
 }  // namespace attn

@@ -91,7 +91,7 @@ struct AlignmentMiss {
   int looked_word_written_at = kNoSource;  // the output position that translates the looked-at word
   std::size_t translations = 0, occurrences = 0;  // of the translated source word, in `train`
 };
-struct AlignmentStudy {
+struct SentenceAlignmentStudy {
   AlignmentScore all;        // every written word with a reference
   AlignmentScore reordered;  // only those whose source word is at another position
   std::size_t off_diagonal = 0;  // written words whose largest weight is off the diagonal
@@ -101,7 +101,7 @@ struct AlignmentStudy {
   Verdict is_alignment, follows_reorderings;
 };
 // weights: (T, S) α rows of a trace; written: the words written (rows past it, <eos>, not scored).
-AlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
+SentenceAlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
                                const std::vector<SentencePair>& train);
 
 // Bahdanau against no attention by length (chapter 01).
