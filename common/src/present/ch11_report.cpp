@@ -93,6 +93,9 @@ void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e)
     scores += fmt::format("{}{:g}", j ? ", " : "", e.scores[j]);
     values += fmt::format("{}{:g}", j ? ", " : "", e.values[j]);
   }
+  nar.say(_("per query row, for each tile j of keys: m' = max(m, rowmax S_ij); ℓ = e^(m−m')·ℓ + Σ e^(S_ij−m'); "
+            "O = e^(m−m')·O + e^(S_ij−m')·V_j; m = m'. After the last tile O / ℓ is the softmax-weighted sum of "
+            "the values, exactly as softmax(S)·V."));
   nar.say(_f("by hand, one row: scores s = ({}), values v = ({}), {} keys per tile", scores, values,
              e.tiles.empty() ? 0 : e.tiles.front().end - e.tiles.front().begin));
   Table t({_("tile"), _("keys"), "m", "e^(m_old−m)", "ℓ", "O"});
@@ -111,9 +114,6 @@ void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e)
 }
 
 void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>& checks, const std::string& path, int threads) {
-  nar.say(_("per query row, for each tile j of keys: m' = max(m, rowmax S_ij); ℓ = e^(m−m')·ℓ + Σ e^(S_ij−m'); "
-            "O = e^(m−m')·O + e^(S_ij−m')·V_j; m = m'. After the last tile O / ℓ is the softmax-weighted sum of "
-            "the values, exactly as softmax(S)·V."));
   nar.say(_f("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and "
              "output O; Kᵀ is packed once per head into panels of 32 keys stored side by side, so the inner loop "
              "reads them in order; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S in the layout "
