@@ -2,7 +2,7 @@
 // matrix product? The roofs (the CPU's FMA peak, sgemm, memory bandwidth), the naive three-pass
 // version with its n×n matrix timed pass by pass, then a fused, tiled, multi-threaded kernel with an
 // online softmax, measured in one run.
-//   build/bin/11_fast_attention                          the lesson + the sweep (under 90 s)
+//   build/bin/11_fast_attention                          the lesson + the sweep (about 2 min)
 //   build/bin/11_fast_attention --sizes 512,2048 --dims 64 --json     machine-readable table
 //   build-gpu/bin/11_fast_attention --gpu-sizes 4096     built with -DATTN_CUDA=ON: the last step
 //                                                        times the CUDA kernels (common/cuda) too
