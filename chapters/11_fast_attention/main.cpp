@@ -2,12 +2,12 @@
 // matrix product? The roofs (the CPU's FMA peak, sgemm, memory bandwidth), the naive three-pass
 // version with its n×n matrix timed pass by pass, then a fused, tiled, multi-threaded kernel with an
 // online softmax, measured in one run.
-//   build/bin/11_fast_attention                          the lesson + the sweep (under 90 s)
+//   build/bin/11_fast_attention                          the lesson + the sweep (about 2 min)
 //   build/bin/11_fast_attention --sizes 512,2048 --dims 64 --json     machine-readable table
 //   build-gpu/bin/11_fast_attention --gpu-sizes 4096     built with -DATTN_CUDA=ON: the last step
 //                                                        times the CUDA kernels (common/cuda) too
 // Export names: naive_phases (per pass: seconds, flops, bytes, seconds at copy speed, cached
-// softmax seconds), check_output, check_reference, sweep (columns: impl (0 naive, 1 tiled), n, d,
+// softmax seconds), online_softmax_example (per tile: begin, end, m, rescale, ℓ, O), check_output, check_reference, sweep (columns: impl (0 naive, 1 tiled), n, d,
 // heads, causal, seconds, gflops, pct_of_sgemm, pct_of_peak, peak_mib, skipped; NaN where
 // skipped), roofs (FMA peak before, after; sgemm before, after; copy GB/s). Studies:
 // attn/studies/fast_attention_study.hpp; reports: attn/present/ch11_report.hpp.
@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
 
     nar.step(_("Tiles and an online softmax"), _("a running max m, sum ℓ and output O per query row"),
              _("Milakov & Gimelshein 2018; Dao et al. 2022"));
+    report_online_softmax_example(nar, online_softmax_example());
     const std::vector<FastKernelCheck> checks = fast_kernel_checks(nar.options().seed);
     report_fast_kernel_checks(nar, checks, fast_attention_path({}, 64), threads);
     nar.code("attn/attention/fast_attention.hpp: fast_attention, fast_attention_forward");

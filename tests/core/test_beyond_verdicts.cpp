@@ -208,6 +208,13 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
   CHECK(recall_takeaway(learned, judge_recall(learned)).find("written and trained matters too") != std::string::npos);
   const RecallTable alike = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.35);  // linear 0.35 against the SSM's 0.3
   CHECK(recall_takeaway(alike, judge_recall(alike)).find("its fixed state runs short") != std::string::npos);
+  // The decode takeaway: best and median ratios as a range, one figure when they round alike.
+  const DecodeCost same = judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64}, {4096, 16e-4, 2e-5, 16384, 64}}, 8, 2, 4);
+  CHECK(decode_cost_takeaway(same).find("took 80× as long") != std::string::npos);
+  const DecodeCost spread =
+      judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64}, {4096, 16e-4, 2e-5, 16384, 64, 8e-4, 2e-5}}, 8, 2, 4);
+  CHECK(decode_cost_takeaway(spread).find("took 40–80× as long") != std::string::npos);
+  CHECK(decode_cost_takeaway(spread).find("holds 256× the SSM state's bytes") != std::string::npos);
   const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
   CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "attn/studies/fast_attention_study.hpp"
@@ -92,6 +93,29 @@ TEST_CASE("judge_roofline: the ridge is peak / bandwidth; each kernel's side of 
   CHECK(judge_roofline(18.0, 9.7, 64).naive_below_ridge.outcome == Outcome::fails);
   CHECK(judge_roofline(200.0, 2.3, 64).tiled_above_ridge.outcome == Outcome::fails);
   CHECK(judge_roofline(46.0, 0.0, 64).naive_below_ridge.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("online_softmax_example: the tiles by hand match the plain softmax; a changed sum fails") {
+  // s = (1, 2, 3, 0.5), v = (1, 2, 3, 4), 2 keys per tile: tile 0 has m = 2, ℓ = e⁻¹ + 1, O = e⁻¹ + 2;
+  // tile 1 raises m to 3, so both are rescaled by e⁻¹ before its keys are added.
+  const OnlineSoftmaxExample e = online_softmax_example();
+  REQUIRE(e.tiles.size() == 2);
+  const double em1 = std::exp(-1.0), em2 = std::exp(-2.0), em25 = std::exp(-2.5);
+  CHECK(e.tiles[0].m == doctest::Approx(2.0));
+  CHECK(e.tiles[0].l == doctest::Approx(em1 + 1.0));
+  CHECK(e.tiles[0].o == doctest::Approx(em1 + 2.0));
+  CHECK(e.tiles[1].m == doctest::Approx(3.0));
+  CHECK(e.tiles[1].rescale == doctest::Approx(em1));
+  CHECK(e.tiles[1].l == doctest::Approx(em2 + em1 + 1.0 + em25));
+  const double expect = (em2 * 1 + em1 * 2 + 3 + em25 * 4) / (em2 + em1 + 1.0 + em25);
+  CHECK(e.online == doctest::Approx(expect).epsilon(1e-6));
+  CHECK(e.plain == doctest::Approx(expect).epsilon(1e-6));
+  CHECK(e.same.holds());
+  OnlineSoftmaxExample bad = e;
+  bad.online += 1e-3;  // a missed rescale would move it by far more
+  CHECK(judge_online_softmax_example(bad).same.outcome == Outcome::fails);
+  CHECK(online_softmax_example({1, 2, 3}, {1, 2, 3}, 2).tiles.size() == 2);  // a short last tile
+  CHECK_THROWS_AS(online_softmax_example({1, 2}, {1}, 2), std::invalid_argument);
 }
 
 namespace {

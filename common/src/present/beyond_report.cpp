@@ -46,6 +46,12 @@ const char* arch_name(RecallArch a) {
   }
   return "?";
 }
+// The best-run and median-run ratios as "1300–1800", or one figure when both round alike.
+std::string ratio_range(const DecodeCost& c) {
+  const std::string lo = two_significant(std::min(c.ratio_at_longest, c.median_ratio_at_longest));
+  const std::string hi = two_significant(std::max(c.ratio_at_longest, c.median_ratio_at_longest));
+  return lo == hi ? lo : lo + "–" + hi;
+}
 }  // namespace
 
 std::string two_significant(double x) {
@@ -448,19 +454,16 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                   "and the machine's load move timings this short", c.attention_slope));
   if (!c.rows.empty())
     nar.result(_f("at {} tokens the KV cache keeps {} against the state's {}, {:.0f}× the bytes; one attention "
-                  "step cost {}–{}× the SSM step in this run (best and median of {} runs; it moves with the load)",
+                  "step cost {}× the SSM step in this run (best and median of {} runs; it moves with the load)",
                   c.rows.back().context, ch12_bytes(double(c.rows.back().kv_bytes)),
-                  ch12_bytes(double(c.rows.back().state_bytes)), c.bytes_ratio_at_longest,
-                  two_significant(std::min(c.ratio_at_longest, c.median_ratio_at_longest)),
-                  two_significant(std::max(c.ratio_at_longest, c.median_ratio_at_longest)), c.runs));
+                  ch12_bytes(double(c.rows.back().state_bytes)), c.bytes_ratio_at_longest, ratio_range(c), c.runs));
 }
 
 std::string decode_cost_takeaway(const DecodeCost& c) {
   if (c.rows.empty()) return "";
-  return _f("at {} tokens the KV cache holds {:.0f}× the SSM state's bytes, and an attention step took {}–{}× "
+  return _f("at {} tokens the KV cache holds {:.0f}× the SSM state's bytes, and an attention step took {}× "
             "as long in this run: hybrids keep a few attention layers.", c.rows.back().context,
-            c.bytes_ratio_at_longest, two_significant(std::min(c.ratio_at_longest, c.median_ratio_at_longest)),
-            two_significant(std::max(c.ratio_at_longest, c.median_ratio_at_longest)));
+            c.bytes_ratio_at_longest, ratio_range(c));
 }
 
 std::string ssd_takeaway(const SsdAgreement& a, const SsdTiming& r) {

@@ -87,10 +87,33 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
                   100.0 * slow.flops / slow.seconds * 1e-9 / p.sgemm_gflops, p.d));
 }
 
-void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>& checks, const std::string& path, int threads) {
+void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e) {
+  std::string scores, values;
+  for (std::size_t j = 0; j < e.scores.size(); ++j) {
+    scores += fmt::format("{}{:g}", j ? ", " : "", e.scores[j]);
+    values += fmt::format("{}{:g}", j ? ", " : "", e.values[j]);
+  }
   nar.say(_("per query row, for each tile j of keys: m' = max(m, rowmax S_ij); ℓ = e^(m−m')·ℓ + Σ e^(S_ij−m'); "
             "O = e^(m−m')·O + e^(S_ij−m')·V_j; m = m'. After the last tile O / ℓ is the softmax-weighted sum of "
             "the values, exactly as softmax(S)·V."));
+  nar.say(_f("by hand, one row: scores s = ({}), values v = ({}), {} keys per tile", scores, values,
+             e.tiles.empty() ? 0 : e.tiles.front().end - e.tiles.front().begin));
+  Table t({_("tile"), _("keys"), "m", "e^(m_old−m)", "ℓ", "O"});
+  Mat rec = xt::zeros<float>({e.tiles.size(), std::size_t(6)});
+  for (std::size_t i = 0; i < e.tiles.size(); ++i) {
+    const OnlineSoftmaxTile& x = e.tiles[i];
+    t.add({std::to_string(i), fmt::format("{}–{}", x.begin, x.end - 1), fmt::format("{:.2f}", x.m),
+           i == 0 ? "—" : fmt::format("{:.3f}", x.rescale), fmt::format("{:.3f}", x.l), fmt::format("{:.3f}", x.o)});
+    const double vals[] = {double(x.begin), double(x.end), x.m, x.rescale, x.l, x.o};
+    for (std::size_t c = 0; c < 6; ++c) rec(i, c) = float(vals[c]);
+  }
+  nar.table(t, /*as_result=*/true);
+  nar.record("online_softmax_example", rec);
+  nar.result(_f("after the last tile O / ℓ = {:.4f}; the plain softmax(s)·v of the same row = {:.4f} "
+                "(the same within {:.0e}: {})", e.online, e.plain, kTiledTol, outcome_word(e.same.outcome)));
+}
+
+void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>& checks, const std::string& path, int threads) {
   nar.say(_f("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and "
              "output O; Kᵀ is packed once per head into panels of 32 keys stored side by side, so the inner loop "
              "reads them in order; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S in the layout "

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 
 #include <xtensor/xview.hpp>
 
 #include "attn/attention/attention.hpp"
 #include "attn/attention/fast_attention.hpp"
+#include "attn/attention/online_softmax.hpp"
 #include "attn/studies/peak_flops.hpp"
 #include "attn/studies/state_space.hpp"
 #include "attn/studies/timing.hpp"
@@ -152,6 +154,34 @@ std::vector<FastKernelCheck> fast_kernel_checks(std::uint64_t seed, std::size_t 
     out.push_back(judge_fast_kernel(std::move(c)));
   }
   return out;
+}
+
+OnlineSoftmaxExample judge_online_softmax_example(OnlineSoftmaxExample e) {
+  e.same = judge_at_most(std::abs(e.online - e.plain), kTiledTol);
+  return e;
+}
+
+OnlineSoftmaxExample online_softmax_example(const std::vector<float>& scores, const std::vector<float>& values,
+                                            std::size_t tile) {
+  if (scores.empty() || scores.size() != values.size() || tile == 0)
+    throw std::invalid_argument("online_softmax_example: scores and values of the same non-zero length, tile > 0");
+  OnlineSoftmaxExample e;
+  e.scores = scores, e.values = values;
+  OnlineSoftmaxState state;
+  double o = 0.0;
+  std::vector<float> p(tile);
+  for (std::size_t b = 0; b < scores.size(); b += tile) {
+    const std::size_t end = std::min(scores.size(), b + tile);
+    const float rescale = online_softmax_update(state, scores.data() + b, end - b, p.data());
+    o *= rescale;  // what was summed against the old max
+    for (std::size_t j = b; j < end; ++j) o += double(p[j - b]) * values[j];
+    e.tiles.push_back({b, end, state.m, rescale, state.l, o});
+  }
+  e.online = o / state.l;
+  std::vector<float> w(scores.size());
+  softmax_row(w.data(), scores.data(), nullptr, scores.size());
+  for (std::size_t j = 0; j < scores.size(); ++j) e.plain += double(w[j]) * values[j];
+  return judge_online_softmax_example(e);
 }
 
 std::vector<AttentionBenchRow> run_sweep(const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& dims,

@@ -17,6 +17,9 @@ void report_roofs(Narrator& nar, const Roofs& r);
 // Step 2: the n×n sizes, the memory cap, the three passes timed (recorded "naive_phases": per pass
 // seconds, flops, bytes, plus the cached softmax), and what limits the naive way here.
 void report_naive_phases(Narrator& nar, const NaivePhases& p);
+// Step 3: the online softmax by hand, tile by tile (recorded "online_softmax_example": per tile
+// begin, end, m, rescale, ℓ, O), and O/ℓ against the plain softmax.
+void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e);
 // Step 3: the tiled kernel's path and its checks (recorded "check_output", "check_reference").
 void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>& checks, const std::string& path, int threads);
 // Step 4: the skipped rows, the roofs again, the table (recorded "sweep": impl (0 naive, 1 tiled), n,

@@ -87,6 +87,27 @@ inline constexpr double kTiledTol = 1e-5;  // O(1) outputs, float sums over ≤ 
 FastKernelCheck judge_fast_kernel(FastKernelCheck c);
 std::vector<FastKernelCheck> fast_kernel_checks(std::uint64_t seed, std::size_t n = 129, std::size_t d = 64);
 
+// ---- the online softmax by hand ---------------------------------------------------------------
+// One query row of a few scores against scalar values, folded in tiles of `tile` keys with
+// online_softmax_update (attn/attention/online_softmax.hpp): after each tile the running max m,
+// the rescale e^(m_old − m) of what was summed before, the running sum ℓ and the unnormalised
+// output O = Σ e^(s_j − m)·v_j; then O/ℓ against the plain softmax(s)·v of the same row.
+struct OnlineSoftmaxTile {
+  std::size_t begin = 0, end = 0;   // the tile's keys [begin, end)
+  double m = 0, rescale = 0, l = 0, o = 0;
+};
+struct OnlineSoftmaxExample {
+  std::vector<float> scores, values;
+  std::vector<OnlineSoftmaxTile> tiles;
+  double online = 0, plain = 0;     // O/ℓ after the last tile; softmax(s)·v in one pass
+  Verdict same;                     // |online − plain| ≤ kTiledTol
+};
+OnlineSoftmaxExample online_softmax_example(const std::vector<float>& scores = {1.0f, 2.0f, 3.0f, 0.5f},
+                                            const std::vector<float>& values = {1.0f, 2.0f, 3.0f, 4.0f},
+                                            std::size_t tile = 2);
+// `same` from online and plain.
+OnlineSoftmaxExample judge_online_softmax_example(OnlineSoftmaxExample e);
+
 // ---- the sweep ----------------------------------------------------------------------------------
 // Every (d, causal, n, impl) of the sweep, in that order; causal: "no", "yes" or "both".
 std::vector<AttentionBenchRow> run_sweep(const std::vector<std::size_t>& sizes, const std::vector<std::size_t>& dims,
