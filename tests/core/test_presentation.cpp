@@ -38,6 +38,7 @@ TEST_CASE("format_number: fixed, exponent and infinities") {
   CHECK(format_number(123456.0).find('e') != std::string::npos);
   CHECK(format_number(0.00001).find('e') != std::string::npos);
   CHECK(format_number(0.0) == "   0.000");
+  CHECK(format_number(-0.0, 0, 2) == "0.00");  // negative zero prints without its sign
 }
 
 TEST_CASE("format_matrix shows labels and elides big matrices unless full") {
