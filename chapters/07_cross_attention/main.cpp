@@ -43,8 +43,10 @@ int main(int argc, char** argv) {
   ch.app().add_option("--d-k", d_k, _("query/key/value width"))->capture_default_str()->check(CLI::Range(1, 64));
   ch.app().add_option("--pads", pads, _("'<pad>' tokens step 7 appends to the source"))->capture_default_str()
       ->check(CLI::Range(1, 8));
-  ch.app().add_option("--transformer", transformer_path, _("chapter 08's model (default: the shipped one in data/ch08/)"));
-  ch.app().add_option("--bahdanau", bahdanau_path, _("chapter 01's model (default: data/ch01/bahdanau.safetensors)"));
+  ch.app().add_option("--transformer", transformer_path, _("chapter 08's model (default: the shipped one in data/ch08/)"))
+      ->type_name("PATH");
+  ch.app().add_option("--bahdanau", bahdanau_path, _("chapter 01's model (default: data/ch01/bahdanau.safetensors)"))
+      ->type_name("PATH");
   ch.set_question(_("Question: how does a decoder read a sentence it did not write — and a picture read its caption?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {

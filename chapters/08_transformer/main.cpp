@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   TransformerModelConfig cfg;
   TransformerTrainConfig tc;
   ch.app().add_flag("--train", train, _("train the --norm model from scratch (saves to --checkpoint or data/ch08/)"));
-  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Transformer here"));
+  ch.app().add_option("--checkpoint", checkpoint, _("load (or with --train, write) the Transformer here"))
+      ->type_name("PATH");
   ch.app().add_option("--norm", norm, _("which model to narrate (and train): post (the paper) or pre"))
       ->capture_default_str()->check(CLI::IsMember({"post", "pre"}));
   ch.app().add_option("--steps", tc.steps, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
@@ -47,7 +48,9 @@ int main(int argc, char** argv) {
     cfg.norm = norm_from_name(norm);
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const Vocab& tv = corpus.target_vocab;
-    const std::string ckpt = !checkpoint.empty() ? checkpoint : shipped_checkpoint("08", transformer_model_name(norm));
+    const std::string ckpt = !checkpoint.empty() ? checkpoint
+                             : train              ? trained_checkpoint("08", transformer_model_name(norm))
+                                                  : shipped_checkpoint("08", transformer_model_name(norm));
     const ChapterTransformer ct = [&] {
       const ScopedBlasThreads training_threads(threads);
       return chapter_transformer(corpus, train, ckpt, cfg, tc, threads, !nar.quiet());

@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-threads", train_threads,
                       _("OpenBLAS threads for --train (1 rewrites the shipped weights bit for bit, and is faster here)"))
       ->capture_default_str()->check(CLI::Range(1, 2));
-  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"));
+  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"))
+      ->type_name("FILE");
   // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
   ch.app().callback([&] {
     if (train) return;

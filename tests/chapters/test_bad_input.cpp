@@ -185,6 +185,7 @@ TEST_CASE("case 6: escape sequences in --sentence, metadata and file names reach
 TEST_CASE("case 7: chapter 03 --export killed before, during and after the swap leaves a whole export") {
   const fs::path root = scratch_dir("export-kill");
   const fs::path dir = root / "out";
+  fs::create_directories(root);  // --export makes DIR itself, not the folders above it
   REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "2"}).status == 0);
   const auto second = snapshot(dir);
   REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "1"}).status == 0);
@@ -227,7 +228,7 @@ TEST_CASE("case 8: attn-bleu refuses folders, devices and endless lines") {
 TEST_CASE("case 9: chapter 06 says what full attention needs under a memory limit; bad values exit 2") {
   RunResult r = run_program("06_efficient_attention", {"--export", ""});
   CHECK(r.status == 2);
-  CHECK(r.err_has("needs a folder name"));
+  CHECK(r.err_has("--export: needs a path, got an empty string"));
   r = run_program("06_efficient_attention", {"--max-full-mib", "nan"});
   CHECK(r.status == 2);
   CHECK(r.err_has("--max-full-mib"));

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
 #include "run_program.hpp"
 
@@ -287,6 +288,8 @@ TEST_CASE("chapter 09 bad flags exit 2 naming the flag") {
   // A broken shipped file: exit 1 with its name, no crash.
   const fs::path dir = scratch_dir("ch09-broken");
   fs::create_directories(dir / "ch09");
+  for (const char* f : {"decoder_lm.safetensors", "kjv_valid.txt", "training_curve.csv"})  // one folder holds the set
+    fs::copy_file(require_data_file(std::string("ch09/") + f), dir / "ch09" / f);
   std::ofstream(dir / "ch09" / "tokenizer.json") << "not json";
   const RunResult b = run_program("09_modern_decoder", {"--quiet"}, {"ATTN_DATA_DIR=" + dir.string()});
   CHECK(b.status == 1);

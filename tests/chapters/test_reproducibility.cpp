@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::map<std::string, NpyArray> export_with(const std::string& coretype, const fs::path& dir, std::string& header) {
+  fs::create_directories(dir.parent_path());  // --export makes DIR itself, not the folders above it
   const RunResult r = run_program("03_self_attention", {"--export", dir.string(), "--seed", "11", "--no-color"},
                                   {"OPENBLAS_CORETYPE=" + coretype, "OPENBLAS_NUM_THREADS=1"});
   REQUIRE_MESSAGE(r.status == 0, r.err);

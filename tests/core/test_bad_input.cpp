@@ -276,7 +276,7 @@ TEST_CASE("export: a folder holding anything but an export is refused before wor
   fs::create_directories(root / "out");
   std::ofstream(root / "out" / "notes.txt") << "mine";
   CHECK_THROWS_WITH_AS(prepare_export_dir((root / "out").string()),
-                       doctest::Contains("holds 'notes.txt', which is not part of an export"), ExportError);
+                       doctest::Contains("holds 'notes.txt', and no manifest.json of an earlier export"), ExportError);
   CHECK(fs::exists(root / "out" / "notes.txt"));
   CHECK_THROWS_WITH_AS(prepare_export_dir(""), doctest::Contains("needs a folder name"), ExportError);
   ExportRecorder rec;
@@ -299,17 +299,30 @@ TEST_CASE("data_places: $ATTN_DATA_DIR, next to the program, the source tree, th
   CHECK(places[2].why == "source tree");
   CHECK(places[2].dir == std::string(ATTN_SOURCE_DIR) + "/data");
   CHECK(places[3].why == "install prefix");
-  // The shipped files are still found (from the source tree) past a wrong $ATTN_DATA_DIR.
-  CHECK(find_data_file("ch05/rope.safetensors").has_value());
+  // A wrong $ATTN_DATA_DIR is said, not passed over for the shipped files behind it; so is one
+  // level too deep (a chapter's folder); an empty folder (a scratch one for --train) is fine.
+  CHECK_THROWS_WITH_AS(find_data_file("ch05/rope.safetensors"),
+                       doctest::Contains("ATTN_DATA_DIR=/nonexistent/attn-data is not a folder"), DataFileError);
+  const fs::path scratch = fs::temp_directory_path() / ("attn-bad-places-" + std::to_string(::getpid()));
+  fs::create_directories(scratch / "ch05");
+  std::ofstream(scratch / "ch05" / "rope.safetensors") << "x";
+  ::setenv("ATTN_DATA_DIR", (scratch / "ch05").c_str(), 1);
+  CHECK_THROWS_WITH_AS(find_data_file("ch05/rope.safetensors"), doctest::Contains("not one of them"), DataFileError);
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  ::setenv("ATTN_DATA_DIR", scratch.c_str(), 1);
+  CHECK(find_data_file("ch05/rope.safetensors").has_value());  // from the source tree, past the empty folder
+  const std::vector<DataPlace> places_now = data_places();
   try {
     require_data_file("ch09/none.safetensors");
     FAIL("a missing file must throw");
   } catch (const DataFileError& e) {
     const std::string msg = e.what();
     CHECK(msg.find("shipped data file ch09/none.safetensors not found") != std::string::npos);
-    for (const DataPlace& p : places) CHECK(msg.find(p.dir + " (" + p.why + ")") != std::string::npos);
+    for (const DataPlace& p : places_now) CHECK(msg.find(p.dir + " (" + p.why + ")") != std::string::npos);
     CHECK(msg.find("--train") == std::string::npos);  // a shipped file is never "retrain it"
   }
+  fs::remove_all(scratch);
   if (saved) ::setenv("ATTN_DATA_DIR", keep.c_str(), 1);
   else ::unsetenv("ATTN_DATA_DIR");
 }

@@ -282,6 +282,34 @@ TEST_CASE("ChapterApp --json: the document alone on stdout, the narration on std
   CHECK(none.err.find("no JSON document") != std::string::npos);
 }
 
+TEST_CASE("escape_control: bidirectional controls and invisible characters are shown escaped; other text stays") {
+  CHECK(escape_control("a \u202e b") == "a \\u202e b");
+  CHECK(escape_control("\u2066x\u2069") == "\\u2066x\\u2069");
+  CHECK(escape_control("\u200fy\u200b") == "\\u200fy\\u200b");
+  CHECK(escape_control("\ufeffbom") == "\\ufeffbom");
+  CHECK(escape_control("tag\U000E0041") == "tag\\U000e0041");
+  CHECK(escape_control("注意力 é ✓ →") == "注意力 é ✓ →");  // printable text untouched
+}
+
+TEST_CASE("format_matrix --full: columns in blocks that fit the given width, every value shown once") {
+  Mat m = xt::zeros<float>({3, 30});
+  for (std::size_t j = 0; j < 30; ++j) m(1, j) = float(j) + 0.5f;
+  MatrixStyle s;
+  s.full = true;
+  s.width = 80;
+  const std::string out = format_matrix(m, {"a", "b", "c"}, {}, s);
+  std::istringstream lines(out);
+  std::string line;
+  std::size_t widest = 0;
+  while (std::getline(lines, line)) widest = std::max(widest, display_width(line));
+  CHECK(widest <= 80);
+  CHECK(out.find("columns 0–") != std::string::npos);
+  CHECK(out.find("of 30") != std::string::npos);
+  for (std::size_t j = 0; j < 30; ++j) CHECK(out.find(fmt::format("{:.3f}", double(j) + 0.5)) != std::string::npos);
+  s.width = 400;  // wide enough: one block, no "columns" line
+  CHECK(format_matrix(m, {"a", "b", "c"}, {}, s).find("columns") == std::string::npos);
+}
+
 namespace {
 // The widest line of text, in display columns.
 std::size_t widest_line(const std::string& text) {

@@ -73,6 +73,7 @@ TEST_CASE("results_json: the figures as printed, and extra top-level fields") {
 TEST_CASE("chapter_model: trains and saves, loads back the same, and names a missing file") {
   const fs::path dir = fs::temp_directory_path() / "attn-chapter-model";
   fs::remove_all(dir);
+  fs::create_directories(dir);  // the folder holding the checkpoint's folder must exist; "sub" is made
   CorpusConfig cc;
   cc.n_train = 200;
   cc.n_valid = 20;

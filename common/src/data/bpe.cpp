@@ -1,6 +1,8 @@
 // Byte-level BPE: training, encoding, decoding, files (see attn/data/bpe.hpp).
 #include "attn/data/bpe.hpp"
 
+#include "attn/data/output_file.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -160,6 +162,14 @@ std::string bpe_piece_display(const BpeTokenizer& tok, int id) {
 }
 
 void bpe_save(const std::string& path, const BpeTokenizer& tok) {
+  try {
+    write_file_atomically(path, bpe_json(tok));
+  } catch (const OutputFileError& e) {
+    throw BpeError(std::string("bpe_save: ") + e.what());
+  }
+}
+
+std::string bpe_json(const BpeTokenizer& tok) {
   nlohmann::ordered_json j;
   j["type"] = "byte-level BPE";
   j["vocab_size"] = tok.vocab_size();
@@ -169,17 +179,7 @@ void bpe_save(const std::string& path, const BpeTokenizer& tok) {
   nlohmann::json counts = nlohmann::json::array();  // how often each pair occurred when chosen
   for (const auto& m : tok.merges) counts.push_back(m.count);
   j["counts"] = counts;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw BpeError("bpe_save: cannot write " + tmp);
-    f << j.dump() << "\n";
-    if (!f) throw BpeError("bpe_save: writing " + tmp + " failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw BpeError("bpe_save: cannot move " + tmp + " to " + path);
-  }
+  return j.dump() + "\n";
 }
 
 BpeTokenizer bpe_load(const std::string& path) {

@@ -1,6 +1,7 @@
 // Locating shipped data files (see attn/data/data_files.hpp).
 #include "attn/data/data_files.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -33,7 +34,34 @@ std::vector<DataPlace> data_places() {
   return c;
 }
 
+namespace {
+// $ATTN_DATA_DIR, when set, must name a data folder: not a missing path, not a file, and not a
+// chapter's folder inside one (ATTN_DATA_DIR=data/ch05, one level too deep), which would otherwise
+// be passed over without a word for the shipped files behind it. An empty folder is fine (a
+// scratch folder for --train; reading falls back to the shipped files).
+void check_data_dir_variable() {
+  const char* env = std::getenv("ATTN_DATA_DIR");
+  if (!env || !*env) return;
+  std::error_code ec;
+  if (!fs::is_directory(env, ec))
+    throw DataFileError(fmt::format("ATTN_DATA_DIR={} is not a folder (set it to a copy of the project's data/, "
+                                    "or unset it)", env));
+  bool empty = true, layout = false;
+  for (const auto& e : fs::directory_iterator(env, ec)) {
+    empty = false;
+    const std::string name = e.path().filename().string();
+    if (name == "golden" || (name.size() == 4 && name.rfind("ch", 0) == 0 && std::isdigit((unsigned char)name[2]) &&
+                             std::isdigit((unsigned char)name[3])))
+      layout = true;
+  }
+  if (!empty && !layout)
+    throw DataFileError(fmt::format("ATTN_DATA_DIR={} holds no chNN/ or golden/ folder: it should name the folder "
+                                    "that holds them (a copy of data/), not one of them", env));
+}
+}  // namespace
+
 std::optional<std::string> find_data_file(const std::string& relative) {
+  check_data_dir_variable();
   for (const DataPlace& p : data_places()) {
     std::error_code ec;
     const fs::path f = fs::path(p.dir) / relative;
@@ -56,6 +84,14 @@ std::string require_data_file(const std::string& relative) {
 }
 
 std::string data_dir() {
+  if (const char* env = std::getenv("ATTN_DATA_DIR"); env && *env) {
+    // Set: --train writes there and nowhere else (never into the source tree behind it).
+    std::error_code ec;
+    if (!fs::is_directory(env, ec))
+      throw DataFileError(fmt::format("ATTN_DATA_DIR={} is not a folder; --train writes its files there "
+                                      "(create it first, or unset ATTN_DATA_DIR)", env));
+    return env;
+  }
   for (const DataPlace& p : data_places()) {
     std::error_code ec;
     if (fs::is_directory(p.dir, ec)) return p.dir;

@@ -1,6 +1,8 @@
 // safetensors reader and writer with full validation (see attn/data/safetensors.hpp).
 #include "attn/data/safetensors.hpp"
 
+#include "attn/data/output_file.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,26 +59,14 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));  // little-endian
 
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot open '" + tmp + "' for writing");
-    out.write(reinterpret_cast<const char*>(len), 8);
-    out.write(text.data(), std::streamsize(text.size()));
-    for (const auto& [name, t] : tensors)
-      out.write(reinterpret_cast<const char*>(t.data.data()), std::streamsize(t.data.size() * sizeof(float)));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      fail(path, "write failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);  // atomic on POSIX: readers see the old or the new file
-  if (ec) {
-    std::remove(tmp.c_str());
-    fail(path, "cannot rename the temporary file into place: " + ec.message());
+  std::string bytes(reinterpret_cast<const char*>(len), 8);
+  bytes += text;
+  for (const auto& [name, t] : tensors)
+    bytes.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  try {
+    write_file_atomically(path, bytes);  // never over a device or folder; readers see the old or the new file
+  } catch (const OutputFileError& e) {
+    throw SafetensorsError(e.what());
   }
 }
 

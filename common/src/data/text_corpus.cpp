@@ -1,19 +1,38 @@
 // The King James Bible corpus and language-model batches (see attn/data/text_corpus.hpp).
 #include "attn/data/text_corpus.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 namespace attn {
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + " is a folder, not a text file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot open " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (!f && !f.eof()) throw std::runtime_error("cannot read " + path);
-  return ss.str();
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  f.seekg(0);
+  if (size < 0) {  // not seekable (a pipe): read as it comes, up to the limit
+    f.clear();
+    std::string out;
+    char buf[65536];
+    while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+      out.append(buf, std::size_t(f.gcount()));
+      if (out.size() > max_bytes)
+        throw std::runtime_error(path + " is longer than " + std::to_string(max_bytes >> 20) + " MiB, more than a text file here may hold");
+    }
+    return out;
+  }
+  if (std::uint64_t(size) > max_bytes)
+    throw std::runtime_error(path + " is " + std::to_string(std::uint64_t(size) >> 20) + " MiB; text files up to " +
+                             std::to_string(max_bytes >> 20) + " MiB are read (the Bible is 4 MiB)");
+  std::string out(std::size_t(size), '\0');
+  if (size > 0 && !f.read(out.data(), size)) throw std::runtime_error("cannot read " + path);
+  return out;
 }
 
 KjvSplit kjv_split(const std::string& dump, std::size_t every) {

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "attn/data/safetensors.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
@@ -54,7 +57,8 @@ std::string ChapterModels::path_for(const std::string& name) const {
   if (is_own(name)) {
     if (name == checkpoint_model_ && !checkpoint_.empty()) return checkpoint_;
     if (!checkpoint_dir_.empty()) return checkpoint_dir_ + "/" + name + ".safetensors";
-    return shipped_checkpoint(chapter_, name);
+    // Trained now: written into the data folder (ATTN_DATA_DIR when set), never found file by file.
+    return train_ ? trained_checkpoint(chapter_, name) : shipped_checkpoint(chapter_, name);
   }
   if (const Earlier* e = earlier(name)) return e->path.empty() ? shipped_checkpoint(e->chapter, name) : e->path;
   throw std::invalid_argument("ChapterModels: chapter " + chapter_ + " declared no model '" + name + "'");
@@ -76,7 +80,24 @@ ChapterModel ChapterModels::seq2seq(const std::string& name, const Narrator& nar
   const bool own = is_own(name);
   const std::string path = path_for(name);  // throws for an undeclared name
   const std::string chapter = own ? chapter_ : earlier(name)->chapter;
-  return chapter_model(chapter, name, corpus(), own && train_, path, train_config(nar), own && !nar.quiet());
+  try {
+    return chapter_model(chapter, name, corpus(), own && train_, path, train_config(nar), own && !nar.quiet());
+  } catch (const SafetensorsError& e) {
+    const std::string what = e.what();
+    if (train_ || what.find(": checkpoint not found") == std::string::npos) throw;
+    throw SafetensorsError(what + " (" + missing_advice(name) + ")");
+  }
+}
+
+// What to do about a missing model file, naming only flags this chapter has.
+std::string ChapterModels::missing_advice(const std::string& name) const {
+  if (const Earlier* e = earlier(name))
+    return _f("chapter {}'s model: give its file with {}, or make it with {} --train", e->chapter, e->flag,
+              chapter_info(e->chapter).folder);
+  if (name == checkpoint_model_ && !checkpoint_.empty()) return _f("--train --checkpoint {} makes it", checkpoint_);
+  if (!checkpoint_dir_.empty())
+    return _f("is --checkpoint-dir right? --train --checkpoint-dir {} writes every model there", checkpoint_dir_);
+  return _("the shipped file is missing: reinstall, set ATTN_DATA_DIR, or make it with --train");
 }
 
 }  // namespace attn

@@ -1,9 +1,14 @@
 // The shared chapter command line (see attn/present/cli.hpp).
 #include "attn/present/cli.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <iostream>
@@ -11,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/data/output_file.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/i18n.hpp"  // last of ours: it defines the _ macro
 #include "attn/tensor/openblas.hpp"
@@ -18,17 +24,74 @@
 namespace attn {
 
 namespace {
-// Why FILE cannot be written ("" when it can): its folder must exist and be writable, and FILE
-// must not be a folder. Checked before any work starts.
-std::string html_target_problem(const std::string& file) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(file, ec)) return file + " is a folder, not a file";
-  fs::path dir = fs::path(file).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec)) return "folder " + dir.string() + " does not exist";
-  if (::access(dir.c_str(), W_OK) != 0) return "folder " + dir.string() + " is not writable";
+namespace fs = std::filesystem;
+
+// A path option given as "" (an unset $VARIABLE, most often): the options whose value is a path
+// (type names PATH, FILE, DIR) never fall back to a default for it. Returns the flag, or "".
+std::string empty_path_option(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    const auto is = [&](const char* t) { return type == t || type.rfind(std::string(t) + ":", 0) == 0; };
+    if (o->count() == 0 || !(is("PATH") || is("FILE") || is("DIR"))) continue;
+    for (const std::string& v : o->results())
+      if (v.empty()) return o->get_name();
+  }
   return "";
+}
+
+fs::path resolved(const std::string& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  if (!r.has_filename()) r = r.parent_path();
+  return r;
+}
+
+// --export DIR and --html FILE must not meet: the export replaces DIR as a whole.
+std::string export_html_clash(const std::string& dir, const std::string& file) {
+  const fs::path d = resolved(dir), f = resolved(file);
+  if (d == f) return _f("--export and --html both name {}; give the HTML page a file name of its own (e.g. {}.html)",
+                        dir, dir);
+  const fs::path rel = f.lexically_relative(d);
+  if (!rel.empty() && *rel.begin() != "..")
+    return _f("--html {} is inside the --export folder {}, which the export replaces as a whole; write the page "
+              "beside it", file, dir);
+  return "";
+}
+
+// CLI11 says "--d-model: Value 8.0 not in range 2 to 64" for a value that is no whole number (8
+// is in range): said as it is. Returns "" when the message is not of that kind.
+std::string range_message(const CLI::App& app, const std::string& what) {
+  const std::size_t colon = what.find(": Value ");
+  const std::size_t mid = what.find(" not in range ");
+  if (colon == std::string::npos || mid == std::string::npos || mid < colon) return "";
+  const std::string flag = what.substr(0, colon), value = what.substr(colon + 8, mid - colon - 8);
+  const std::string range = what.substr(mid + 14);
+  const CLI::Option* o = nullptr;
+  try {
+    o = app.get_option(flag);
+  } catch (const CLI::Error&) {
+    return "";
+  }
+  const std::string type = o->get_type_name();
+  char* end = nullptr;
+  const double x = std::strtod(value.c_str(), &end);
+  const bool number = !value.empty() && end && *end == '\0' && std::isfinite(x);
+  if (!number) return _f("{}: '{}' is not a number (allowed: {})", flag, value, range);
+  const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;  // "INT:INT in [1 - 64]"
+  if (integer && (x != std::floor(x) || value.find_first_of(".eE") != std::string::npos))
+    return _f("{}: {} is not a whole number (allowed: {})", flag, value, range);
+  return "";
+}
+
+// Standard output could not take everything printed (closed, a full disk): the run failed.
+bool stdout_failed() {
+  std::cout.flush();
+  return !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+}
+int report_stdout_failure(const std::string& program) {
+  std::cerr << program << ": " << _("error: ") << _("could not write to standard output (closed, or the disk is full)")
+            << "\n";
+  return kExitError;
 }
 // The language must be known before the chapter builds its options' help text, so it is read from
 // the command line (and environment) here, before CLI11 parses anything. Returns an error message
@@ -123,18 +186,25 @@ void ChapterApp::describe_seed(const std::string& what) {
 }
 
 int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>& body) {
+  if (::fcntl(STDOUT_FILENO, F_GETFD) < 0 && errno == EBADF) {
+    // Closed (`>&-`): refused at once, before a file opened later could take descriptor 1 and
+    // receive the narration.
+    std::cerr << info_.folder << ": " << _("error: ") << _("standard output is closed; nothing would be shown") << "\n";
+    return kExitError;
+  }
   ensure_fast_openblas(argc, argv);
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app_.help();
-    return kExitOk;
+    return stdout_failed() ? report_stdout_failure(info_.folder) : kExitOk;
   } catch (const CLI::CallForAllHelp&) {
     std::cout << app_.help("", CLI::AppFormatMode::All);
-    return kExitOk;
+    return stdout_failed() ? report_stdout_failure(info_.folder) : kExitOk;
   } catch (const CLI::ParseError& e) {
     // CLI11's own message stays as it is (it names the flag); the lines around it are translated.
-    std::cerr << info_.folder << ": " << escape_control(e.what()) << "\n"
+    const std::string clearer = range_message(app_, e.what());
+    std::cerr << info_.folder << ": " << escape_control(clearer.empty() ? e.what() : clearer) << "\n"
               << _f("Run '{} --help' for the options.", info_.folder) << "\n";
     return kExitUsage;
   }
@@ -142,29 +212,39 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     std::cerr << info_.folder << ": error: " << language_error_ << "\n";
     return kExitError;
   }
+  if (const std::string flag = empty_path_option(app_); !flag.empty()) {
+    std::cerr << info_.folder << ": " << _f("{}: needs a path, got an empty string (an unset variable?)", flag) << "\n";
+    return kExitUsage;
+  }
+  if (!export_dir_.empty() && !html_file_.empty()) {
+    if (const std::string clash = export_html_clash(export_dir_, html_file_); !clash.empty()) {
+      std::cerr << info_.folder << ": " << escape_control(clash, /*keep_newlines=*/false) << "\n";
+      return kExitUsage;
+    }
+  }
   NarratorOptions opts;
   opts.seed = seed_;
   opts.quiet = quiet_;
   opts.full = full_;
   opts.pause = pause_;
   opts.color = color_wanted(no_color_);
-  if (parse_only) return export_dir_.empty() && app_.count("--export") > 0 ? kExitUsage : kExitOk;
-  if (app_.count("--export") > 0) {  // given, even as "": prepare_export_dir refuses an empty name
-    try {
-      prepare_export_dir(export_dir_);
-    } catch (const std::exception& e) {
-      std::cerr << info_.folder << ": " << escape_control(e.what()) << "\n";
-      return kExitUsage;
-    }
-    opts.export_dir = export_dir_;
-  }
-  if (!html_file_.empty()) {
-    const std::string err = html_target_problem(html_file_);
+  if (parse_only) return kExitOk;
+  if (!html_file_.empty()) {  // checked before the export folder is created, and before any work
+    const std::string err = output_file_problem(html_file_);
     if (!err.empty()) {
-      std::cerr << info_.folder << ": --html: " << err << "\n";
+      std::cerr << info_.folder << ": --html: " << escape_control(err, /*keep_newlines=*/false) << "\n";
       return kExitUsage;
     }
     opts.html_file = html_file_;
+  }
+  if (app_.count("--export") > 0) {  // "" was refused above
+    try {
+      prepare_export_dir(export_dir_);
+    } catch (const std::exception& e) {
+      std::cerr << info_.folder << ": " << escape_control(e.what(), /*keep_newlines=*/false) << "\n";
+      return kExitUsage;
+    }
+    opts.export_dir = export_dir_;
   }
   try {
     Narrator nar(info_, opts, total_steps_, json_ ? std::cerr : std::cout);
@@ -180,7 +260,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     std::cerr << info_.folder << ": " << _("error: ") << escape_control(e.what()) << "\n";
     return kExitError;
   }
-  return kExitOk;
+  return stdout_failed() ? report_stdout_failure(info_.folder) : kExitOk;
 }
 
 }  // namespace attn

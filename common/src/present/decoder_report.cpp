@@ -26,7 +26,7 @@ std::string ms(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3);
 }  // namespace
 
 TinyLm train_tiny_lm_narrated(Narrator& nar, TinyLmTrainSetup& setup) {
-  ProgressBar bar(std::int64_t(setup.train.steps), !nar.quiet() && stderr_is_terminal());
+  ProgressBar bar(std::int64_t(setup.train.steps), !nar.quiet());
   auto cb = bar.callback();
   setup.train.on_step = [&](std::size_t s, double loss, double) {
     cb(s, loss, std::int64_t(setup.train.batch * setup.train.time));

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
 
 namespace fs = std::filesystem;
@@ -83,17 +85,74 @@ ExportPaths export_paths(const std::string& dir) {
   return {p, p.parent_path(), p.filename().string()};
 }
 
-// Anything in an existing DIR that no export writes would be lost when the folder is replaced.
-bool export_like(const fs::directory_entry& e) {
-  const std::string name = e.path().filename().string();
-  if (name.rfind(".attn-", 0) == 0) return true;  // a staging folder or probe left by an older version
+// The mark every manifest carries ("written_by"): a folder is replaced only when its manifest has it.
+constexpr const char* kWrittenBy = "attention_step_by_step";
+
+bool is_probe_name(const std::string& name) {
+  const std::string prefix = ".attn-probe-";
+  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+}
+
+// "" when the existing folder dir may be replaced: it is empty, or it is an earlier export of this
+// program — a manifest.json with its mark, and nothing in the folder the manifest does not list.
+// Otherwise the reason, naming the entry that would be lost.
+std::string not_an_export(const fs::path& dir, const std::string& shown) {
   std::error_code ec;
-  if (!e.is_regular_file(ec)) return false;
-  auto ends = [&](const char* ext) {
-    const std::size_t n = std::strlen(ext);
-    return name.size() > n && name.compare(name.size() - n, n, ext) == 0;
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code rc;
+    if (is_probe_name(name) && e.is_regular_file(rc) && !e.is_symlink(rc)) continue;  // a killed run's probe
+    entries.push_back(name);
+  }
+  if (ec) throw ExportError(fmt::format("--export: cannot list folder {}: {}", shown, ec.message()));
+  if (entries.empty()) return "";
+  const auto refuse = [&](const std::string& entry, const std::string& why) {
+    return fmt::format("--export: {} holds '{}', {}; the export replaces the whole folder, so choose an empty "
+                       "folder or one holding only an earlier export of this program (its manifest.json says so)",
+                       shown, entry, why);
   };
-  return ends(".npy") || ends(".json");
+  std::error_code rc;
+  if (!fs::is_regular_file(fs::symlink_status(dir / "manifest.json", rc)))
+    return refuse(entries.front(), "and no manifest.json of an earlier export");
+  nlohmann::json m;
+  try {
+    std::ifstream in(dir / "manifest.json");
+    m = nlohmann::json::parse(in);
+  } catch (const std::exception&) {
+    return refuse("manifest.json", "which is not an export's manifest (not JSON)");
+  }
+  if (!m.is_object() || m.value("written_by", std::string()) != kWrittenBy || !m.contains("chapter"))
+    return refuse("manifest.json", "which was not written by this program's --export");
+  std::vector<std::string> listed = {"manifest.json"};
+  if (m.contains("tensors") && m["tensors"].is_array())
+    for (const auto& t : m["tensors"])
+      if (t.is_object() && t.contains("file") && t["file"].is_string()) listed.push_back(t["file"].get<std::string>());
+  if (m.contains("files") && m["files"].is_array())
+    for (const auto& f : m["files"])
+      if (f.is_string()) listed.push_back(f.get<std::string>());
+  for (const std::string& name : entries) {
+    if (std::find(listed.begin(), listed.end(), name) == listed.end())
+      return refuse(name, "which is not part of the earlier export (its manifest does not list it)");
+    if (!fs::is_regular_file(fs::symlink_status(dir / name, rc)))
+      return refuse(name, "which is not a plain file");
+  }
+  return "";
+}
+
+// The shipped data (data/, $ATTN_DATA_DIR, an installed copy) is never an export target, nor is
+// any folder inside it.
+void refuse_data_tree(const fs::path& target, const std::string& shown) {
+  for (const DataPlace& place : data_places()) {
+    std::error_code ec;
+    const fs::path d = fs::weakly_canonical(fs::absolute(place.dir, ec), ec);
+    if (ec || !fs::is_directory(d, ec)) continue;
+    const auto rel = target.lexically_relative(d);
+    if (!rel.empty() && *rel.begin() != "..")
+      throw ExportError(fmt::format("--export: {} is inside the shipped data folder {} ({}); write the export "
+                                    "somewhere else", shown, d.string(), place.why));
+  }
 }
 
 void probe_writable(const fs::path& dir, const fs::path& probe, const std::string& what) {
@@ -149,7 +208,7 @@ bool exchange(const fs::path& a, const fs::path& b) {
 }  // namespace
 
 void ExportRecorder::set_manifest_field(const std::string& key, const std::string& json_value) {
-  if (key == "chapter" || key == "seed" || key == "tensors" || key == "files") throw ExportError("manifest key \"" + key + "\" is reserved");
+  if (key == "chapter" || key == "seed" || key == "tensors" || key == "files" || key == "written_by") throw ExportError("manifest key \"" + key + "\" is reserved");
   if (!nlohmann::json::accept(json_value)) throw ExportError("manifest field \"" + key + "\" is not valid JSON");
   for (auto& f : fields_)
     if (f.first == key) {
@@ -160,19 +219,20 @@ void ExportRecorder::set_manifest_field(const std::string& key, const std::strin
 }
 
 void prepare_export_dir(const std::string& dir) {
-  if (dir.empty()) throw ExportError("--export: needs a folder name, got an empty string");
+  if (dir.empty()) throw ExportError("--export: needs a folder name, got an empty string (an unset variable?)");
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw ExportError(fmt::format("--export: {} exists and is not a folder", dir));
-  fs::create_directories(dir, ec);
-  if (ec) throw ExportError(fmt::format("--export: cannot create folder {}: {}", dir, ec.message()));
   const ExportPaths p = export_paths(dir);
-  for (const auto& e : fs::directory_iterator(p.target, ec))
-    if (!export_like(e))
-      throw ExportError(fmt::format("--export: {} holds '{}', which is not part of an export; the export replaces "
-                                    "the whole folder, so choose an empty folder or one holding only a previous export",
-                                    dir, e.path().filename().string()));
-  if (ec) throw ExportError(fmt::format("--export: cannot list folder {}: {}", dir, ec.message()));
+  refuse_data_tree(p.target, dir);
+  if (!fs::is_directory(p.parent, ec))
+    throw ExportError(fmt::format("--export: folder {} does not exist (create it first; only the export folder "
+                                  "itself is created)", p.parent.string()));
+  if (!fs::is_directory(p.target, ec)) {
+    fs::create_directory(p.target, ec);
+    if (ec) throw ExportError(fmt::format("--export: cannot create folder {}: {}", dir, ec.message()));
+  }
+  if (const std::string why = not_an_export(p.target, dir); !why.empty()) throw ExportError(why);
   probe_writable(p.target, p.target / fmt::format(".attn-probe-{}", ::getpid()), "folder");
   probe_writable(p.parent, p.sibling("probe", ::getpid()), "the folder holding the export,");
 }
@@ -190,7 +250,10 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
   int point = 0;
   try {
     fs::create_directories(staging);
-    nlohmann::json manifest = {{"chapter", chapter}, {"seed", seed}, {"tensors", nlohmann::json::array()}};
+    nlohmann::json manifest = {{"written_by", kWrittenBy},
+                               {"chapter", chapter},
+                               {"seed", seed},
+                               {"tensors", nlohmann::json::array()}};
     for (const auto& [key, text] : fields_) manifest[key] = nlohmann::json::parse(text);
     for (const auto& t : tensors_) {
       const std::string file = t.name + ".npy";

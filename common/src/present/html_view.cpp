@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/data/output_file.hpp"
+
 namespace attn {
 
 namespace {
@@ -208,23 +210,10 @@ std::string head_view_html(const std::string& title, const std::vector<Attention
 
 void write_head_view_html(const std::string& path, const std::string& title, const std::vector<AttentionSet>& sets) {
   const std::string page = head_view_html(title, sets);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write the HTML page " + path + " (cannot create " + tmp + ")");
-    out << page;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write the HTML page " + path + " (write failed: disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write the HTML page " + path + ": " + ec.message());
+  try {
+    write_file_atomically(path, page);  // never over a device, FIFO or folder
+  } catch (const OutputFileError& e) {
+    throw std::runtime_error("cannot write the HTML page: " + std::string(e.what()));
   }
 }
 

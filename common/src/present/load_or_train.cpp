@@ -1,8 +1,7 @@
 // One model, trained now or loaded (see attn/present/load_or_train.hpp).
 #include "attn/present/load_or_train.hpp"
 
-#include <filesystem>
-
+#include "attn/data/output_file.hpp"
 #include "attn/present/progress.hpp"
 
 namespace attn {
@@ -14,14 +13,14 @@ bool load_or_train(const LoadOrTrain& how, const std::function<void(const std::s
     load(how.path);
     return false;
   }
+  check_output_file(how.path, "--train", /*new_folder=*/true);  // before training, not after
   {
-    ProgressBar bar(std::int64_t(how.steps), how.progress && stderr_is_terminal());
+    ProgressBar bar(std::int64_t(how.steps), how.progress);  // plain lines when stderr is not a terminal
     train(bar.callback());
     bar.finish();
   }
-  const std::filesystem::path parent = std::filesystem::path(how.path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  save(how.path);
+  prepare_output_folder(how.path);  // a chapter's data/chNN/: one level, as check_output_file allowed
+  save(how.path);                   // the savers write through write_file_atomically: all or nothing
   return true;
 }
 

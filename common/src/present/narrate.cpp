@@ -1,11 +1,17 @@
 // The narrator (see attn/present/narrate.hpp).
 #include "attn/present/narrate.hpp"
 
+#include <termios.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
+#include <streambuf>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -47,10 +53,107 @@ std::string dims(const Shape& s) {
   for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "×" : "") + std::to_string(s[i]);
   return out;
 }
+// --step on a terminal: a step that computes for seconds says so on stderr ("  … 3 s", once a
+// second, after 2 s without output), so the learner sees it working rather than waiting for
+// Enter; the line is erased before the step's output continues and while a pause waits.
+// ATTN_BUSY_AFTER_S overrides the 2 s (tests/chapters/test_hostile_writes.cpp uses a short one).
+class BusyLine {
+ public:
+  static BusyLine& instance() {
+    static BusyLine b;
+    return b;
+  }
+  void attach(std::ostream& out) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (out_) return;
+    if (const char* e = std::getenv("ATTN_BUSY_AFTER_S"); e && *e) after_s_ = std::atof(e);
+    out_ = &out;
+    buf_.inner = out.rdbuf();
+    buf_.owner = this;
+    out.rdbuf(&buf_);
+    last_ = Clock::now();
+    thread_ = std::thread([this] { run(); });
+  }
+  void waiting(bool w) {  // a pause waits for Enter (or the run is over): no line then
+    std::lock_guard<std::mutex> lock(m_);
+    erase_locked();
+    waiting_ = w;
+    last_ = Clock::now();
+  }
+  void touched() {
+    std::lock_guard<std::mutex> lock(m_);
+    erase_locked();
+    last_ = Clock::now();
+  }
+  ~BusyLine() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+      erase_locked();
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (out_) out_->rdbuf(buf_.inner);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Buf : std::streambuf {
+    std::streambuf* inner = nullptr;
+    BusyLine* owner = nullptr;
+    int overflow(int c) override {
+      owner->touched();
+      if (c == traits_type::eof()) return 0;
+      const int r = inner->sputc(char(c));
+      inner->pubsync();
+      return r;
+    }
+    std::streamsize xsputn(const char* p, std::streamsize n) override {
+      owner->touched();
+      const std::streamsize r = inner->sputn(p, n);
+      inner->pubsync();  // shown now: the busy line must not appear in front of text still buffered
+      return r;
+    }
+    int sync() override { return inner->pubsync(); }
+  };
+  void run() {
+    std::unique_lock<std::mutex> lock(m_);
+    while (!stop_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      if (stop_ || waiting_) continue;
+      const double idle = std::chrono::duration<double>(Clock::now() - last_).count();
+      if (idle < after_s_) continue;
+      const int shown = int(idle);
+      if (shown_ && shown == shown_s_) continue;
+      const std::string line = fmt::format("\r  … {} s\x1b[K", shown);
+      if (::write(STDERR_FILENO, line.data(), line.size()) > 0) {
+        shown_ = true;
+        shown_s_ = shown;
+      }
+    }
+  }
+  void erase_locked() {
+    if (!shown_) return;
+    const char clear[] = "\r\x1b[K";
+    if (::write(STDERR_FILENO, clear, sizeof clear - 1) < 0) return;
+    shown_ = false;
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  std::ostream* out_ = nullptr;
+  Buf buf_;
+  Clock::time_point last_;
+  double after_s_ = 2.0;
+  bool stop_ = false, waiting_ = false, shown_ = false;
+  int shown_s_ = -1;
+};
 }  // namespace
 
 Narrator::Narrator(ChapterInfo info, NarratorOptions opts, int total_steps, std::ostream& out)
-    : out_(out), info_(std::move(info)), opts_(std::move(opts)), total_steps_(total_steps) {}
+    : out_(out), info_(std::move(info)), opts_(std::move(opts)), total_steps_(total_steps) {
+  if (opts_.pause && !opts_.quiet && ::isatty(STDIN_FILENO) && ::isatty(STDERR_FILENO)) BusyLine::instance().attach(out_);
+}
 
 void Narrator::header(const std::string& question) {
   const BlasInfo blas = blas_info();
@@ -69,9 +172,14 @@ void Narrator::header(const std::string& question) {
 
 void Narrator::pause_if_asked() {
   if (!opts_.pause || opts_.quiet || step_ == 0 || !::isatty(STDIN_FILENO)) return;
+  // Enter pressed while the step was being computed must not skip this pause: what was typed
+  // before the prompt appeared is thrown away.
+  ::tcflush(STDIN_FILENO, TCIFLUSH);
   out_ << "  " << _("[Enter: next step]") << " " << std::flush;
+  BusyLine::instance().waiting(true);
   std::string line;
   std::getline(std::cin, line);
+  BusyLine::instance().waiting(false);
 }
 
 void Narrator::step(const std::string& title, const std::string& formula, const std::string& source) {
@@ -214,28 +322,34 @@ void Narrator::block(const std::string& text) {
 }
 
 void Narrator::takeaway(const std::vector<std::string>& lines) {
+  pause_if_asked();  // the last step stays on screen until Enter; nothing waits after the takeaway
   const std::string title = _("Takeaway");
   out_ << "\n" << (opts_.color ? "\x1b[1m" + title + "\x1b[0m" : title) << "\n";
   for (const auto& l : lines) out_ << wrapped("  • ", escape_control(l), 4);
 }
 
 void Narrator::finish() {
-  pause_if_asked();
   out_.flush();
+  if (opts_.pause) BusyLine::instance().waiting(true);  // the run is over
   if (step_ != total_steps_)
     throw std::logic_error(fmt::format("chapter announced {} steps but ran {}", total_steps_, step_));
   if (opts_.export_dir) {
     recorder_.write(*opts_.export_dir, info_.number, opts_.seed);
     out_ << "\n" << _f("Exported {} tensors and manifest.json to {}", recorder_.tensors().size(),
-                      escape_control(*opts_.export_dir)) << "\n";
+                      escape_control(*opts_.export_dir, /*keep_newlines=*/false)) << "\n";
   }
   if (opts_.html_file) {
     if (html_views_.empty()) {
-      out_ << "\nNo heatmap or attention view in this run: no HTML page written\n";
+      out_ << "\n" << _("No heatmap or attention view in this run: no HTML page written") << "\n";
     } else {
       write_head_view_html(*opts_.html_file, fmt::format("Chapter {} · {}", info_.number, info_.title), html_views_);
-      out_ << "\nWrote " << html_views_.size() << " attention view" << (html_views_.size() == 1 ? "" : "s")
-           << " to " << *opts_.html_file << " (open it in a browser; no network needed)\n";
+      const std::string file = escape_control(*opts_.html_file, /*keep_newlines=*/false);  // a path: one line
+      out_ << "\n"
+           << (html_views_.size() == 1
+                   ? _f("Wrote 1 attention view to {} (open it in a browser; no network needed)", file)
+                   : _f("Wrote {} attention views to {} (open it in a browser; no network needed)",
+                        html_views_.size(), file))
+           << "\n";
     }
   }
 }

@@ -31,10 +31,16 @@ std::string format_progress(std::int64_t step, std::int64_t total, double loss, 
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
-ProgressBar::ProgressBar(std::int64_t total_steps, bool enabled) : ProgressBar(total_steps, enabled, std::cerr) {}
+ProgressBar::ProgressBar(std::int64_t total_steps, bool enabled)
+    : ProgressBar(total_steps, enabled, std::cerr, !stderr_is_terminal()) {}
 
-ProgressBar::ProgressBar(std::int64_t total_steps, bool enabled, std::ostream& out)
-    : total_(total_steps), enabled_(enabled), out_(&out), start_(std::chrono::steady_clock::now()) {}
+ProgressBar::ProgressBar(std::int64_t total_steps, bool enabled, std::ostream& out, bool lines)
+    : total_(total_steps), enabled_(enabled), lines_(lines), out_(&out), start_(std::chrono::steady_clock::now()) {}
+
+void ProgressBar::set_line_interval(double first_s, double every_s) {
+  next_line_s_ = first_s;
+  line_every_s_ = every_s;
+}
 
 void ProgressBar::update(std::int64_t step, double loss, std::int64_t tokens) {
   tokens_ += tokens;
@@ -42,11 +48,17 @@ void ProgressBar::update(std::int64_t step, double loss, std::int64_t tokens) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = elapsed > 0.0 ? double(tokens_) / elapsed : 0.0;
   const double eta = step > 0 ? elapsed / double(step) * double(total_ - step) : -1.0;
+  if (lines_) {
+    if (elapsed < next_line_s_) return;
+    next_line_s_ = elapsed + line_every_s_;
+    *out_ << format_progress(step, total_, loss, rate, eta) << '\n' << std::flush;
+    return;
+  }
   *out_ << '\r' << format_progress(step, total_, loss, rate, eta) << "\x1b[K" << std::flush;  // clear the rest
 }
 
 void ProgressBar::finish() {
-  if (enabled_ && !finished_) *out_ << '\n' << std::flush;
+  if (enabled_ && !lines_ && !finished_) *out_ << '\n' << std::flush;
   finished_ = true;
 }
 

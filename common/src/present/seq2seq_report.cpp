@@ -95,7 +95,7 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
   ChapterModel cm;
   // A shipped checkpoint that cannot be found is an installation problem: say where we looked.
   cm.path = !checkpoint.empty() ? checkpoint
-            : train             ? shipped_checkpoint(chapter, name)
+            : train             ? trained_checkpoint(chapter, name)
                                 : require_data_file("ch" + chapter + "/" + name + ".safetensors");
   const std::size_t vs = corpus.source_vocab.size(), vt = corpus.target_vocab.size();
   cm.trained = load_or_train(

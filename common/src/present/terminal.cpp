@@ -37,6 +37,17 @@ bool is_zero_width(char32_t cp) { return (cp >= 0x300 && cp <= 0x36F) || cp == 0
 
 }  // namespace
 
+namespace {
+// Characters that reorder or hide text: bidirectional marks, embeddings, overrides and isolates
+// (U+202E shows a row reversed), zero-width spaces and joiners, the byte-order mark, invisible
+// operators, interlinear annotation and tag characters. Shown escaped like control characters.
+bool invisible_or_bidi(char32_t cp) {
+  return cp == 0x00AD || cp == 0x061C || cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF ||
+         (cp >= 0xFFF9 && cp <= 0xFFFB) || (cp >= 0xE0000 && cp <= 0xE007F);
+}
+}  // namespace
+
 std::string escape_control(const std::string& s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
@@ -72,8 +83,8 @@ std::string escape_control(const std::string& s, bool keep_newlines) {
     if (!ok) {
       out += fmt::format("\\x{:02x}", c);
       ++i;
-    } else if (cp >= 0x80 && cp <= 0x9F) {
-      out += fmt::format("\\u{:04x}", unsigned(cp));
+    } else if ((cp >= 0x80 && cp <= 0x9F) || invisible_or_bidi(cp)) {
+      out += fmt::format(cp > 0xFFFF ? "\\U{:08x}" : "\\u{:04x}", unsigned(cp));
       i += std::size_t(extra) + 1;
     } else {
       out.append(s, i, std::size_t(extra) + 1);
@@ -277,17 +288,34 @@ std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& 
   for (std::size_t i : ri)
     if (i != gap) label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i))));
   const int cell_w = 9;
-  std::string out = "    " + std::string(label_w, ' ');
-  for (std::size_t j : ci) out += j == gap ? "  …" : " " + fit(label_or_index(col_labels, j), cell_w - 1, true);
-  out += "\n";
-  for (std::size_t i : ri) {
-    if (i == gap) {
-      out += "    " + fit("⋮", label_w, true) + "\n";
-      continue;
-    }
-    out += "    " + fit(label_or_index(row_labels, i), label_w, true);
-    for (std::size_t j : ci) out += j == gap ? "  …" : " " + format_number(m(i, j), cell_w - 1, style.precision);
+  // --full with more columns than the terminal holds: the columns in blocks that fit, one after
+  // the other, each under a line saying which columns it holds (as R and numpy print them).
+  const std::size_t width = style.width ? style.width : terminal_columns();
+  const std::size_t per_block = std::max<std::size_t>(1, (width > 4 + label_w ? width - 4 - label_w : 0) / cell_w);
+  std::vector<std::vector<std::size_t>> blocks;
+  if (style.full && ci.size() > per_block) {
+    for (std::size_t a = 0; a < ci.size(); a += per_block)
+      blocks.emplace_back(ci.begin() + long(a), ci.begin() + long(std::min(ci.size(), a + per_block)));
+  } else {
+    blocks.push_back(ci);
+  }
+  std::string out;
+  for (const auto& block : blocks) {
+    if (blocks.size() > 1)
+      out += (out.empty() ? "" : "\n") + std::string("    ") +
+             _f("columns {}–{} of {}", block.front(), block.back(), cols) + "\n";
+    out += "    " + std::string(label_w, ' ');
+    for (std::size_t j : block) out += j == gap ? "  …" : " " + fit(label_or_index(col_labels, j), cell_w - 1, true);
     out += "\n";
+    for (std::size_t i : ri) {
+      if (i == gap) {
+        out += "    " + fit("⋮", label_w, true) + "\n";
+        continue;
+      }
+      out += "    " + fit(label_or_index(row_labels, i), label_w, true);
+      for (std::size_t j : block) out += j == gap ? "  …" : " " + format_number(m(i, j), cell_w - 1, style.precision);
+      out += "\n";
+    }
   }
   return out;
 }

@@ -32,7 +32,8 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
                                        const TransformerModelConfig& cfg, const TransformerTrainConfig& tc,
                                        int threads, bool progress) {
   ChapterTransformer ct;
-  ct.path = checkpoint.empty() ? shipped_checkpoint("08", std::string("transformer_") + norm_name(cfg.norm)) : checkpoint;
+  const std::string name = std::string("transformer_") + norm_name(cfg.norm);
+  ct.path = !checkpoint.empty() ? checkpoint : train ? trained_checkpoint("08", name) : shipped_checkpoint("08", name);
   ct.trained = load_or_train(
       {ct.path, train, tc.steps, progress},
       [&](const std::string& path) { ct.model = load_transformer(path, &ct.curves, &ct.metadata); },

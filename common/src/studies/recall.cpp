@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "attn/data/data_files.hpp"
+#include "attn/data/output_file.hpp"
 #include "attn/data/safetensors.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/nn/schedule.hpp"
@@ -184,16 +185,25 @@ std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const Re
   std::vector<RecallTrained> out;
   RecallTrainConfig tc = cfg;
   tc.pairs = suite.pairs;
+  const auto chosen = [&](RecallArch a) { return only.empty() || std::find(only.begin(), only.end(), a) != only.end(); };
+  const auto path_of = [&](RecallArch a, std::size_t d) {
+    const std::string name = recall_checkpoint_name(a, d);
+    return dir + "/" + name.substr(name.find('/') + 1);
+  };
+  // Every target checked before the first model trains (minutes each), not when it is saved.
+  for (RecallArch a : recall_archs())
+    if (chosen(a))
+      for (std::size_t d : suite.widths) check_output_file(path_of(a, d), "--train", /*new_folder=*/true);
   for (RecallArch a : recall_archs()) {
-    if (!only.empty() && std::find(only.begin(), only.end(), a) == only.end()) continue;
+    if (!chosen(a)) continue;
     tc.max_steps = a == RecallArch::ssm ? cfg.ssm_max_steps : cfg.max_steps;
     for (std::size_t d : suite.widths) {
       tc.lr = a == RecallArch::ssm && d >= 64 ? cfg.ssm_lr_from_64 : cfg.lr;
       Rng rng(cfg.seed, /*stream=*/d);
       RecallModel m = recall_model_init(recall_model_config(a, d), rng);
       RecallTrained r{a, d, train_recall_model(m, tc)};
-      const std::string name = recall_checkpoint_name(a, d);
-      save_recall_model(dir + "/" + name.substr(name.find('/') + 1), m, a, r.report);
+      prepare_output_folder(path_of(a, d));
+      save_recall_model(path_of(a, d), m, a, r.report);
       if (done) done(r);
       out.push_back(r);
     }

@@ -3,43 +3,72 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "attn/data/data_files.hpp"
+#include "attn/data/output_file.hpp"
 #include "attn/data/text_corpus.hpp"
 #include "attn/tensor/openblas.hpp"
 
 namespace attn {
 
 namespace {
-std::string locate(const std::string& dir, const std::string& name) {
-  if (!dir.empty()) return dir + "/" + name;
-  auto p = find_data_file("ch09/" + name);
-  if (!p) throw std::runtime_error("missing shipped file data/ch09/" + name + " (run 09_modern_decoder --train to make it)");
-  return *p;
-}
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-    f << text;
-    if (!f) throw std::runtime_error("writing " + tmp + " failed");
+constexpr const char* kFiles[] = {"tokenizer.json", "kjv_valid.txt", "training_curve.csv"};
+constexpr const char* kAllFiles[] = {"tokenizer.json", "decoder_lm.safetensors", "kjv_valid.txt", "training_curve.csv"};
+// The model's metadata key holding the fingerprint of one of the other three files of its set.
+std::string set_key(const std::string& file) { return "set_fnv1a64_" + file; }
+
+// The folder holding the set: dir, or a data folder's ch09/. The four files are read from that
+// one folder, never gathered file by file from several.
+std::string set_folder(const std::string& dir) {
+  if (!dir.empty()) return dir;
+  (void)find_data_file("ch09/decoder_lm.safetensors");  // a wrong $ATTN_DATA_DIR is said here
+  // The first data folder holding any of the four: all four are read from it, a missing one is
+  // said as missing there, never taken from another folder.
+  for (const DataPlace& place : data_places()) {
+    const std::string folder = place.dir + "/ch09";
+    std::error_code ec;
+    for (const char* f : kAllFiles)
+      if (std::filesystem::is_regular_file(folder + "/" + f, ec)) return folder;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot move " + tmp + " to " + path);
+  throw std::runtime_error("missing shipped file data/ch09/decoder_lm.safetensors (run 09_modern_decoder --train to make it)");
+}
+
+std::string curve_text(const std::vector<LmCurvePoint>& curve) {
+  std::ostringstream s;
+  s << "step,train_loss,valid_loss\n";
+  for (const auto& p : curve) s << p.step << "," << p.train_loss << "," << p.valid_loss << "\n";
+  return s.str();
+}
+
+// The files of one training run belong together: the model (renamed into place first) records a
+// fingerprint of each other file, so a set left mixed by a run killed between two renames, or
+// assembled from two runs, is refused. A model without fingerprints is the legacy shipped set,
+// made before they existed: accepted when none of the three is recorded.
+void check_set(const std::string& folder, const Metadata& meta) {
+  std::size_t recorded = 0;
+  for (const char* f : kFiles) recorded += meta.count(set_key(f));
+  if (recorded == 0) return;
+  const std::string model = folder + "/decoder_lm.safetensors";
+  for (const char* f : kFiles) {
+    const std::string path = folder + "/" + f;
+    if (!meta.count(set_key(f)))
+      throw std::runtime_error(model + " records the fingerprints of some files of its set but not of " + f);
+    const std::string have = fnv1a64_hex(read_text_file(path));
+    if (have != meta.at(set_key(f)))
+      throw std::runtime_error(path + " does not belong to " + model + " (fingerprint " + have + ", the model was "
+                               "trained with " + meta.at(set_key(f)) + "): the files come from different --train "
+                               "runs, or a run was stopped while replacing them. Run 09_modern_decoder --train "
+                               "again, or restore the shipped data/ch09/ files");
   }
 }
 }  // namespace
 
 void write_training_curve(const std::string& path, const std::vector<LmCurvePoint>& curve) {
-  std::ostringstream s;
-  s << "step,train_loss,valid_loss\n";
-  for (const auto& p : curve) s << p.step << "," << p.train_loss << "," << p.valid_loss << "\n";
-  write_atomically(path, s.str());
+  write_file_atomically(path, curve_text(curve));
 }
 
 std::vector<LmCurvePoint> read_training_curve(const std::string& path) {
@@ -63,20 +92,42 @@ std::vector<LmCurvePoint> read_training_curve(const std::string& path) {
 
 TinyLm load_tiny_lm(const std::string& dir) {
   TinyLm lm;
+  const std::string folder = set_folder(dir);
+  auto locate = [&](const std::string&, const std::string& name) { return folder + "/" + name; };
+  for (const char* f : kAllFiles)
+    if (!std::filesystem::is_regular_file(locate(dir, f)))
+      throw std::runtime_error("missing " + locate(dir, f) + " (chapter 09's four files are read from one folder, " +
+                               folder + ")");
   lm.tokenizer = bpe_load(locate(dir, "tokenizer.json"));
   lm.model = load_decoder_lm(locate(dir, "decoder_lm.safetensors"), &lm.metadata);
+  check_set(folder, lm.metadata);
   if (lm.model.cfg.vocab != lm.tokenizer.vocab_size())
     throw std::runtime_error("the model's vocabulary (" + std::to_string(lm.model.cfg.vocab) +
                              ") differs from the tokenizer's (" + std::to_string(lm.tokenizer.vocab_size()) + ")");
   lm.valid_text = read_text_file(locate(dir, "kjv_valid.txt"));
   lm.valid_tokens = bpe_encode(lm.tokenizer, lm.valid_text);
+  if (lm.valid_tokens.size() < lm.model.cfg.context + 1)
+    throw std::runtime_error(locate(dir, "kjv_valid.txt") + ": the held-out text gives " +
+                             std::to_string(lm.valid_tokens.size()) + " tokens, fewer than one window of " +
+                             std::to_string(lm.model.cfg.context + 1) + " to measure the validation loss on");
   lm.curve = read_training_curve(locate(dir, "training_curve.csv"));
   return lm;
 }
 
 TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
   TinyLmTrainReport r;
-  const KjvSplit split = kjv_split(read_text_file(s.bible_dump));
+  const std::string model_path = s.out_dir + "/decoder_lm.safetensors";
+  for (const std::string& f : {std::string("decoder_lm.safetensors"), std::string("tokenizer.json"),
+                               std::string("kjv_valid.txt"), std::string("training_curve.csv")})
+    check_output_file(s.out_dir + "/" + f, "--train");  // before the work, not after
+  KjvSplit split;
+  try {
+    split = kjv_split(read_text_file(s.bible_dump));
+  } catch (const std::invalid_argument& e) {  // named by the file, not by the function that read it
+    std::string why = e.what();
+    if (why.rfind("kjv_split: ", 0) == 0) why = why.substr(11);
+    throw std::runtime_error(s.bible_dump + ": " + why + " (the corpus is the Bible as `bible -f` prints it)");
+  }
   r.chapters_train = split.chapters_train;
   r.chapters_valid = split.chapters_valid;
   r.train_bytes = split.train.size();
@@ -88,6 +139,12 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
   r.train_tokens = train_tokens.size();
   r.lm.valid_text = split.valid;
   r.lm.valid_tokens = bpe_encode(r.lm.tokenizer, split.valid);
+  const std::size_t window = s.train.time + 1;
+  if (train_tokens.size() < window || r.lm.valid_tokens.size() < window)
+    throw std::runtime_error(s.bible_dump + ": too short to train on: its training part gives " +
+                             std::to_string(train_tokens.size()) + " tokens and its held-out part (every 20th "
+                             "chapter) " + std::to_string(r.lm.valid_tokens.size()) + ", and each needs at least one "
+                             "window of " + std::to_string(window) + " tokens; give a longer --corpus");
   DecoderLMConfig cfg = s.model;
   cfg.vocab = r.lm.tokenizer.vocab_size();
   const ScopedBlasThreads threads(s.blas_threads);
@@ -105,10 +162,13 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
                    {"train_tokens_seen", std::to_string(std::size_t(tr.tokens))},
                    {"blas_threads", std::to_string(blas_threads)},
                    {"corpus", "King James Bible (1611, public domain), Debian bible-kjv-text; every 20th chapter held out"}};
-  bpe_save(s.out_dir + "/tokenizer.json", r.lm.tokenizer);
-  write_atomically(s.out_dir + "/kjv_valid.txt", split.valid);
-  write_training_curve(s.out_dir + "/training_curve.csv", tr.curve);
-  save_decoder_lm(s.out_dir + "/decoder_lm.safetensors", r.lm.model, r.lm.metadata);
+  // One set: every file staged first, then renamed into place, the model first (check_set).
+  const std::string bytes[] = {bpe_json(r.lm.tokenizer), split.valid, curve_text(tr.curve)};
+  for (std::size_t k = 0; k < 3; ++k) r.lm.metadata[set_key(kFiles[k])] = fnv1a64_hex(bytes[k]);
+  OutputSet set;
+  set.add_written(model_path, [&](const std::string& tmp) { save_decoder_lm(tmp, r.lm.model, r.lm.metadata); });
+  for (std::size_t k = 0; k < 3; ++k) set.add(s.out_dir + "/" + kFiles[k], bytes[k]);
+  set.commit();
   return r;
 }
 

@@ -54,6 +54,8 @@ std::string bpe_piece_display(const BpeTokenizer& tok, int id);
 
 // JSON file; load validates (BpeError naming the file and what is wrong). Writes are atomic.
 void bpe_save(const std::string& path, const BpeTokenizer& tok);
+// The text bpe_save writes (one line of JSON).
+std::string bpe_json(const BpeTokenizer& tok);
 BpeTokenizer bpe_load(const std::string& path);
 
 }  // namespace attn

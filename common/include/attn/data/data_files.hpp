@@ -34,7 +34,8 @@ std::string require_data_file(const std::string& relative);
 // "shipped data file ch05/rope.safetensors not found; looked in:\n  /a (…)\n  /b (…)\nSet
 // ATTN_DATA_DIR …": one place per line. Never suggests retraining: the file ships.
 std::string missing_data_file_message(const std::string& relative, const std::vector<DataPlace>& places);
-// The first place that exists (for writing with --train), or "data".
+// The folder --train writes into: $ATTN_DATA_DIR when set (DataFileError when it is not a folder),
+// else the first place that exists, or "data". Reading falls back file by file; writing never does.
 std::string data_dir();
 
 }  // namespace attn

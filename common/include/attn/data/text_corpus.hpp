@@ -12,8 +12,9 @@
 
 namespace attn {
 
-// Reads a whole file; std::runtime_error naming the file when it cannot.
-std::string read_text_file(const std::string& path);
+// Reads a whole file; std::runtime_error naming the file when it cannot, when it is a folder, or
+// when it is longer than max_bytes (256 MiB: a 1 GB file is refused by name, not by bad_alloc).
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes = std::uint64_t(256) << 20);
 
 struct KjvSplit {
   std::string train, valid;  // verses without their references, one per line

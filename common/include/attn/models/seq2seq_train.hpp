@@ -66,5 +66,8 @@ Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size
 // Where a chapter's shipped checkpoint lives: <data>/chNN/<name>.safetensors, with <data> =
 // $ATTN_DATA_DIR, ./data, or data/ next to the build folder holding the running program.
 std::string shipped_checkpoint(const std::string& chapter, const std::string& name);
+// Where --train writes it when no path is given: <data_dir()>/chNN/<name>.safetensors — inside
+// $ATTN_DATA_DIR when that is set, never in the source tree behind it (attn/data/data_files.hpp).
+std::string trained_checkpoint(const std::string& chapter, const std::string& name);
 
 }  // namespace attn

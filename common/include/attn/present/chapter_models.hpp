@@ -51,6 +51,7 @@ class ChapterModels {
     std::string flag, chapter, name, path;
   };
   const Earlier* earlier(const std::string& name) const;
+  std::string missing_advice(const std::string& name) const;
   ChapterApp& ch_;
   std::string chapter_;
   std::vector<std::string> own_;

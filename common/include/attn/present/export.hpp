@@ -1,6 +1,7 @@
 // The export contract (tests and outside tools read it): `--export DIR` writes one float32
 // C-order .npy per shown tensor and DIR/manifest.json =
-//   {"chapter": "03", "seed": 7, "tensors": [{"name": "scores", "file": "scores.npy",
+//   {"written_by": "attention_step_by_step", "chapter": "03", "seed": 7,
+//    "tensors": [{"name": "scores", "file": "scores.npy",
 //    "shape": [4, 4], "step": 2}, …]}
 // (plus "files": ["results.json"] when a chapter adds whole files, and any extra entries a chapter
 // sets, e.g. chapter 09's "config"). Names are stable identifiers
@@ -9,8 +10,11 @@
 // (.DIR.attn-export-PID), which is then swapped with DIR in one atomic step (Linux renameat2
 // RENAME_EXCHANGE) and the old contents removed. Killed at any moment, DIR holds either the
 // complete previous export or the complete new one; a staging folder left by a killed run is
-// removed by the next export. Because the folder is replaced, DIR must be empty or hold only a
-// previous export (.npy and .json files); anything else is refused before any work starts.
+// removed by the next export. Because the folder is replaced, DIR must be empty or hold an earlier
+// export of this program: a manifest.json carrying "written_by": "attention_step_by_step" and
+// nothing the manifest does not list. Anything else (a folder of someone's .npy files, a file added
+// beside an export) is refused before any work starts, and so is any folder inside the shipped
+// data (data/, $ATTN_DATA_DIR). DIR itself is created when missing, never the folders above it.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +65,8 @@ class ExportRecorder {
   std::vector<std::pair<std::string, std::string>> fields_;  // extra manifest fields: key, JSON text
 };
 
-// Creates dir if needed, checks that it holds nothing but a previous export, and proves that it
+// Creates dir if needed (its parent must exist), checks that it is empty or holds an earlier export
+// of this program only, that it is not inside the shipped data, and proves that it
 // and the folder holding it are writable (probe files). Throws ExportError with the reason
 // otherwise (an empty name too). Called before any work starts.
 void prepare_export_dir(const std::string& dir);

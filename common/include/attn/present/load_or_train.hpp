@@ -2,9 +2,11 @@
 // its file. Every chapter that ships a checkpoint goes through it: the seq2seq models of chapters
 // 00–02 (chapter_model, ChapterModels), chapter 05's position models, chapter 08's Transformer and
 // chapter 10's induction models.
-//   with how.train:  a progress bar over how.steps on stderr (when how.progress and stderr is a
-//                    terminal) around train(on_step); then the folder of how.path is created and
-//                    save(how.path) writes the model;
+//   with how.train:  how.path is checked first (check_output_file: never a device, a folder or a
+//                    missing folder two levels up; OutputFileError before any training); a progress
+//                    bar over how.steps on stderr (when how.progress; plain lines when stderr is not
+//                    a terminal) around train(on_step); then the folder of how.path is created (one
+//                    level) and save(how.path) writes the model;
 //   otherwise:       load(how.path).
 // Returns whether it trained. An exception from any of the three passes through (the bar is closed).
 //   const bool trained = load_or_train({path, train, tc.steps, !nar.quiet()},

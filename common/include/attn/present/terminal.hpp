@@ -14,7 +14,9 @@ namespace attn {
 // Untrusted text (file names, checkpoint metadata, --sentence) made safe to print: control
 // characters become visible escapes — C0 bytes as \x1b, DEL as \x7f, C1 code points as \u009b,
 // bytes that are not valid UTF-8 as \xff — so an ESC sequence cannot clear the screen or move
-// the cursor. '\n' and '\t' are kept when keep_newlines (running text), escaped otherwise (labels).
+// the cursor; characters that reorder or hide text (U+202E and the other bidirectional controls,
+// zero-width spaces and joiners, U+FEFF, tag characters) as \u202e or \U000e0041, so no row is
+// shown reversed and no label hides a character. '\n' and '\t' are kept when keep_newlines (running text), escaped otherwise (labels).
 std::string escape_control(const std::string& s, bool keep_newlines = true);
 
 // Columns a UTF-8 string occupies in a terminal (East Asian wide characters count 2).
@@ -41,7 +43,8 @@ std::size_t terminal_columns();
 bool color_wanted(bool no_color_flag);
 
 struct MatrixStyle {
-  bool full = false;           // print every row and column (--full)
+  bool full = false;           // print every row and column (--full), columns in blocks that fit
+  std::size_t width = 0;       // the columns a block may use (0: terminal_columns(), which reads COLUMNS)
   std::size_t max_rows = 10;   // otherwise show the first and last few
   std::size_t max_cols = 8;
   int precision = 3;

@@ -126,7 +126,8 @@ struct RecallTrained {
 // Trains every arch × width (or only the archs in `only`, when it is not empty) from seed cfg.seed
 // and writes each checkpoint into dir (data/ch12). The SSM runs cfg.ssm_max_steps (at
 // cfg.ssm_lr_from_64 from d = 64 up), the rest cfg.max_steps at cfg.lr. A model's weights depend only on its arch, width and cfg: training a subset gives
-// the same checkpoints as training them all.
+// the same checkpoints as training them all. Every target is checked before the first model trains
+// (attn/data/output_file.hpp: OutputFileError for a device, a folder, a missing folder above dir).
 std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const RecallTrainConfig& cfg,
                                               const std::string& dir,
                                               const std::function<void(const RecallTrained&)>& done = {},

@@ -5,6 +5,12 @@
 //   data/ch09/kjv_valid.txt           the held-out chapters (every 20th chapter of the Bible)
 // The training text is the rest of the King James Bible, from Debian's bible-kjv
 // (scripts/install-deps --corpus writes it to data/ch09/kjv_bible.txt); it is not shipped.
+// The four files are one set, read from one folder and committed together: --train stages all
+// four, then renames them into place, the model first; the model's metadata records an FNV-1a
+// fingerprint of each of the other three (set_fnv1a64_<file>), and a reader refuses a file that
+// does not match, so a tokenizer or text of another run (or a run killed between two renames) is
+// never accepted beside the model. A model with no fingerprints is the legacy shipped set (made
+// before they existed), accepted as it is.
 #pragma once
 
 #include <string>
@@ -43,7 +49,7 @@ struct TinyLmTrainReport {
   double tokenizer_seconds = 0.0, train_seconds = 0.0;
 };
 // Splits the Bible, learns the tokenizer on the training text, encodes both parts, trains and
-// writes the four files (each atomically).
+// writes the four files as one set (above); every target is checked before any work.
 TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s);
 
 void write_training_curve(const std::string& path, const std::vector<LmCurvePoint>& curve);
