@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- the mechanism, small
     nar.step(_("Two sequences"), _("X ∈ ℝ^(S×d_x) is read,  Y ∈ ℝ^(T×d_y) asks"));
     const Mat X = word_vectors(src, d_x, seed), Y = word_vectors(tgt, d_y, seed);
-    nar.show("X", X, src, {}, _f("(S×d_x) = ({}×{}): the encoder's output, one row per source word", S, d_x));
-    nar.show("Y", Y, tgt, {}, _f("(T×d_y) = ({}×{}): the decoder's states, one row per target word", T, d_y));
+    nar.show("X", X, src, {}, _f("(S×d_x) = ({}×{}), S = {} source words: the encoder's output, a row each", S, d_x, S));
+    nar.show("Y", Y, tgt, {}, _f("(T×d_y) = ({}×{}), T = {} target words: the decoder's states, a row each", T, d_y, T));
     nar.say(_f("the widths may differ: only W_Q's rows follow d_y and W_K's, W_V's rows follow d_x (here d_y = {}, "
                "d_x = {}; step 8's image: 8 and 12)", d_y, d_x));
     nar.say(_("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder)"));
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     const CrossAttentionTrace tr = cross_attention(Y, X, W);
     nar.show("Q", tr.q, tgt, {}, _f("(T×d_k) = ({}×{}): what each target word is looking for", T, d_k));
     nar.show("K", tr.k, src, {}, _f("(S×d_k) = ({}×{}): what each source word offers", S, d_k));
-    nar.show("V", tr.v, src, {}, _f("(S×d_v) = ({}×{}): what each source word hands over", S, d_k));
+    nar.show("V", tr.v, src, {}, _f("(S×d_v) = ({}×{}), d_v = d_k here: what each source word hands over", S, d_k));
     nar.code("attn/attention/cross_attention.hpp: init_cross_attention, cross_attention");
     nar.why(_("the only change from chapter 03: Q is computed from a different sequence than K and V."));
 
@@ -98,17 +98,17 @@ int main(int argc, char** argv) {
     const SelfCaseCheck self = self_case_check(Y, d_x == d_y ? W : init_cross_attention(rng, d_y, d_y, d_k, d_k));
     report_self_case(nar, self, d_x != d_y);
     nar.code("attn/studies/cross_attention_study.hpp: self_case_check");
-    nar.why(_("one function serves both; a Transformer decoder layer uses it twice: on Y, then on X."));
+    nar.why(_("one function serves both; a Transformer decoder layer uses it twice: first on (Y, Y) with a causal "
+              "mask, then on (Y, X)."));
 
     nar.step(_("A source of any length"), _("weights ∈ ℝ^(T×S): S is free"));
     const SourceLengthStudy lengths = source_length_study(Y, W, {2, 4, 8, 16, 32, 60}, d_x, seed);
     report_source_lengths(nar, lengths, T, d_k);
     nar.code("attn/studies/cross_attention_study.hpp: source_length_study; attn/data/corpus.hpp: toy_sentence");
-    nar.why(_("no weight has a dimension of size S, so one decoder reads 2 or 60 source words alike; only the "
-              "weights' width and the cost (T·S scores) grow with the source."));
+    nar.why(_("no parameter has a dimension of size S, so one decoder reads 2 or 60 source words alike; only the "
+              "attention weights' width and the cost (T·S scores) grow with the source."));
 
-    nar.step(_("Padding: many sources, one length"), _("M_ij = 0 (a word) or −∞ ('<pad>')"),
-             "Vaswani et al. 2017, §3.2.3");
+    nar.step(_("Padding: many sources, one length"), _("M_ij = 0 (a word) or −∞ ('<pad>')"));
     Labels padded_src = src;
     padded_src.resize(S + pads, "<pad>");
     const Mat Xp = word_vectors(padded_src, d_x, seed);
@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
     report_image(nar, image, icfg);
     nar.code("attn/studies/cross_attention_study.hpp: image_study; attn/studies/image_conditioning.hpp: "
              "image_conditioning_example");
-    nar.why(_("each region asks the prompt its own question; the values it gets back (image_output) are how the "
-              "words change that region. Stable Diffusion v1 reads 77 CLIP tokens of 768 numbers."));
+    nar.why(_("each region asks the prompt its own question; the values it gets back (image_output, 64×d_v, in the "
+              "--export files) are how the words change that region."));
 
     // ---------------------------------------------------------------- a trained model
     nar.step(_("A trained model's alignment: Bahdanau (chapter 01)"), _("α_ij, teacher-forced on the reference"));
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
     std::optional<TransformerHeads> heads;
     if (!transformer_path.empty())
-      heads = transformer_heads(load_transformer(transformer_path), ex, corpus.source_vocab, corpus.target_vocab, bahdanau);
+      heads = transformer_heads(load_transformer(transformer_path), bm.model, ex, corpus, bahdanau);
     heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path) : report_no_transformer(nar);
     nar.code("attn/studies/cross_attention_study.hpp: transformer_heads, layer_similarity");
     nar.why(_("every decoder layer has its own cross-attention, every head its own weights over the source."));

@@ -78,23 +78,22 @@ int main(int argc, char** argv) {
     nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y", "Vaswani et al. 2017, §3.1");
     report_decoder_layer(nar, m, ex, run, tv);
 
-    nar.step(_("Training"), _("Adam (β2 0.98), lr = lr_factor·d_model^−½·min(step^−½, step·warmup^−³ᐟ²), label smoothing 0.1"),
-             "Vaswani et al. 2017, §5.3–5.4");
+    nar.step(_("Training"), training_formula(), "Vaswani et al. 2017, §5.3–5.4");
     f.training = training_summary(ct.metadata, ct.curves, corpus.train.size(), m.cfg.d_model, m.cfg.tgt_vocab);
     report_training(nar, ct, f.training);
 
     nar.step(_("BLEU by length, beside chapters 00–02"), _("same test split; greedy, and beam 4 with lp = ((5+|Y|)/6)^0.6"),
              "Wu et al. 2016, eq. 14");
     f.evals = evaluate_translators(nar, m, corpus, norm);
-    f.translation = translation_findings(f.evals, norm, m, corpus, metadata_number(ct.metadata, "valid_bleu"));
+    f.translation = translation_findings(f.evals, norm, m, corpus, ct.metadata);
     report_results(nar, f, corpus);
 
     nar.step(_("Post-Norm vs Pre-Norm at initialisation"), _("‖∂L/∂W2‖ of each layer's FFN, 6 + 6 layers, one batch"),
-             "Xiong et al. 2020, §3, Fig. 3");
+             "Xiong et al. 2020, §4, Fig. 3");
     f.norms = norm_placement_study(m.cfg, corpus);
     report_norm_placement(nar, f, m.cfg, corpus, norm_study);
 
-    nar.step(_("What it costs"), _("per layer: 4·2·T·d² (projections) + 2·2·T²·d (scores) + 2·2·T·d·d_ff (FFN)"));
+    nar.step(_("What it costs"), _("encoder layer: 4·2·T·d² (projections) + 2·2·T²·d (scores) + 2·2·T·d·d_ff (FFN)"));
     f.cost = cost_study(m);
     {
       const ScopedBlasThreads timing_threads(threads);

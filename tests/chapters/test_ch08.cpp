@@ -213,8 +213,9 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
       }
       best = std::max(best, hits);
     }
-  CHECK(r.has("looks hardest at the aligned source word for " + std::to_string(best) + " of " +
-              std::to_string(align.size()) + " output words"));
+  char share[64];
+  std::snprintf(share, sizeof share, "%zu/%zu (%.1f%%)", best, align.size(), 100.0 * double(best) / double(align.size()));
+  CHECK(r.has(std::string("looks hardest at the aligned source word for ") + share + " output words"));
 
   // Step 6: the label-smoothing floor from the vocabulary size, and the last loss.
   const auto& tr = res["training"];
@@ -222,6 +223,8 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   const double floor = -(1 - eps + eps / V) * std::log(1 - eps + eps / V) - (V - 1) * (eps / V) * std::log(eps / V);
   CHECK(tr["label_smoothing_floor"].get<double>() == doctest::Approx(floor));
   CHECK(r.has("label-smoothing floor " + three(floor) + " nats; the last loss " + three(tr["loss_last"].get<double>())));
+  CHECK_FALSE(r.has("as low as it can go"));
+  CHECK(r.has("Adam (β1 0.9, β2 0.98)"));
   CHECK(r.has("lr = " + shortest(tr["lr_factor"].get<double>()) + " · d_model^−½"));
 
   // Step 7: the tables' and the lines' figures are results.json's.
@@ -242,19 +245,42 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(r.has("where the two differ (" + std::to_string(b["differ"].get<int>()) + " sentences): beam's output has the "
               "higher s(Y) in " + std::to_string(b["beam_higher"].get<int>())));
   CHECK(r.has(b["model_error"]["outcome"] == "holds" ? "a model error, not a search error" : "search errors"));
+  const std::string early = b["ends_early"]["outcome"];
+  CHECK(flat.find(early == "holds" ? "beam still stops short of the reference more often than greedy"
+                  : early == "fails" ? "beam stops short of the reference less often than greedy"
+                                     : "beam stops short of the reference as often as greedy") != std::string::npos);
   CHECK(r.has("greedy BLEU on " + std::to_string(t["train_sentences"].get<int>()) + " training sentences " +
               one(t["train_bleu"].get<double>()) + ", on the test split " + one(t["test_bleu"].get<double>())));
   const std::string gen = t["generalises"]["outcome"];
   CHECK(r.has(gen == "holds" ? "no overfitting" : gen == "fails" ? "overfitting: the model does clearly better"
                                                                   : "some overfitting"));
   CHECK(r.has("a failure from the 51-60 bucket"));
+  // Training against test on the longest bucket, from results.json; the why follows its verdict.
+  CHECK(flat.find("on 51-60 words alone: training " + one(t["train_long"].get<double>())) != std::string::npos);
+  const std::string gen_long = t["generalises_long"]["outcome"];
+  CHECK(flat.find(gen_long == "holds" ? "its errors there are not overfitting" : "the longest sentences") !=
+        std::string::npos);
+  CHECK_FALSE(r.has("under-trained"));
+  // The checkpoints' steps, from results.json.
+  CHECK(flat.find("checkpoints: Post-Norm, the weights of step " + std::to_string(t["best_step"].get<int>())) !=
+        std::string::npos);
+  // Below Bahdanau: the bucket count from the exported BLEU tables.
+  std::size_t below = 0;
+  for (const auto& [bucket, v] : bleu["transformer_post_greedy"].items())
+    below += v.get<double>() < bleu["bahdanau"][bucket].get<double>();
+  CHECK(flat.find(below ? "below Bahdanau's in " + std::to_string(below) + " of 6 buckets"
+                        : std::string("at least Bahdanau's score in every bucket")) != std::string::npos);
 
   // Step 8: the ratios printed are the exported norms' ratios.
   const auto& np = res["norm_placement"];
   const auto post_dec = np["post_decoder"].get<std::vector<double>>(), pre_enc = np["pre_encoder"].get<std::vector<double>>();
   REQUIRE(post_dec.size() == 6);
-  CHECK(r.has("decoder " + two(post_dec.back() / post_dec.front()) + "; grows with depth"));
-  CHECK(r.has("Pre-Norm, last / first layer: encoder " + two(pre_enc.back() / pre_enc.front())));
+  CHECK(r.has("decoder " + three(post_dec.back() / post_dec.front()) + "; grows with depth"));
+  CHECK(r.has("Pre-Norm, last / first layer: encoder " + three(pre_enc.back() / pre_enc.front())));
+  const auto post_enc = np["post_encoder"].get<std::vector<double>>();
+  const bool none_grows = np["post_grows_encoder"]["outcome"] == "fails" && np["post_grows_decoder"]["outcome"] == "fails";
+  if (none_grows) CHECK(flat.find("show none of the Post-Norm growth") != std::string::npos);
+  CHECK(r.has("Xiong et al. 2020, §4, Fig. 3"));
   CHECK(r.has("Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\""));
 
   // Step 9: the training time's account, and the step time.
@@ -269,6 +295,20 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(res["train_ms_per_step"]["tgt_len"] == 31);
   CHECK(res["parameters"]["transformer_post"].get<long>() > 100000);
   CHECK(r.has("stored figure, not measured in this run"));
+  // Step 9's score shares, from the formula of its heading: base at T = 512.
+  {
+    const double d = 512, f = 2048, T = 512;
+    const double enc = 8 * T * d * d + 4 * T * T * d + 4 * T * d * f;
+    const double dec = 16 * T * d * d + 8 * T * T * d + 4 * T * d * f;
+    const double scores = 6 * 4 * T * T * d + 6 * 8 * T * T * d;
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * scores / (6 * enc + 6 * dec));
+    CHECK(flat.find(std::string("512 ")) != std::string::npos);
+    CHECK_MESSAGE(flat.find(pct) != std::string::npos, pct);
+  }
+  // Step 1: the last row's label follows the model (Post-Norm has no final norms).
+  CHECK(r.has("  output bias   "));
+  CHECK_FALSE(r.has("output bias and final norms"));
   CHECK_FALSE(r.has("as fast as PyTorch"));
 
   check_decoder_layer0(dir, "post");

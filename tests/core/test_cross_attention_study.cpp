@@ -12,6 +12,7 @@
 #include "attn/present/ch07_report.hpp"
 #include "attn/studies/cross_attention_study.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "tiny_transformer.hpp"
 
 using namespace attn;
 
@@ -57,7 +58,16 @@ TEST_CASE("judge_source_lengths: the measured sweep holds; a changed shape, a ba
   CHECK(s.one_output_shape.holds());
   CHECK(s.rows_sum_to_one.holds());
   CHECK(s.weight_spreads.holds());
+  // Each source extends the shorter one: the first S words of one sentence.
+  for (std::size_t i = 1; i < s.rows.size(); ++i)
+    CHECK(std::equal(s.rows[i - 1].words.begin(), s.rows[i - 1].words.end(), s.rows[i].words.begin()));
   std::vector<SourceLengthRow> rows = s.rows;
+  rows[0].largest = 0.9, rows[1].largest = 0.5, rows[2].largest = 0.2;
+  CHECK(judge_source_lengths(rows, 96).falls_each_step.holds());
+  rows[1].largest = 0.95;  // a rise on the way down
+  CHECK(judge_source_lengths(rows, 96).falls_each_step.outcome == Outcome::fails);
+  CHECK(judge_source_lengths(rows, 96).weight_spreads.holds());
+  rows = s.rows;
   rows[1].output_shape = Shape{3, 5};
   CHECK(judge_source_lengths(rows, 96).one_output_shape.outcome == Outcome::fails);
   rows = s.rows;
@@ -179,6 +189,35 @@ TEST_CASE("judge_heads: the best head, the perfect heads per layer, and the verd
   xt::view(weak, 1, 0) = xt::view(w, 0, 0);  // no head better than 1 of 3
   CHECK(judge_heads(weak, truth, bahdanau).matches_bahdanau.outcome == Outcome::fails);
   CHECK(max_abs_diff(head_map(w, 1, 1), Mat(xt::view(w, 1, 1))) == 0.0);
+}
+
+TEST_CASE("judge_better_alignment: beyond two standard errors holds, below fails, close is within noise") {
+  CHECK(judge_better_alignment({957, 970, 0}, {864, 970, 0}).holds());
+  CHECK(judge_better_alignment({864, 970, 0}, {957, 970, 0}).outcome == Outcome::fails);
+  CHECK(judge_better_alignment({7, 8, 0}, {8, 8, 0}).outcome == Outcome::inconclusive);  // one word of eight
+  CHECK(judge_better_alignment({0, 0, 0}, {8, 8, 0}).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("corpus_alignment: the sentences in range, their words, every head, the last layer's mean") {
+  const ToyCorpus corpus = tiny_toy_corpus(4, 8, 12);
+  Rng rng(2);
+  TransformerModelConfig cfg = tiny_transformer_config(corpus, 2);
+  const Transformer m = transformer_init(cfg, rng);
+  const Seq2Seq b = seq2seq_init(config_for("bahdanau", corpus.source_vocab.size(), corpus.target_vocab.size()), rng);
+  const CorpusAlignment c = corpus_alignment(b, m, corpus.test, corpus.source_vocab, corpus.target_vocab, 5, 7, 3);
+  std::size_t sentences = 0, words = 0;
+  for (const auto& p : corpus.test)
+    if (sentences < 3 && p.src.size() >= 5 && p.src.size() <= 7) ++sentences, words += p.tgt.size();
+  CHECK(c.sentences == sentences);
+  CHECK(c.bahdanau.total == words);
+  CHECK(c.last_layer_mean.total == words);
+  REQUIRE(c.heads.size() == 2);
+  REQUIRE(c.heads[1].size() == cfg.n_heads);
+  CHECK(c.layer == 1);
+  for (const auto& layer : c.heads)
+    for (const AlignmentScore& h : layer) CHECK(h.hits <= c.heads[c.best_layer][c.best_head].hits);
+  CHECK(c.transformer_better.outcome == judge_better_alignment(c.last_layer_mean, c.bahdanau).outcome);
+  CHECK(corpus_alignment(b, m, corpus.test, corpus.source_vocab, corpus.target_vocab, 50, 60).sentences == 0);
 }
 
 TEST_CASE("reordered_test_pair finds a pair with an adjective and a moved verb; none in range throws") {

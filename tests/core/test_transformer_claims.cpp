@@ -29,6 +29,9 @@ TEST_CASE("chapter 08 verdicts, each both ways") {
   CHECK(judge_mostly_broad(0, 0).outcome == Outcome::inconclusive);
   CHECK(judge_masked(0.0).holds());
   CHECK(judge_masked(1e-7).outcome == Outcome::fails);
+  CHECK(judge_parks_on_bos(6, 10).holds());
+  CHECK(judge_parks_on_bos(2, 10).outcome == Outcome::fails);
+  CHECK(judge_parks_on_bos(0, 0).outcome == Outcome::inconclusive);
   CHECK(judge_near_floor(0.783, 0.726).holds());
   CHECK(judge_near_floor(1.0, 0.726).outcome == Outcome::partly);
   CHECK(judge_near_floor(3.0, 0.726).outcome == Outcome::fails);
@@ -82,6 +85,13 @@ TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-m
   CHECK(s.broad == 0);  // 1/3 is above kBroadHead
   CHECK(s.uniform == doctest::Approx(1.0 / 3.0));
   CHECK(s.mostly_broad.outcome == Outcome::fails);
+  CHECK(s.most_read_rows == 1);  // the identity: every column read by one row; the first on ties
+  CHECK(s.most_read == 0);
+  Tensor4 one_column = w;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) one_column(0, 1, i, j) = j == 2 ? 1.0f : 0.0f;
+  CHECK(encoder_sharpness(one_column).most_read == 2);
+  CHECK(encoder_sharpness(one_column).most_read_rows == 3);
 
   CHECK(decoder_mask_check(w).above > 0.0);                       // head 0 reads the future
   CHECK(decoder_mask_check(w).masked.outcome == Outcome::fails);
@@ -90,6 +100,15 @@ TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-m
     for (std::size_t j = i + 1; j < 3; ++j) lower(0, 0, i, j) = 0.0f;
   CHECK(decoder_mask_check(lower).above == 0.0);
   CHECK(decoder_mask_check(lower).masked.holds());
+  // Head 0 of layer 0, lower-triangular and uniform: rows 1 and 2 tie, and a tie goes to <bos>.
+  CHECK(decoder_mask_check(lower).rows == 2);
+  CHECK(decoder_mask_check(lower).bos_rows == 2);
+  CHECK(decoder_mask_check(lower).parks_on_bos.holds());
+  Tensor4 diagonal = lower;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j <= i; ++j) diagonal(0, 0, i, j) = i == j ? 1.0f : 0.0f;
+  CHECK(decoder_mask_check(diagonal).bos_rows == 0);
+  CHECK(decoder_mask_check(diagonal).parks_on_bos.outcome == Outcome::fails);
 
   // Head 1 (the identity) points at the aligned word for an identity alignment; head 0's ties go to
   // column 0, one hit of three.
@@ -140,6 +159,20 @@ TEST_CASE("length_counts, compare_buckets, first_failure on known outputs") {
   const FailureExample g = first_failure(corpus.test, b, LengthBucket{1, 100});
   CHECK(g.hyp == damaged[0]);
   CHECK_FALSE(first_failure(corpus.test, a, LengthBucket{1, 100}).found);
+  CHECK(f.copied_from == -1);  // the shorter output writes no wrong word
+
+  // An output that repeats its first word where the reference's second belongs.
+  std::vector<Tokens> repeated = perfect;
+  const SentencePair& p0 = corpus.test[0];
+  repeated[0][1] = p0.tgt[0];
+  const FailureExample r = first_failure(corpus.test, claims_eval(repeated, corpus.test), LengthBucket{1, 100});
+  REQUIRE(r.found);
+  CHECK(r.first_wrong == 1);
+  if (p0.tgt[1] != p0.tgt[0]) {
+    CHECK(r.copied_from == 0);
+    CHECK(r.copied_source == p0.alignment[0]);
+    CHECK(r.wanted_source == p0.alignment[1]);
+  }
 }
 
 TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities; diagnose_beam counts") {
@@ -174,6 +207,15 @@ TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities
   const BeamDiagnosis same = diagnose_beam(m, corpus.test, g, g, corpus.source_vocab, corpus.target_vocab);
   CHECK(same.differ == 0);
   CHECK(same.search_works.outcome == Outcome::inconclusive);
+  CHECK(same.ends_early.outcome == Outcome::inconclusive);  // the same outputs: as often
+  CHECK(d.ends_early.outcome == judge_greater(double(d.beam.shorter), double(d.greedy.shorter), 0.0).outcome);
+  // ends_early both ways: beam's outputs cut short against greedy's perfect ones, and the reverse.
+  std::vector<Tokens> perfect, cut;
+  for (const auto& pr : corpus.test) perfect.push_back(pr.tgt), cut.push_back(Tokens(pr.tgt.begin(), pr.tgt.end() - 1));
+  const EvalResult full = claims_eval(perfect, corpus.test), shorter = claims_eval(cut, corpus.test);
+  CHECK(diagnose_beam(m, corpus.test, full, shorter, corpus.source_vocab, corpus.target_vocab).ends_early.holds());
+  CHECK(diagnose_beam(m, corpus.test, shorter, full, corpus.source_vocab, corpus.target_vocab).ends_early.outcome ==
+        Outcome::fails);
 }
 
 TEST_CASE("run_evaluations: job order kept, every job reported done, CPU time counted") {
@@ -199,6 +241,45 @@ TEST_CASE("run_evaluations: job order kept, every job reported done, CPU time co
   CHECK_THROWS_AS(eval_named(e, "z"), std::invalid_argument);
   CHECK(training_sample(corpus, 5).size() == 5);
   CHECK(training_sample(corpus, 5)[0].src == corpus.train[0].src);
+
+  // A job's checkpoint metadata travels with its result; checkpoint_note reads it.
+  std::vector<TranslatorJob> with_md = {{"m", [&] { return claims_eval(perfect, corpus.test); },
+                                         {{"steps", "1500"}, {"best_step", "1000"}, {"valid_bleu", "99.13"}, {"seed", "1"}}}};
+  const CheckpointNote n = checkpoint_note(run_evaluations(with_md).front().checkpoint);
+  CHECK(n.steps == 1500);
+  CHECK(n.best_step == 1000);
+  CHECK(n.valid_bleu == doctest::Approx(99.13));
+  CHECK(n.seed == "1");
+  CHECK(checkpoint_note({}).seed.empty());
+}
+
+TEST_CASE("translation_findings: Bahdanau's overall figures, and training against test on the longest bucket") {
+  const ToyCorpus corpus = claims_corpus();
+  Rng rng(3);
+  const Transformer m = transformer_init(tiny_transformer_config(corpus, 1), rng);
+  std::vector<Tokens> perfect, damaged;
+  for (const auto& p : corpus.test) perfect.push_back(p.tgt);
+  for (const auto& p : corpus.test) damaged.push_back(Tokens(p.tgt.begin(), p.tgt.end() - 1));
+  std::vector<Tokens> train_perfect;
+  const std::vector<SentencePair> sample = training_sample(corpus, corpus.test.size());
+  for (const auto& p : sample) train_perfect.push_back(p.tgt);
+  auto evals = [&](const std::vector<Tokens>& test_out) {
+    return std::vector<ModelEval>{{"bahdanau", claims_eval(perfect, corpus.test)},
+                                  {"transformer_post_greedy", claims_eval(test_out, corpus.test)},
+                                  {"transformer_post_beam4", claims_eval(test_out, corpus.test)},
+                                  {"transformer_post_train", claims_eval(train_perfect, sample)}};
+  };
+  const TranslationFindings same = translation_findings(evals(perfect), "post", m, corpus, {{"valid_bleu", "95.5"}});
+  CHECK(same.bahdanau_bleu == doctest::Approx(100.0));
+  CHECK(same.test_exact == doctest::Approx(100.0));
+  CHECK(same.own.valid_bleu == doctest::Approx(95.5));
+  CHECK_FALSE(same.other_present);
+  if (same.train_long_sentences > 0) CHECK(same.generalises_long.holds());  // 100 against 100
+  const TranslationFindings worse = translation_findings(evals(damaged), "post", m, corpus, {});
+  CHECK(worse.test_exact == 0.0);
+  CHECK(worse.vs_bahdanau.at_least < worse.vs_bahdanau.buckets);
+  if (worse.train_long_sentences > 0 && worse.test_long_sentences > 0)
+    CHECK(worse.generalises_long.outcome == judge_generalises(worse.train_long, worse.test_long).outcome);
 }
 
 TEST_CASE("ffn_w2_grad_norms and norm_placement_study: one finite norm per layer, the ratios they print") {
@@ -240,7 +321,18 @@ TEST_CASE("training_summary, cost_study and account_training_time: the figures t
   CHECK(c.built == parameter_count(m));
   CHECK(c.source_table == cfg.src_vocab * cfg.d_model);
   CHECK(c.base.params == doctest::Approx(transformer_params(TransformerConfig{}).total()));
-  CHECK(c.ours.share32 < c.ours.share4096);
+  CHECK(c.ours.share[0] < c.ours.share[2]);
+  CHECK(c.ours.score_share[0] < c.ours.score_share[2]);
+  for (std::size_t k = 0; k < 3; ++k) CHECK(c.base.score_share[k] < c.base.share[k]);
+  // The score terms alone, by hand for base (d 512, d_ff 2048, 6 + 6 layers) at T = S = 512: an encoder
+  // layer's 2·2·T²·d, a decoder layer's 2·2·T²·d + 2·2·T·S·d, over all FLOPs.
+  {
+    const double d = 512, f = 2048, t = 512;
+    const double enc = 4 * 2 * t * d * d + 2 * 2 * t * t * d + 2 * 2 * t * d * f;
+    const double dec = 6 * 2 * t * d * d + 2 * 2 * t * d * d + 2 * 2 * (t * t + t * t) * d + 2 * 2 * t * d * f;
+    const double scores = 6 * (2 * 2 * t * t * d) + 6 * (2 * 2 * 2 * t * t * d);
+    CHECK(c.base.score_share[1] == doctest::Approx(scores / (6 * enc + 6 * dec)));
+  }
 
   const TrainingTimeAccount a = account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus);
   CHECK(a.valid_cpu_s == doctest::Approx(3.0 * 10.0 / 12.0));
@@ -259,6 +351,16 @@ TEST_CASE("parameter_parts add up to parameter_count; lesson_example finds a reo
   CHECK(p.embeddings == (corpus.source_vocab.size() + corpus.target_vocab.size()) * 16);
   CHECK(p.encoder > 0);
   CHECK(p.decoder > p.encoder);  // cross-attention
+  CHECK(p.output_bias == corpus.target_vocab.size());
+  CHECK(p.rest == p.output_bias + p.final_norms);
+  CHECK(p.final_norms == (m.cfg.norm == NormPlacement::Pre ? 2 * 2 * 16 : 0));
+  TransformerModelConfig pre_cfg = tiny_transformer_config(corpus, 2);
+  pre_cfg.norm = NormPlacement::Pre;
+  Rng pre_rng(1);
+  const Transformer pre = transformer_init(pre_cfg, pre_rng);
+  const ParameterParts pp = parameter_parts(pre);
+  CHECK(pp.final_norms == 2 * 2 * 16);  // enc_norm and dec_norm, γ and β of d_model each
+  CHECK(pp.total == parameter_count(pre));
   const SentencePair& ex = lesson_example(corpus.test, 6, 1);
   if (&ex != &corpus.test.front()) CHECK(ex.src.size() == 6);
   CHECK_THROWS_AS(lesson_example({}), std::invalid_argument);

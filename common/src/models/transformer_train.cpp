@@ -41,8 +41,9 @@ TransformerTrainResult train_transformer(const TransformerModelConfig& cfg, cons
   ParamRegistry reg;
   register_params(reg, m, g);
   AdamConfig ac;
-  ac.beta2 = 0.98f;  // §5.3
-  ac.eps = 1e-9f;
+  ac.beta1 = kTransformerAdamBeta1;
+  ac.beta2 = kTransformerAdamBeta2;
+  ac.eps = kTransformerAdamEps;
   Adam adam(reg, ac);
   PairTraining<Transformer, TransformerTape> pairs(corpus, tc.batch, tc.seed, m);
   TransformerTrainResult res;

@@ -43,9 +43,11 @@ Labels numbers(std::size_t n) {  // "1", "2", …
   for (std::size_t i = 1; i <= n; ++i) out.push_back(std::to_string(i));
   return out;
 }
-std::string numbered(const Labels& words) {  // "1 the  2 cat  …"
+// "1 the  2 cat  …"; a no-break space (U+00A0) inside each entry, so that a wrapped line breaks
+// between entries, never between a number and its word.
+std::string numbered(const Labels& words) {
   std::string out;
-  for (std::size_t i = 0; i < words.size(); ++i) out += fmt::format("{}{} {}", i ? "  " : "", i + 1, words[i]);
+  for (std::size_t i = 0; i < words.size(); ++i) out += fmt::format("{}{}\u00a0{}", i ? "  " : "", i + 1, words[i]);
   return out;
 }
 std::string shape_text(const Shape& s) { return s.size() == 2 ? fmt::format("{}×{}", s[0], s[1]) : "?"; }
@@ -97,14 +99,21 @@ void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_
   nar.record("length_table", table);
   nar.record("length_weights", weights);
   nar.manifest_field("length_sources", sources.dump());
+  nar.say(_f("each source is the first S words of one {}-word sentence, so a longer one extends the shorter",
+             s_max));
   nar.result(_f("the same W_Q, W_K, W_V ({} numbers) read every source; the output stays {}×{} at every S: {}",
                 s.parameters, t, d_v, outcome_word(s.one_output_shape.outcome)));
   if (s.rows.size() < 2) return;
-  nar.say(s.weight_spreads.holds()
-              ? _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — a row's unit of weight is shared by more "
-                   "words", s.rows.front().largest, s.rows.front().s, s.rows.back().largest, s.rows.back().s)
-              : _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — not smaller on the longer source here",
-                   s.rows.front().largest, s.rows.front().s, s.rows.back().largest, s.rows.back().s));
+  const SourceLengthRow &first = s.rows.front(), &last = s.rows.back();
+  nar.say(!s.weight_spreads.holds()
+              ? _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — not smaller on the longer source here",
+                   first.largest, first.s, last.largest, last.s)
+          : s.falls_each_step.holds()
+              ? _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {}, smaller at every longer source — a row's "
+                   "unit of weight is shared by more words", first.largest, first.s, last.largest, last.s)
+              : _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — a row's unit of weight is shared by more "
+                   "words; not at every step: a new word can score above all the earlier ones and take a larger "
+                   "share", first.largest, first.s, last.largest, last.s));
 }
 
 void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, const Labels& source,
@@ -112,6 +121,9 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.record("padding_X", x_padded);
   nar.say(_f("the source, {} words, padded to S = {} with '<pad>' (a batch of sources shares one length):", p.valid,
              p.padded));
+  nar.say(_("'<pad>' is a token like any other here: word_vectors gives it a vector of its own, the same at every "
+            "padded position; the −∞ is how Vaswani et al. 2017, §3.2.3 hide future positions, here it hides "
+            "padding"));
   // The mask drawn cell by cell: '█' where the query may read the key, '·' where it is padding.
   std::size_t label_w = 0;
   for (const auto& w : target) label_w = std::max(label_w, display_width(w));
@@ -134,6 +146,9 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.record("unpadded_output", p.unpadded_output);
   nar.record("unmasked_weights", p.unmasked.attn.weights);
   nar.record("unmasked_output", p.unmasked.attn.output);
+  nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, numbers(p.padded),
+              _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
+                 100.0 * p.unmasked_pad_share), {0.0, 1.0});
   nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
                 "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
                 p.valid, p.masked_vs_unpadded, outcome_word(p.same_as_unpadded.outcome)));
@@ -155,13 +170,15 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
   nar.say(_f("Z: {} latent positions (an {}×{} grid) ask; E: the prompt's {} text tokens answer. Built in:", n_pos,
              im.side, im.side, im.words.size()));
   nar.say(_("  · a scene painted on the grid (below, left); each word's region has a content vector, and each"));
-  nar.say(_f("    position's latent is its region's vector plus N(0, {:.1f}²) noise;", cfg.noise));
+  nar.say(_f("    position's latent is its region's vector plus Gaussian noise of standard deviation {:.1f};",
+             cfg.noise));
   nar.say(_("  · the text tokens are toy word vectors (a stand-in for the text encoder); W_K, W_V random;"));
   nar.say(_f("  · W_Q solved so that a clean region scores {:.1f} on its own word, 0 on the others", cfg.gain));
-  nar.say(_("    (the association a trained U-Net learns from captioned images)."));
+  nar.say(_("    (what the trained denoiser, a U-Net in Rombach et al. 2022, learns from captioned images)."));
   nar.say(_f("widths differ: a latent position has d_y = {} numbers, a text token d_x = {}; W_Q is {}×{}, W_K {}×{}, "
-             "W_V {}×{}.", im.latent.shape(1), im.text.shape(1), im.w.w_q.shape(0), im.w.w_q.shape(1),
-             im.w.w_k.shape(0), im.w.w_k.shape(1), im.w.w_v.shape(0), im.w.w_v.shape(1)));
+             "W_V {}×{}: d_k = {} and d_v = {} in this step.", im.latent.shape(1), im.text.shape(1),
+             im.w.w_q.shape(0), im.w.w_q.shape(1), im.w.w_k.shape(0), im.w.w_k.shape(1), im.w.w_v.shape(0),
+             im.w.w_v.shape(1), im.w.w_q.shape(1), im.w.w_v.shape(1)));
   nar.say(_("Measured: which words the noisy grid reads."));
   nar.show("image_latent", im.latent, pos, {},
            _f("({}×{}): queries' input, one row per grid position", n_pos, im.latent.shape(1)));
@@ -194,7 +211,8 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
   nar.say(_("letters: the first letter of the word painted at, and read most by, each position;"));
   nar.say(_("maps: the weight each position puts on one word,"));
   nar.say("      " + shading_scale());
-  nar.result(_f("{} of {} positions read most from the word painted there (claim: at least {:.0f}%): {}", im.hits,
+  nar.result(_f("{} of {} positions read most from the word painted there (this course's test: at least {:.0f}%): {}",
+                im.hits,
                 n_pos, 100.0 * kImageReadsBound, outcome_word(s.reads_painted.outcome)));
   nar.result(_f("mean weight on that word {:.3f} (a clean region's: e^{:.1f} / (e^{:.1f} + {}) = {:.3f})",
                 im.mean_own_weight, cfg.gain, cfg.gain, im.words.size() - 1, s.clean_own_weight));
@@ -214,8 +232,8 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
   nar.say(_f("model: {}", model));
-  nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (claim: most, at least "
-                "{:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
+  nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
+                "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
                 outcome_word(a.follows_truth.outcome)));
   nar.result(_f("of the target words whose source word stands elsewhere (off the diagonal): {}",
                 format_share(a.off_diagonal)));
@@ -227,11 +245,11 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
     if (m.neighbour && m.truth_unread)
       nar.say(_f("  the map: no row's largest weight is on '{}', and '{}' stands next to it. Bahdanau's encoder is "
                  "bidirectional: the annotation h_j of '{}' has read the words on both sides of it, '{}' among "
-                 "them (Bahdanau et al. 2014, §3.1), so the row can reach '{}' through its neighbour's annotation.",
+                 "them (Bahdanau et al. 2014, §3.2), so the row can reach '{}' through its neighbour's annotation.",
                  truth, read, read, truth, truth));
     else if (m.neighbour)
       nar.say(_f("  the map: '{}' stands next to '{}'; each annotation h_j of the bidirectional encoder also "
-                 "carries its neighbours (Bahdanau et al. 2014, §3.1).", read, truth));
+                 "carries its neighbours (Bahdanau et al. 2014, §3.2).", read, truth));
     const int prev = m.target > 0 ? p.alignment[m.target - 1] : kNoSource;
     if (prev >= 0 && m.read == prev + 1 && m.read_written_at > int(m.target))
       nar.say(_f("  '{}' is also the source word right after '{}', which the previous row translates: the row goes "
@@ -271,7 +289,8 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   nar.say(_("(for each target word: is the source word with the largest weight the same?"));
   nar.say(_(" 'mean': the layer's heads averaged)"));
   nar.say(_f("how alike a layer's heads are: the mean total variation ½Σ|p − p'| between two heads' rows, over "
-             "every pair of heads (0: the same weights, 1: no overlap; redundant at most {:.2f}):",
+             "every pair of heads (0: the same weights, 1: no overlap; redundant: at most {:.2f}, this course's "
+             "cut-off):",
              kRedundantHeadsTvd));
   for (const LayerSimilarity& s : t.similarity) {
     if (s.redundant.holds())
@@ -292,9 +311,23 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   nar.say(_f("columns: {}", numbered(p.src)));
   std::vector<std::string> perfect;
   for (std::size_t l = 0; l < t.perfect.size(); ++l) perfect.push_back(_f("layer {}: {} of {}", l, t.perfect[l], H));
-  nar.result(_f("Best Transformer head (layer {}, head {}): {} words aligned as the corpus says; Bahdanau: {}.",
-                t.best_layer, t.best_head, format_share(t.best), format_share(bahdanau.score)));
+  nar.result(_f("on this one sentence, the best of {} heads (layer {}, head {}, picked after the fact): {} words "
+                "aligned as the corpus says; Bahdanau's one map: {}.", cw.shape(0) * H, t.best_layer, t.best_head,
+                format_share(t.best), format_share(bahdanau.score)));
   nar.result(_f("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, ", ")));
+  report_corpus_alignment(nar, t.many);
+}
+
+void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c) {
+  if (c.sentences == 0) return;
+  nar.result(_f("over {} test sentences of {} to {} words ({} target words), teacher-forced: Bahdanau {}; the "
+                "Transformer's last layer (layer {}), its heads averaged: {}; {}", c.sentences, c.min_words,
+                c.max_words, c.bahdanau.total, format_share(c.bahdanau), c.layer, format_share(c.last_layer_mean),
+                sentence_for(c.transformer_better.outcome, _("the Transformer aligns more words"),
+                             _("Bahdanau aligns more words"),
+                             _("the same within noise (two standard errors of the difference)"))));
+  nar.say(_f("(its best single head over these sentences: layer {}, head {}, {})", c.best_layer, c.best_head,
+             format_share(c.heads[c.best_layer][c.best_head])));
 }
 
 void report_no_transformer(Narrator& nar) {
@@ -314,7 +347,8 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
                          "reproduce self-attention in this run.", t, s));
   if (!lengths.rows.empty())
     out.push_back(lengths.one_output_shape.holds()
-                      ? _f("No weight depends on the source length: the same W_Q, W_K, W_V read {} to {} source words.",
+                      ? _f("No parameter depends on the source length: the same W_Q, W_K, W_V read {} to {} source "
+                           "words.",
                            lengths.rows.front().s, lengths.rows.back().s)
                       : _("The output's shape changed with the source length in this run."));
   out.push_back(padding.pads_ignored.holds() && padding.same_as_unpadded.holds()
@@ -322,10 +356,17 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
                     : _("The padding mask did not make the padded source read like the unpadded one in this run."));
   out.push_back(_f("{} image positions read a {}-word prompt: {} of {} read the word painted there.",
                    image.im.side * image.im.side, image.im.words.size(), image.im.hits, image.im.side * image.im.side));
-  if (transformer != nullptr)
-    out.push_back(_f("Best Transformer head (layer {}, head {}): {} words aligned as the corpus says; Bahdanau: {}.",
+  if (transformer != nullptr && transformer->many.sentences > 0) {
+    const CorpusAlignment& c = transformer->many;
+    out.push_back(_f("Over {} test sentences, the Transformer's last-layer heads averaged align {} words as the corpus "
+                     "says, Bahdanau {}: {}.", c.sentences, format_share(c.last_layer_mean), format_share(c.bahdanau),
+                     sentence_for(c.transformer_better.outcome, _("the Transformer aligns more"),
+                                  _("Bahdanau aligns more"), _("the same within noise"))));
+  } else if (transformer != nullptr) {
+    out.push_back(_f("On this sentence, the best Transformer head (layer {}, head {}) aligns {} words, Bahdanau {}.",
                      transformer->best_layer, transformer->best_head, format_share(transformer->best),
                      format_share(bahdanau.score)));
+  }
   else
     out.push_back(_f("Bahdanau's alignment: {} words as the corpus says.", format_share(bahdanau.score)));
   return out;

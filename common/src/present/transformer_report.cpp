@@ -17,6 +17,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/present/ch07_report.hpp"
 #include "attn/present/load_or_train.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/sparkline.hpp"
@@ -100,7 +101,7 @@ std::vector<std::string> peer_step_lines(const StepTiming& ours, std::size_t thr
              "{:.1f} ms CPU per step ({:.1f} ms wall at load average {:.1f}; {}; {}; "
              "data/ch08/pytorch_step_time.json).", p.framework, p.parameters, p.cpu_ms, p.wall_ms, p.load_average,
              when, where),
-          _f("ours, measured now: {:.1f} ms CPU per step. Two runs on different days and loads: read the pair "
+          _f("ours, measured now: {:.1f} ms CPU per step. Two runs at different times and loads: read the pair "
              "as \"the same order of magnitude\", not as a speed ratio.", ours.median_cpu_ms)};
 }
 
@@ -154,7 +155,9 @@ std::vector<std::string> block_diagram(const TransformerModelConfig& cfg) {
   out.push_back(std::string("  ") + _("source words ─▶ embedding·√d_model + positions"));
   boxed(out, _f("encoder layer, × {}", cfg.enc_layers), enc, width);
   if (!post) out.push_back(std::string("  ") + _("final LayerNorm"));
-  out.push_back(std::string("  ") + _("    │ memory: the last encoder layer's output (S × d_model), read by every cross-attention"));
+  out.push_back(std::string("  ") +
+                (post ? _("    │ memory: the last encoder layer's output (S × d_model), read by every cross-attention")
+                      : _("    │ memory: the encoder's final LayerNorm output (S × d_model), read by every cross-attention")));
   out.push_back(std::string("  ") + _("target words, shifted right (<bos> y₁ …) ─▶ embedding·√d_model + positions"));
   boxed(out, _f("decoder layer, × {}", cfg.dec_layers), dec, width);
   if (!post) out.push_back(std::string("  ") + _("final LayerNorm"));
@@ -188,6 +191,10 @@ std::string thousands(std::size_t n) {
 }
 std::string millions(double x) { return x >= 1e6 ? fmt::format("{:.1f}M", x / 1e6) : fmt::format("{:.1f}K", x / 1e3); }
 std::string percent(double share) { return fmt::format("{:.0f}%", 100.0 * share); }
+// sentence_for with composed sentences: the one the outcome picks.
+std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& otherwise) {
+  return sentence_for(o, holds.c_str(), fails.c_str(), otherwise.c_str());
+}
 }  // namespace
 
 void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts) {
@@ -197,11 +204,14 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
   t.add({_("embeddings (source, target; target tied to the output)"), std::to_string(parts.embeddings)});
   t.add({_f("{} encoder layers", mc.enc_layers), std::to_string(parts.encoder)});
   t.add({_f("{} decoder layers", mc.dec_layers), std::to_string(parts.decoder)});
-  t.add({_("output bias and final norms"), std::to_string(parts.rest)});
+  t.add({parts.final_norms ? _("output bias and final norms") : _("output bias"), std::to_string(parts.rest)});
   t.add({_("total"), std::to_string(parts.total)});
   nar.table(t);
   nar.say(_f("d_model {}, {} heads of d_k = {}, d_ff {}, {}, LayerNorm ε = 1e-5, sinusoidal positions",
              mc.d_model, mc.n_heads, mc.d_model / mc.n_heads, mc.d_ff, norm_title(norm)));
+  nar.say(_("FFN: the position-wise feed-forward network, two linear layers with a ReLU between, d_ff wide inside; "
+            "tied: the output layer reuses the target embedding matrix; ε: added to the variance so that LayerNorm "
+            "never divides by 0"));
   nar.say(_("Post-Norm (the paper's): LayerNorm after each residual sum, LN(x + sublayer(x)); Pre-Norm: before "
             "each sub-layer, x + sublayer(LN(x)). The block, as this model runs it:"));
   std::string diagram;
@@ -236,6 +246,8 @@ void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run
   const HeadSharpness& top = s.heads[s.sharpest];
   nar.heatmap(fmt::format("enc_self_L{}_H{}", top.layer, top.head), head_of(run.att.enc_self, top.layer, top.head), ex.src,
               ex.src, _f("layer {}, head {}, the sharpest: rows attend to columns", top.layer, top.head), {0.0, 1.0});
+  nar.say(_f("what to look at: column '{}' holds the largest weight of {} of {} rows; no other pattern is claimed "
+             "here (chapter 10 asks what heads do)", ex.src[s.most_read], s.most_read_rows, ex.src.size()));
   nar.result(_f("{} of {} heads average a largest weight under {:.2f} (spread widely): {}", s.broad, s.heads.size(),
                 kBroadHead, outcome_word(s.mostly_broad.outcome)));
   nar.code("attn/models/transformer_decode.hpp: transformer_greedy, transformer_attention; "
@@ -257,6 +269,14 @@ void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMask
   for (std::size_t i = 0; i < drawn.shape(0); ++i)
     for (std::size_t j = i + 1; j < drawn.shape(1); ++j) drawn(i, j) = -std::numeric_limits<float>::infinity();
   nar.heatmap("dec_self_L0_H0_drawn", drawn, in, in, _("layer 0, head 0; '·': masked, the row cannot see it"), {0.0, 1.0});
+  nar.say(_("(_drawn: these weights with the cells above the diagonal set to −∞, so that they draw as '·'; the "
+            "weights themselves are exported as dec_self_weights)"));
+  nar.result(words_for(c.parks_on_bos.outcome,
+                          _f("{} of the {} rows after the first put their largest weight on <bos>, the one position "
+                             "every row can see", c.bos_rows, c.rows),
+                          _f("only {} of the {} rows after the first put their largest weight on <bos>", c.bos_rows,
+                             c.rows),
+                          _("no rows after the first")));
   nar.result(_f("total weight above the diagonal, all layers and heads: {} ({})", c.above,
                 sentence_for(c.masked.outcome, _("exactly 0: the mask holds"), _("not 0: the mask leaks"),
                              _("not measured"))));
@@ -272,14 +292,14 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
   nar.record("example_alignment", align);
   Table t({_("layer"), _("head"), _("argmax = aligned source word")});
   for (const CrossHeadScore& h : c.heads)
-    t.add({std::to_string(h.layer), std::to_string(h.head), _f("{} of {}", h.score.hits, h.score.total)});
+    t.add({std::to_string(h.layer), std::to_string(h.head), format_share(h.score)});
   nar.table(t);
   const CrossHeadScore& b = c.heads[c.best];
   nar.heatmap("cross_best", head_of(run.att.cross, b.layer, b.head), words_of(tv, run.out, true), ex.src,
               _f("layer {}, head {}: rows write output words, columns are source words", b.layer, b.head), {0.0, 1.0});
-  nar.result(_f("layer {}, head {} looks hardest at the aligned source word for {} of {} output words ({}; "
-                "the reference alignment is exported as example_alignment)", b.layer, b.head, b.score.hits,
-                b.score.total, outcome_word(c.best_aligns.outcome)));
+  nar.result(_f("layer {}, head {} looks hardest at the aligned source word for {} output words ({}; "
+                "the reference alignment is exported as example_alignment)", b.layer, b.head, format_share(b.score),
+                outcome_word(c.best_aligns.outcome)));
   nar.code("attn/models/transformer_decode.hpp: transformer_attention; attn/attention/alignment.hpp: alignment_hits");
   nar.why(_("row i is the query of the step that writes word i: the reordering (adjective after noun, verb last) shows off the diagonal."));
 }
@@ -331,8 +351,16 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
                    "only what enters each sub-layer, so the sum itself is free to grow: compare the rows' spread above."));
 }
 
+std::string training_formula() {
+  return _f("Adam (β1 {}, β2 {}), lr = lr_factor·d_model^−½·min(step^−½, step·warmup^−³ᐟ²), label smoothing {}",
+            kTransformerAdamBeta1, kTransformerAdamBeta2, kLabelSmoothing);
+}
+
 void report_training(Narrator& nar, const ChapterTransformer& ct, const TrainingSummary& s) {
   const TrainingCurves& cv = ct.curves;
+  nar.say(_f("Adam (Kingma & Ba 2015): the optimiser that moves each weight by a running average of its gradient, "
+             "divided by the root of a running average of its square; β1 = {} and β2 = {} say how slowly the two "
+             "averages forget (not LayerNorm's β)", kTransformerAdamBeta1, kTransformerAdamBeta2));
   if (!cv.train_loss.empty()) {
     nar.say(_f("loss        {}  {:.3f} -> {:.3f} (log scale)", sparkline(cv.train_loss, 50, true), s.loss_first, s.loss_last));
     nar.say(_f("grad norm   {}  {:.2f} -> {:.2f}", sparkline(cv.grad_norm, 50), cv.grad_norm.front(), cv.grad_norm.back()));
@@ -346,17 +374,20 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
   nar.say(_f("label smoothing {}: the target puts {} + {}/V on the right word and {}/V on each of the other V − 1 "
              "(V = {}; Szegedy et al. 2016), so no model can reach a loss below the target's own entropy:",
              s.smoothing, 1.0 - s.smoothing, s.smoothing, s.smoothing, s.vocab));
-  nar.result(_f("label-smoothing floor {:.3f} nats; the last loss {:.3f} is {:.3f} above it ({})", s.floor, s.loss_last,
-                s.loss_last - s.floor, sentence_for(s.near_floor.outcome, _("within 0.1: as low as it can go"),
-                                                    _("more than 0.5: far from converged"),
-                                                    _("within 0.5: close, still above it"))));
+  nar.result(_f("label-smoothing floor {:.3f} nats; the last loss {:.3f} is {:.3f} nats/token above it ({})", s.floor,
+                s.loss_last, s.loss_last - s.floor,
+                words_for(s.near_floor.outcome, _f("within {:.1f}, this course's cut-off: near the floor", kNearFloor),
+                          _("more than 0.5: far from converged"), _("within 0.5: close, still above it"))));
+  if (s.best_step > 0 && s.best_step != s.steps)
+    nar.say(_f("the curves run to step {}; the weights loaded are the best checkpoint's, from step {} (by validation "
+               "BLEU), so the last loss belongs to a later step than the model narrated", s.steps, s.best_step));
   nar.say(_f("{} steps of {} sentences = {:.1f} passes over the {} training pairs", s.steps, s.batch, s.passes,
              s.train_pairs));
   nar.code("attn/models/transformer_train.hpp: train_transformer, transformer_learning_rate; "
            "attn/studies/transformer_claims.hpp: label_smoothing_floor");
-  nar.why(_("warm-up keeps the first steps small while Adam's running averages of the gradient are still noisy; "
-            "label smoothing stops the model from pushing one word's probability to 1 (the curves above were recorded "
-            "in training and are stored in the checkpoint)."));
+  nar.why(_("warm-up keeps the first steps small, while Adam's running averages rest on only a few gradients "
+            "(--norm-study trains with and without it); label smoothing stops the model from pushing one word's "
+            "probability to 1 (the curves above were recorded in training and are stored in the checkpoint)."));
 }
 
 std::vector<ModelEval> evaluate_translators(Narrator& nar, const Transformer& m, const ToyCorpus& corpus,
@@ -369,25 +400,26 @@ std::vector<ModelEval> evaluate_translators(Narrator& nar, const Transformer& m,
     rnn.push_back(chapter_model(chn, name, corpus, false, "", TrainConfig{}));
   static std::optional<Transformer> other;
   other.reset();
+  Metadata other_md;
   if (const auto p = find_data_file("ch08/" + transformer_model_name(other_norm(norm)) + ".safetensors"))
-    other = load_transformer(*p);
+    other = load_transformer(*p, nullptr, &other_md);
   static std::vector<SentencePair> train_sample;
   train_sample = training_sample(corpus, corpus.test.size());
   std::vector<TranslatorJob> jobs;
   for (const ChapterModel& cm : rnn)
     jobs.push_back({model_name(cm.model.cfg), [&] { return evaluate_model(cm.model, corpus.test, sv, tv); }});
   auto transformer_job = [&](const std::string& name, const Transformer& t, const std::vector<SentencePair>& pairs,
-                             std::size_t beam) {
+                             std::size_t beam, const Metadata& md = {}) {
     jobs.push_back({name, [&t, &pairs, &sv, &tv, beam] {
                       return evaluate_translator([&](const std::vector<SentencePair>& ps) {
                         return transformer_translate_pairs(t, ps, sv, tv, beam);
                       }, pairs);
-                    }});
+                    }, md});
   };
   const std::string me = transformer_model_name(norm);
   transformer_job(me + "_greedy", m, corpus.test, 1);
   transformer_job(me + "_beam4", m, corpus.test, kBeamSize);
-  if (other) transformer_job(transformer_model_name(other_norm(norm)) + "_greedy", *other, corpus.test, 1);
+  if (other) transformer_job(transformer_model_name(other_norm(norm)) + "_greedy", *other, corpus.test, 1, other_md);
   transformer_job(me + "_train", m, train_sample, 1);
   const bool show = !nar.quiet() && stderr_is_terminal();
   return run_evaluations(jobs, [&](std::size_t done, std::size_t total) {
@@ -420,8 +452,25 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.table(metric_table(shown, titles, LengthMetric::TokenAccuracy), /*as_result=*/true);
   nar.say(_("none = chapter 00, Bahdanau = chapter 01, Luong-gen = chapter 02 (global, general score); Post and Pre = "
             "this chapter's two Transformers (Post-Norm, the paper's placement, and Pre-Norm), loaded from data/ch08/"));
-  nar.result(_f("{} greedy: lowest bucket BLEU {}; at least Bahdanau's score in {} of {} buckets", mine,
-                format_score(t.vs_bahdanau.lowest), t.vs_bahdanau.at_least, t.vs_bahdanau.buckets));
+  std::vector<std::string> counts;
+  for (const BucketMetrics& m : eval_named(f.evals, me + "_greedy").result.buckets)
+    counts.push_back(fmt::format("{} {}", m.bucket.label(), m.sentences));
+  nar.say(_f("exact: the share of sentences translated word for word; token: the share of reference positions given "
+             "the right word; test sentences per bucket: {}", fmt::join(counts, ", ")));
+  nar.say(_f("checkpoints: {}, the weights of step {} of {} (validation BLEU {:.2f}, seed {}){}", norm_title(f.norm),
+             t.own.best_step, t.own.steps, t.own.valid_bleu, t.own.seed.empty() ? "?" : t.own.seed,
+             t.other_present ? _f("; {}, step {} of {} ({:.2f}, seed {}); one training run each",
+                                  norm_title(other_norm(f.norm)), t.other_checkpoint.best_step, t.other_checkpoint.steps,
+                                  t.other_checkpoint.valid_bleu, t.other_checkpoint.seed.empty() ? "?" : t.other_checkpoint.seed)
+                             : std::string()));
+  const std::size_t below = t.vs_bahdanau.buckets - t.vs_bahdanau.at_least;
+  nar.result(below == 0
+                 ? _f("{} greedy: lowest bucket BLEU {}; at least Bahdanau's score in every bucket", mine,
+                      format_score(t.vs_bahdanau.lowest))
+                 : _f("{} greedy: lowest bucket BLEU {}; below Bahdanau's in {} of {} buckets (all lengths: BLEU {} vs "
+                      "{}, exact {}% vs {}%)", mine, format_score(t.vs_bahdanau.lowest), below, t.vs_bahdanau.buckets,
+                      format_score(t.test_bleu), format_score(t.bahdanau_bleu), format_score(t.test_exact),
+                      format_score(t.bahdanau_exact)));
   if (t.other_present)
     nar.result(_f("longest sentences ({} words): Pre-Norm greedy BLEU {}, Post-Norm {}: {}", t.long_bucket,
                   format_score(t.pre_long), format_score(t.post_long),
@@ -436,6 +485,12 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
     nar.say(_f("source:    {}", fmt::join(p.src, " ")));
     nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
     nar.say(_f("greedy:    {}", fmt::join(t.failure.hyp, " ")));
+    const FailureExample& e = t.failure;
+    if (e.copied_from >= 0 && e.copied_source >= 0 && e.wanted_source >= 0)
+      nar.say(_f("at word {} it writes '{}' (the source's '{}') again, which the reference has at word {}, instead of "
+                 "'{}' (the source's '{}'): it repeats an earlier word", e.first_wrong + 1, e.hyp[e.first_wrong],
+                 p.src[std::size_t(e.copied_source)], e.copied_from + 1, p.tgt[e.first_wrong],
+                 p.src[std::size_t(e.wanted_source)]));
   }
 
   // Beam search against greedy, explained by the model's own scores.
@@ -446,6 +501,11 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.result(_f("beam 4 vs greedy, all lengths: BLEU {} vs {}; outputs shorter than their reference: {} vs {}, longer: "
                 "{} vs {} (of {})", format_score(t.beam_bleu), format_score(t.test_bleu), b.beam.shorter, b.greedy.shorter,
                 b.beam.longer, b.greedy.longer, b.greedy.shorter + b.greedy.same + b.greedy.longer));
+  nar.say(words_for(b.ends_early.outcome,
+                    _f("so at α = {} the division does not make up for it: beam still stops short of the reference "
+                       "more often than greedy", b.alpha),
+                    _f("at α = {} beam stops short of the reference less often than greedy", b.alpha),
+                    _f("at α = {} beam stops short of the reference as often as greedy", b.alpha)));
   nar.result(_f("where the two differ ({} sentences): beam's output has the higher s(Y) in {} ({}); it is the shorter "
                 "one in {}; exactly right: beam {}, greedy {}", b.differ, b.beam_higher,
                 sentence_for(b.search_works.outcome, _("the search finds what it looks for"),
@@ -462,6 +522,10 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.result(_f("greedy BLEU on {} training sentences {}, on the test split {}, on the validation split {:.2f} "
                 "(recorded in training): training − test = {:+.1f}", t.train_sentences, format_score(t.train_bleu),
                 format_score(t.test_bleu), t.valid_bleu, t.train_bleu - t.test_bleu));
+  if (t.train_long_sentences > 0)
+    nar.result(_f("on {} words alone: training {} ({} sentences of the sample), test {} ({} sentences): training − "
+                  "test = {:+.1f}", t.long_bucket, format_score(t.train_long), t.train_long_sentences,
+                  format_score(t.test_long), t.test_long_sentences, t.train_long - t.test_long));
   nar.say(sentence_for(t.generalises.outcome,
                        _("no overfitting: the model does as well on sentences it never saw as on those it trained on "
                          "(a gap of at most 2 points), so dropout, which fights overfitting, is left out here"),
@@ -470,18 +534,18 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                        _("a small gap between training and test BLEU (2–5 points): some overfitting")));
   nar.code("attn/models/transformer_decode.hpp: transformer_translate_pairs, transformer_beam; "
            "attn/studies/transformer_claims.hpp: diagnose_beam, judge_generalises");
-  nar.why(sentence_for(t.generalises.outcome,
-                       _("attention reads any source position in one step; what this small model gets wrong on long "
-                         "sentences it gets wrong on training sentences too: it is under-trained, not over-fitted."),
-                       _("attention reads any source position in one step, but this model has memorised part of its "
-                         "training set."),
+  nar.why(sentence_for(t.generalises_long.outcome,
+                       _("attention reads any source position in one step; on the longest sentences this model does no "
+                         "better on those it trained on than on new ones, so its errors there are not overfitting."),
+                       _("attention reads any source position in one step, but on the longest sentences this model does "
+                         "clearly better on those it trained on: it has memorised part of them."),
                        _("attention reads any source position in one step; the long sentences are the hard ones.")));
 }
 
 void report_norm_placement(Narrator& nar, const TransformerFindings& f, const TransformerModelConfig& cfg,
                            const ToyCorpus& corpus, bool warmup_study_too) {
   const NormPlacementStudy& s = f.norms;
-  nar.say(_f("the claim (Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\", §3 and "
+  nar.say(_f("the claim (Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\", §4 and "
              "Fig. 3): at initialisation, the gradient of each layer's FFN weight W2 grows with the layer index "
              "under Post-Norm and stays level under Pre-Norm; measured on a fresh {} + {}-layer model of this width "
              "(d_model {}), one batch of {} sentences:", s.layers, s.layers, cfg.d_model, s.batch));
@@ -491,12 +555,13 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
            fmt::format("{:.4f}", s.pre.encoder[l]), fmt::format("{:.4f}", s.pre.decoder[l])});
   nar.table(t, true);
   nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN (the Frobenius norm, over the d_ff × d_model entries)"));
-  nar.result(_f("Post-Norm, last / first layer: encoder {:.2f}, decoder {:.2f}; grows with depth (≥ 1.25): "
-                "encoder {}, decoder {}", s.post_enc, s.post_dec, outcome_word(s.post_grows_enc.outcome),
+  nar.say(_f("the cut-offs are this course's, not the paper's: grows means last / first ≥ {:.2f}; level means "
+             "within {:.0f}% of 1 (within 25%: partly)", kGrows, 100.0 * kLevel));
+  nar.result(_f("Post-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; grows with depth: encoder {}, "
+                "decoder {}", s.post_enc, s.post_dec, outcome_word(s.post_grows_enc.outcome),
                 outcome_word(s.post_grows_dec.outcome)));
-  nar.result(_f("Pre-Norm, last / first layer: encoder {:.2f}, decoder {:.2f}; level (within 10%): encoder {}, "
-                "decoder {}", s.pre_enc, s.pre_dec, outcome_word(s.pre_level_enc.outcome),
-                outcome_word(s.pre_level_dec.outcome)));
+  nar.result(_f("Pre-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; level: encoder {}, decoder {}",
+                s.pre_enc, s.pre_dec, outcome_word(s.pre_level_enc.outcome), outcome_word(s.pre_level_dec.outcome)));
   const TranslationFindings& tr = f.translation;
   if (tr.other_present)
     nar.say(_f("and trained (step 7, {} words): Pre-Norm greedy BLEU {}, Post-Norm {}", tr.long_bucket,
@@ -514,24 +579,32 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
   nar.code("attn/studies/transformer_study.hpp: ffn_w2_grad_norms, warmup_study; "
            "attn/studies/transformer_claims.hpp: norm_placement_study");
   const bool both = s.post_grows_dec.holds() && s.pre_level_dec.holds();
+  const bool no_growth = s.post_grows_enc.outcome == Outcome::fails && s.post_grows_dec.outcome == Outcome::fails;
   nar.why(both ? _("a Post-Norm residual path passes through every LayerNorm, which scales the gradient at each layer; "
                    "Pre-Norm keeps an identity path to the output, so every layer's gradient is alike.")
-               : _("the paper's picture is for d_model 512; at this width and depth the measured gradients do not "
-                   "show it in full, so the table, not the theory, is this chapter's evidence."));
+          : no_growth ? _("the paper's picture is for d_model 512; at this width and depth the measured gradients show "
+                          "none of the Post-Norm growth, so the table, not the theory, is this chapter's evidence.")
+                      : _("the paper's picture is for d_model 512; at this width and depth the measured gradients show "
+                          "it only in part, so the table, not the theory, is this chapter's evidence."));
 }
 
 void report_costs(Narrator& nar, const TransformerFindings& f) {
   const CostStudy& c = f.cost;
-  Table t({_("model"), _("parameters"), _("FLOPs/token (T = 32)"), _("attention share: T = 32"), "T = 512", "T = 4096"});
-  t.add({_("base (Vaswani et al. 2017)"), millions(c.base.params), millions(c.base.flops_per_token), percent(c.base.share32),
-         percent(c.base.share512), percent(c.base.share4096)});
-  t.add({_("ours, same formula"), millions(c.ours.params), millions(c.ours.flops_per_token), percent(c.ours.share32),
-         percent(c.ours.share512), percent(c.ours.share4096)});
+  nar.say(_("decoder layers: the cross-attention adds 2·2·T·d² (its Q and output) + 2·2·S·d² (K and V on the "
+            "source) to the projections and 2·2·T·S·d to the scores; S = T here"));
+  Table t({_("model"), _("parameters"), _f("FLOPs/token (T = {})", kCostLengths[0])});
+  t.add({_("base (Vaswani et al. 2017)"), millions(c.base.params), millions(c.base.flops_per_token)});
+  t.add({_("ours, same formula"), millions(c.ours.params), millions(c.ours.flops_per_token)});
   nar.table(t, true);
-  nar.say(_f("attention share: projections and scores, as a share of all FLOPs (the rest is the FFN); the formula "
-             "shares one embedding table between source, target and output, as the paper does; for base it gives "
-             "{:.1f}M, the paper says 65M (Table 3; its exact vocabulary and rounding are not given)",
-             c.base.params / 1e6));
+  Table shares({"T", _("base: attention"), _("scores alone"), _("ours: attention"), _("scores alone")});
+  for (std::size_t k = 0; k < std::size(kCostLengths); ++k)
+    shares.add({std::to_string(kCostLengths[k]), percent(c.base.share[k]), percent(c.base.score_share[k]),
+                percent(c.ours.share[k]), percent(c.ours.score_share[k])});
+  nar.table(shares, true);
+  nar.say(_f("attention: projections and scores, as a share of all FLOPs (the rest is the FFN); scores alone: the "
+             "T²·d and T·S·d terms; the formula shares one embedding table between source, target and output, as the "
+             "paper does; for base it gives {:.1f}M, the paper says 65M (Table 3; its exact vocabulary and rounding "
+             "are not given)", c.base.params / 1e6));
   const std::size_t formula = std::size_t(std::llround(c.ours.params));
   if (c.built == formula + c.source_table + c.output_bias)
     nar.say(_f("our model as built: {} parameters = the formula's {} + {} for its separate source table ({} words × "
@@ -559,9 +632,12 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
   for (const std::string& line : peer_step_lines(st, f.threads, c.built, f.peer)) nar.say(line);
   nar.code("attn/studies/transformer_cost.hpp: encoder_layer_cost, decoder_layer_cost; attn/studies/transformer_study.hpp: "
            "time_transformer_step; attn/studies/transformer_claims.hpp: account_training_time");
-  nar.why(c.ours.share32 < c.ours.share4096
-              ? _("at toy lengths the feed-forward and projections dominate; the T² score term takes over as T grows.")
-              : _("the attention share does not grow with T here."));
+  const std::size_t last = std::size(kCostLengths) - 1;
+  nar.why(c.base.score_share[0] < c.base.score_share[last]
+              ? _f("at toy lengths the feed-forward and projections dominate; the T² score term takes over as T grows "
+                   "(base: {} of the FLOPs at T = {}, {} at T = {}).", percent(c.base.score_share[0]), kCostLengths[0],
+                   percent(c.base.score_share[last]), kCostLengths[last])
+              : _("the score terms' share does not grow with T here."));
 }
 namespace {
 nlohmann::ordered_json verdict_json(const Verdict& v) {
@@ -590,6 +666,8 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   for (const HeadSharpness& h : f.sharpness.heads) mean_max.push_back(h.mean_max);
   for (const CrossHeadScore& h : f.cross.heads) hits.push_back(h.score.hits);
   x["example"] = {{"encoder_mean_max", mean_max}, {"broad_heads", f.sharpness.broad},
+                  {"most_read_column", f.sharpness.most_read}, {"most_read_rows", f.sharpness.most_read_rows},
+                  {"bos_rows", f.causal.bos_rows}, {"parks_on_bos", verdict_json(f.causal.parks_on_bos)},
                   {"mostly_broad", verdict_json(f.sharpness.mostly_broad)}, {"above_diagonal", f.causal.above},
                   {"masked", verdict_json(f.causal.masked)}, {"cross_hits", hits},
                   {"cross_best_aligns", verdict_json(f.cross.best_aligns)}};
@@ -604,12 +682,19 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                       {"valid_bleu", t.valid_bleu}, {"generalises", verdict_json(t.generalises)},
                       {"bahdanau_buckets_at_least", t.vs_bahdanau.at_least}, {"lowest_bucket_bleu", t.vs_bahdanau.lowest},
                       {"long_bucket", t.long_bucket}, {"pre_better_long", verdict_json(t.pre_better_long)},
-                      {"failure_index", t.failure.found ? nlohmann::ordered_json(t.failure.index) : nlohmann::ordered_json(nullptr)}};
+                      {"failure_index", t.failure.found ? nlohmann::ordered_json(t.failure.index) : nlohmann::ordered_json(nullptr)},
+                      {"failure_copied_from", t.failure.copied_from}, {"test_exact", t.test_exact},
+                      {"bahdanau_bleu", t.bahdanau_bleu}, {"bahdanau_exact", t.bahdanau_exact},
+                      {"train_long", t.train_long}, {"train_long_sentences", t.train_long_sentences},
+                      {"test_long", t.test_long}, {"test_long_sentences", t.test_long_sentences},
+                      {"generalises_long", verdict_json(t.generalises_long)}, {"best_step", t.own.best_step},
+                      {"steps", t.own.steps}, {"other_best_step", t.other_checkpoint.best_step}};
   const BeamDiagnosis& b = t.beam;
   x["beam"] = {{"alpha", b.alpha}, {"shorter", {b.beam.shorter, b.greedy.shorter}}, {"longer", {b.beam.longer, b.greedy.longer}},
                {"differ", b.differ}, {"beam_higher", b.beam_higher}, {"beam_shorter", b.beam_shorter},
                {"beam_exact", b.beam_exact}, {"greedy_exact", b.greedy_exact}, {"beam_wrong", b.beam_wrong},
                {"reference_lower", b.reference_lower}, {"search_works", verdict_json(b.search_works)},
+               {"ends_early", verdict_json(b.ends_early)},
                {"model_error", verdict_json(b.model_error)}};
   const NormPlacementStudy& n = f.norms;
   x["norm_placement"] = {{"layers", n.layers}, {"batch", n.batch}, {"post_encoder", n.post.encoder},
@@ -626,7 +711,9 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   x["eval_cpu_seconds"] = nlohmann::ordered_json::object();
   for (const ModelEval& e : f.evals) x["eval_cpu_seconds"][e.name] = e.cpu_seconds;
   x["cost"] = {{"base_params", f.cost.base.params}, {"ours_formula_params", f.cost.ours.params}, {"built", f.cost.built},
-               {"source_table", f.cost.source_table}};
+               {"source_table", f.cost.source_table}, {"lengths", kCostLengths},
+               {"base_attention_share", f.cost.base.share}, {"base_score_share", f.cost.base.score_share},
+               {"ours_attention_share", f.cost.ours.share}, {"ours_score_share", f.cost.ours.score_share}};
   if (f.peer)
     x["pytorch_step"] = {{"framework", f.peer->framework}, {"cpu_ms", f.peer->cpu_ms}, {"wall_ms", f.peer->wall_ms},
                          {"threads", f.peer->threads}, {"measured_on", f.peer->measured_on},
@@ -661,9 +748,15 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
 std::vector<std::string> transformer_takeaway(const TransformerFindings& f) {
   const TranslationFindings& t = f.translation;
   std::vector<std::string> lines = {
-      _f("Attention alone, {} parameters: greedy BLEU {} over all lengths, at least {} in every length bucket; "
-         "at least Bahdanau's (chapter 01) in {} of {} buckets.", f.cost.built, format_score(t.test_bleu),
-         format_score(t.vs_bahdanau.lowest), t.vs_bahdanau.at_least, t.vs_bahdanau.buckets),
+      t.vs_bahdanau.at_least == t.vs_bahdanau.buckets
+          ? _f("Attention alone, {} parameters: greedy BLEU {} over all lengths ({}% exact), at least {} in every "
+               "length bucket and at least Bahdanau's (chapter 01) in every one.", f.cost.built,
+               format_score(t.test_bleu), format_score(t.test_exact), format_score(t.vs_bahdanau.lowest))
+          : _f("Attention alone, {} parameters: greedy BLEU {} over all lengths ({}% exact), at least {} in every "
+               "length bucket, but below Bahdanau's (chapter 01: {}, {}% exact) in {} of {} buckets.", f.cost.built,
+               format_score(t.test_bleu), format_score(t.test_exact), format_score(t.vs_bahdanau.lowest),
+               format_score(t.bahdanau_bleu), format_score(t.bahdanau_exact),
+               t.vs_bahdanau.buckets - t.vs_bahdanau.at_least, t.vs_bahdanau.buckets),
       _f("Beam 4 scores {} against greedy's {}: {}", format_score(t.beam_bleu), format_score(t.test_bleu),
          sentence_for(t.beam.model_error.outcome,
                       _("its losses are the model's preferences, not search errors."),
@@ -671,7 +764,7 @@ std::vector<std::string> transformer_takeaway(const TransformerFindings& f) {
   };
   if (t.other_present)
     lines.push_back(_f("Pre-Norm vs Post-Norm on {} words: BLEU {} vs {}; at initialisation the Post-Norm decoder's "
-                       "W2 gradient {} with depth ({:.2f}×).", t.long_bucket, format_score(t.pre_long),
+                       "W2 gradient {} with depth ({:.3f}×).", t.long_bucket, format_score(t.pre_long),
                        format_score(t.post_long),
                        sentence_for(f.norms.post_grows_dec.outcome, _("grows"), _("does not grow"), _("barely grows")),
                        f.norms.post_dec));

@@ -49,14 +49,18 @@ SourceLengthStudy judge_source_lengths(std::vector<SourceLengthRow> rows, std::s
   s.one_output_shape = judge_at_most(other_shapes, 0.0);
   s.rows_sum_to_one = judge_at_most(worst_sum, kFloatCheckTol);
   s.weight_spreads = judge_greater(s.rows.front().largest, s.rows.back().largest, 0.0);
+  double rises = 0.0;
+  for (std::size_t i = 1; i < s.rows.size(); ++i) rises += s.rows[i].largest > s.rows[i - 1].largest;
+  s.falls_each_step = judge_at_most(rises, 0.0);
   return s;
 }
 
 SourceLengthStudy source_length_study(const Mat& y, const CrossAttentionWeights& w,
                                       const std::vector<std::size_t>& lengths, std::size_t d_x, std::uint64_t seed) {
   std::vector<SourceLengthRow> rows;
+  const std::size_t longest = lengths.empty() ? 4 : *std::max_element(lengths.begin(), lengths.end());
+  const SentencePair p = toy_sentence(seed, std::max<std::size_t>(longest, 4));
   for (std::size_t s : lengths) {
-    const SentencePair p = toy_sentence(seed, std::max<std::size_t>(s, 4));
     SourceLengthRow r;
     r.s = s;
     r.words.assign(p.src.begin(), p.src.begin() + std::ptrdiff_t(std::min(s, p.src.size())));
@@ -227,12 +231,61 @@ TransformerHeads judge_heads(Tensor4 weights, const std::vector<int>& truth, con
   return t;
 }
 
-TransformerHeads transformer_heads(const Transformer& m, const SentencePair& p, const Vocab& sv, const Vocab& tv,
-                                   const ModelAlignment& bahdanau) {
-  // The map's last row, the step that writes <eos>, is dropped: row i writes target word i.
+namespace {
+// The cross-attention of every layer and head, teacher-forced on p: (layers, heads, T, S); the map's
+// last row, the step that writes <eos>, is dropped, so row i writes target word i.
+Tensor4 cross_maps(const Transformer& m, const SentencePair& p, const Vocab& sv, const Vocab& tv) {
   const Tensor4 all = transformer_attention(m, sv.encode(p.src), tv.encode(p.tgt)).cross;
-  Tensor4 w = xt::view(all, xt::all(), xt::all(), xt::range(0, p.tgt.size()), xt::range(0, p.src.size()));
-  return judge_heads(std::move(w), p.alignment, bahdanau);
+  return xt::view(all, xt::all(), xt::all(), xt::range(0, p.tgt.size()), xt::range(0, p.src.size()));
+}
+void add_score(AlignmentScore& sum, const AlignmentScore& s) {
+  sum.hits += s.hits, sum.total += s.total, sum.missing += s.missing;
+}
+}  // namespace
+
+Verdict judge_better_alignment(const AlignmentScore& a, const AlignmentScore& b) {
+  if (a.total == 0 || b.total == 0) return judge_greater(NAN, NAN, 0.0);
+  const double p = a.share(), q = b.share();
+  const double se = std::sqrt(p * (1 - p) / double(a.total) + q * (1 - q) / double(b.total));
+  return judge_greater(p, q, 2.0 * se);
+}
+
+CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, const std::vector<SentencePair>& pairs,
+                                 const Vocab& sv, const Vocab& tv, std::size_t min_words, std::size_t max_words,
+                                 std::size_t max_pairs) {
+  CorpusAlignment c;
+  c.min_words = min_words, c.max_words = max_words;
+  for (const SentencePair& p : pairs) {
+    if (c.sentences == max_pairs) break;
+    if (p.src.size() < min_words || p.src.size() > max_words) continue;
+    ++c.sentences;
+    add_score(c.bahdanau, alignment_hits(seq2seq_teacher_alignment(bahdanau, p, sv, tv), p.alignment));
+    const Tensor4 w = cross_maps(m, p, sv, tv);
+    const std::size_t L = w.shape(0), H = w.shape(1);
+    c.heads.resize(L, std::vector<AlignmentScore>(H));
+    c.layer = L - 1;
+    Mat mean = xt::zeros<float>({w.shape(2), w.shape(3)});
+    for (std::size_t l = 0; l < L; ++l)
+      for (std::size_t h = 0; h < H; ++h) {
+        const Mat one = head_map(w, l, h);
+        add_score(c.heads[l][h], alignment_hits(one, p.alignment));
+        if (l == c.layer) mean += one / float(H);
+      }
+    add_score(c.last_layer_mean, alignment_hits(mean, p.alignment));
+  }
+  for (std::size_t l = 0; l < c.heads.size(); ++l)
+    for (std::size_t h = 0; h < c.heads[l].size(); ++h)
+      if (c.heads[l][h].hits > c.heads[c.best_layer][c.best_head].hits) c.best_layer = l, c.best_head = h;
+  c.transformer_better = judge_better_alignment(c.last_layer_mean, c.bahdanau);
+  return c;
+}
+
+TransformerHeads transformer_heads(const Transformer& m, const Seq2Seq& bahdanau_model, const SentencePair& p,
+                                   const ToyCorpus& corpus, const ModelAlignment& bahdanau) {
+  const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
+  TransformerHeads t = judge_heads(cross_maps(m, p, sv, tv), p.alignment, bahdanau);
+  t.many = corpus_alignment(bahdanau_model, m, corpus.test, sv, tv);
+  return t;
 }
 
 }  // namespace attn

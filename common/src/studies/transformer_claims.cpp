@@ -35,9 +35,11 @@ ParameterParts parameter_parts(const Transformer& m) {
         (starts_with(n, "src_emb") || starts_with(n, "tgt_emb") ? p.embeddings
          : starts_with(n, "enc.")                               ? p.encoder
          : starts_with(n, "dec.")                               ? p.decoder
-                                                                : p.rest) += x.size();
+         : starts_with(n, "enc_norm") || starts_with(n, "dec_norm") ? p.final_norms
+                                                                : p.output_bias) += x.size();
       },
       m);
+  p.rest = p.output_bias + p.final_norms;
   p.total = p.embeddings + p.encoder + p.decoder + p.rest;
   return p;
 }
@@ -80,11 +82,20 @@ EncoderSharpness encoder_sharpness(const Tensor4& enc_self) {
       s.broad += v < kBroadHead;
     }
   s.mostly_broad = judge_mostly_broad(s.broad, s.heads.size());
+  if (s.heads.empty()) return s;
+  const HeadSharpness& top = s.heads[s.sharpest];
+  std::vector<std::size_t> rows_reading(enc_self.shape(3), 0);
+  for (int j : argmax_alignment(head_map(enc_self, top.layer, top.head))) ++rows_reading[std::size_t(j)];
+  s.most_read = std::size_t(std::max_element(rows_reading.begin(), rows_reading.end()) - rows_reading.begin());
+  s.most_read_rows = rows_reading[s.most_read];
   return s;
 }
 
 // ---- step 3 -------------------------------------------------------------------------------------
 Verdict judge_masked(double above) { return judge_at_most(above, 0.0); }
+Verdict judge_parks_on_bos(std::size_t bos_rows, std::size_t rows) {
+  return judge_at_least(rows ? double(bos_rows) / double(rows) : std::numeric_limits<double>::quiet_NaN(), 0.5);
+}
 
 DecoderMaskCheck decoder_mask_check(const Tensor4& w) {
   DecoderMaskCheck c;
@@ -93,6 +104,12 @@ DecoderMaskCheck decoder_mask_check(const Tensor4& w) {
       for (std::size_t i = 0; i < w.shape(2); ++i)
         for (std::size_t j = i + 1; j < w.shape(3); ++j) c.above += double(w(l, h, i, j));
   c.masked = judge_masked(c.above);
+  if (w.shape(0) && w.shape(1) && w.shape(2) > 1) {
+    const std::vector<int> argmax = argmax_alignment(head_map(w, 0, 0));
+    c.rows = argmax.size() - 1;
+    c.bos_rows = std::size_t(std::count(argmax.begin() + 1, argmax.end(), 0));
+  }
+  c.parks_on_bos = judge_parks_on_bos(c.bos_rows, c.rows);
   return c;
 }
 
@@ -131,7 +148,7 @@ double label_smoothing_floor(double eps, std::size_t vocab) {
   return -right * std::log(right) - (eps > 0.0 ? (v - 1.0) * other * std::log(other) : 0.0);
 }
 
-Verdict judge_near_floor(double loss, double floor) { return judge_at_most(loss - floor, 0.1, 0.5); }
+Verdict judge_near_floor(double loss, double floor) { return judge_at_most(loss - floor, kNearFloor, 0.5); }
 
 double metadata_number(const Metadata& md, const std::string& key) {
   const auto it = md.find(key);
@@ -150,6 +167,7 @@ TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curve
   s.batch = std::size_t(metadata_number(md, "batch"));
   s.warmup = std::int64_t(metadata_number(md, "warmup"));
   s.lr_factor = metadata_number(md, "lr_factor");
+  s.best_step = std::size_t(metadata_number(md, "best_step"));
   s.train_pairs = train_pairs;
   s.d_model = d_model;
   s.vocab = vocab;
@@ -175,7 +193,7 @@ std::vector<ModelEval> run_evaluations(const std::vector<TranslatorJob>& jobs,
   for (const TranslatorJob& j : jobs)
     running.push_back(std::async(std::launch::async, [&j] {
       const double t0 = thread_cpu_seconds();
-      ModelEval e{j.name, j.run(), 0.0};
+      ModelEval e{j.name, j.run(), 0.0, j.checkpoint};
       e.cpu_seconds = thread_cpu_seconds() - t0;
       return e;
     }));
@@ -235,6 +253,12 @@ FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalR
     while (f.first_wrong < ref.size() && f.first_wrong < f.hyp.size() && f.hyp[f.first_wrong] == ref[f.first_wrong])
       ++f.first_wrong;
     for (std::size_t j = 0; j < ref.size(); ++j) f.wrong_words += j >= f.hyp.size() || f.hyp[j] != ref[j];
+    if (f.first_wrong < f.hyp.size())
+      for (std::size_t j = 0; j < f.first_wrong && j < ref.size(); ++j)
+        if (ref[j] == f.hyp[f.first_wrong]) f.copied_from = int(j);
+    const std::vector<int>& a = pairs[i].alignment;
+    if (f.copied_from >= 0 && std::size_t(f.copied_from) < a.size()) f.copied_source = a[std::size_t(f.copied_from)];
+    if (f.first_wrong < a.size()) f.wanted_source = a[f.first_wrong];
     return f;
   }
   return f;
@@ -280,6 +304,7 @@ BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair
     d.reference_lower += beam_score(m, src, tv.encode(pairs[i].tgt), alpha) < sb;
   }
   d.search_works = judge_search_works(d.beam_higher, d.differ);
+  d.ends_early = judge_greater(double(d.beam.shorter), double(d.greedy.shorter), 0.0);
   d.model_error = judge_model_error(d.reference_lower, d.beam_wrong);
   return d;
 }
@@ -293,9 +318,21 @@ Verdict judge_pre_better(double pre_bleu, double post_bleu) { return judge_great
 std::string transformer_model_name(const std::string& norm) { return "transformer_" + norm; }
 std::string other_norm(const std::string& norm) { return norm == "post" ? "pre" : "post"; }
 
+CheckpointNote checkpoint_note(const Metadata& md) {
+  CheckpointNote n;
+  n.steps = std::size_t(metadata_number(md, "steps"));
+  n.best_step = std::size_t(metadata_number(md, "best_step"));
+  n.valid_bleu = metadata_number(md, "valid_bleu");
+  const auto seed = md.find("seed");
+  n.seed = seed == md.end() ? "" : seed->second;
+  return n;
+}
+
 TranslationFindings translation_findings(const std::vector<ModelEval>& evals, const std::string& norm,
-                                         const Transformer& m, const ToyCorpus& corpus, double valid_bleu) {
+                                         const Transformer& m, const ToyCorpus& corpus, const Metadata& own) {
   TranslationFindings t;
+  t.own = checkpoint_note(own);
+  const double valid_bleu = t.own.valid_bleu;
   t.model = transformer_model_name(norm);
   t.other = transformer_model_name(other_norm(norm));
   const EvalResult& greedy = eval_named(evals, t.model + "_greedy").result;
@@ -309,7 +346,19 @@ TranslationFindings translation_findings(const std::vector<ModelEval>& evals, co
   t.train_sentences = train.hyps.size();
   t.valid_bleu = valid_bleu;
   t.generalises = judge_generalises(t.train_bleu, t.test_bleu);
+  const EvalResult& bahdanau = eval_named(evals, "bahdanau").result;
+  t.test_exact = greedy.overall.exact;
+  t.bahdanau_bleu = bahdanau.overall.bleu;
+  t.bahdanau_exact = bahdanau.overall.exact;
+  if (!greedy.buckets.empty() && train.buckets.size() == greedy.buckets.size()) {
+    t.train_long = train.buckets.back().bleu;
+    t.test_long = greedy.buckets.back().bleu;
+    t.train_long_sentences = train.buckets.back().sentences;
+    t.test_long_sentences = greedy.buckets.back().sentences;
+    t.generalises_long = t.train_long_sentences ? judge_generalises(t.train_long, t.test_long) : Verdict{};
+  }
   for (const ModelEval& e : evals) t.other_present = t.other_present || e.name == t.other + "_greedy";
+  if (t.other_present) t.other_checkpoint = checkpoint_note(eval_named(evals, t.other + "_greedy").checkpoint);
   if (!greedy.buckets.empty()) {
     t.long_bucket = greedy.buckets.back().bucket.label();
     const double mine = greedy.buckets.back().bleu;
@@ -352,19 +401,18 @@ NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const
 
 // ---- step 9 -------------------------------------------------------------------------------------
 CostRow cost_row(const TransformerConfig& c) {
-  auto per_token = [&](std::size_t t) {
-    const LayerCost e = encoder_layer_cost(c, t), d = decoder_layer_cost(c, t, t);
-    const double all = double(c.n_encoder) * e.flops() + double(c.n_decoder) * d.flops();
-    const double attention = double(c.n_encoder) * (e.projection_flops + e.score_flops) +
-                             double(c.n_decoder) * (d.projection_flops + d.score_flops);
-    return std::pair<double, double>{all / double(t), attention / all};
-  };
   CostRow r;
   r.params = transformer_params(c).total();
-  r.flops_per_token = per_token(32).first;
-  r.share32 = per_token(32).second;
-  r.share512 = per_token(512).second;
-  r.share4096 = per_token(4096).second;
+  for (std::size_t k = 0; k < std::size(kCostLengths); ++k) {
+    const std::size_t t = kCostLengths[k];
+    const LayerCost e = encoder_layer_cost(c, t), d = decoder_layer_cost(c, t, t);
+    const double all = double(c.n_encoder) * e.flops() + double(c.n_decoder) * d.flops();
+    const double scores = double(c.n_encoder) * e.score_flops + double(c.n_decoder) * d.score_flops;
+    const double projections = double(c.n_encoder) * e.projection_flops + double(c.n_decoder) * d.projection_flops;
+    if (k == 0) r.flops_per_token = all / double(t);
+    r.share[k] = (projections + scores) / all;
+    r.score_share[k] = scores / all;
+  }
   return r;
 }
 

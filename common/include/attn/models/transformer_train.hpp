@@ -17,6 +17,10 @@
 
 namespace attn {
 
+// Adam's decay rates of its running averages of the gradient (β1) and of its square (β2), and its ε:
+// β2 = 0.98 and ε = 1e-9 as in Vaswani et al. 2017, §5.3 (β1 0.9 there too).
+inline constexpr float kTransformerAdamBeta1 = 0.9f, kTransformerAdamBeta2 = 0.98f, kTransformerAdamEps = 1e-9f;
+
 struct TransformerTrainConfig {
   std::size_t steps = 1500;
   std::size_t batch = 64;

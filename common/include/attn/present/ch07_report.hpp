@@ -41,6 +41,9 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
 // head beside Bahdanau's map (recorded "cross_weights").
 void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
                         const SentencePair& p, const std::string& model);
+// Step 10's answer over many sentences (attn/studies/cross_attention_study.hpp: corpus_alignment):
+// Bahdanau against the last layer's heads averaged, and the verdict's words.
+void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c);
 // Step 10 when chapter 08's model is not in data/: says so.
 void report_no_transformer(Narrator& nar);
 

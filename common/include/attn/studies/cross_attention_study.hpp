@@ -42,7 +42,7 @@ SelfCaseCheck self_case_check(const Mat& y, const CrossAttentionWeights& w);
 // The comparison itself: cross_attention(Y, Y)'s trace against self_attention(Y)'s.
 SelfCaseCheck judge_self_case(const CrossAttentionTrace& cross, const SelfAttentionTrace& self);
 
-// One set of weights reading sources of several lengths S (the first S words of a toy sentence).
+// One set of weights reading sources of several lengths S (the first S words of one toy sentence).
 struct SourceLengthRow {
   std::size_t s = 0;
   Labels words;             // the S source words
@@ -56,11 +56,13 @@ struct SourceLengthStudy {
   std::size_t parameters = 0;         // numbers in W_Q, W_K, W_V
   // one_output_shape: measured = output shapes that differ from the first row's, bound 0;
   // rows_sum_to_one: the worst row sum over every length, bound kFloatCheckTol;
-  // weight_spreads: the largest weight at the shortest source minus that at the longest, > 0.
-  Verdict one_output_shape, rows_sum_to_one, weight_spreads;
+  // weight_spreads: the largest weight at the shortest source minus that at the longest, > 0;
+  // falls_each_step: the times the largest weight rises from one length to the next, at most 0.
+  Verdict one_output_shape, rows_sum_to_one, weight_spreads, falls_each_step;
 };
 SourceLengthStudy judge_source_lengths(std::vector<SourceLengthRow> rows, std::size_t parameters);
-// Sources are toy_sentence(seed, max(S, 4))'s first S words as word_vectors(…, d_x, seed).
+// Sources are the first S words of toy_sentence(seed, max(largest S, 4)) as word_vectors(…, d_x, seed):
+// each longer source extends the shorter one.
 SourceLengthStudy source_length_study(const Mat& y, const CrossAttentionWeights& w,
                                       const std::vector<std::size_t>& lengths, std::size_t d_x, std::uint64_t seed);
 
@@ -87,7 +89,7 @@ PaddingStudy padding_study(const Mat& y, const Mat& x_padded, std::size_t valid,
 
 // ---- text steers an image -------------------------------------------------------------------
 // reads_painted: the share of positions whose argmax is the word painted there, at least
-// kImageReadsBound. clean_own_weight: the weight a noise-free region puts on its own word,
+// kImageReadsBound (this course's test). clean_own_weight: the weight a noise-free region puts on its own word,
 // e^gain / (e^gain + words − 1), the ceiling the noisy mean is compared with.
 inline constexpr double kImageReadsBound = 0.9;
 struct ImageStudy {
@@ -116,7 +118,7 @@ struct AlignmentMiss {
 };
 std::vector<AlignmentMiss> alignment_misses(const Mat& weights, const std::vector<int>& truth);
 
-// Most target words (at least kAlignmentBound; partly from kAlignmentPartly) put their largest
+// Most target words (this course's test: at least kAlignmentBound; partly from kAlignmentPartly) put their largest
 // weight on the source word they translate: follows_truth. off_diagonal: the target words whose
 // true source is not at their own position (i ≠ a(i)), and how many of those the argmax finds.
 inline constexpr double kAlignmentBound = 0.75, kAlignmentPartly = 0.5;
@@ -149,6 +151,25 @@ struct HeadAgreement {
   bool mean = false;  // the layer's heads averaged (head unused)
   AlignmentScore with_bahdanau, with_truth;
 };
+// The same question over many sentences, so that one sentence and a head picked after the fact do
+// not decide it: every target word of the test pairs of min_words to max_words source words (at most
+// max_pairs of them), teacher-forced. The Transformer is scored by its last decoder layer's heads
+// averaged (chosen before looking), and each head is scored too.
+struct CorpusAlignment {
+  std::size_t sentences = 0, min_words = 0, max_words = 0;
+  std::size_t layer = 0;                           // the last decoder layer
+  AlignmentScore bahdanau, last_layer_mean;
+  std::vector<std::vector<AlignmentScore>> heads;  // [layer][head]
+  std::size_t best_layer = 0, best_head = 0;       // the head with most hits over all the sentences
+  Verdict transformer_better;                      // judge_better_alignment(last_layer_mean, bahdanau)
+};
+// a's share above b's by more than two standard errors of the difference, √(p(1−p)/n + q(1−q)/m):
+// holds; below by as much: fails; between: inconclusive (within noise).
+Verdict judge_better_alignment(const AlignmentScore& a, const AlignmentScore& b);
+CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, const std::vector<SentencePair>& pairs,
+                                 const Vocab& sv, const Vocab& tv, std::size_t min_words = 8, std::size_t max_words = 12,
+                                 std::size_t max_pairs = 200);
+
 struct TransformerHeads {
   Tensor4 weights;                       // (layers, heads, T, S), the <eos> step dropped
   std::vector<HeadAgreement> rows;       // per layer: every head, then the mean
@@ -158,11 +179,13 @@ struct TransformerHeads {
   std::vector<LayerSimilarity> similarity;
   // matches_bahdanau: best-head share minus Bahdanau's share ≥ 0 (the Transformer does as well).
   Verdict matches_bahdanau;
+  CorpusAlignment many;                  // transformer_heads: the same over the test split
 };
 // weights: (layers, heads, T, S); bahdanau: chapter 01's alignment on the same pair.
 TransformerHeads judge_heads(Tensor4 weights, const std::vector<int>& truth, const ModelAlignment& bahdanau);
-TransformerHeads transformer_heads(const Transformer& m, const SentencePair& p, const Vocab& sv, const Vocab& tv,
-                                   const ModelAlignment& bahdanau);
+// judge_heads on pair p, and corpus_alignment over corpus.test against the Bahdanau model.
+TransformerHeads transformer_heads(const Transformer& m, const Seq2Seq& bahdanau_model, const SentencePair& p,
+                                   const ToyCorpus& corpus, const ModelAlignment& bahdanau);
 
 // (layers, heads, T, S) -> head h of layer l as (T, S).
 Mat head_map(const Tensor4& w, std::size_t layer, std::size_t head);

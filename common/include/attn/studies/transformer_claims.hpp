@@ -34,7 +34,9 @@ namespace attn {
 struct ParameterParts {
   std::size_t embeddings = 0;  // source and target tables (the target one is tied to the output)
   std::size_t encoder = 0, decoder = 0;
-  std::size_t rest = 0;        // output bias and final norms
+  std::size_t output_bias = 0; // the output layer's bias (V numbers)
+  std::size_t final_norms = 0; // Pre-Norm's final LayerNorms of each stack (0 under Post-Norm)
+  std::size_t rest = 0;        // output_bias + final_norms
   std::size_t total = 0;
 };
 ParameterParts parameter_parts(const Transformer& m);
@@ -63,6 +65,8 @@ struct EncoderSharpness {
   double uniform = 0.0;              // 1/S: every weight equal
   std::size_t broad = 0;             // heads with mean_max < kBroadHead
   Verdict mostly_broad;              // judge_mostly_broad(broad, heads)
+  // In the sharpest head: the source column that is the largest weight of the most rows.
+  std::size_t most_read = 0, most_read_rows = 0;
 };
 // Most heads spread widely: a share of broad heads ≥ 0.5 holds; no heads: inconclusive.
 Verdict judge_mostly_broad(std::size_t broad, std::size_t heads);
@@ -72,7 +76,13 @@ EncoderSharpness encoder_sharpness(const Tensor4& enc_self);
 struct DecoderMaskCheck {
   double above = 0.0;  // total weight above the diagonal, every layer and head
   Verdict masked;      // judge_masked(above)
+  // Layer 0, head 0: of the rows after the first (which sees only <bos>), how many put their
+  // largest weight on <bos> (column 0); parks_on_bos: judge_parks_on_bos(bos_rows, rows).
+  std::size_t bos_rows = 0, rows = 0;
+  Verdict parks_on_bos;
 };
+// Most rows park their weight on <bos>: a share ≥ 0.5 holds; no rows: inconclusive.
+Verdict judge_parks_on_bos(std::size_t bos_rows, std::size_t rows);
 // The mask works: exactly 0 above the diagonal holds (exp(−∞) is exactly 0); anything more fails.
 Verdict judge_masked(double above);
 DecoderMaskCheck decoder_mask_check(const Tensor4& dec_self);
@@ -106,11 +116,14 @@ struct TrainingSummary {
   double passes = 0.0;                    // steps · batch / train_pairs
   double smoothing = 0.0, floor = 0.0;    // label_smoothing_floor(smoothing, vocab)
   double loss_first = 0.0, loss_last = 0.0;
+  std::size_t best_step = 0;              // the step whose weights the checkpoint holds
   Verdict near_floor;                     // judge_near_floor(loss_last, floor)
 };
-// Training has converged: the last loss at most 0.1 nats above the floor holds, at most 0.5 partly.
+// This course's test of the training loss (no paper's): at most kNearFloor nats above the floor
+// holds, at most 0.5 partly.
+constexpr double kNearFloor = 0.1;
 Verdict judge_near_floor(double loss, double floor);
-// From the checkpoint's metadata ("steps", "batch", "warmup", "lr_factor") and curves.
+// From the checkpoint's metadata ("steps", "batch", "warmup", "lr_factor", "best_step") and curves.
 TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curves, std::size_t train_pairs,
                                  std::size_t d_model, std::size_t vocab, double smoothing = kLabelSmoothing);
 // A whole number or a decimal from the metadata; 0 when absent or not a number.
@@ -120,11 +133,13 @@ double metadata_number(const Metadata& md, const std::string& key);
 struct TranslatorJob {
   std::string name;
   std::function<EvalResult()> run;
+  Metadata checkpoint = {};  // the translating model's checkpoint metadata, when it has one
 };
 struct ModelEval {
   std::string name;
   EvalResult result;
   double cpu_seconds = 0.0;  // CPU time of the thread that ran it (waiting for a core not counted)
+  Metadata checkpoint = {};  // the job's
 };
 // Every job on its own thread at once (each should use single-threaded BLAS), results in job order;
 // on_done(done, total) after each one finishes, from the calling thread.
@@ -155,6 +170,10 @@ struct FailureExample {
   Tokens hyp;
   std::size_t first_wrong = 0; // the first position where hyp and reference differ
   std::size_t wrong_words = 0; // positions of the reference that the output gets wrong
+  // The word written at first_wrong, when the reference has it earlier: its last position there
+  // (-1: it does not), and the source words the two positions translate (-1: no alignment).
+  int copied_from = -1;
+  int copied_source = -1, wanted_source = -1;
 };
 FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalResult& r, const LengthBucket& bucket);
 
@@ -174,6 +193,7 @@ struct BeamDiagnosis {
   std::size_t reference_lower = 0;    // of beam_wrong, the reference has the lower s(Y)
   std::size_t beam_shorter = 0;       // of `differ`, beam's output is the shorter one
   double alpha = 0.0;
+  Verdict ends_early;                 // judge_greater(beam.shorter, greedy.shorter, 0): beam stops sooner
   Verdict search_works;               // judge_search_works(beam_higher, differ)
   Verdict model_error;                // judge_model_error(reference_lower, beam_wrong)
 };
@@ -198,21 +218,36 @@ Verdict judge_pre_better(double pre_bleu, double post_bleu);
 // "transformer_post" or "transformer_pre"; and the RNN models' names.
 std::string transformer_model_name(const std::string& norm);  // "post" → "transformer_post"
 std::string other_norm(const std::string& norm);              // "post" ↔ "pre"
+// Which weights a checkpoint holds: of its `steps` training steps, the best by validation BLEU.
+struct CheckpointNote {
+  std::size_t steps = 0, best_step = 0;
+  double valid_bleu = 0.0;
+  std::string seed;  // "" when not recorded
+};
+CheckpointNote checkpoint_note(const Metadata& md);
 struct TranslationFindings {
   std::string model, other;             // transformer_model_name of this and the other norm
   bool other_present = false;
+  CheckpointNote own, other_checkpoint;  // this model's and the other norm's (when present)
   BucketComparison vs_bahdanau;         // this model greedy against chapter 01's
   BeamDiagnosis beam;
   double test_bleu = 0.0, beam_bleu = 0.0, train_bleu = 0.0, valid_bleu = 0.0;
+  double test_exact = 0.0, bahdanau_bleu = 0.0, bahdanau_exact = 0.0;  // overall
   std::size_t train_sentences = 0;
   Verdict generalises;                  // judge_generalises(train_bleu, test_bleu)
+  // The same on the longest bucket: greedy BLEU on the training sample's long sentences against
+  // the test split's (train_long_sentences of them in the sample).
+  double train_long = 0.0, test_long = 0.0;
+  std::size_t train_long_sentences = 0, test_long_sentences = 0;
+  Verdict generalises_long;             // judge_generalises(train_long, test_long)
   double post_long = 0.0, pre_long = 0.0;  // greedy BLEU on the longest bucket
   std::string long_bucket;              // its label
   Verdict pre_better_long;              // judge_pre_better (inconclusive without the other model)
   FailureExample failure;               // the first wrong greedy output on the longest bucket
 };
+// own: this model's checkpoint metadata (its validation BLEU is the one printed).
 TranslationFindings translation_findings(const std::vector<ModelEval>& evals, const std::string& norm,
-                                         const Transformer& m, const ToyCorpus& corpus, double valid_bleu);
+                                         const Transformer& m, const ToyCorpus& corpus, const Metadata& own);
 
 // ---- step 8 -------------------------------------------------------------------------------------
 // Xiong et al. 2020, Fig. 3: at initialisation, the gradient norm of each layer's FFN W2 grows with
@@ -226,17 +261,23 @@ struct NormPlacementStudy {
   Verdict post_grows_enc, post_grows_dec;  // judge_grows
   Verdict pre_level_enc, pre_level_dec;    // judge_level
 };
-// Grows with depth: last / first ≥ 1.25 holds, ≥ 1.1 partly; below fails.
+// This course's tests of the paper's picture (Xiong et al. give no number):
+// grows with depth: last / first ≥ kGrows holds, ≥ 1.1 partly; below fails.
+constexpr double kGrows = 1.25, kLevel = 0.1;
 Verdict judge_grows(double last_over_first);
-// Stays level: |last / first − 1| ≤ 0.1 holds, ≤ 0.25 partly; beyond fails.
+// Stays level: |last / first − 1| ≤ kLevel holds, ≤ 0.25 partly; beyond fails.
 Verdict judge_level(double last_over_first);
 NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
                                         std::size_t layers = 6, std::size_t batch = 32, std::uint64_t seed = 1);
 
 // ---- step 9 -------------------------------------------------------------------------------------
+// The lengths step 9 prices: kCostLengths[0] is the one FLOPs/token is given at.
+inline constexpr std::size_t kCostLengths[] = {32, 512, 4096};
 struct CostRow {
-  double params = 0.0, flops_per_token = 0.0;  // FLOPs per token at T = 32
-  double share32 = 0.0, share512 = 0.0, share4096 = 0.0;  // projections + scores, of all FLOPs
+  double params = 0.0, flops_per_token = 0.0;  // FLOPs per token at T = kCostLengths[0]
+  // At each of kCostLengths: projections + scores, and the score terms (Q·Kᵀ and weights·V) alone,
+  // each as a share of all FLOPs (every layer; a decoder layer counts its self- and cross-attention).
+  double share[3] = {}, score_share[3] = {};
 };
 CostRow cost_row(const TransformerConfig& c);
 struct CostStudy {
