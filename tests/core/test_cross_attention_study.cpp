@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "attn/attention/self_attention.hpp"
+#include "attn/data/data_files.hpp"
 #include "attn/data/word_vectors.hpp"
 #include "attn/models/seq2seq.hpp"
 #include "attn/present/ch07_report.hpp"
@@ -226,6 +228,26 @@ TEST_CASE("reordered_test_pair finds a pair with an adjective and a moved verb; 
   const std::vector<SentencePair> test = {plain, moved};
   CHECK(&reordered_test_pair(test) == &test[1]);
   CHECK_THROWS_AS(reordered_test_pair(test, 3, 3), std::runtime_error);  // 3 words, but nothing moves
+}
+
+TEST_CASE("shown_model_path: relative under the working folder, else the full path and where it was found") {
+  namespace fs = std::filesystem;
+  const fs::path before = fs::current_path();
+  const fs::path tmp = fs::temp_directory_path() / "attn-shown-model-path";
+  fs::create_directories(tmp / "data");
+  fs::current_path(tmp);
+  CHECK(shown_model_path((tmp / "data" / "m.safetensors").string()) == "data/m.safetensors");
+  CHECK(shown_model_path("data/m.safetensors") == "data/m.safetensors");
+  CHECK(shown_model_path("/nonexistent-place/m.safetensors") == "/nonexistent-place/m.safetensors");
+  for (const DataPlace& p : data_places()) {  // a data place outside the working folder is named
+    const fs::path f = fs::path(p.dir).lexically_normal() / "ch01" / "m.safetensors";
+    const std::string shown = shown_model_path(f.string());
+    CAPTURE(shown);
+    CHECK(shown.rfind(f.string(), 0) == 0);
+    CHECK(shown.find("(from ") != std::string::npos);
+  }
+  fs::current_path(before);
+  fs::remove_all(tmp);
 }
 
 TEST_CASE("format_share: one decimal for every share, so 5/8 and 3/8 round alike") {

@@ -145,4 +145,9 @@ TEST_CASE("peer_step_lines: no figure, another shape, or both figures with their
   CHECK(dated[0].find("Some CPU") != std::string::npos);
   CHECK(peer_step_lines(ours, 2, 1000, p)[0].find("not compared") != std::string::npos);
   CHECK(peer_step_lines(ours, 1, 999, p)[0].find("not compared") != std::string::npos);
+  p.wall_ms = p.cpu_ms;  // one value for both: a note between the two figures says how it was timed
+  const std::vector<std::string> same = peer_step_lines(ours, 1, 1000, p);
+  REQUIRE(same.size() == 3);
+  CHECK(same[1].find("time.process_time") != std::string::npos);
+  CHECK(same[2].find("50.0 ms CPU per step") != std::string::npos);
 }

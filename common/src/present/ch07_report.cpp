@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/present/side_by_side.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -53,6 +55,26 @@ std::string numbered(const Labels& words) {
 std::string shape_text(const Shape& s) { return s.size() == 2 ? fmt::format("{}×{}", s[0], s[1]) : "?"; }
 
 }  // namespace
+
+std::string shown_model_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path full = fs::absolute(path, ec).lexically_normal();
+  const fs::path here = fs::current_path(ec);
+  const fs::path rel = ec ? fs::path() : full.lexically_relative(here);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  for (const DataPlace& p : data_places()) {
+    const fs::path dir = fs::path(p.dir).lexically_normal();
+    const fs::path inside = full.lexically_relative(dir);
+    if (inside.empty() || *inside.begin() == "..") continue;
+    const std::string where = p.why == "source tree"           ? _("the source tree this program was built from")
+                              : p.why == "next to the program" ? _("the data installed next to the program")
+                              : p.why == "install prefix"      ? _("the install prefix")
+                                                               : p.why;
+    return _f("{} (from {}; ATTN_DATA_DIR=DIR reads another copy)", full.string(), where);
+  }
+  return full.string();
+}
 
 std::string format_share(const AlignmentScore& a) {
   return fmt::format("{}/{} ({:.1f}%)", a.hits, a.total, 100.0 * a.share());
@@ -231,7 +253,7 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.record_tokens("bahdanau_weights", p.tgt, p.src);
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
-  nar.say(_f("model: {}", model));
+  nar.say(_f("model: {}", shown_model_path(model)));
   nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
                 "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
                 outcome_word(a.follows_truth.outcome)));
@@ -264,7 +286,7 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   nar.record("cross_weights", cw);
   nar.record_tokens("cross_weights", p.tgt, p.src);
   const std::size_t L = cw.shape(0), H = cw.shape(1);
-  nar.say(_f("model: {}", model));
+  nar.say(_f("model: {}", shown_model_path(model)));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,

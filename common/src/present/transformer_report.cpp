@@ -97,12 +97,17 @@ std::vector<std::string> peer_step_lines(const StepTiming& ours, std::size_t thr
                "not compared.", p.framework, p.batch, p.src_len, p.tgt_len, p.threads, p.parameters)};
   const std::string when = p.measured_on.empty() ? std::string(_("date not recorded")) : p.measured_on;
   const std::string where = p.machine.empty() ? std::string(_("machine not recorded")) : p.machine;
-  return {_f("stored figure, not measured in this run: {}, the same model ({} parameters), batch and thread count, "
-             "{:.1f} ms CPU per step ({:.1f} ms wall at load average {:.1f}; {}; {}; "
-             "data/ch08/pytorch_step_time.json).", p.framework, p.parameters, p.cpu_ms, p.wall_ms, p.load_average,
-             when, where),
-          _f("ours, measured now: {:.1f} ms CPU per step. Two runs at different times and loads: read the pair "
-             "as \"the same order of magnitude\", not as a speed ratio.", ours.median_cpu_ms)};
+  std::vector<std::string> lines = {
+      _f("stored figure, not measured in this run: {}, the same model ({} parameters), batch and thread count, "
+         "{:.1f} ms CPU per step ({:.1f} ms wall at load average {:.1f}; {}; {}; "
+         "data/ch08/pytorch_step_time.json).", p.framework, p.parameters, p.cpu_ms, p.wall_ms, p.load_average,
+         when, where)};
+  if (std::abs(p.cpu_ms - p.wall_ms) < 0.05)
+    lines.push_back(_("(the file holds one value for both: the script times CPU and wall clock separately, with "
+                      "time.process_time and time.perf_counter, so that run waited for no core)"));
+  lines.push_back(_f("ours, measured now: {:.1f} ms CPU per step. Two runs at different times and loads: read the "
+                     "pair as \"the same order of magnitude\", not as a speed ratio.", ours.median_cpu_ms));
+  return lines;
 }
 
 // ---- the block diagram --------------------------------------------------------------------------
@@ -221,7 +226,7 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
                 norm == "post" ? _("Post-Norm Transformer") : _("Pre-Norm Transformer"),
                 ct.trained ? _("trained now") : _("loaded"), metadata_or(ct.metadata, "steps"),
                 metadata_or(ct.metadata, "batch"), metadata_or(ct.metadata, "best_step"),
-                metadata_or(ct.metadata, "valid_bleu"), ct.trained ? "->" : "<-", ct.path));
+                metadata_or(ct.metadata, "valid_bleu"), ct.trained ? "->" : "<-", shown_model_path(ct.path)));
   nar.manifest_field("config", nlohmann::json{{"d_model", mc.d_model}, {"heads", mc.n_heads}, {"d_ff", mc.d_ff},
                                               {"enc_layers", mc.enc_layers}, {"dec_layers", mc.dec_layers},
                                               {"src_vocab", mc.src_vocab}, {"tgt_vocab", mc.tgt_vocab},

@@ -15,6 +15,10 @@ namespace attn {
 
 // "5/8 (62.5%)": the share with one decimal (exact for up to 8 words, one rule for every row).
 std::string format_share(const AlignmentScore& a);
+// How chapters 07 and 08 print a model file's path: relative to the working folder when the file
+// lies under it ("data/ch01/bahdanau.safetensors"); otherwise the full path and the data place it
+// was found in (attn/data/data_files.hpp: data_places), so that a learner sees which copy is read.
+std::string shown_model_path(const std::string& path);
 
 // Step 3: the row sums of the weights and their verdict.
 void report_cross_row_sums(Narrator& nar, const RowSumCheck& c, std::size_t t, std::size_t s);
