@@ -4,7 +4,8 @@
 //   build/bin/04_multi_head                  the lesson (under 1 s)
 //   build/bin/04_multi_head --export out     also writes every tensor as .npy + manifest.json
 // Export names: X W_Q W_K W_V W_O Q_heads K_heads V_heads weights heads_out concat output
-// (no biases in this chapter's layer; Q = X·W_Q, right-multiplied) and gqa_output mqa_output;
+// (no biases in this chapter's layer; Q = X·W_Q, right-multiplied) and gqa_output mqa_output (the
+// same weights, each group's W_K and W_V columns averaged: attn/studies/multi_head_study.hpp);
 // manifest.json also holds "figures" (the head difference of step 3).
 #include <filesystem>
 #include <optional>
@@ -99,11 +100,12 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- MQA and GQA
     nar.step(_("MQA and GQA: share keys and values"), _("query head i reads K/V head ⌊i / (h/g)⌋"), _("Shazeer 2019; Ainslie et al. 2023"));
     const std::size_t g = heads % 2 == 0 ? heads / 2 : heads;
-    const MultiHead pg = multi_head_init(d_model, heads, g, rng, false), pm = multi_head_init(d_model, heads, 1, rng, false);
+    const MultiHead pg = mean_pool_kv(p, g), pm = mean_pool_kv(p, 1);  // step 1's weights, K/V heads averaged
     nar.show("gqa_output", multi_head_trace(X, pg).output, words, {}, gqa_caption(heads, g));
     nar.record("mqa_output", multi_head_trace(X, pm).output);
-    report_gqa(nar, gqa_vs_repeated_mha(X, pg));
-    nar.code("attn/attention/gqa.hpp: repeat_kv, attention_param_count, kv_cache_bytes_per_token");
+    report_gqa(nar, gqa_vs_repeated_mha(X, pg), {gqa_pooling_cost(X, p, g), gqa_pooling_cost(X, p, 1)});
+    nar.code("attn/attention/gqa.hpp: repeat_kv, attention_param_count, kv_cache_bytes_per_token; "
+             "attn/studies/multi_head_study.hpp: mean_pool_kv, gqa_pooling_cost");
     nar.why(_("decoding re-reads the whole cache for every new token; 8 K/V heads make it 8× smaller, at a small quality cost (Ainslie et al. 2023, Table 1; not measured here)."));
 
     nar.takeaway(ch04_takeaway(layer, pytorch ? &*pytorch : nullptr, cfg));

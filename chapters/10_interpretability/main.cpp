@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     nar.manifest_field("evaluation_set", evaluation_manifest(tc.task, eval, im, other_seed));
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const std::vector<SentencePair> pairs(corpus.test.begin(), corpus.test.begin() + 150);
-    const SentencePair& example = corpus.test[3];
+    const ExampleChoice choice = pick_alignment_example(corpus.test);  // step 4 prints why this pair
+    const SentencePair& example = corpus.test[choice.index];
     std::optional<Transformer> tf;  // chapter 08's and chapter 09's models, when shipped
     if (const auto p = find_data_file("ch08/transformer_" + norm + ".safetensors")) tf = load_transformer(*p);
     std::optional<TinyLm> lm;
@@ -82,14 +83,16 @@ int main(int argc, char** argv) {
     report_distances(nar, f, norm, pairs.size());
 
     nar.step(_("Claim 2: attention learns word alignments"), "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");
-    report_alignment(nar, f.alignment, example);
+    report_alignment(nar, f.alignment, example, choice);
 
     nar.step(_("Claim 3: some heads collapse to uniform"), "H_i / log n_i ≥ 0.95", "Clark et al. 2019");
     report_uniform(nar, _("induction model"), f.uniform = uniform_heads(im.model, eval, f.circuit.eval_stats),
                    &f.circuit.eval_stats);
     if (lm) report_uniform(nar, _("chapter 09 LM on held-out text"), *(f.lm_uniform = uniform_heads(lm_text)), nullptr);
-    if (f.alignment.cross)
+    if (f.alignment.cross) {
       report_uniform(nar, _("chapter 08 encoder"), *(f.encoder_uniform = uniform_heads(f.alignment.cross->enc)), nullptr);
+      explain_uniform_encoder(nar, *f.encoder_uniform, f.alignment);
+    }
     nar.code("attn/attention/attention_stats.hpp: uniformity; attn/studies/interpretability_claims.hpp: uniform_heads");
     nar.why(_("a head with uniform weights averages everything it can see (a bag of words): it points at no token, "
               "so its weights cannot say which token mattered."));

@@ -12,6 +12,7 @@
 #include "attn/tensor/blas.hpp"
 #include "attn/attention/mha_trace.hpp"
 #include "attn/data/npy.hpp"
+#include "attn/studies/multi_head_study.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "check_chapter.hpp"
 
@@ -33,6 +34,8 @@ TEST_CASE("chapter 04 runs and prints every step, per-head maps and the cost tab
   CHECK(r.has("2560 KiB"));
   CHECK(r.has("320 KiB"));
   CHECK(r.has("GQA == MHA with each K/V head repeated for its group: max |diff| = 0.0e+00"));
+  CHECK(r.has("max |GQA − MHA| = "));  // what pooling the K/V heads changes, measured
+  CHECK(r.has("max |MQA − MHA| = "));
   CHECK(r.has("Takeaway"));
 }
 
@@ -64,6 +67,12 @@ TEST_CASE("chapter 04 --export: exact names, shapes, and the tensors recompute")
   }
   CHECK(max_abs_diff(mat("concat"), merge_heads(Oh)) == 0.0);
   CHECK(max_abs_diff(mat("output"), gemm_reference(mat("concat"), Wo)) < 1e-5);
+  // GQA and MQA are the same weights with each group's K/V columns averaged.
+  MultiHead mha;
+  mha.n_heads = mha.n_kv_heads = 4;
+  mha.w_q = Wq, mha.w_k = Wk, mha.w_v = Wv, mha.w_o = Wo;
+  CHECK(max_abs_diff(mat("gqa_output"), multi_head_trace(X, mean_pool_kv(mha, 2)).output) < 1e-6);
+  CHECK(max_abs_diff(mat("mqa_output"), multi_head_trace(X, mean_pool_kv(mha, 1)).output) < 1e-6);
   fs::remove_all(dir);
 }
 

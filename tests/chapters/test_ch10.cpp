@@ -143,6 +143,19 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
   CHECK(pct == doctest::Approx(100.0 * ba.data[0]).epsilon(1e-3));
   CHECK(r.has(std::string("verdict: ") + (pct >= 80 ? "holds" : pct >= 50 ? "partly" : "does not hold") +
               " (holds: ≥ 80% of words"));
+  // Step 4's example is chosen by a rule it prints, and the misses it lists are counted.
+  CHECK(r.has("example: test pair 3, the first with at most 24 words"));
+  REQUIRE(std::regex_search(flat, m, std::regex(R"(Bahdanau's largest α misses the true word in (\d+) of (\d+) rows: )")));
+  {
+    const std::size_t misses = std::stoul(m[1].str()), from = std::size_t(m.position(0) + m.length(0));
+    const std::string listed = flat.substr(from, flat.find(" Bahdanau (chapter 01):", from) - from);
+    std::size_t named = 0;
+    for (std::size_t at = 0; (at = listed.find("(truth: ", at)) != std::string::npos; ++at) ++named;
+    CHECK(named == misses);
+    if (misses == 0) CHECK(listed == "none");
+  }
+  CHECK(r.has("look at: the reordered words"));
+  CHECK(r.has("trov-a ← finds"));  // the verb moved to the end of its clause
   if (r.has("chapter 08 Transformer: best head")) {
     REQUIRE(names.count("alignment_accuracy") == 1);
     const NpyArray acc = read_npy((dir / "alignment_accuracy.npy").string());

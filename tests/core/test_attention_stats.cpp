@@ -334,6 +334,8 @@ TEST_CASE("studies: head stats by layer, edits vs unchanged model, importance ag
   for (double t : ag.attn_top1) CHECK((t >= 0.0 && t <= 1.0));
   CHECK_THROWS_AS(importance_agreement(m, {b.sequence(0)}, {}, 1), std::invalid_argument);
   CHECK(ag.uniform_vs_loo == 0.0);
+  CHECK((ag.random_top1 >= 0.0 && ag.random_top1 <= 1.0));
+  CHECK(ag.chance_top1 == doctest::Approx((1.0 / 11 + 1.0 / 7) / 2));  // 11 and 7 tokens ranked
   for (double t : ag.attn_vs_loo) CHECK((t >= -1.0 && t <= 1.0));
 }
 

@@ -93,6 +93,8 @@ TEST_CASE("sweep_efficient_variants: every variant at every n, sparse errors non
   CHECK(s.at("window").points[1].err_vs_full > 1e-3);
   CHECK(s.at("window").points[0].pairs == doctest::Approx(128.0 * 31 - 2 * (15 * 16 / 2)));
   CHECK(s.at("linear").points[0].pairs == 0.0);
+  CHECK(s.at("tiled (exact)").memory == "O(tile)");  // the only variant whose memory is its point
+  CHECK(s.at("full").memory.empty());
   for (const auto& v : s.variants)
     for (const auto& p : v.points)
       if (!p.skipped) CHECK(p.runs >= 1);
@@ -128,6 +130,13 @@ TEST_CASE("linear and tiled checks hold on random inputs; KV-cache decoding give
   const KVCacheTiming kv = time_kv_cache(32, 4, 2, 8, 1);
   CHECK(kv.same_outputs.holds());
   CHECK(kv.max_diff <= 1e-5);
+  // Best and median of several runs each; the speed-ups are their ratios.
+  CHECK(kv.with_runs >= 1);
+  CHECK(kv.without_runs >= 1);
+  CHECK(kv.with_cache <= kv.with_median);
+  CHECK(kv.without_cache <= kv.without_median);
+  CHECK(kv.speedup_best() == doctest::Approx(kv.without_cache / kv.with_cache));
+  CHECK(kv.speedup_median() == doctest::Approx(kv.without_median / kv.with_median));
   CHECK(judge_same_outputs(1e-3).outcome == Outcome::fails);
   // The bound is absolute: values 10⁴ times larger carry rounding errors past it.
   CHECK(tiled_attention_check(q, k, v * 1e4f, rng.normal_mat(32, 8), 8, 5).exact.outcome == Outcome::fails);

@@ -3,10 +3,13 @@
 //   verdicts   every judge_* driven both ways on made-up measurements
 //   studies    find_induction_heads, uniform_heads, perturbation_sweep and importance_claim on a
 //              small untrained model: their figures agree with the functions they are built from
+//   step 4     the example's choice, reordered rows and argmax misses; step 5's encoder note
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 
+#include "attn/present/interpretability_report.hpp"
 #include "attn/studies/interpretability_claims.hpp"
 #include "attn/tensor/rng.hpp"
 
@@ -138,4 +141,50 @@ TEST_CASE("studies on a small model: the circuit's figures agree with the functi
   CHECK(d.layers.size() == 2);
   const UniformClaim u = uniform_heads(m, eval, c.eval_stats);
   CHECK(u.heads == 4);
+}
+
+TEST_CASE("step 4's example: reordered rows, and the first pair that shows reorderings") {
+  CHECK(reordered_rows({0, 1, 3, 2, 4}) == std::vector<std::size_t>{3});
+  CHECK(reordered_rows({0, 1, 2}).empty());
+  Mat alpha = xt::zeros<float>({3, 3});
+  alpha(0, 0) = alpha(1, 2) = alpha(2, 1) = 1.0f;
+  const std::vector<RowMiss> misses = row_misses(alpha, {0, 2, 2});
+  REQUIRE(misses.size() == 1);
+  CHECK(misses[0].row == 2);
+  CHECK(misses[0].read == 1);
+  CHECK(misses[0].truth == 2);
+  CHECK(row_misses(alpha, {0, 2, 1}).empty());
+  SentencePair monotone{{"a", "b", "c"}, {"x", "y", "z"}, {0, 1, 2}};
+  SentencePair crossed{{"a", "b", "c"}, {"x", "z", "y"}, {0, 2, 1}};
+  SentencePair long_crossed{{"a", "b", "c", "d"}, {"w", "z", "y", "x"}, {0, 3, 2, 1}};
+  const ExampleChoice c = pick_alignment_example({monotone, long_crossed, crossed}, 3, 1);
+  CHECK(c.found);
+  CHECK(c.index == 2);  // the first with at most 3 words and a reordering
+  CHECK(c.reordered == 1);
+  const ExampleChoice none = pick_alignment_example({monotone}, 3, 1);
+  CHECK_FALSE(none.found);
+  CHECK(none.index == 0);
+}
+
+TEST_CASE("explain_uniform_encoder: said only when most encoder heads are near uniform beside measured cross-attention") {
+  UniformClaim enc;
+  enc.heads = 4;
+  enc.flat.resize(3);
+  AlignmentStudy a;
+  a.cross = CrossAlignment{};
+  a.best = 0.9;
+  auto said = [&] {
+    std::ostringstream out;
+    Narrator nar(chapter_info("10"), {}, 1, out);
+    nar.step("s");
+    explain_uniform_encoder(nar, enc, a);
+    return out.str();
+  };
+  CHECK(said().find("3 of 4 encoder heads near uniform") != std::string::npos);
+  CHECK(said().find("90.0%") != std::string::npos);
+  enc.flat.resize(2);  // half: not "most"
+  CHECK(said().find("encoder heads") == std::string::npos);
+  enc.flat.resize(3);
+  a.cross.reset();  // no cross-attention measured
+  CHECK(said().find("encoder heads") == std::string::npos);
 }

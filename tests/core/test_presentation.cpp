@@ -3,7 +3,9 @@
 // tables, and the narrator's steps, --quiet and export recording.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -36,6 +38,7 @@ TEST_CASE("format_number: fixed, exponent and infinities") {
   CHECK(format_number(123456.0).find('e') != std::string::npos);
   CHECK(format_number(0.00001).find('e') != std::string::npos);
   CHECK(format_number(0.0) == "   0.000");
+  CHECK(format_number(-0.0, 0, 2) == "0.00");  // negative zero prints without its sign
 }
 
 TEST_CASE("format_matrix shows labels and elides big matrices unless full") {
@@ -335,4 +338,57 @@ TEST_CASE("format_matrix --full: columns in blocks that fit the given width, eve
   for (std::size_t j = 0; j < 30; ++j) CHECK(out.find(fmt::format("{:.3f}", double(j) + 0.5)) != std::string::npos);
   s.width = 400;  // wide enough: one block, no "columns" line
   CHECK(format_matrix(m, {"a", "b", "c"}, {}, s).find("columns") == std::string::npos);
+}
+
+namespace {
+// The widest line of text, in display columns.
+std::size_t widest_line(const std::string& text) {
+  std::size_t widest = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    widest = std::max(widest, display_width(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return widest;
+}
+std::string help_of(const std::string& columns) {
+  const char* old = std::getenv("COLUMNS");
+  const std::string saved = old ? old : "";
+  if (columns.empty()) unsetenv("COLUMNS"); else setenv("COLUMNS", columns.c_str(), 1);
+  CLI::App app(std::string(60, 't') + " " + std::string(60, 'u'), "prog");
+  app.formatter(std::make_shared<HelpFormatter>());
+  std::string s;
+  app.add_option("--long", s, "word " + std::string("0123456789 ") + std::string(150, 'w') + " 注意力机制让模型在每一步"
+                 "都能回看整个输入序列，并按相关程度分配权重。" + " tail");
+  app.add_option("--a-very-long-option-name-that-fills-the-column", s, "short");
+  app.add_flag("--x", "a short one");
+  const std::string help = app.help();
+  if (old) setenv("COLUMNS", saved.c_str(), 1); else unsetenv("COLUMNS");
+  return help;
+}
+}  // namespace
+
+TEST_CASE("HelpFormatter wraps every --help line to 100 columns (or a narrower COLUMNS), losing no word") {
+  const std::string wide = help_of("");
+  CHECK(widest_line(wide) <= 100);
+  CHECK(widest_line(help_of("200")) <= 100);
+  CHECK(widest_line(help_of("40")) <= 40);
+  // CLI11's own formatter leaves these lines long: the check above can fail.
+  CLI::App plain("d", "prog");
+  std::string s;
+  plain.add_option("--long", s, std::string(150, 'w'));
+  CHECK(widest_line(plain.help()) > 100);
+  // Descriptions continue under their column (30) and keep every word, in order.
+  CHECK(wide.find("\n" + std::string(30, ' ') + "w") != std::string::npos);
+  CHECK(wide.find("word 0123456789\n") != std::string::npos);
+  CHECK(wide.find("tail") != std::string::npos);
+  CHECK(wide.find("--x                         a short one\n") != std::string::npos);
+  // A name too long for the column puts its description on the next line.
+  CHECK(wide.find("--a-very-long-option-name-that-fills-the-column TEXT\n" + std::string(30, ' ') + "short") !=
+        std::string::npos);
+  // The title wraps too.
+  CHECK(wide.find(std::string(60, 't') + "\n  " + std::string(60, 'u')) != std::string::npos);
+  // A narrow terminal: descriptions start under the option, 6 columns in.
+  CHECK(help_of("40").find("--x\n      a short one\n") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Chapter 04's reports (see attn/present/ch04_report.hpp).
 #include "attn/present/ch04_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -20,23 +21,60 @@ std::string si_count(double x) {
   return fmt::format("{:.0f}", x);
 }
 
+namespace {
+// The widest line of a block under its title.
+std::size_t block_width(const std::string& block, const std::string& title) {
+  std::size_t w = display_width(title), start = 0;
+  while (start < block.size()) {
+    std::size_t end = block.find('\n', start);
+    if (end == std::string::npos) end = block.size();
+    w = std::max(w, display_width(block.substr(start, end - start)));
+    start = end + 1;
+  }
+  return w;
+}
+}  // namespace
+
+std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
+                         const std::vector<std::string>& titles, std::size_t max_width) {
+  const std::size_t gap = 3, indent = 2;
+  std::string out;
+  for (std::size_t first = 0; first < labelled.size();) {
+    std::vector<std::string> row = {labelled[first]}, row_titles = {titles[first]};
+    std::size_t used = indent + block_width(labelled[first], titles[first]), last = first + 1;
+    while (last < bare.size() && used + gap + block_width(bare[last], titles[last]) <= max_width) {
+      used += gap + block_width(bare[last], titles[last]);
+      row.push_back(bare[last]);
+      row_titles.push_back(titles[last++]);
+    }
+    if (first > 0) out += "\n";
+    out += side_by_side(row, row_titles, gap, std::string(indent, ' '));
+    first = last;
+  }
+  return out;
+}
+
 void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words) {
   nar.record("weights", weights);
   if (nar.quiet()) return;
   const std::size_t heads = weights.shape(0), n = weights.shape(1);
   Labels initials;  // first letters keep four maps on one screen
   for (const auto& w : words) initials.push_back(w.substr(0, 1));
-  std::vector<std::string> maps, titles;
+  // Each map twice: with the words as row labels (for the first map of a row of maps) and without.
+  std::vector<std::string> labelled, bare, titles;
   std::string legend;
-  for (std::size_t h = 0; h < heads; ++h) {
-    std::string map = format_heatmap(slice_of(weights, h), h == 0 ? words : Labels(n, ""), initials, {0.0, 1.0});
+  auto without_legend = [&](const std::string& map) {
     const std::size_t cut = map.rfind('\n', map.size() - 2);  // the legend is the map's last line
     legend = map.substr(map.find_first_not_of(' ', cut + 1));  // one legend under all the maps
-    maps.push_back(map.substr(0, cut));
+    return map.substr(0, cut);
+  };
+  for (std::size_t h = 0; h < heads; ++h) {
+    labelled.push_back(without_legend(format_heatmap(slice_of(weights, h), words, initials, {0.0, 1.0})));
+    bare.push_back(without_legend(format_heatmap(slice_of(weights, h), Labels(n, ""), initials, {0.0, 1.0})));
     titles.push_back(_f("head {}", h));
   }
   nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries:", heads, n, n));
-  std::fputs(side_by_side(maps, titles, 3, "  ", terminal_columns()).c_str(), stdout);
+  std::fputs(maps_in_rows(labelled, bare, titles, terminal_columns()).c_str(), stdout);
   nar.say(legend.substr(0, legend.find('\n')));
 }
 
@@ -100,11 +138,25 @@ std::string gqa_caption(std::size_t heads, std::size_t kv_heads) {
                            : _f("GQA: {}, {}", q, kv);
 }
 
-void report_gqa(Narrator& nar, const Agreement& gqa) {
+void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolingCost>& pooled) {
   nar.say(_("MQA / GQA: multi-query / grouped-query attention; g: the number of K/V heads (MQA: g = 1); KV "
             "cache: the keys and values of past tokens, stored so that decoding does not recompute them"));
   nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} ({})", gqa.max_diff,
                 outcome_word(gqa.agree.outcome)));
+  for (std::size_t i = 0; i < pooled.size(); ++i) {
+    const GqaPoolingCost& c = pooled[i];
+    if (i > 0 && c.kv_heads == pooled[i - 1].kv_heads) continue;  // h = 1: GQA is MQA
+    const std::string name = c.kv_heads == 1 ? "MQA" : "GQA";
+    nar.result(c.kv_heads == c.heads
+                   ? _f("{} (g = {}) from step 4's MHA: the same weights, max |{} − MHA| = 0 (g = h: nothing pooled)",
+                        name, c.kv_heads, name)
+                   : _f("{} (g = {}) from step 4's MHA, each group's K/V heads averaged: max |{} − MHA| = {:.3f}, "
+                        "beside max |MHA output| = {:.3f} ({:.0f}%)", name, c.kv_heads, name, c.max_diff,
+                        c.max_output, 100.0 * c.max_diff / c.max_output));
+  }
+  nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint into GQA; "
+            "the figures above are for random, untrained heads, and the paper trains 5% more of the original "
+            "steps after pooling to win most of the lost quality back (its Table 1)"));
   Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
            _("LLaMA-2-70B-like: d_model 8192, 64 heads × d_k 128, 80 layers"));
   for (std::size_t kvh : {64u, 8u, 1u}) {

@@ -60,12 +60,18 @@ void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t
 }
 
 void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) {
-  nar.result(_f("{} tokens, d_model 256, 8 heads (GQA, 2 KV heads): with cache {:.1f} ms, without {:.1f} ms ({:.1f}× "
-                "faster); {} (max diff {:.1e})", steps, kv.with_cache * 1e3, kv.without_cache * 1e3,
-                kv.without_cache / kv.with_cache,
+  nar.result(_f("{} tokens, d_model 256, 8 heads (GQA, 2 KV heads): with cache {:.1f} ms, without {:.1f} ms, "
+                "best runs ({:.0f}× faster); medians {:.1f} and {:.1f} ms ({:.0f}×); {} (max diff {:.1e})", steps,
+                kv.with_cache * 1e3, kv.without_cache * 1e3, kv.speedup_best(), kv.with_median * 1e3,
+                kv.without_median * 1e3, kv.speedup_median(),
                 kv.same_outputs.holds() ? _("same outputs") : _("the outputs differ"), kv.max_diff));
+  nar.say(_f("timed {} and {}; on a shared machine the ratio changes from run to run",
+             kv.with_runs == 1 ? _("1 run with the cache") : _f("{} runs with the cache", kv.with_runs),
+             kv.without_runs == 1 ? _("1 without") : _f("{} without", kv.without_runs)));
   nar.manifest_field("kv_cache", fmt::format("{{\"steps\": {}, \"with_cache_s\": {:.9g}, \"without_cache_s\": {:.9g}, "
-                                            "\"max_diff\": {:.9g}}}", steps, kv.with_cache, kv.without_cache, kv.max_diff));
+                                            "\"with_cache_median_s\": {:.9g}, \"without_cache_median_s\": {:.9g}, \"max_diff\": {:.9g}}}",
+                                            steps, kv.with_cache, kv.without_cache, kv.with_median, kv.without_median,
+                                            kv.max_diff));
   Table kvt({_("config (fp16 cache)"), _("layers"), _("heads"), _("KV heads"), "d_k", _("KiB / token"), _("GiB at 8k tokens")});
   struct Cfg { const char* name; std::size_t layers, heads, kv_heads, d_k; };
   for (const Cfg& c : {Cfg{_("7B-like, MHA"), 32, 32, 32, 128}, Cfg{_("same, GQA (8 KV heads)"), 32, 32, 8, 128},
@@ -116,7 +122,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   for (const VariantSweep& v : s.variants) {
     const std::string faster = &v == &s.variants.front() ? "—"
                                : v.faster_from ? _f("from n = {}", v.faster_from) : std::string(_("never here"));
-    slopes.add({v.name, v.complexity, fmt::format("n^{:.0f}", v.claimed_exponent),
+    slopes.add({v.name, v.memory.empty() ? v.complexity : _f("{}, {} memory", v.complexity, v.memory), fmt::format("n^{:.0f}", v.claimed_exponent),
                 std::isnan(v.fit.slope) ? "—"
                 : std::isnan(v.noise)   ? fmt::format("{:.2f}", v.fit.slope)
                                         : fmt::format("{:.2f} ± {:.2f}", v.fit.slope, v.noise),

@@ -232,6 +232,7 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
 std::string format_number(double x, int width, int precision) {
   if (std::isnan(x)) return fmt::format("{:>{}}", "nan", width);
   if (std::isinf(x)) return fmt::format("{:>{}}", x < 0 ? "-inf" : "inf", width);
+  if (x == 0.0) x = 0.0;  // −0 (an ALiBi diagonal, −m·0) prints as 0, not "-0.00"
   const double a = std::abs(x);
   if (a != 0.0 && (a >= 1e5 || a < std::pow(10.0, -precision)))
     return fmt::format("{:>{}.{}e}", x, width, std::max(1, precision - 2));

@@ -31,6 +31,7 @@ struct Variant {
   double exponent;
   // Returns the output; `work` receives the counted working bytes, `pairs` the (query, key) pairs.
   std::function<Mat(const Mat&, const Mat&, const Mat&, std::size_t& work, double& pairs)> run;
+  std::string memory = "";  // see VariantSweep::memory
 };
 
 // (query, key) token pairs a block pattern computes: a last, partial block counts only its tokens.
@@ -197,12 +198,13 @@ EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, c
          pairs = double(q.shape(0)) * double(k.shape(0));
          return scaled_dot_product_attention(q, k, v).output;
        }},
-      {"tiled (exact)", "O(n²·d), O(tile) memory", 2.0,
+      {"tiled (exact)", "O(n²·d)", 2.0,
        [b](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
          work = tiled_attention_workspace_floats(2 * b, 2 * b, v.shape(1)) * sizeof(float) + q.shape(0) * sizeof(float);
          pairs = double(q.shape(0)) * double(k.shape(0));
          return tiled_attention_forward(q, k, v, 2 * b, 2 * b).output;
-       }},
+       },
+       "O(tile)"},
       {"window", "O(n·w·d)", 1.0,
        [half](const Mat& q, const Mat& k, const Mat& v, std::size_t& work, double& pairs) {
          work = sliding_window_workspace_bytes(half, false);
@@ -245,6 +247,7 @@ EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, c
   for (std::size_t i = 0; i < variants.size(); ++i) {
     out.variants[i].name = variants[i].name;
     out.variants[i].complexity = variants[i].complexity;
+    out.variants[i].memory = variants[i].memory;
     out.variants[i].claimed_exponent = variants[i].exponent;
   }
   constexpr double kGiB = 1024.0 * kMiB;
@@ -291,8 +294,10 @@ KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t 
   const Mat x0 = rng.normal_mat(1, d_model);
   KVCacheTiming t;
   Mat a, b;
-  t.with_cache = best_seconds([&] { a = generate(layer, x0, steps, true); }, 2, false);
-  t.without_cache = best_seconds([&] { b = generate(layer, x0, steps, false); }, 1, false);
+  const TimeSpread with = time_runs([&] { a = generate(layer, x0, steps, true); }, 5, true, 1.0);
+  const TimeSpread without = time_runs([&] { b = generate(layer, x0, steps, false); }, 3, false, 2.0);
+  t.with_cache = with.best, t.with_median = with.median, t.with_runs = with.runs;
+  t.without_cache = without.best, t.without_median = without.median, t.without_runs = without.runs;
   t.max_diff = max_abs_diff(a, b);
   t.same_outputs = judge_same_outputs(t.max_diff);
   return t;

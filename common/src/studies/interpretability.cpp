@@ -199,6 +199,8 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
     std::vector<double> noise(q + 1);
     for (double& x : noise) x = rng.uniform();
     random_taus.push_back(kendall_tau(noise, ti.leave_one_out));
+    a.random_top1 += argmax(noise) == top;
+    a.chance_top1 += 1.0 / double(q + 1);
     ++a.sequences;
   }
   if (a.sequences == 0) return a;
@@ -207,6 +209,8 @@ ImportanceAgreement importance_agreement(const AttnOnly& m, const std::vector<st
   for (auto& x : a.attn_vs_grad) x /= n;
   for (auto& x : a.attn_top1) x /= n;
   a.grad_top1 /= n;
+  a.random_top1 /= n;
+  a.chance_top1 /= n;
   a.grad_vs_loo /= n;
   a.uniform_vs_loo /= n;
   double mean = 0.0;

@@ -147,6 +147,39 @@ DistanceClaim distance_claim(const std::vector<HeadStat>& heads) {
 
 Verdict judge_alignment(double accuracy) { return judge_at_least(accuracy, 0.8, 0.5); }
 
+ExampleChoice pick_alignment_example(const std::vector<SentencePair>& pairs, std::size_t max_words,
+                                     std::size_t min_reordered) {
+  ExampleChoice c;
+  c.max_words = max_words, c.min_reordered = min_reordered;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const std::size_t reordered = reordered_rows(pairs[i].alignment).size();
+    if (pairs[i].src.size() <= max_words && reordered >= min_reordered) {
+      c.index = i, c.words = pairs[i].src.size(), c.reordered = reordered, c.found = true;
+      return c;
+    }
+  }
+  if (!pairs.empty()) c.words = pairs[0].src.size(), c.reordered = reordered_rows(pairs[0].alignment).size();
+  return c;
+}
+
+std::vector<std::size_t> reordered_rows(const std::vector<int>& alignment) {
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 1; i < alignment.size(); ++i)
+    if (alignment[i] >= 0 && alignment[i - 1] >= 0 && alignment[i] < alignment[i - 1]) rows.push_back(i);
+  return rows;
+}
+
+std::vector<RowMiss> row_misses(const Mat& weights, const std::vector<int>& alignment) {
+  std::vector<RowMiss> misses;
+  for (std::size_t i = 0; i < weights.shape(0) && i < alignment.size(); ++i) {
+    if (alignment[i] < 0) continue;
+    const auto row = xt::view(weights, i, xt::all());
+    const std::size_t read = std::size_t(std::max_element(row.begin(), row.end()) - row.begin());
+    if (read != std::size_t(alignment[i])) misses.push_back({i, read, std::size_t(alignment[i])});
+  }
+  return misses;
+}
+
 AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* transformer,
                                const std::vector<SentencePair>& pairs, const SentencePair& example,
                                const Vocab& src_vocab, const Vocab& tgt_vocab) {
@@ -158,6 +191,8 @@ AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* trans
   a.truth = xt::zeros<float>(a.example.shape());
   for (std::size_t i = 0; i < example.alignment.size() && i < a.truth.shape(0); ++i)
     if (example.alignment[i] >= 0) a.truth(i, std::size_t(example.alignment[i])) = 1.0f;
+  a.example_misses = row_misses(a.example, example.alignment);
+  a.reordered = reordered_rows(example.alignment);
   if (!transformer) return a;
   a.cross = transformer_alignment(*transformer, pairs, src_vocab, tgt_vocab);
   const Mat& acc = a.cross->accuracy;
@@ -169,6 +204,7 @@ AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* trans
   const PairAttention pa = transformer_attention(*transformer, example, src_vocab, tgt_vocab);
   const Mat full = slice_of(pa.cross[a.best_layer], a.best_head);  // (len(tgt) + 1, S): the <eos> row last
   a.best_example = xt::view(full, xt::range(0, example.tgt.size()), xt::all());
+  a.best_misses = row_misses(a.best_example, example.alignment);
   return a;
 }
 

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+#include <xtensor/xview.hpp>
+
 #include "attn/attention/gqa.hpp"
 #include "attn/attention/mha_trace.hpp"
 #include "attn/data/npy.hpp"
@@ -39,6 +42,46 @@ Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa) {
   as_mha.w_k = merge_heads(repeat_kv(split_heads(gqa.w_k, gqa.n_kv_heads), gqa.n_heads));
   as_mha.w_v = merge_heads(repeat_kv(split_heads(gqa.w_v, gqa.n_kv_heads), gqa.n_heads));
   return judge_agreement(max_abs_diff(multi_head_trace(x, gqa).output, multi_head_trace(x, as_mha).output), 0.0);
+}
+
+MultiHead mean_pool_kv(const MultiHead& mha, std::size_t g) {
+  const std::size_t h = mha.n_heads;
+  if (g == 0 || h % g != 0) throw ShapeError(fmt::format("mean_pool_kv: {} K/V heads do not divide {} heads", g, h));
+  if (mha.n_kv_heads != h) throw ShapeError(fmt::format("mean_pool_kv: needs MHA, got {} K/V heads", mha.n_kv_heads));
+  const std::size_t group = h / g, d_k = mha.d_head();
+  // w: (rows, h·d_k) -> (rows, g·d_k): column j·d_k + c is the mean over group j's heads i of
+  // column i·d_k + c.
+  auto pool = [&](const Mat& w) {
+    Mat out = xt::zeros<float>({w.shape(0), g * d_k});
+    for (std::size_t r = 0; r < w.shape(0); ++r)
+      for (std::size_t i = 0; i < h; ++i)
+        for (std::size_t c = 0; c < d_k; ++c) out(r, (i / group) * d_k + c) += w(r, i * d_k + c) / float(group);
+    return out;
+  };
+  auto pool_bias = [&](const Vec& b) {
+    Mat row = xt::zeros<float>({std::size_t(1), b.size()});
+    std::copy(b.begin(), b.end(), row.begin());
+    const Mat pooled = pool(row);
+    return Vec(xt::view(pooled, 0, xt::all()));
+  };
+  MultiHead gqa = mha;
+  gqa.n_kv_heads = g;
+  if (g == h) return gqa;
+  gqa.w_k = pool(mha.w_k);
+  gqa.w_v = pool(mha.w_v);
+  if (mha.b_k.size() > 0) gqa.b_k = pool_bias(mha.b_k);
+  if (mha.b_v.size() > 0) gqa.b_v = pool_bias(mha.b_v);
+  return gqa;
+}
+
+GqaPoolingCost gqa_pooling_cost(const Mat& x, const MultiHead& mha, std::size_t g) {
+  const Mat full = multi_head_trace(x, mha).output;
+  GqaPoolingCost c;
+  c.heads = mha.n_heads;
+  c.kv_heads = g;
+  c.max_diff = max_abs_diff(multi_head_trace(x, mean_pool_kv(mha, g)).output, full);
+  c.max_output = double(xt::amax(xt::abs(full))());
+  return c;
 }
 
 Agreement pytorch_parity(const std::string& dir) {

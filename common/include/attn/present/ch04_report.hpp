@@ -16,6 +16,11 @@ std::string si_count(double x);
 // Step 3: one heatmap per head side by side (rows = queries), recorded as "weights", and whether
 // the heads differ.
 void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words);
+// Blocks side by side in rows that fit max_width columns (2-column indent, gap 3): the first block
+// of every row is taken from `labelled` (a heatmap with its row labels), the others from `bare`
+// (the same heatmap without), so every row of maps can be read by its labels.
+std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
+                         const std::vector<std::string>& titles, std::size_t max_width);
 void report_head_diversity(Narrator& nar, const HeadDiversity& h);
 // Step 4: the trace against the training layer, and against PyTorch when the golden files exist.
 void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch);
@@ -23,8 +28,9 @@ void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreeme
 void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
 // Step 5's "why": where attention reaches half the work and the scores match the feed-forward.
 void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
-// Step 6: GQA vs repeated MHA, and the KV-cache bytes of a LLaMA-2-70B-like model.
-void report_gqa(Narrator& nar, const Agreement& gqa);
+// Step 6: GQA vs repeated MHA, what mean-pooling MHA's K/V heads into GQA and MQA changes in the
+// output (pooled), and the KV-cache bytes of a LLaMA-2-70B-like model.
+void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolingCost>& pooled);
 // The caption of step 6's GQA output: h query heads sharing g K/V heads, counted in words that fit
 // the numbers ("1 query head"), and "GQA = MHA here" when g = h (h has no smaller divisor used).
 std::string gqa_caption(std::size_t heads, std::size_t kv_heads);

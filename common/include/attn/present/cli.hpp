@@ -20,6 +20,18 @@
 
 namespace attn {
 
+// CLI11's --help, wrapped to help_columns() display columns (CJK counts 2): each option's
+// description continues under its own column (or, on a terminal under 80 columns, on the lines
+// below the option), and the title wraps too. ChapterApp installs it; tests/core/test_presentation
+// and tests/chapters/test_help check the widths.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  // min(100, terminal_columns()): the course's width, or a narrower $COLUMNS.
+  static std::size_t help_columns();
+  std::string make_option(const CLI::Option* opt, bool is_positional) const override;
+  std::string make_description(const CLI::App* app) const override;
+};
+
 class ChapterApp {
  public:
   ChapterApp(const std::string& number, std::uint64_t default_seed, int total_steps);

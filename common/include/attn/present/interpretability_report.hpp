@@ -51,9 +51,14 @@ struct InterpretabilityFindings;
 void report_distances(Narrator& nar, const InterpretabilityFindings& f, const std::string& norm,
                       std::size_t sentences);
 // Step 4 (claim 2).
-void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair& example);
+// Step 4: why this example (choice), the language and teacher forcing, the maps, what to look at
+// (reorderings and misses, computed), and the accuracies.
+void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair& example, const ExampleChoice& choice);
 // Step 5 (claim 3): the per-layer H / log n of the induction model, then each model's count.
 void report_uniform(Narrator& nar, const std::string& label, const UniformClaim& u, const std::vector<HeadStat>* stats);
+// Step 5: when most of chapter 08's encoder heads are near uniform beside step 4's aligned
+// cross-attention, the likely reason (said as one, not measured); nothing otherwise.
+void explain_uniform_encoder(Narrator& nar, const UniformClaim& encoder, const AlignmentStudy& a);
 // Step 6 (claim 4).
 void report_perturbation(Narrator& nar, const PerturbationSweep& p, const InductionModel& a, const InductionModel& b);
 // Step 7 (claim 5).

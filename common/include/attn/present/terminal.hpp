@@ -32,7 +32,7 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
                                    std::size_t next_indent = 0);
 
 // A number in 8 columns: fixed with 3 decimals, or exponent form when very large or very small;
-// −∞ prints as "-inf" (a masked score).
+// −∞ prints as "-inf" (a masked score), −0 as 0.
 std::string format_number(double x, int width = 8, int precision = 3);
 
 // The terminal's width for tables: $COLUMNS when it is a number from 40 to 1000, else 100.

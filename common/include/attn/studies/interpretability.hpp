@@ -80,6 +80,8 @@ struct ImportanceAgreement {
   double uniform_vs_loo = 0.0;  // uniform attention: τ_b = 0 (it ranks nothing)
   double random_vs_loo = 0.0;   // random scores: mean τ (chance)
   double random_spread = 0.0;   // standard error of that mean (standard_error of random_taus)
+  double random_top1 = 0.0;     // random scores: share whose largest is LOO's top token
+  double chance_top1 = 0.0;     // the mean over the sequences of 1 / (tokens ranked): a blind guess
   std::size_t sequences = 0;
   // Each sequence's τ against leave-one-out, for standard errors of the means and of differences.
   std::vector<std::vector<double>> attn_taus;  // per layer, per sequence

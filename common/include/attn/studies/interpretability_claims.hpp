@@ -100,6 +100,26 @@ Verdict judge_depth_trend(const std::vector<LayerStat>& layers);
 DistanceClaim distance_claim(const std::vector<HeadStat>& heads);
 
 // ---- claim 2 ------------------------------------------------------------------------------------
+// Step 4's example pair: the first of `pairs` with at most max_words source words (its map fits a
+// 100-column screen) and at least min_reordered reordered target words (reordered_rows), so the map
+// shows the language's reorderings; the first pair when none qualifies (found = false).
+struct ExampleChoice {
+  std::size_t index = 0, words = 0, reordered = 0, max_words = 0, min_reordered = 0;
+  bool found = false;
+};
+ExampleChoice pick_alignment_example(const std::vector<SentencePair>& pairs, std::size_t max_words = 24,
+                                     std::size_t min_reordered = 5);
+// Target positions i > 0 whose source word comes before target word i − 1's: where the translation
+// leaves the source order (a verb moved to its clause's end, an adjective after its noun).
+std::vector<std::size_t> reordered_rows(const std::vector<int>& alignment);
+
+// Rows of a (target × source) map whose largest weight is not on the true source word (chapter 07's
+// alignment_misses says more about each; this is what step 4 lists).
+struct RowMiss {
+  std::size_t row = 0, read = 0, truth = 0;
+};
+std::vector<RowMiss> row_misses(const Mat& weights, const std::vector<int>& alignment);
+
 struct AlignmentStudy {
   double bahdanau = 0.0;          // share of target words whose argmax α is the aligned source word
   std::size_t words = 0;          // target words scored
@@ -110,6 +130,8 @@ struct AlignmentStudy {
   double best = 0.0;
   Verdict best_aligns;
   Mat best_example;               // the best head's weights for the example, the <eos> row dropped
+  std::vector<RowMiss> example_misses, best_misses;  // row_misses of `example` and `best_example`
+  std::vector<std::size_t> reordered;                      // reordered_rows of the example
 };
 // Attention aligns words: a share of argmax hits ≥ 0.8 holds, ≥ 0.5 partly.
 Verdict judge_alignment(double accuracy);

@@ -34,6 +34,17 @@ Agreement trace_vs_layer(const Mat& x, const MultiHead& p);
 // GQA with its K/V heads repeated per query head, run as plain MHA: the same output (bound 0: the
 // same products in the same order).
 Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa);
+// MHA turned into GQA with g K/V heads the way Ainslie et al. 2023 (§2) convert a checkpoint
+// before uptraining: each group's K and V projection columns are the mean of its heads' columns.
+// g divides mha.n_heads (else ShapeError); g = n_heads returns mha's weights unchanged.
+MultiHead mean_pool_kv(const MultiHead& mha, std::size_t g);
+// What sharing costs before any uptraining, on x: max |GQA − MHA| over the outputs, with GQA =
+// mean_pool_kv(mha, g), beside max |MHA output| for scale. A measurement, no claim.
+struct GqaPoolingCost {
+  std::size_t heads = 0, kv_heads = 0;  // h query heads; g K/V heads (g = h: nothing pooled)
+  double max_diff = 0.0, max_output = 0.0;
+};
+GqaPoolingCost gqa_pooling_cost(const Mat& x, const MultiHead& mha, std::size_t g);
 // nn.MultiheadAttention (16 wide, 4 heads, biases) on the golden inputs of `dir` (X, W_Q, …, b_O,
 // output .npy) against multi_head_trace; bound 1e-5. Each file is shape-checked under its name.
 Agreement pytorch_parity(const std::string& dir);
