@@ -96,10 +96,10 @@ int main(int argc, char** argv) {
     report_naive_phases(nar, phases);
     nar.code("attn/studies/fast_attention_study.hpp: measure_naive_phases; attn/attention/fast_attention.hpp: "
              "naive_attention_forward");
-    nar.why(_("frameworks do exactly this (PyTorch's matmul-softmax-matmul); the n×n matrices set its size limit, and "
-              "the table says what sets its speed."));
+    nar.why(_("frameworks that run attention as three operations do this (PyTorch 1.13's CPU path: matmul, softmax, "
+              "matmul); the n×n matrices set its size limit, and the table says what sets its speed."));
 
-    nar.step(_("Tiles and an online softmax"), _("m' = max(m, rowmax S_ij);  O = e^(m−m')·O + e^(S_ij−m')·V_j;  ℓ likewise"),
+    nar.step(_("Tiles and an online softmax"), _("a running max m, sum ℓ and output O per query row"),
              _("Milakov & Gimelshein 2018; Dao et al. 2022"));
     const std::vector<FastKernelCheck> checks = fast_kernel_checks(nar.options().seed);
     report_fast_kernel_checks(nar, checks, fast_attention_path({}, 64), threads);
@@ -113,13 +113,14 @@ int main(int argc, char** argv) {
     report_sweep(nar, rows, roofs);
     nar.code("attn/studies/fast_attention_study.hpp: run_sweep, apply_roofs; attn/studies/attention_speed.hpp: "
              "bench_attention");
-    nar.why(_("best of a few runs on a shared machine; the roof was measured in this same run, so the percentages compare like with like."));
+    nar.why(_("best of a few runs on a shared machine; each roof is the better of its two measurements in this run, "
+              "before and after the sweep, so one burst of load on a roof does not inflate the percentages."));
 
-    nar.step(_("Why the tiled kernel is faster"), _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows flop/B"));
+    nar.step(_("Why the tiled kernel is faster"), _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows/2 flop/B"));
     const SweepSummary summary = summarize_sweep(rows);
-    report_sweep_summary(nar, summary);
-    nar.code("attn/studies/fast_attention_study.hpp: summarize_sweep");
-    nar.why(_("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip through memory."));
+    report_sweep_summary(nar, summary, judge_roofline(roofs.peak(), roofs.copy_gbs, phases.d), phases, roofs);
+    nar.code("attn/studies/fast_attention_study.hpp: summarize_sweep, judge_roofline");
+    nar.why(ch11_why_faster(phases));
 
     nar.step(_("A reference point"), _("a framework's attention = matmul → softmax → matmul"));
     nar.say(_("frameworks that run attention as three separate operations (PyTorch 1.13's CPU path, for one) do the "
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
               "that approach on this machine in this run; PyTorch itself is not run here (the suite does not need "
               "Python)."));
 
-    nar.step(_("On the GPU"), _("the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM"), "common/cuda");
+    nar.step(_("On the GPU"), _("the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM"));
     const GpuStep gpu = gpu_measure(gpu_sizes, dims, causal_opt);
     report_gpu(nar, gpu);
     if (gpu.state == GpuStep::State::measured) {

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
 
     // ------------------------------------------------------------------ 3. which form is fastest here
     nar.step(_("Scan, quadratic or chunked: the time on this CPU"),
-             _("scan O(T·N·P), quadratic O(T²·(N+P)), chunked linear in T for a fixed Q"),
+             _("scan O(T·N·P), quadratic O(T²·(N+P)), chunked linear in T for a fixed chunk length T_c"),
              _("Dao & Gu 2024, Fig. 10: the chunked kernel 2-8× faster than Mamba's scan on a GPU"));
     const SsdTiming timing = ssd_timing({64, 128, 256, 512, 1024}, 64, 64, 64);
     report_ssd_timing(nar, timing);
@@ -101,13 +101,7 @@ int main(int argc, char** argv) {
       }, archs);
       nar.result(_f("{} models trained in {:.0f} s on one thread", trained.size(), total));
     }
-    nar.say(_("what it took to learn at this size: a learning-rate sweep (at 1e-3 attention stayed at chance for "
-              "1500 steps; at 1e-2 it stops early, see the steps column of step 6), a short convolution before every mixer, as Mamba "
-              "and Based (Arora et al. 2024) have."));
-    nar.say(_("the SSM needed more: a rate in a narrow window (on 4 pairs at d = 32, after 3000 steps 5e-3 "
-              "recalled 0.27 and 2e-2 0.05 where 1e-2 reached 0.86; d = 64 does better at 5e-3; the sweep is in "
-              "the README), and 4000 steps instead of 1500: for hundreds of steps it recalls about 1/n, naming "
-              "a value of the sequence but not the right one."));
+    show_mqar_recipe(nar, tc, RecallModelConfig{});
     nar.code("attn/data/mqar.hpp, attn/models/recall_model.hpp, attn/studies/recall.hpp: train_recall_model");
     nar.why(_("every pair must be held until its query arrives: attention looks it up in the KV cache, a "
               "recurrent model must have kept it in its state."));
@@ -134,13 +128,7 @@ int main(int argc, char** argv) {
     nar.why(_("the KV cache grows with every token, the state does not: a few attention layers keep the lookup, "
               "the recurrent layers keep the cost flat."));
 
-    nar.takeaway({
-        _f("scan, masked attention and chunks compute one map (worst error {:.1e}); in this run the chunked form "
-           "ran at {:.1f}× the scan's speed at T = {} (timings move with the load).", agreement.agree.measured,
-           timing.chunked_vs_scan, timing.rows.back().t),
-        recall_takeaway(table, verdicts),
-        _f("at {} tokens an attention step cost about {}× an SSM step in this run: hybrids keep a few attention "
-           "layers.", cost.rows.back().context, two_significant(cost.ratio_at_longest))});
+    nar.takeaway({ssd_takeaway(agreement, timing), recall_takeaway(table, verdicts), decode_cost_takeaway(cost)});
     nar.finish();
   });
 }

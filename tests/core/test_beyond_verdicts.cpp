@@ -3,6 +3,8 @@
 // crossover and speed-up, the decode cost's slopes; and the family demo's computed reads.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -110,6 +112,24 @@ TEST_CASE("ssd verdicts: agreement, crossover, chunked speed-up") {
   // scan 10 → 40 µs over 16× in T: slope 0.5, off by 0.5: partly
   CHECK(judge_ssd_timing({{64, 10e-6, 5e-6, 10e-6}, {1024, 40e-6, 5e-6, 10e-6}}, 4, 4, 64).scan_linear.outcome ==
         Outcome::partly);
+  // The intervals off their cost: none in `fast` (the quoted speed-up stands) …
+  CHECK(fast.outliers.empty());
+  CHECK(fast.speedup_clean.outcome == Outcome::holds);
+  // … one scan interval ×8 for ×2 (local slope 3): named, and the speed-up is not quoted.
+  const SsdTiming jump = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 80e-6, 20e-6, 12e-6}, {256, 160e-6, 80e-6, 24e-6}},
+                                          4, 4, 64);
+  REQUIRE(jump.outliers.size() == 1);
+  CHECK(std::string(jump.outliers[0].form) == "scan");
+  CHECK(jump.outliers[0].from_t == 64);
+  CHECK(jump.outliers[0].to_t == 128);
+  CHECK(jump.outliers[0].growth == doctest::Approx(8.0));
+  CHECK(jump.outliers[0].expected == doctest::Approx(2.0));
+  CHECK(jump.speedup_clean.outcome == Outcome::fails);
+  // A quadratic interval off its cost is named but leaves the speed-up quoted.
+  const SsdTiming quad = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 20e-6, 80e-6, 12e-6}}, 4, 4, 64);
+  REQUIRE(quad.outliers.size() == 1);
+  CHECK(std::string(quad.outliers[0].form) == "quadratic");
+  CHECK(quad.speedup_clean.outcome == Outcome::holds);
 }
 
 TEST_CASE("decode cost verdicts: attention grows with the context, the SSM stays flat") {
@@ -129,6 +149,25 @@ TEST_CASE("decode cost verdicts: attention grows with the context, the SSM stays
   CHECK(e.cache_passed_at == 4096);
   CHECK(e.bytes_ratio_at_longest == doctest::Approx(8192.0));
   CHECK(judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}}, 8, 2, 4, 0).cache_passed_at == 0);  // unknown
+  // The steepest interval, and whether the KV cache crosses the cache size there: a jump where it
+  // crosses 1 MiB holds; the same jump one interval later, with the cache already beyond 1 MiB, fails.
+  const DecodeCost at = judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024, 2e-5, 2e-6},
+                                           {1024, 16e-5, 1e-6, 2 << 20, 1024, 3e-4, 1e-6},
+                                           {4096, 64e-5, 1e-6, 8 << 20, 1024, 8e-4, 2e-6}}, 8, 2, 4, 1 << 20);
+  CHECK(at.steepest_from == 256);
+  CHECK(at.steepest_to == 1024);
+  CHECK(at.steepest_growth == doctest::Approx(16.0));
+  CHECK(at.steepest_context_growth == doctest::Approx(4.0));
+  CHECK(at.jump_at_cache.outcome == Outcome::holds);
+  CHECK(at.ratio_at_longest == doctest::Approx(640.0));
+  CHECK(at.median_ratio_at_longest == doctest::Approx(400.0));  // 8e-4 / 2e-6
+  const DecodeCost later = judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}, {1024, 4e-5, 1e-6, 2 << 20, 1024},
+                                              {4096, 256e-5, 1e-6, 8 << 20, 1024}}, 8, 2, 4, 1 << 20);
+  CHECK(later.steepest_from == 1024);
+  CHECK(later.jump_at_cache.outcome == Outcome::fails);
+  CHECK(later.median_ratio_at_longest == doctest::Approx(2560.0));  // no medians: the best runs
+  CHECK(judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}, {1024, 4e-5, 1e-6, 2 << 20, 1024},
+                           {4096, 256e-5, 1e-6, 8 << 20, 1024}}, 8, 2, 4, 0).jump_at_cache.outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("family demo: the delta rule reads the latest value, linear attention a blend") {
@@ -165,7 +204,10 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
   CHECK(two_significant(0.0123) == "0.012");
   CHECK(two_significant(57.0) == "57");
   const RecallTable learned = table_with(0.3, 0.1, 0.95, 0.1, 1.0);  // the SSM recalls 0.95 at n = 4
-  CHECK(recall_takeaway(learned, judge_recall(learned)).find("mostly its fixed state") != std::string::npos);
+  // Linear attention with the same bytes recalls 0.9 where the SSM recalls 0.3: not the state alone.
+  CHECK(recall_takeaway(learned, judge_recall(learned)).find("written and trained matters too") != std::string::npos);
+  const RecallTable alike = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.35);  // linear 0.35 against the SSM's 0.3
+  CHECK(recall_takeaway(alike, judge_recall(alike)).find("its fixed state runs short") != std::string::npos);
   const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
   CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "attn/studies/fast_attention_study.hpp"
 
@@ -45,10 +46,8 @@ TEST_CASE("judge_naive_phases: memory-bound passes hold, slow arithmetic fails; 
   CHECK(slow.softmax_exp_bound.holds());
   CHECK(std::string(slow.slowest().name) == "softmax");
   CHECK(slow.gflops() == doctest::Approx(4.0 * 1024 * 1024 * 64 / 0.040 * 1e-9));
-  // The cap: copy GB/s × d/4; 10 GB/s × 16 = 160 ≤ 200 holds, 20 GB/s × 16 = 320 fails.
+  // The cap: copy GB/s × d/4 = 10 GB/s × 16.
   CHECK(slow.memory_cap_gflops() == doctest::Approx(160.0));
-  CHECK(slow.cap_below_peak.holds());
-  CHECK(phases(0.01, 0.02, 0.01, 0.019, 20.0).cap_below_peak.outcome == Outcome::fails);
   CHECK(phases(0.01, 0.02, 0.01, 0.0, 20.0).softmax_exp_bound.outcome == Outcome::inconclusive);
 }
 
@@ -81,11 +80,26 @@ TEST_CASE("judge_fast_kernel: the tiled kernel holds against its reference; a ch
   CHECK(bad.max_diff == doctest::Approx(1e-3).epsilon(0.05));
 }
 
+TEST_CASE("judge_roofline: the ridge is peak / bandwidth; each kernel's side of it both ways") {
+  // peak 46 GFLOP/s over 2.3 GB/s: ridge 20 flop/B; naive at d = 64 is 16 (below), tiled 96/2 = 48 (above).
+  const Roofline a = judge_roofline(46.0, 2.3, 64);
+  CHECK(a.ridge == doctest::Approx(20.0));
+  CHECK(a.naive_intensity == doctest::Approx(16.0));
+  CHECK(a.tiled_intensity == doctest::Approx(48.0));
+  CHECK(a.naive_below_ridge.holds());
+  CHECK(a.tiled_above_ridge.holds());
+  // 18 GFLOP/s over 9.7 GB/s: ridge 1.9, naive above it; a 200-GFLOP/s peak: tiled below the ridge 87.
+  CHECK(judge_roofline(18.0, 9.7, 64).naive_below_ridge.outcome == Outcome::fails);
+  CHECK(judge_roofline(200.0, 2.3, 64).tiled_above_ridge.outcome == Outcome::fails);
+  CHECK(judge_roofline(46.0, 0.0, 64).naive_below_ridge.outcome == Outcome::inconclusive);
+}
+
 namespace {
 AttentionBenchRow row(const char* impl, std::size_t n, double gflops, bool skipped = false) {
   AttentionBenchRow r;
   r.impl = impl, r.n = n, r.d = 64, r.heads = 8, r.gflops = gflops, r.skipped = skipped;
   r.seconds = skipped ? 0.0 : 1.0;
+  r.peak_mib = std::string(impl) == "naive" ? double(n) * double(n) * 1e-6 : double(n) * 1e-3;  // counted, run or not
   return r;
 }
 }  // namespace
@@ -111,6 +125,33 @@ TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are co
   CHECK(s.speedup == doctest::Approx(3.6));
   CHECK(s.tiled_near_sgemm.holds());
   CHECK(s.tiled_faster.holds());
+  CHECK(s.tiled_measured == 2);
+  CHECK(s.tiled_sgemm_median == doctest::Approx(87.5));  // 85 and 90
+  CHECK(s.best_n == 2048);
+  // Working memory at the largest n (4096, d = 64): the skipped naive row's need is kept.
+  CHECK(s.work_n == 4096);
+  CHECK(s.work_smallest_n == 512);
+  CHECK(s.tiled_work_mib == doctest::Approx(4.096));
+  CHECK(s.tiled_work_smallest_mib == doctest::Approx(0.512));
+  CHECK(s.naive_work_mib == doctest::Approx(16.777216));
+  // The median, not the best row, carries the verdict: one 90% row among 40% rows fails.
+  std::vector<AttentionBenchRow> one = {row("tiled", 2048, 90), row("tiled", 4096, 40), row("tiled", 8192, 40)};
+  apply_roofs(one, roofs);
+  const SweepSummary o = summarize_sweep(one);
+  CHECK(o.tiled_sgemm == doctest::Approx(90.0));
+  CHECK(o.tiled_sgemm_median == doctest::Approx(40.0));
+  CHECK(o.tiled_near_sgemm.outcome == Outcome::fails);
+  // The speedup: every (d, mask) pair at the largest shared n; the least one carries the verdict.
+  std::vector<AttentionBenchRow> pairs = {row("naive", 4096, 10), row("tiled", 4096, 43), row("naive", 4096, 20),
+                                          row("tiled", 4096, 30)};
+  pairs[2].causal = pairs[3].causal = true;
+  apply_roofs(pairs, roofs);
+  const SweepSummary q = summarize_sweep(pairs);
+  CHECK(q.speedup_pairs == 2);
+  CHECK(q.speedup == doctest::Approx(4.3));
+  CHECK(q.speedup_min == doctest::Approx(1.5));
+  CHECK_FALSE(q.speedup_causal);
+  CHECK(q.tiled_faster.outcome == Outcome::fails);
   // Slow tiled rows fail both; no size with both measured leaves the speedup inconclusive.
   std::vector<AttentionBenchRow> slow = {row("naive", 2048, 0, true), row("tiled", 2048, 30)};
   apply_roofs(slow, roofs);

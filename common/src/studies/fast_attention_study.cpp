@@ -11,6 +11,7 @@
 #include "attn/attention/attention.hpp"
 #include "attn/attention/fast_attention.hpp"
 #include "attn/studies/peak_flops.hpp"
+#include "attn/studies/state_space.hpp"
 #include "attn/studies/timing.hpp"
 #include "attn/tensor/blas.hpp"
 #include "attn/tensor/mask.hpp"
@@ -41,6 +42,7 @@ Roofs measure_roofs(int threads) {
   r.fma_before = r.fma_after = peak_fma_gflops(r.unit, threads).gflops;
   r.sgemm_before = r.sgemm_after = sgemm_gflops(2048, 5);
   r.copy_gbs = copy_bandwidth_gbs();
+  r.l2_bytes = l2_cache_bytes();
   return judge_roofs(r);
 }
 
@@ -64,7 +66,6 @@ NaivePhases judge_naive_phases(NaivePhases p) {
   p.memory_sets_speed = judge_at_least(
       total > 0 ? (p.qk.memory_seconds + p.softmax.memory_seconds + p.pv.memory_seconds) / total : NAN,
       kMemoryBoundShare);
-  p.cap_below_peak = judge_at_most(p.memory_cap_gflops() - p.fma_peak_gflops, 0.0);
   p.softmax_exp_bound = judge_at_most(
       p.cached_softmax_seconds > 0 ? p.softmax.seconds / p.cached_softmax_seconds : NAN, kCacheMissRatio);
   return p;
@@ -177,6 +178,7 @@ void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs) {
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   SweepSummary s;
   for (const auto& r : rows) s.has_large = s.has_large || (!r.skipped && r.n >= kLargeN);
+  std::vector<double> tiled_pcts;
   for (const auto& r : rows) {
     if (!r.skipped) s.above_sgemm += r.pct_of_sgemm > 100.0, s.above_peak += r.pct_of_peak > 100.0;
     if (s.has_large && r.n < kLargeN) continue;
@@ -186,21 +188,54 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
       continue;
     }
     s.naive_measured += naive;
+    if (!naive) {
+      tiled_pcts.push_back(r.pct_of_sgemm);
+      if (r.pct_of_sgemm > s.tiled_sgemm) s.best_n = r.n, s.best_d = r.d, s.best_causal = r.causal;
+    }
     double& sg = naive ? s.naive_sgemm : s.tiled_sgemm;
     double& pk = naive ? s.naive_peak : s.tiled_peak;
     sg = std::max(sg, r.pct_of_sgemm), pk = std::max(pk, r.pct_of_peak);
   }
-  // The speedup at the largest n where both ran (with the same d and mask).
+  s.tiled_measured = tiled_pcts.size();
+  if (!tiled_pcts.empty()) {  // the median: the middle row, or the mean of the middle two
+    std::sort(tiled_pcts.begin(), tiled_pcts.end());
+    const std::size_t m = tiled_pcts.size() / 2;
+    s.tiled_sgemm_median = tiled_pcts.size() % 2 ? tiled_pcts[m] : 0.5 * (tiled_pcts[m - 1] + tiled_pcts[m]);
+  }
+  // The speedups at the largest n where both ran, one per (d, mask) pair.
   for (const auto& a : rows)
     for (const auto& b : rows)
       if (a.impl == "tiled" && b.impl == "naive" && !a.skipped && !b.skipped && a.n == b.n && a.d == b.d &&
           a.causal == b.causal && a.n >= s.speedup_n && b.gflops > 0) {
-        if (a.n > s.speedup_n) s.speedup = 0.0;
-        s.speedup_n = a.n, s.speedup = std::max(s.speedup, a.gflops / b.gflops);
+        const double x = a.gflops / b.gflops;
+        if (a.n > s.speedup_n) s.speedup = 0.0, s.speedup_min = x, s.speedup_pairs = 0;
+        s.speedup_n = a.n, ++s.speedup_pairs, s.speedup_min = std::min(s.speedup_min, x);
+        if (x > s.speedup) s.speedup = x, s.speedup_d = a.d, s.speedup_causal = a.causal;
       }
-  s.tiled_near_sgemm = judge_at_least(s.tiled_sgemm > 0 ? s.tiled_sgemm : NAN, kNearSgemm, kNearSgemmPartly);
-  s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup : NAN, kSpeedup);
+  // Working memory: the tiled row at the largest n (largest d there) against the naive one's need.
+  for (const auto& r : rows)
+    if (r.impl == "tiled" && (r.n > s.work_n || (r.n == s.work_n && r.d > s.work_d))) s.work_n = r.n, s.work_d = r.d;
+  s.work_smallest_n = s.work_n;
+  for (const auto& r : rows) {
+    if (r.d != s.work_d) continue;
+    if (r.n == s.work_n) (r.impl == "tiled" ? s.tiled_work_mib : s.naive_work_mib) = r.peak_mib;
+    if (r.impl == "tiled" && r.n <= s.work_smallest_n) s.work_smallest_n = r.n, s.tiled_work_smallest_mib = r.peak_mib;
+  }
+  s.tiled_near_sgemm =
+      judge_at_least(s.tiled_measured > 0 ? s.tiled_sgemm_median : NAN, kNearSgemm, kNearSgemmPartly);
+  s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup_min : NAN, kSpeedup);
   return s;
+}
+
+Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows) {
+  Roofline r;
+  r.peak_gflops = peak_gflops, r.copy_gbs = copy_gbs, r.d = d, r.block_rows = block_rows;
+  r.ridge = copy_gbs > 0 && peak_gflops > 0 ? peak_gflops / copy_gbs : NAN;
+  r.naive_intensity = double(d) / 4.0;
+  r.tiled_intensity = double(block_rows) / 2.0;
+  r.naive_below_ridge = judge_at_most(r.naive_intensity - r.ridge, 0.0);
+  r.tiled_above_ridge = judge_at_least(r.tiled_intensity - r.ridge, 0.0);
+  return r;
 }
 
 }  // namespace attn

@@ -97,24 +97,50 @@ SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::s
   r.scan_linear = judge_at_most(std::abs(r.scan_slope - 1.0), 0.25, 0.5);
   r.quadratic_square = judge_at_most(std::abs(r.quadratic_slope - 2.0), 0.25, 0.5);
   r.chunked_linear = judge_at_most(std::abs(r.chunked_slope - 1.0), 0.25, 0.5);
+  std::size_t unclean = 0;
+  for (std::size_t i = 1; i < r.rows.size(); ++i) {
+    const SsdTimingRow &a = r.rows[i - 1], &b = r.rows[i];
+    const double grow_t = double(b.t) / double(a.t);
+    const struct { const char* form; double from, to, exponent; } forms[] = {
+        {"scan", a.scan_s, b.scan_s, 1.0}, {"quadratic", a.quadratic_s, b.quadratic_s, 2.0},
+        {"chunked", a.chunked_s, b.chunked_s, 1.0}};
+    for (const auto& f : forms) {
+      if (!(f.from > 0 && f.to > 0 && grow_t > 1)) continue;
+      const double local = std::log(f.to / f.from) / std::log(grow_t);
+      if (std::abs(local - f.exponent) <= 0.5) continue;
+      r.outliers.push_back({f.form, a.t, b.t, f.to / f.from, std::pow(grow_t, f.exponent)});
+      unclean += f.exponent == 1.0;  // the scan's and the chunked form's
+    }
+  }
+  r.speedup_clean = judge_at_most(double(unclean), 0.0);
   return r;
 }
 
 SsdTiming ssd_timing(const std::vector<std::size_t>& lengths, std::size_t n, std::size_t p, std::size_t chunk) {
   std::vector<SsdTimingRow> rows;
   Rng rng(120);
+  struct Inputs { Mat x, b, c; Vec la; };
+  std::vector<Inputs> inputs;
   for (std::size_t t : lengths) {
-    const Mat x = rng.normal_mat(t, p), b = rng.normal_mat(t, n, 0.25f), c = rng.normal_mat(t, n, 0.25f);
-    Vec la = Vec::from_shape({t});
-    for (auto& v : la) v = -rng.uniform(0.01f, 0.5f);
+    Inputs in{rng.normal_mat(t, p), rng.normal_mat(t, n, 0.25f), rng.normal_mat(t, n, 0.25f), Vec::from_shape({t})};
+    for (auto& v : in.la) v = -rng.uniform(0.01f, 0.5f);
+    inputs.push_back(std::move(in));
     SsdTimingRow row;
     row.t = t;
-    Mat sink;
-    row.scan_s = best_seconds([&] { sink = ssd_scan(x, b, c, la); }, 5, true, 0.3);
-    row.quadratic_s = best_seconds([&] { sink = ssd_quadratic(x, b, c, la); }, 5, true, 0.3);
-    row.chunked_s = best_seconds([&] { sink = ssd_chunked(x, b, c, la, chunk); }, 5, true, 0.3);
+    row.scan_s = row.quadratic_s = row.chunked_s = INFINITY;
     rows.push_back(row);
   }
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Inputs& in = inputs[i];
+      SsdTimingRow& row = rows[i];
+      Mat sink;
+      row.scan_s = std::min(row.scan_s, best_seconds([&] { sink = ssd_scan(in.x, in.b, in.c, in.la); }, 5, true, 0.2));
+      row.quadratic_s =
+          std::min(row.quadratic_s, best_seconds([&] { sink = ssd_quadratic(in.x, in.b, in.c, in.la); }, 5, true, 0.2));
+      row.chunked_s = std::min(row.chunked_s,
+                               best_seconds([&] { sink = ssd_chunked(in.x, in.b, in.c, in.la, chunk); }, 5, true, 0.2));
+    }
   return judge_ssd_timing(std::move(rows), n, p, chunk);
 }
 
@@ -189,11 +215,32 @@ DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_mode
   c.ratio_at_longest = c.rows.empty() ? NAN : c.rows.back().attention_s / c.rows.back().ssm_s;
   c.bytes_ratio_at_longest =
       c.rows.empty() ? NAN : double(c.rows.back().kv_bytes) / double(c.rows.back().state_bytes);
+  if (!c.rows.empty()) {
+    const DecodeCostRow& last = c.rows.back();
+    const double am = last.attention_median_s > 0 ? last.attention_median_s : last.attention_s;
+    const double sm = last.ssm_median_s > 0 ? last.ssm_median_s : last.ssm_s;
+    c.median_ratio_at_longest = am / sm;
+  }
   for (const auto& r : c.rows)
     if (cache_bytes > 0 && c.cache_passed_at == 0 && r.kv_bytes > cache_bytes) c.cache_passed_at = r.context;
+  double steepest = -INFINITY;
+  for (std::size_t i = 1; i < c.rows.size(); ++i) {
+    const DecodeCostRow &a = c.rows[i - 1], &b = c.rows[i];
+    const double grow_ctx = double(b.context) / double(a.context), grow = b.attention_s / a.attention_s;
+    const double local = grow_ctx > 1 && grow > 0 ? std::log(grow) / std::log(grow_ctx) : NAN;
+    if (!(local > steepest)) continue;
+    steepest = local;
+    c.steepest_from = a.context, c.steepest_to = b.context;
+    c.steepest_growth = grow, c.steepest_context_growth = grow_ctx;
+    c.steepest_kv_from = a.kv_bytes, c.steepest_kv_to = b.kv_bytes;
+  }
   c.attention_grows = judge_at_least(c.attention_slope, 0.5);
   c.attention_linear = judge_at_most(std::abs(c.attention_slope - 1.0), 0.25);
   c.ssm_flat = judge_at_most(c.ssm_slope, 0.2);
+  const bool crosses = c.steepest_kv_from <= cache_bytes && cache_bytes < c.steepest_kv_to;
+  c.jump_at_cache = cache_bytes == 0 || c.steepest_to == 0 || c.attention_linear.holds()
+                        ? Verdict{NAN, 0.0, 0.0, Outcome::inconclusive}
+                        : Verdict{crosses ? 1.0 : 0.0, 1.0, 1.0, crosses ? Outcome::holds : Outcome::fails};
   return c;
 }
 
@@ -205,6 +252,7 @@ DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_m
   const Mat x = rng.normal_mat(1, d_model);
   const Vec xv = xt::view(x, 0, xt::all());
   std::vector<DecodeCostRow> rows;
+  int runs = 0;
   for (std::size_t ctx : contexts) {
     KVCache cache = kv_cache_make(att, ctx + 1);
     cache.k = rng.normal_mat(ctx + 1, d_model);  // the earlier tokens' keys and values
@@ -212,15 +260,20 @@ DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_m
     DecodeCostRow r;
     r.context = ctx;
     Mat out;
-    r.attention_s = best_seconds([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 5, true, 0.12);
+    const TimeSpread at = time_runs([&] { cache.len = ctx; out = decoder_attention_step(att, cache, x); }, 7, true, 0.6);
     Tensor3 state = xt::zeros<float>({heads, state_n, d_model / heads});
     Vec o;
-    r.ssm_s = best_seconds([&] { o = selective_ssm_step(ssm, state, xv); }, 5, true, 0.12);
+    const TimeSpread st = time_runs([&] { o = selective_ssm_step(ssm, state, xv); }, 7, true, 0.6);
+    r.attention_s = at.best, r.attention_median_s = at.median;
+    r.ssm_s = st.best, r.ssm_median_s = st.median;
+    runs = runs == 0 ? std::min(at.runs, st.runs) : std::min({runs, at.runs, st.runs});
     r.kv_bytes = 2 * ctx * d_model * sizeof(float);
     r.state_bytes = selective_ssm_state_floats(d_model, heads, state_n) * sizeof(float);
     rows.push_back(r);
   }
-  return judge_decode_cost(std::move(rows), d_model, heads, state_n, l2_cache_bytes());
+  DecodeCost c = judge_decode_cost(std::move(rows), d_model, heads, state_n, l2_cache_bytes());
+  c.runs = runs;
+  return c;
 }
 
 }  // namespace attn

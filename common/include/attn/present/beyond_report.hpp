@@ -19,6 +19,9 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& t);
 void report_family(Narrator& nar, const FamilyDemo& f);
 // The task (one sequence printed), the models and what training needed.
 void show_mqar_task(Narrator& nar, std::size_t vocab);
+// Step 5: what training needed (the learning rate, the short convolution), the stopping rule, and the
+// SSM's recipe, from the training configuration the shipped models were trained with.
+void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, const RecallModelConfig& cfg);
 // cfg: the models' shared settings (N, d_k, w, K) for the legend; source: where the checkpoints came from.
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
                    const std::string& source);
@@ -32,5 +35,9 @@ std::string two_significant(double x);
 // The takeaway's MQAR line: attention, SSM and hybrid at the most pairs and widest width, and
 // whether the SSM's shortfall is its state (it learned the lookup at the fewest pairs) or training.
 std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v);
+// The takeaway's lines for steps 2–3 (the speed-up quoted only when the scan's and the chunked
+// timings grew as their costs say) and step 7 (bytes first, then the time ratio as best–median).
+std::string ssd_takeaway(const SsdAgreement& a, const SsdTiming& r);
+std::string decode_cost_takeaway(const DecodeCost& c);
 
 }  // namespace attn

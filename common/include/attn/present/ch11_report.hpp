@@ -23,8 +23,12 @@ void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>
 // d, heads, causal, seconds, GFLOP/s, % sgemm, % peak, work MiB, skipped; "roofs": FMA peak before,
 // after, sgemm before, after, copy GB/s), and why rows pass 100% of sgemm when they do.
 void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, const Roofs& r);
-// Step 5: the best rows in range, skipped ones said as skipped, and the verdicts.
-void report_sweep_summary(Narrator& nar, const SweepSummary& s);
+// Step 5: the best and median rows in range, skipped ones said as skipped, the verdicts, and the
+// roofline with the whole run's roofs set against what step 2 measured.
+void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& rl, const NaivePhases& p,
+                          const Roofs& r);
+// Step 5's why, chosen by what step 2 found limits the naive way.
+std::string ch11_why_faster(const NaivePhases& p);
 // Step 7: the GPU table and what each rung bought, or the one line saying why there is none.
 void report_gpu(Narrator& nar, const GpuStep& g);
 

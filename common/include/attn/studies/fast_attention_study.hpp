@@ -27,6 +27,7 @@ struct Roofs {
   double fma_before = 0.0, fma_after = 0.0;      // GFLOP/s
   double sgemm_before = 0.0, sgemm_after = 0.0;  // GFLOP/s, 2048³
   double copy_gbs = 0.0;
+  std::size_t l2_bytes = 0;          // one core's L2 cache as the OS reports it (0: unknown)
   double peak() const { return std::max(fma_before, fma_after); }
   double sgemm() const { return std::max(sgemm_before, sgemm_after); }
   // sgemm_within_peak: sgemm ≤ the FMA peak (fails when other programs slowed the peak loop).
@@ -62,10 +63,9 @@ struct NaivePhases {
   double memory_cap_gflops() const { return copy_gbs * double(d) / 4.0; }
   const NaivePass& slowest() const;
   // memory_sets_speed: Σ memory_seconds / seconds() ≥ kMemoryBoundShare;
-  // cap_below_peak: the memory cap ≤ the FMA peak (else memory cannot be what limits it at this d);
   // softmax_exp_bound: softmax.seconds ≤ kCacheMissRatio × cached_softmax_seconds (its exps, not
   // cache misses, set the softmax's time).
-  Verdict memory_sets_speed, cap_below_peak, softmax_exp_bound;
+  Verdict memory_sets_speed, softmax_exp_bound;
 };
 NaivePhases judge_naive_phases(NaivePhases p);
 NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads, const Roofs& roofs, int threads,
@@ -101,15 +101,44 @@ inline constexpr double kSpeedup = 2.0;                   // tiled over naive at
 struct SweepSummary {
   bool has_large = false;              // some measured row has n ≥ kLargeN: the summary covers those only
   double tiled_sgemm = 0.0, tiled_peak = 0.0, naive_sgemm = 0.0, naive_peak = 0.0;  // best % in range
+  double tiled_sgemm_median = 0.0;     // the median tiled row's % of sgemm in range
+  std::size_t tiled_measured = 0;      // tiled rows in range
+  std::size_t best_n = 0, best_d = 0;  // the best tiled row in range (with best_causal)
+  bool best_causal = false;
   std::size_t naive_measured = 0, naive_skipped = 0;  // naive rows in range
   std::size_t above_sgemm = 0, above_peak = 0;        // measured rows above 100%
-  std::size_t speedup_n = 0;           // the largest n with both measured (d, causal of that pair)
-  double speedup = 0.0;                // tiled GFLOP/s / naive GFLOP/s there
-  // tiled_near_sgemm: the best tiled % of sgemm in range ≥ kNearSgemm (partly ≥ kNearSgemmPartly);
-  // tiled_faster: speedup ≥ kSpeedup (inconclusive when no size has both measured).
+  std::size_t speedup_n = 0;           // the largest n with both measured
+  std::size_t speedup_pairs = 0;       // (d, causal) pairs with both measured there
+  double speedup = 0.0, speedup_min = 0.0;  // tiled GFLOP/s / naive GFLOP/s there: the best, the least
+  std::size_t speedup_d = 0;           // the best pair's d and mask
+  bool speedup_causal = false;
+  // Working memory at the largest n and d of the sweep (beyond Q, K, V, O; counted, not measured):
+  std::size_t work_n = 0, work_d = 0;
+  double tiled_work_mib = 0.0, naive_work_mib = 0.0;  // naive: what it needs there, run or skipped
+  double tiled_work_smallest_mib = 0.0;               // the tiled kernel's at the smallest n, same d
+  std::size_t work_smallest_n = 0;
+  // tiled_near_sgemm: the median tiled % of sgemm in range ≥ kNearSgemm (partly ≥ kNearSgemmPartly);
+  // tiled_faster: the least speedup at speedup_n ≥ kSpeedup (inconclusive when no size has both).
   Verdict tiled_near_sgemm, tiled_faster;
 };
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows);
+
+// ---- the roofline, with the roofs of the whole run -----------------------------------------------
+// Flops per byte of main-memory traffic: naive 4·d flops per 16 bytes of S and P (d/4); tiled: a
+// block of `block_rows` queries does 4·block_rows·n·d flops while K and V (8·n·d bytes) stream past
+// it (block_rows/2). The ridge, peak / copy bandwidth, is where the two roofs meet: below it the
+// roofline calls a kernel memory-bound, above it compute-bound.
+inline constexpr std::size_t kTiledBlockRows = 96;  // FastAttentionConfig's default block_q
+struct Roofline {
+  double peak_gflops = 0.0, copy_gbs = 0.0;
+  double ridge = 0.0;            // flop/B
+  std::size_t d = 0, block_rows = 0;
+  double naive_intensity = 0.0, tiled_intensity = 0.0;  // flop/B
+  // naive_below_ridge: naive_intensity ≤ ridge (the roofline calls it memory-bound);
+  // tiled_above_ridge: tiled_intensity ≥ ridge (compute-bound). NaN roofs: inconclusive.
+  Verdict naive_below_ridge, tiled_above_ridge;
+};
+Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows = kTiledBlockRows);
 
 // ---- the GPU step ------------------------------------------------------------------------------
 struct GpuStep {

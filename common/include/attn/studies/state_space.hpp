@@ -40,9 +40,17 @@ struct SsdTimingRow {
   std::size_t t = 0;
   double scan_s = 0, quadratic_s = 0, chunked_s = 0;
 };
+// One interval of the timing table whose growth is off its form's cost: from_t → to_t, the time
+// grew `growth`× where the cost's exponent predicts `expected`× (local log-log slope off by > 0.5).
+struct SsdTimingOutlier {
+  const char* form = "";  // "scan", "quadratic", "chunked" (translated where printed)
+  std::size_t from_t = 0, to_t = 0;
+  double growth = 0, expected = 0;
+};
 struct SsdTiming {
   std::size_t n = 0, p = 0, chunk = 0;
   std::vector<SsdTimingRow> rows;
+  std::vector<SsdTimingOutlier> outliers;  // every interval off its cost, in table order
   std::size_t crossover_t = 0;   // first T where the quadratic form is slower than the scan (0: none)
   double chunked_vs_scan = 0;    // scan time / chunked time at the largest T (> 1: chunked faster)
   double quadratic_slope = 0, scan_slope = 0, chunked_slope = 0;  // log-log slopes of time against T
@@ -50,7 +58,12 @@ struct SsdTiming {
   // Each slope against its cost's exponent (scan 1, quadratic 2, chunked 1 while Q is fixed):
   // |slope − expected| ≤ 0.25 holds, ≤ 0.5 partly, else fails.
   Verdict scan_linear, quadratic_square, chunked_linear;
+  // The speed-up at the largest T is quoted only when the scan's and the chunked form's timings grew
+  // as their costs say: the number of their off-cost intervals, at most 0 holds.
+  Verdict speedup_clean;
 };
+// Each length timed in two passes over the table (best of 5 per cell per pass, the better pass
+// kept), so that a burst of load on one pass does not set a cell.
 SsdTiming ssd_timing(const std::vector<std::size_t>& lengths, std::size_t n, std::size_t p, std::size_t chunk);
 // The crossover, speed-up, slopes and verdict from measured rows (what ssd_timing returns).
 SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::size_t p, std::size_t chunk);
@@ -86,20 +99,30 @@ FamilyDemo family_demo();
 // ------------------------------------------------------------------ 4. one generated token
 struct DecodeCostRow {
   std::size_t context = 0;
-  double attention_s = 0, ssm_s = 0;           // one decode step
+  double attention_s = 0, ssm_s = 0;           // one decode step, the best of the timed runs
   std::size_t kv_bytes = 0, state_bytes = 0;   // what the step has to keep
+  double attention_median_s = 0, ssm_median_s = 0;  // the median runs (0: not measured, the best is used)
 };
 struct DecodeCost {
   std::size_t d_model = 0, heads = 0, state_n = 0;
   std::vector<DecodeCostRow> rows;
   double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context
-  double ratio_at_longest = 0;                 // attention time / SSM time at the longest context
+  double ratio_at_longest = 0;                 // attention time / SSM time at the longest context (best runs)
+  double median_ratio_at_longest = 0;          // the same from the median runs
+  int runs = 0;                                // timed runs per cell (the fewest of any cell)
+  // The interval of the table where attention's time grew most for its growth in context:
+  std::size_t steepest_from = 0, steepest_to = 0;
+  double steepest_growth = 0, steepest_context_growth = 0;
+  std::size_t steepest_kv_from = 0, steepest_kv_to = 0;
+  // jump_at_cache: the steepest interval is where the KV cache outgrows cache_bytes (holds) or not
+  // (fails); inconclusive when the cache size is unknown or attention grows as its cost says.
   double bytes_ratio_at_longest = 0;           // KV-cache bytes / state bytes there
   Verdict attention_grows;                     // attention slope ≥ 0.5 (time grows with the context)
   Verdict attention_linear;                    // |attention slope − 1| ≤ 0.25 (O(t·d), as the cost says)
   Verdict ssm_flat;                            // SSM slope ≤ 0.2 (constant per token)
   std::size_t cache_bytes = 0;                 // one core's L2 cache (0: unknown)
   std::size_t cache_passed_at = 0;             // first context whose KV cache exceeds it (0: none)
+  Verdict jump_at_cache;
 };
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
                        std::size_t state_n);
