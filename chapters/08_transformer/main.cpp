@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     f.translation = translation_findings(f.evals, norm, m, corpus, ct.metadata);
     report_results(nar, f, corpus);
 
-    nar.step(_("Post-Norm vs Pre-Norm at initialisation"), _("‖∂L/∂W2‖ of each layer's FFN, 6 + 6 layers, one batch"),
-             "Xiong et al. 2020, §4, Fig. 3");
+    nar.step(_("Post-Norm vs Pre-Norm at initialisation"), _("‖∂L/∂W2‖ of each layer's FFN, 6 + 6 layers, one batch, one seed"),
+             "Xiong et al. 2020, §3.3–3.4, Fig. 3");
     f.norms = norm_placement_study(m.cfg, corpus);
     report_norm_placement(nar, f, m.cfg, corpus, norm_study);
 

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
 #include "run_program.hpp"
 
@@ -254,7 +255,7 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   const std::string gen = t["generalises"]["outcome"];
   CHECK(r.has(gen == "holds" ? "no overfitting" : gen == "fails" ? "overfitting: the model does clearly better"
                                                                   : "some overfitting"));
-  CHECK(r.has("a failure from the 51-60 bucket"));
+  CHECK(r.has("the first failure found in the 51-60 bucket"));
   // Training against test on the longest bucket, from results.json; the why follows its verdict.
   CHECK(flat.find("on 51-60 words alone: training " + one(t["train_long"].get<double>())) != std::string::npos);
   const std::string gen_long = t["generalises_long"]["outcome"];
@@ -279,8 +280,8 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(r.has("Pre-Norm, last / first layer: encoder " + three(pre_enc.back() / pre_enc.front())));
   const auto post_enc = np["post_encoder"].get<std::vector<double>>();
   const bool none_grows = np["post_grows_encoder"]["outcome"] == "fails" && np["post_grows_decoder"]["outcome"] == "fails";
-  if (none_grows) CHECK(flat.find("show none of the Post-Norm growth") != std::string::npos);
-  CHECK(r.has("Xiong et al. 2020, §4, Fig. 3"));
+  if (none_grows) CHECK(flat.find("shows none of the Post-Norm growth") != std::string::npos);
+  CHECK(r.has("Xiong et al. 2020, §3.3–3.4, Fig. 3"));
   CHECK(r.has("Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\""));
 
   // Step 9: the training time's account, and the step time.
@@ -337,4 +338,13 @@ TEST_CASE("chapter 08: bad flags exit 2, a missing or corrupt checkpoint exits 1
   CHECK(corrupt.status == 1);
   CHECK(corrupt.err_has("attn-ch08-corrupt.safetensors"));
   fs::remove(bad);
+}
+
+TEST_CASE("chapter 08: a checkpoint whose norm differs from --norm is refused, naming both") {
+  const std::string pre = attn::require_data_file("ch08/transformer_pre.safetensors");
+  const RunResult wrong = run_program(kProgram08, {"--quiet", "--checkpoint", pre});
+  CHECK(wrong.status == 1);
+  CHECK(wrong.err_has("Pre-Norm model but --norm is post"));
+  CHECK(wrong.err_has("--norm pre"));
+  CHECK(wrong.out.find("Post greedy") == std::string::npos);  // nothing narrated under the wrong label
 }

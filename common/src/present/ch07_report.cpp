@@ -196,7 +196,7 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
              cfg.noise));
   nar.say(_("  · the text tokens are toy word vectors (a stand-in for the text encoder); W_K, W_V random;"));
   nar.say(_f("  · W_Q solved so that a clean region scores {:.1f} on its own word, 0 on the others", cfg.gain));
-  nar.say(_("    (what the trained denoiser, a U-Net in Rombach et al. 2022, learns from captioned images)."));
+  nar.say(_("    (an idealisation built by hand, not learned: this step trains nothing)."));
   nar.say(_f("widths differ: a latent position has d_y = {} numbers, a text token d_x = {}; W_Q is {}×{}, W_K {}×{}, "
              "W_V {}×{}: d_k = {} and d_v = {} in this step.", im.latent.shape(1), im.text.shape(1),
              im.w.w_q.shape(0), im.w.w_q.shape(1), im.w.w_k.shape(0), im.w.w_k.shape(1), im.w.w_v.shape(0),

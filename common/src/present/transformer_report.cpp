@@ -76,6 +76,11 @@ ChapterTransformer chapter_transformer(const ToyCorpus& corpus, bool train, cons
         ct.metadata = {};
         load_transformer(path, nullptr, &ct.metadata);  // the metadata exactly as stored
       });
+  // The chapter narrates and labels the model by --norm: a checkpoint of the other placement is refused.
+  if (ct.model.cfg.norm != cfg.norm)
+    throw std::invalid_argument(_f("{} holds a {}-Norm model but --norm is {}: run with --norm {}", ct.path,
+                                   norm_name(ct.model.cfg.norm) == std::string("pre") ? "Pre" : "Post",
+                                   norm_name(cfg.norm), norm_name(ct.model.cfg.norm)));
   return ct;
 }
 
@@ -359,7 +364,7 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
                     "(v − mean)/std, then scaled by γ (mean {:.2f}, std {:.2f}) and shifted by β (mean {:+.3f})",
                     m.cfg.d_model, fmt::join(ex.src, " "), g.mean[0], g.std[0], be.mean[0])
                : _f("each row's mean and std over its {} values (source: \"{}\"): y = h2 + FFN(LN3(h2)) is a residual "
-                    "sum, not normalised; only the sub-layers' inputs are",
+                    "sum, not normalised; only the sub-layers' inputs are normalised (by LN1–LN3)",
                     m.cfg.d_model, fmt::join(ex.src, " ")));
   nar.say(_("--export writes this layer's input, memory, output and every parameter (Q = X·W_Q, right-multiplied); "
             "tests/chapters/test_ch08.cpp and tests/check_ch08_export.py recompute dec0_output from those files alone."));
@@ -472,16 +477,28 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.say(_("none = chapter 00, Bahdanau = chapter 01, Luong-gen = chapter 02 (global, general score); Post and Pre = "
             "this chapter's two Transformers (Post-Norm, the paper's placement, and Pre-Norm), loaded from data/ch08/"));
   std::vector<std::string> counts;
-  for (const BucketMetrics& m : eval_named(f.evals, me + "_greedy").result.buckets)
+  std::size_t in_buckets = 0;
+  for (const BucketMetrics& m : eval_named(f.evals, me + "_greedy").result.buckets) {
     counts.push_back(fmt::format("{} {}", m.bucket.label(), m.sentences));
+    in_buckets += m.sentences;
+  }
   nar.say(_f("exact: the share of sentences translated word for word; token: the share of reference positions given "
              "the right word; test sentences per bucket: {}", fmt::join(counts, ", ")));
+  if (in_buckets < corpus.test.size())
+    nar.say(_f("the 'all' rows cover the {} of {} test sentences that fall in a bucket; the other {} (shorter than "
+               "the first bucket) are in none", in_buckets, corpus.test.size(), corpus.test.size() - in_buckets));
   nar.say(_f("checkpoints: {}, the weights of step {} of {} (validation BLEU {:.2f}, seed {}){}", norm_title(f.norm),
              t.own.best_step, t.own.steps, t.own.valid_bleu, t.own.seed.empty() ? "?" : t.own.seed,
              t.other_present ? _f("; {}, step {} of {} ({:.2f}, seed {}); one training run each",
                                   norm_title(other_norm(f.norm)), t.other_checkpoint.best_step, t.other_checkpoint.steps,
                                   t.other_checkpoint.valid_bleu, t.other_checkpoint.seed.empty() ? "?" : t.other_checkpoint.seed)
                              : std::string()));
+  if (t.other_present && t.other_checkpoint.best_step == t.other_checkpoint.steps)
+    nar.say(_f("{}'s best validation score came at its last step: it may still have been improving, so the "
+               "comparison below is one seed each, not a settled ranking", norm_title(other_norm(f.norm))));
+  else if (t.own.best_step == t.own.steps)
+    nar.say(_f("{}'s best validation score came at its last step: it may still have been improving, so the "
+               "comparison below is one seed each, not a settled ranking", norm_title(f.norm)));
   const std::size_t below = t.vs_bahdanau.buckets - t.vs_bahdanau.at_least;
   nar.result(below == 0
                  ? _f("{} greedy: lowest bucket BLEU {}; at least Bahdanau's score in every bucket", mine,
@@ -499,7 +516,8 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   // A failure beside the perfect example.
   if (t.failure.found) {
     const SentencePair& p = corpus.test[t.failure.index];
-    nar.say(_f("a failure from the {} bucket ({} of {} reference words wrong, the first at word {}):", t.long_bucket,
+    nar.say(_f("the first failure found in the {} bucket ({} of {} reference words wrong, the first at word {}; "
+               "the first found, not a typical one):", t.long_bucket,
                t.failure.wrong_words, p.tgt.size(), t.failure.first_wrong + 1));
     nar.say(_f("source:    {}", fmt::join(p.src, " ")));
     nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
@@ -521,8 +539,8 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                 "{} vs {} (of {})", format_score(t.beam_bleu), format_score(t.test_bleu), b.beam.shorter, b.greedy.shorter,
                 b.beam.longer, b.greedy.longer, b.greedy.shorter + b.greedy.same + b.greedy.longer));
   nar.say(words_for(b.ends_early.outcome,
-                    _f("so at α = {} the division does not make up for it: beam still stops short of the reference "
-                       "more often than greedy", b.alpha),
+                    _f("so with α = {} (lp's exponent) the division does not make up for the sum of log p favouring short "
+                       "outputs: beam still stops short of the reference more often than greedy", b.alpha),
                     _f("at α = {} beam stops short of the reference less often than greedy", b.alpha),
                     _f("at α = {} beam stops short of the reference as often as greedy", b.alpha)));
   nar.result(_f("where the two differ ({} sentences): beam's output has the higher s(Y) in {} ({}); it is the shorter "
@@ -540,11 +558,13 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   // Training BLEU against test BLEU.
   nar.result(_f("greedy BLEU on {} training sentences {}, on the test split {}, on the validation split {:.2f} "
                 "(recorded in training): training − test = {:+.1f}", t.train_sentences, format_score(t.train_bleu),
-                format_score(t.test_bleu), t.valid_bleu, t.train_bleu - t.test_bleu));
+                format_score(t.test_bleu), t.valid_bleu,
+                std::stod(format_score(t.train_bleu)) - std::stod(format_score(t.test_bleu))));
   if (t.train_long_sentences > 0)
     nar.result(_f("on {} words alone: training {} ({} sentences of the sample), test {} ({} sentences): training − "
                   "test = {:+.1f}", t.long_bucket, format_score(t.train_long), t.train_long_sentences,
-                  format_score(t.test_long), t.test_long_sentences, t.train_long - t.test_long));
+                  format_score(t.test_long), t.test_long_sentences,
+                  std::stod(format_score(t.train_long)) - std::stod(format_score(t.test_long))));
   nar.say(sentence_for(t.generalises.outcome,
                        _("no overfitting: the model does as well on sentences it never saw as on those it trained on "
                          "(a gap of at most 2 points), so dropout, which fights overfitting, is left out here"),
@@ -564,10 +584,11 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
 void report_norm_placement(Narrator& nar, const TransformerFindings& f, const TransformerModelConfig& cfg,
                            const ToyCorpus& corpus, bool warmup_study_too) {
   const NormPlacementStudy& s = f.norms;
-  nar.say(_f("the claim (Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\", §4 and "
-             "Fig. 3): at initialisation, the gradient of each layer's FFN weight W2 grows with the layer index "
+  nar.say(_f("the claim (Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\", §3.3–3.4 "
+             "and Fig. 3): at initialisation, the gradient of each layer's FFN weight W2 grows with the layer index "
              "under Post-Norm and stays level under Pre-Norm; measured on a fresh {} + {}-layer model of this width "
-             "(d_model {}), one batch of {} sentences:", s.layers, s.layers, cfg.d_model, s.batch));
+             "(d_model {}), one batch of {} sentences at one seed — one draw, not a replication (the paper averages "
+             "over many batches):", s.layers, s.layers, cfg.d_model, s.batch));
   Table t({_("layer"), _("Post: encoder"), _("decoder"), _("Pre: encoder"), _("decoder")});
   for (std::size_t l = 0; l < s.layers; ++l)
     t.add({std::to_string(l), fmt::format("{:.4f}", s.post.encoder[l]), fmt::format("{:.4f}", s.post.decoder[l]),
@@ -576,10 +597,10 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
   nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN (the Frobenius norm, over the d_ff × d_model entries)"));
   nar.say(_f("the cut-offs are this course's, not the paper's: grows means last / first ≥ {:.2f}; level means "
              "within {:.0f}% of 1 (within 25%: partly)", kGrows, 100.0 * kLevel));
-  nar.result(_f("Post-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; grows with depth: encoder {}, "
-                "decoder {}", s.post_enc, s.post_dec, outcome_word(s.post_grows_enc.outcome),
+  nar.result(_f("Post-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; grows with depth in this draw: "
+                "encoder {}, decoder {}", s.post_enc, s.post_dec, outcome_word(s.post_grows_enc.outcome),
                 outcome_word(s.post_grows_dec.outcome)));
-  nar.result(_f("Pre-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; level: encoder {}, decoder {}",
+  nar.result(_f("Pre-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; level in this draw: encoder {}, decoder {}",
                 s.pre_enc, s.pre_dec, outcome_word(s.pre_level_enc.outcome), outcome_word(s.pre_level_dec.outcome)));
   const TranslationFindings& tr = f.translation;
   if (tr.other_present)
@@ -601,10 +622,10 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
   const bool no_growth = s.post_grows_enc.outcome == Outcome::fails && s.post_grows_dec.outcome == Outcome::fails;
   nar.why(both ? _("a Post-Norm residual path passes through every LayerNorm, which scales the gradient at each layer; "
                    "Pre-Norm keeps an identity path to the output, so every layer's gradient is alike.")
-          : no_growth ? _("the paper's picture is for d_model 512; at this width and depth the measured gradients show "
-                          "none of the Post-Norm growth, so the table, not the theory, is this chapter's evidence.")
-                      : _("the paper's picture is for d_model 512; at this width and depth the measured gradients show "
-                          "it only in part, so the table, not the theory, is this chapter's evidence."));
+          : no_growth ? _("the paper's picture is for d_model 512; at this width and depth this one draw shows none of "
+                          "the Post-Norm growth: it cannot refute the paper, only fail to reproduce it here.")
+                      : _("the paper's picture is for d_model 512; at this width and depth this one draw shows it only "
+                          "in part: one batch at one seed suggests, it does not decide."));
 }
 
 void report_costs(Narrator& nar, const TransformerFindings& f) {
@@ -620,9 +641,10 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
     shares.add({std::to_string(kCostLengths[k]), percent(c.base.share[k]), percent(c.base.score_share[k]),
                 percent(c.ours.share[k]), percent(c.ours.score_share[k])});
   nar.table(shares, true);
-  nar.say(_f("attention: projections and scores, as a share of all FLOPs (the rest is the FFN); scores alone: the "
+  nar.say(_f("attention: projections and scores, as a share of the layers' FLOPs (the rest is the FFN; the output "
+             "layer's 2·d·V per token is left out); scores alone: the "
              "T²·d and T·S·d terms; the formula shares one embedding table between source, target and output, as the "
-             "paper does; for base it gives {:.1f}M, the paper says 65M (Table 3; its exact vocabulary and rounding "
+             "paper does; for base (V = 37000, §5.1: \"about 37000\") it gives {:.1f}M, the paper says 65M (Table 3; its exact vocabulary and rounding "
              "are not given)", c.base.params / 1e6));
   const std::size_t formula = std::size_t(std::llround(c.ours.params));
   if (c.built == formula + c.source_table + c.output_bias)
