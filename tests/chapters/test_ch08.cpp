@@ -344,7 +344,8 @@ TEST_CASE("chapter 08: a checkpoint whose norm differs from --norm is refused, n
   const std::string pre = attn::require_data_file("ch08/transformer_pre.safetensors");
   const RunResult wrong = run_program(kProgram08, {"--quiet", "--checkpoint", pre});
   CHECK(wrong.status == 1);
-  CHECK(wrong.err_has("Pre-Norm model but --norm is post"));
+  CHECK(wrong.err_has("holds a Pre-Norm model"));
+  CHECK(wrong.err_has("--norm post asks for Post-Norm"));
   CHECK(wrong.err_has("--norm pre"));
   CHECK(wrong.out.find("Post greedy") == std::string::npos);  // nothing narrated under the wrong label
 }
