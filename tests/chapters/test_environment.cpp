@@ -32,17 +32,18 @@ struct EnvCase {
   std::size_t width = 100;  // the widest line allowed: narration wraps at COLUMNS when it is wider
 };
 
+// Cases that do not name a kernel unset OPENBLAS_CORETYPE, which the parent environment may set.
 const std::vector<EnvCase>& environments() {
   static const std::vector<EnvCase> cases = {
       {"OPENBLAS_CORETYPE unset", {"-u", "OPENBLAS_CORETYPE", "-u", "COLUMNS"}},
       {"OPENBLAS_CORETYPE=Prescott", {"OPENBLAS_CORETYPE=Prescott"}},
       {"OPENBLAS_CORETYPE=Haswell", {"OPENBLAS_CORETYPE=Haswell"}},
       {"OPENBLAS_CORETYPE=Nonsense", {"OPENBLAS_CORETYPE=Nonsense"}},
-      {"LANG=zh_CN.UTF-8", {"LANG=zh_CN.UTF-8"}},
+      {"LANG=zh_CN.UTF-8", {"-u", "OPENBLAS_CORETYPE", "LANG=zh_CN.UTF-8"}},
       {"LANG=zh_CN.UTF-8, OPENBLAS_CORETYPE=Haswell", {"LANG=zh_CN.UTF-8", "OPENBLAS_CORETYPE=Haswell"}},
-      {"COLUMNS=40", {"COLUMNS=40"}},
-      {"COLUMNS=200", {"COLUMNS=200"}, 200},
-      {"one thread", {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}},
+      {"COLUMNS=40", {"-u", "OPENBLAS_CORETYPE", "COLUMNS=40"}},
+      {"COLUMNS=200", {"-u", "OPENBLAS_CORETYPE", "COLUMNS=200"}, 200},
+      {"one thread", {"-u", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}},
   };
   return cases;
 }
