@@ -210,6 +210,27 @@ TEST_CASE("--export and --html meet nowhere; a missing folder above either is na
   fs::remove_all(d);
 }
 
+TEST_CASE("--html never replaces a file of the shipped data (here a scratch $ATTN_DATA_DIR)") {
+  const fs::path d = scratch_dir("hostile-html-data");
+  fs::create_directories(d / "data" / "ch03");
+  const fs::path victim = d / "data" / "ch03" / "model.safetensors";
+  { std::ofstream(victim) << "shipped bytes"; }
+  const RunResult r = run_program("03_self_attention", {"--quiet", "--html", victim.string()},
+                                  {"ATTN_DATA_DIR=" + (d / "data").string()});
+  CHECK(r.status == 2);
+  CHECK(r.err_has("--html"));
+  CHECK(r.err_has("shipped data"));
+  std::ifstream in(victim);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(kept == "shipped bytes");
+  // A page beside the data, not inside it, is written.
+  const RunResult beside = run_program("03_self_attention", {"--quiet", "--html", (d / "page.html").string()},
+                                       {"ATTN_DATA_DIR=" + (d / "data").string()});
+  CHECK(beside.status == 0);
+  CHECK(fs::is_regular_file(d / "page.html"));
+  fs::remove_all(d);
+}
+
 TEST_CASE("a failed write exits non-zero: --html past a file-size limit, stdout to a full file, stdout closed") {
   const fs::path d = scratch_dir("hostile-full");
   fs::create_directories(d);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "attn/models/decoder_lm.hpp"
 #include "attn/models/decoder_lm_train.hpp"
@@ -226,6 +227,12 @@ TEST_CASE("decoder LM: parameter count, checkpoint round trip, bad files") {
   CHECK(back.cfg.n_kv_heads == 2);
   CHECK(back.blocks[3].ffn.down.w == m.blocks[3].ffn.down.w);
   CHECK(back.tok_emb == m.tok_emb);
+  {  // decoder_lm_bytes: the very bytes save_decoder_lm wrote (a set of files writes them itself)
+    std::ifstream in(path, std::ios::binary);
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(decoder_lm_bytes(m, {{"note", "test"}}, path) == written);
+    CHECK(decoder_lm_bytes(m, {{"note", "other"}}, path) != written);
+  }
   write_safetensors(path, {{"x", TensorF32{{1}, {1.0f}}}}, {});
   CHECK_THROWS_AS(load_decoder_lm(path), SafetensorsError);
   std::remove(path.c_str());

@@ -83,5 +83,10 @@ TEST_CASE("narrator --html: every heatmap shown becomes a view, written by finis
   CHECK(html.find("per_head_weights") != std::string::npos);
   CHECK(html.find("not_weights") == std::string::npos);
   CHECK(out.str().find("Wrote 3 attention views to") != std::string::npos);
+  // A second finish() (a chapter's own, then ChapterApp's) writes and announces nothing more.
   fs::remove(page);
+  nar.finish();
+  CHECK_FALSE(fs::exists(page));
+  const std::string said = out.str();
+  CHECK(said.find("Wrote 3 attention views") == said.rfind("Wrote 3 attention views"));
 }

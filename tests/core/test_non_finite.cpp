@@ -89,9 +89,10 @@ TEST_CASE("Adam and SGD stop on a NaN gradient or learning rate, naming the step
                        TrainingDivergedError);
   CHECK(w == before);  // refused before anything changed
   g(1, 0) = 0.1f;
-  CHECK_THROWS_WITH_AS(adam.step(std::numeric_limits<float>::quiet_NaN()), doctest::Contains("learning rate is nan"),
-                       TrainingDivergedError);
+  CHECK_THROWS_WITH_AS(adam.step(std::numeric_limits<float>::quiet_NaN()),
+                       doctest::Contains("Adam step 2: the learning rate is nan"), TrainingDivergedError);
   CHECK(w == before);
+  CHECK(adam.steps_taken() == 1);  // a refused step is not counted (nor is Adam's bias correction moved)
   Sgd sgd(reg, SgdConfig{});
   CHECK_THROWS_WITH_AS(sgd.step(std::numeric_limits<float>::infinity()), doctest::Contains("SGD step 1"),
                        TrainingDivergedError);

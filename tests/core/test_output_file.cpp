@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,22 @@ using namespace attn;
 namespace fs = std::filesystem;
 
 namespace output_file_test {
+
+// An environment variable as the suite found it, put back when the test case ends (the learner's
+// ATTN_DATA_DIR, if any, must reach the later cases unchanged).
+struct KeepEnv {
+  explicit KeepEnv(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name)) value_ = v;
+  }
+  ~KeepEnv() {
+    if (value_) ::setenv(name_, value_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  KeepEnv(const KeepEnv&) = delete;
+  KeepEnv& operator=(const KeepEnv&) = delete;
+  const char* name_;
+  std::optional<std::string> value_;
+};
 
 fs::path fresh(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("attn-out-" + name + "-" + std::to_string(::getpid()));
@@ -195,7 +212,7 @@ TEST_CASE("output set: nothing is renamed before commit; temporaries of a set no
   CHECK(entries == 2);
   OutputSet s;
   s.add((d / "a").string(), "new a");
-  s.add_written((d / "b").string(), [](const std::string& tmp) { write_file_atomically(tmp, "new b"); });
+  s.add((d / "b").string(), "new b");
   s.commit();
   CHECK(slurp(d / "a") == "new a");
   CHECK(slurp(d / "b") == "new b");
@@ -241,22 +258,28 @@ TEST_CASE("export: only an earlier export of this program is replaced; never dat
   CHECK_FALSE(fs::exists(d / "no"));
   // The shipped data is never a target, not even a new folder inside it ($ATTN_DATA_DIR here: a copy).
   fs::create_directories(d / "data" / "ch03");
+  const KeepEnv keep("ATTN_DATA_DIR");
   ::setenv("ATTN_DATA_DIR", (d / "data").c_str(), 1);
   CHECK_THROWS_WITH_AS(prepare_export_dir((d / "data" / "ch03" / "new").string()), doctest::Contains("shipped data"),
                        ExportError);
   CHECK_THROWS_WITH_AS(prepare_export_dir((d / "data").string()), doctest::Contains("shipped data"), ExportError);
-  ::unsetenv("ATTN_DATA_DIR");
   CHECK_FALSE(fs::exists(d / "data" / "ch03" / "new"));
   fs::remove_all(d);
 }
 
 TEST_CASE("data dir: with ATTN_DATA_DIR set, --train writes there or nowhere") {
+  const KeepEnv keep("ATTN_DATA_DIR");
   const fs::path d = fresh("datadir");
   ::setenv("ATTN_DATA_DIR", d.c_str(), 1);
   CHECK(data_dir() == d.string());
   ::setenv("ATTN_DATA_DIR", (d / "missing").c_str(), 1);
   CHECK_THROWS_WITH_AS(data_dir(), doctest::Contains("is not a folder"), DataFileError);
-  ::unsetenv("ATTN_DATA_DIR");
+  // A chapter's folder (one level too deep) is refused for writing as it is for reading: --train
+  // would otherwise write data/ch05/ch05/…, which no later run reads.
+  fs::create_directories(d / "ch05");
+  spit(d / "ch05" / "rope.safetensors", "x");
+  ::setenv("ATTN_DATA_DIR", (d / "ch05").c_str(), 1);
+  CHECK_THROWS_WITH_AS(data_dir(), doctest::Contains("not one of them"), DataFileError);
   fs::remove_all(d);
 }
 

@@ -36,6 +36,24 @@ TEST_CASE("progress: the bar's line, durations, silence when disabled") {
   }
   CHECK(loud.str().find("\rstep  5/10 [##########··········]  loss 2.000") == 0);
   CHECK(loud.str().back() == '\n');
+  // Plain-line mode (stderr not a terminal): whole lines, no control characters; none before the
+  // first interval, one per update once the interval is 0.
+  std::ostringstream lines, none_yet;
+  {
+    ProgressBar bar(10, true, lines, /*lines=*/true);
+    bar.set_line_interval(0.0, 0.0);
+    bar.update(1, 2.0, 100);
+    bar.update(2, 1.5, 100);
+  }
+  CHECK(lines.str().find("step  1/10 [##") == 0);
+  CHECK(lines.str().find("step  2/10") != std::string::npos);
+  CHECK(lines.str().find('\r') == std::string::npos);
+  CHECK(lines.str().find('\x1b') == std::string::npos);
+  {
+    ProgressBar bar(10, true, none_yet, /*lines=*/true);  // default: the first line after 10 s
+    bar.update(1, 2.0, 100);
+  }
+  CHECK(none_yet.str().empty());
 }
 
 TEST_CASE("training-loop kit: the validation cadence, epochs of batches, the best model kept") {

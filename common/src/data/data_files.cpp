@@ -34,7 +34,19 @@ std::vector<DataPlace> data_places() {
   return c;
 }
 
-namespace {
+std::optional<DataPlace> data_place_holding(const std::string& path) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return std::nullopt;
+  for (const DataPlace& place : data_places()) {
+    const fs::path d = fs::weakly_canonical(fs::absolute(place.dir, ec), ec);
+    if (ec || !fs::is_directory(d, ec)) continue;
+    const fs::path rel = target.lexically_relative(d);
+    if (!rel.empty() && *rel.begin() != "..") return DataPlace{d.string(), place.why};
+  }
+  return std::nullopt;
+}
+
 // $ATTN_DATA_DIR, when set, must name a data folder: not a missing path, not a file, and not a
 // chapter's folder inside one (ATTN_DATA_DIR=data/ch05, one level too deep), which would otherwise
 // be passed over without a word for the shipped files behind it. An empty folder is fine (a
@@ -58,7 +70,6 @@ void check_data_dir_variable() {
     throw DataFileError(fmt::format("ATTN_DATA_DIR={} holds no chNN/ or golden/ folder: it should name the folder "
                                     "that holds them (a copy of data/), not one of them", env));
 }
-}  // namespace
 
 std::optional<std::string> find_data_file(const std::string& relative) {
   check_data_dir_variable();
@@ -90,6 +101,7 @@ std::string data_dir() {
     if (!fs::is_directory(env, ec))
       throw DataFileError(fmt::format("ATTN_DATA_DIR={} is not a folder; --train writes its files there "
                                       "(create it first, or unset ATTN_DATA_DIR)", env));
+    check_data_dir_variable();  // not a chapter's folder: data/ch05/ch05/… could never be read back
     return env;
   }
   for (const DataPlace& p : data_places()) {

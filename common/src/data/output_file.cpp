@@ -181,23 +181,6 @@ void OutputSet::add(const std::string& path, std::string_view bytes) {
   staged_.emplace_back(target.string(), write_temporary(path, target, bytes));
 }
 
-void OutputSet::add_written(const std::string& path, const std::function<void(const std::string&)>& writer) {
-  check_output_file(path, "cannot write");
-  const fs::path target = output_target(path);
-  for (const auto& [t, tmp] : staged_)
-    if (t == target.string()) throw OutputFileError("cannot write " + path + ": named twice in one set");
-  remove_stale_temporaries(target.string());
-  const std::string tmp = temporary_for(target);
-  ::unlink(tmp.c_str());
-  try {
-    writer(tmp);
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  staged_.emplace_back(target.string(), tmp);
-}
-
 void OutputSet::commit() {
   while (!staged_.empty()) {
     const auto [target, tmp] = staged_.front();

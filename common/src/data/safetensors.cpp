@@ -40,7 +40,7 @@ std::size_t numel(const Shape& s) {
 
 }  // namespace
 
-void write_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
+std::string safetensors_bytes(const TensorMap& tensors, const Metadata& metadata, const std::string& path) {
   if (!host_is_little_endian()) fail(path, "writing needs a little-endian host");
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
@@ -64,11 +64,17 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
   bytes += text;
   for (const auto& [name, t] : tensors)
     bytes.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  return bytes;
+}
+
+void write_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
+  const std::string bytes = safetensors_bytes(tensors, metadata, path);
   try {
     write_file_atomically(path, bytes);  // never over a device or folder; readers see the old or the new file
   } catch (const OutputFileError& e) {
     throw SafetensorsError(e.what());
   }
+}
 }
 
 TensorMap read_safetensors(const std::string& path, Metadata* metadata) {

@@ -140,7 +140,8 @@ void register_params(ParamRegistry& reg, DecoderLM& m, DecoderLM& grad, ParamGro
       m, grad);
 }
 
-void save_decoder_lm(const std::string& path, const DecoderLM& m, Metadata metadata) {
+namespace {
+TensorMap decoder_tensors(const DecoderLM& m, Metadata& metadata) {
   TensorMap tensors;
   visit_decoder_params(
       [&](const std::string& name, const auto& t) {
@@ -150,7 +151,18 @@ void save_decoder_lm(const std::string& path, const DecoderLM& m, Metadata metad
   metadata["model"] = "decoder_lm";
   metadata["config"] = config_json(m.cfg);
   metadata["rope_pairing"] = "interleaved";
+  return tensors;
+}
+}  // namespace
+
+void save_decoder_lm(const std::string& path, const DecoderLM& m, Metadata metadata) {
+  const TensorMap tensors = decoder_tensors(m, metadata);
   write_safetensors(path, tensors, metadata);
+}
+
+std::string decoder_lm_bytes(const DecoderLM& m, Metadata metadata, const std::string& path) {
+  const TensorMap tensors = decoder_tensors(m, metadata);
+  return safetensors_bytes(tensors, metadata, path);
 }
 
 DecoderLM load_decoder_lm(const std::string& path, Metadata* metadata) {

@@ -8,7 +8,8 @@
 namespace attn {
 
 namespace {
-// Before an update: the learning rate and every gradient finite, so a failed step changes nothing.
+// Before an update: the learning rate and every gradient finite, so a refused step changes nothing
+// (neither the weights, the moments nor the step count). step: the number the update would have.
 void check_before_step(const char* optimiser, std::int64_t step, float lr, const ParamRegistry& reg) {
   if (!std::isfinite(lr))
     throw TrainingDivergedError(fmt::format("{} step {}: the learning rate is {}", optimiser, step, lr));
@@ -20,7 +21,8 @@ void check_before_step(const char* optimiser, std::int64_t step, float lr, const
             "rate too large?); training stopped, nothing saved",
             optimiser, step, e.name, e.grad[i], i));
 }
-// After it: a weight that overflowed.
+// After it: a weight that overflowed. The weights are already changed then; training stops and nothing
+// is saved, so the changed weights are never used.
 void check_after_step(const char* optimiser, std::int64_t step, const ParamRegistry& reg) {
   for (const auto& e : reg.entries())
     for (std::size_t i = 0; i < e.size; ++i)
@@ -53,8 +55,8 @@ Sgd::Sgd(ParamRegistry& reg, SgdConfig cfg) : reg_(reg), cfg_(cfg) {
 }
 
 void Sgd::step(float lr) {
+  check_before_step("SGD", t_ + 1, lr, reg_);
   ++t_;
-  check_before_step("SGD", t_, lr, reg_);
   const auto& entries = reg_.entries();
   for (std::size_t p = 0; p < entries.size(); ++p) {
     const ParamEntry& e = entries[p];
@@ -75,8 +77,8 @@ Adam::Adam(ParamRegistry& reg, AdamConfig cfg) : reg_(reg), cfg_(cfg) {
 }
 
 void Adam::step(float lr) {
+  check_before_step("Adam", t_ + 1, lr, reg_);
   ++t_;
-  check_before_step("Adam", t_, lr, reg_);
   const double bc1 = 1.0 - std::pow(double(cfg_.beta1), double(t_));  // bias corrections
   const double bc2 = 1.0 - std::pow(double(cfg_.beta2), double(t_));
   const auto& entries = reg_.entries();

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/output_file.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/i18n.hpp"  // last of ours: it defines the _ macro
@@ -255,7 +256,10 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
   opts.color = color_wanted(no_color_);
   if (parse_only) return kExitOk;
   if (!html_file_.empty()) {  // checked before the export folder is created, and before any work
-    const std::string err = output_file_problem(html_file_);
+    std::string err = output_file_problem(html_file_);
+    if (const auto place = data_place_holding(html_file_); err.empty() && place)
+      err = _f("{} is inside the shipped data folder {} ({}); write the page somewhere else", html_file_,
+               place->dir, place->why);
     if (!err.empty()) {
       std::cerr << info_.folder << ": --html: " << escape_control(err, /*keep_newlines=*/false) << "\n";
       return kExitUsage;

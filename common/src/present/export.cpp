@@ -144,24 +144,19 @@ std::string not_an_export(const fs::path& dir, const std::string& shown) {
 // The shipped data (data/, $ATTN_DATA_DIR, an installed copy) is never an export target, nor is
 // any folder inside it.
 void refuse_data_tree(const fs::path& target, const std::string& shown) {
-  for (const DataPlace& place : data_places()) {
-    std::error_code ec;
-    const fs::path d = fs::weakly_canonical(fs::absolute(place.dir, ec), ec);
-    if (ec || !fs::is_directory(d, ec)) continue;
-    const auto rel = target.lexically_relative(d);
-    if (!rel.empty() && *rel.begin() != "..")
-      throw ExportError(fmt::format("--export: {} is inside the shipped data folder {} ({}); write the export "
-                                    "somewhere else", shown, d.string(), place.why));
-  }
+  if (const auto place = data_place_holding(target.string()))
+    throw ExportError(fmt::format("--export: {} is inside the shipped data folder {} ({}); write the export "
+                                  "somewhere else", shown, place->dir, place->why));
 }
 
+// A file of our own made and removed in dir: created exclusively and never through a link, so a
+// file or link planted at the probe's name is neither truncated nor written through.
 void probe_writable(const fs::path& dir, const fs::path& probe, const std::string& what) {
-  {
-    std::ofstream f(probe);
-    if (!f) throw ExportError(fmt::format("--export: {} {} is not writable", what, dir.string()));
-  }
-  std::error_code ec;
-  fs::remove(probe, ec);
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw ExportError(fmt::format("--export: {} {} is not writable ({})", what, dir.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 bool process_alive(long pid) { return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM); }

@@ -417,6 +417,8 @@ void Narrator::takeaway(const std::vector<std::string>& lines) {
 }
 
 void Narrator::finish() {
+  if (finished_) return;
+  finished_ = true;
   out_.flush();
   if (opts_.pause) BusyLine::instance().waiting(true);  // the run is over
   if (step_ != total_steps_)

@@ -25,7 +25,7 @@ std::string set_key(const std::string& file) { return "set_fnv1a64_" + file; }
 // one folder, never gathered file by file from several.
 std::string set_folder(const std::string& dir) {
   if (!dir.empty()) return dir;
-  (void)find_data_file("ch09/decoder_lm.safetensors");  // a wrong $ATTN_DATA_DIR is said here
+  check_data_dir_variable();
   // The first data folder holding any of the four: all four are read from it, a missing one is
   // said as missing there, never taken from another folder.
   for (const DataPlace& place : data_places()) {
@@ -119,7 +119,8 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
   const std::string model_path = s.out_dir + "/decoder_lm.safetensors";
   for (const std::string& f : {std::string("decoder_lm.safetensors"), std::string("tokenizer.json"),
                                std::string("kjv_valid.txt"), std::string("training_curve.csv")})
-    check_output_file(s.out_dir + "/" + f, "--train");  // before the work, not after
+    check_output_file(s.out_dir + "/" + f, "--train", /*new_folder=*/true);  // before the work, not after
+  prepare_output_folder(model_path);  // data/ch09/ may be missing (one level, never more)
   KjvSplit split;
   try {
     split = kjv_split(read_text_file(s.bible_dump));
@@ -166,7 +167,7 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
   const std::string bytes[] = {bpe_json(r.lm.tokenizer), split.valid, curve_text(tr.curve)};
   for (std::size_t k = 0; k < 3; ++k) r.lm.metadata[set_key(kFiles[k])] = fnv1a64_hex(bytes[k]);
   OutputSet set;
-  set.add_written(model_path, [&](const std::string& tmp) { save_decoder_lm(tmp, r.lm.model, r.lm.metadata); });
+  set.add(model_path, decoder_lm_bytes(r.lm.model, r.lm.metadata, model_path));
   for (std::size_t k = 0; k < 3; ++k) set.add(s.out_dir + "/" + kFiles[k], bytes[k]);
   set.commit();
   return r;

@@ -27,6 +27,10 @@ struct DataPlace {
 // Every place searched, in order (existing or not).
 std::vector<DataPlace> data_places();
 
+// Throws DataFileError when $ATTN_DATA_DIR is set but names no data folder: a missing path, a file,
+// or a folder one level too deep (ATTN_DATA_DIR=data/ch05). An empty folder is fine. Every lookup
+// below and data_dir() check it first.
+void check_data_dir_variable();
 // relative: e.g. "ch05/rope.safetensors" -> the first existing candidate, or nullopt.
 std::optional<std::string> find_data_file(const std::string& relative);
 // The same, but a missing file throws DataFileError with missing_data_file_message().
@@ -34,6 +38,9 @@ std::string require_data_file(const std::string& relative);
 // "shipped data file ch05/rope.safetensors not found; looked in:\n  /a (…)\n  /b (…)\nSet
 // ATTN_DATA_DIR …": one place per line. Never suggests retraining: the file ships.
 std::string missing_data_file_message(const std::string& relative, const std::vector<DataPlace>& places);
+// The place whose folder holds path (path itself included; links followed as far as they exist),
+// or nullopt. The shipped data is never the target of --html or --export; only --train writes there.
+std::optional<DataPlace> data_place_holding(const std::string& path);
 // The folder --train writes into: $ATTN_DATA_DIR when set (DataFileError when it is not a folder),
 // else the first place that exists, or "data". Reading falls back file by file; writing never does.
 std::string data_dir();

@@ -16,7 +16,6 @@
 //   OutputSet set; set.add(a, bytes_a); set.add(b, bytes_b); set.commit();  // several files, see below
 #pragma once
 
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -60,8 +59,6 @@ class OutputSet {
   OutputSet& operator=(const OutputSet&) = delete;
   ~OutputSet();
   void add(const std::string& path, std::string_view bytes);
-  // A file that a writer of its own makes (e.g. save_decoder_lm): writer(tmp) must create tmp.
-  void add_written(const std::string& path, const std::function<void(const std::string&)>& writer);
   void commit();
 
  private:

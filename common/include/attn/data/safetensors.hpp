@@ -33,6 +33,9 @@ using Metadata = std::map<std::string, std::string>;
 // Writes every tensor as F32. Throws SafetensorsError when a tensor's data does not match its shape
 // or the file cannot be written (the target is then untouched).
 void write_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata = {});
+// The bytes write_safetensors would write (path only names the file in an error), for a file that is
+// written as one of a set (attn/data/output_file.hpp: OutputSet).
+std::string safetensors_bytes(const TensorMap& tensors, const Metadata& metadata, const std::string& path);
 // Reads and validates the whole file; only F32 tensors are accepted.
 TensorMap read_safetensors(const std::string& path, Metadata* metadata = nullptr);
 

@@ -100,6 +100,8 @@ void register_params(ParamRegistry& reg, DecoderLM& m, DecoderLM& grad, ParamGro
 
 // Checkpoints: safetensors with metadata {"model": "decoder_lm", "config": config_json(…), …}.
 void save_decoder_lm(const std::string& path, const DecoderLM& m, Metadata metadata = {});
+// The bytes save_decoder_lm writes (path names the file in an error only): for a set of files.
+std::string decoder_lm_bytes(const DecoderLM& m, Metadata metadata, const std::string& path);
 // Reads the config from the metadata, builds the model and loads it; SafetensorsError names the file.
 DecoderLM load_decoder_lm(const std::string& path, Metadata* metadata = nullptr);
 

@@ -105,7 +105,8 @@ class Narrator {
   const std::optional<std::string>& json_document() const { return json_; }
   // The closing lines: what was measured and what it means (always printed).
   void takeaway(const std::vector<std::string>& lines);
-  // Writes the export (if asked) and checks that the chapter announced as many steps as it ran.
+  // Writes the export and the page (if asked) and checks that the chapter announced as many steps
+  // as it ran. ChapterApp::run calls it after the chapter's body; a second call does nothing.
   void finish();
 
   bool quiet() const { return opts_.quiet; }
@@ -122,6 +123,7 @@ class Narrator {
   NarratorOptions opts_;
   int total_steps_;
   int step_ = 0;
+  bool finished_ = false;
   std::string step_title_;  // the current step's title, for NonFiniteError's message
   ExportRecorder recorder_;
   std::optional<std::string> json_;
