@@ -45,8 +45,6 @@ std::string target_problem(const std::string& shown, const fs::path& target) {
   return "";
 }
 
-bool process_gone(long pid) { return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
-
 std::string temporary_for(const fs::path& target) { return target.string() + ".tmp." + std::to_string(::getpid()); }
 
 // Writes bytes into a fresh temporary file beside target; returns its name.
@@ -93,6 +91,8 @@ void rename_into_place(const std::string& path, const std::string& tmp, const fs
 }
 
 }  // namespace
+
+bool process_gone(long pid) { return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
 
 std::string output_target(const std::string& path) {
   fs::path p = path;

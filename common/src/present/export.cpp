@@ -18,6 +18,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
+#include "attn/data/output_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -159,8 +160,6 @@ void probe_writable(const fs::path& dir, const fs::path& probe, const std::strin
   ::unlink(probe.c_str());
 }
 
-bool process_alive(long pid) { return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM); }
-
 // Staging folders and old exports left by runs that were killed: removed by the next export.
 void remove_leftovers(const ExportPaths& p) {
   const std::string prefix = "." + p.stem + ".attn-";
@@ -171,7 +170,7 @@ void remove_leftovers(const ExportPaths& p) {
     const std::size_t dash = name.rfind('-');
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + dash + 1, &end, 10);
-    if (dash == std::string::npos || *end != '\0' || (pid != ::getpid() && process_alive(pid))) continue;
+    if (dash == std::string::npos || *end != '\0' || (pid != ::getpid() && !process_gone(pid))) continue;
     std::error_code rm;
     fs::remove_all(e.path(), rm);
   }

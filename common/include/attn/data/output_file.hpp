@@ -42,6 +42,10 @@ void prepare_output_folder(const std::string& path);
 // The file a write to path replaces: path itself, or the file a symbolic link at path names.
 std::string output_target(const std::string& path);
 
+// True when no process pid runs (kill(pid, 0) says ESRCH): its leftovers (a temporary file, an export's
+// staging folder) are no one's and may go. A process of another user (EPERM) counts as running.
+bool process_gone(long pid);
+
 // Removes PATH.tmp.PID files (beside path) whose process no longer runs; returns how many.
 int remove_stale_temporaries(const std::string& path);
 
