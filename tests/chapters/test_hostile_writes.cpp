@@ -2,24 +2,20 @@
 // --checkpoint and --export refuse a planted FIFO, socket, folder or device node (in a temporary
 // folder, never the machine's /dev) before any work; an empty path is an error; with ATTN_DATA_DIR
 // --train leaves the source tree alone; a failed write (a file-size limit stands in for a full
-// disk) and a closed stdout exit non-zero; --step is not skipped by keys typed during a step and
-// does not pause after the takeaway; bidirectional controls in a label reach the terminal escaped.
+// disk) and a closed stdout exit non-zero; bidirectional controls in a label reach the terminal
+// escaped. (--step in a terminal: test_terminal_step.cpp.)
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
-#include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "attn/data/data_files.hpp"
 #include "run_program.hpp"
@@ -46,59 +42,6 @@ int shell(const std::string& line) {
   const std::string cmd = "PATH=" + shell_quote(program_dir()) + ":\"$PATH\" LANG=C.UTF-8 LC_ALL= LANGUAGE= ; " + line;
   const int raw = std::system(("sh -c " + shell_quote(cmd)).c_str());
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-}
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
-// Runs program in a pseudo-terminal (stdin and stdout are a terminal, as for a learner):
-// `early` is typed at once, before the program has printed anything; then, each time the output
-// shows `prompt` one more time, `answer` is typed, up to `answers` times. Returns all output.
-std::string run_in_pty(const std::string& program, const std::vector<std::string>& args, const std::string& early,
-                       const std::string& prompt, int answers, int timeout_s,
-                       const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  int master = -1;
-  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setenv("LANG", "C.UTF-8", 1);
-    ::unsetenv("LC_ALL");
-    ::unsetenv("LANGUAGE");
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv;
-    const std::string path = program_dir() + "/" + program;
-    argv.push_back(const_cast<char*>(path.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(path.c_str(), argv.data());
-    ::_exit(127);
-  }
-  if (!early.empty()) REQUIRE(::write(master, early.data(), early.size()) == ssize_t(early.size()));
-  std::string out;
-  int answered = 0;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{master, POLLIN, 0};
-    if (::poll(&p, 1, 200) > 0) {
-      char buf[4096];
-      const ssize_t n = ::read(master, buf, sizeof buf);
-      if (n <= 0) break;  // the program ended
-      out.append(buf, std::size_t(n));
-    }
-    if (answered < answers && int(count_of(out, prompt)) > answered) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      ++answered;
-      REQUIRE(::write(master, "\n", 1) == 1);
-    }
-  }
-  ::kill(pid, SIGKILL);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  ::close(master);
-  return out;
 }
 
 }  // namespace hostile_writes_test
@@ -244,33 +187,6 @@ TEST_CASE("a failed write exits non-zero: --html past a file-size limit, stdout 
   CHECK(shell("exec 03_self_attention --quiet >&- 2>/dev/null") == 1);
   CHECK(shell("exec 03_self_attention --quiet > " + shell_quote(log)) == 0);  // the control: the same run, written
   fs::remove_all(d);
-}
-
-TEST_CASE("--step: Enter typed during a step skips nothing; no pause after the takeaway") {
-  // 10 steps: a pause before steps 2–10 and one before the takeaway. Ten Enters typed at once are
-  // thrown away at the first pause, so the run waits there; answered one by one, it finishes.
-  const std::string prompt = "[Enter: next step]";
-  const std::string early = run_in_pty("03_self_attention", {"--step", "--no-color"}, "\n\n\n\n\n\n\n\n\n\n", prompt, 0, 3);
-  CHECK(count_of(early, prompt) == 1);
-  CHECK(early.find("Step 2/") == std::string::npos);
-  const std::string all = run_in_pty("03_self_attention", {"--step", "--no-color"}, "", prompt, 20, 20);
-  const std::size_t takeaway = all.find("Takeaway");
-  REQUIRE(takeaway != std::string::npos);
-  CHECK(count_of(all.substr(0, takeaway), prompt) == 10);
-  CHECK(count_of(all.substr(takeaway), prompt) == 0);
-}
-
-TEST_CASE("--step: a step that computes for a while says so, and the line is gone before its output") {
-  // The busy line's delay shortened from 2 s (ATTN_BUSY_AFTER_S) so that chapter 06's timed steps show it.
-  const std::string out = run_in_pty("06_efficient_attention", {"--step", "--no-color"}, "", "[Enter: next step]", 30,
-                                     120, {{"ATTN_BUSY_AFTER_S", "0.05"}});
-  REQUIRE(out.find("Takeaway") != std::string::npos);
-  CHECK(out.find("\r  … 0 s\x1b[K") != std::string::npos);
-  CHECK(out.find("\r\x1b[K") != std::string::npos);  // erased
-  // Without --step nothing of the kind (the control).
-  const std::string plain = run_in_pty("06_efficient_attention", {"--no-color"}, "", "[Enter", 0, 120,
-                                       {{"ATTN_BUSY_AFTER_S", "0.05"}});
-  CHECK(plain.find("  … 0 s") == std::string::npos);
 }
 
 TEST_CASE("bidirectional and invisible characters in a label are shown escaped") {
