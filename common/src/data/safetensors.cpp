@@ -75,7 +75,6 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
     throw SafetensorsError(e.what());
   }
 }
-}
 
 TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   if (!host_is_little_endian()) fail(path, "reading needs a little-endian host");
