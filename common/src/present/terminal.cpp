@@ -376,14 +376,17 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
   std::size_t label_w = 1;
   for (std::size_t i = 0; i < rows; ++i)
     label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i * factor))));
+  // A line ends at its last character: the lowest shade and the last cell's padding are spaces.
+  const auto end_line = [](std::string& line) { line.erase(line.find_last_not_of(' ') + 1), line += "\n"; };
   std::string out;
   if (cell_w > 1) {
-    out += "    " + std::string(label_w, ' ') + " ";
-    for (std::size_t j = 0; j < cols; ++j) out += fit(label_or_index(col_labels, j), cell_w) + " ";
-    out += "\n";
+    std::string head = "    " + std::string(label_w, ' ') + " ";
+    for (std::size_t j = 0; j < cols; ++j) head += fit(label_or_index(col_labels, j), cell_w) + " ";
+    end_line(head);
+    out += head;
   }
   for (std::size_t i = 0; i < rows; ++i) {
-    out += "    " + fit(label_or_index(row_labels, i * factor), label_w, true) + " ";
+    std::string line = "    " + fit(label_or_index(row_labels, i * factor), label_w, true) + " ";
     for (std::size_t j = 0; j < cols; ++j) {
       const float x = m(i, j);
       std::string cell;
@@ -397,9 +400,10 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
         // In colour the background carries the value and the glyph repeats it for monochrome eyes.
         cell = style.color ? fmt::format("\x1b[48;5;{}m{}\x1b[0m", kRamp[std::min(9, int(t * 10.0))], glyph) : glyph;
       }
-      out += cell + (cell_w > 1 ? " " : "");
+      line += cell + (cell_w > 1 ? " " : "");
     }
-    out += "\n";
+    end_line(line);
+    out += line;
   }
   const double step = span / 5.0;
   out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
