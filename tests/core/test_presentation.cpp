@@ -121,7 +121,7 @@ TEST_CASE("Table and heatmap lines end at their last character: a left-aligned l
   const std::string h = format_heatmap(lower, {"t0", "t1"}, {"s0", "s1"}, st);
   CHECK(no_line_ends_in_a_space(h));
   CHECK(h.find("    t0 ███ ·\n") != std::string::npos);  // the masked cell, unpadded at the end
-  CHECK(h.find("    t1     ███\n") != std::string::npos);  // the lowest shade (a space) kept inside
+  CHECK(h.find("    t1     ███\n") != std::string::npos);  // no separator after the last cell
   CHECK(h.find("       s0  s1\n") != std::string::npos);
 }
 
@@ -191,7 +191,7 @@ TEST_CASE("format_heatmap: an explicit cell width of 1 draws one character per c
   st.vmin = 0.0, st.vmax = 1.0, st.cell_width = 1;
   const std::string h = format_heatmap(w, {"a", "b"}, {"x", "y", "z"}, st);
   CHECK(h.find("    a  █▒\n") != std::string::npos);
-  CHECK(h.find("    b █\n") != std::string::npos);  // the lowest shade is a space: no line ends in one
+  CHECK(h.find("    b █  \n") != std::string::npos);  // the lowest shade, a space, is the cells' content
   CHECK(h.find(" x ") == std::string::npos);  // no room for column labels in one-column cells
   st.cell_width = 0;
   CHECK(format_heatmap(w, {"a", "b"}, {"x", "y", "z"}, st).find("  x   y   z") != std::string::npos);
