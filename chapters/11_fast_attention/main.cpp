@@ -57,7 +57,7 @@ GpuStep gpu_measure(const std::vector<std::size_t>& sizes, const std::vector<std
 }  // namespace
 
 int main(int argc, char** argv) {
-  ChapterApp ch("11", /*default_seed=*/11, /*total_steps=*/7);
+  ChapterApp ch("11", /*default_seed=*/11, /*total_steps=*/6);
   std::vector<std::size_t> sizes = {512, 1024, 2048, 4096, 8192, 16384};
   std::vector<std::size_t> dims = {64, 128};
   std::vector<std::size_t> gpu_sizes = {1024, 4096, 16384};
@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     nar.code("attn/studies/fast_attention_study.hpp: measure_naive_phases; attn/attention/fast_attention.hpp: "
              "naive_attention_forward");
     nar.why(_("frameworks that run attention as three operations do this (PyTorch 1.13's CPU path: matmul, softmax, "
-              "matmul); the n×n matrices set its size limit, and the table says what sets its speed."));
+              "matmul), so the naive rows are this machine's measure of that approach (PyTorch itself is not run: "
+              "the suite needs no Python); the n×n matrices set its size limit, the table what sets its speed."));
 
     nar.step(_("Tiles and an online softmax"), _("a running max m, sum ℓ and output O per query row"),
              _("Milakov & Gimelshein 2018; Dao et al. 2022"));
@@ -122,12 +123,6 @@ int main(int argc, char** argv) {
     report_sweep_summary(nar, summary, judge_roofline(roofs.peak(), roofs.copy_gbs, phases.d), phases, roofs);
     nar.code("attn/studies/fast_attention_study.hpp: summarize_sweep, judge_roofline");
     nar.why(ch11_why_faster(phases));
-
-    nar.step(_("A reference point"), _("a framework's attention = matmul → softmax → matmul"));
-    nar.say(_("frameworks that run attention as three separate operations (PyTorch 1.13's CPU path, for one) do the "
-              "naive row's work: two BLAS products and an n×n softmax through memory. The naive rows above measure "
-              "that approach on this machine in this run; PyTorch itself is not run here (the suite does not need "
-              "Python)."));
 
     nar.step(_("On the GPU"), _("the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM"));
     const GpuStep gpu = gpu_measure(gpu_sizes, dims, causal_opt);

@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
       nar.result(_f("{} models trained in {:.0f} s on one thread", trained.size(), total));
     }
     show_mqar_recipe(nar, tc, RecallModelConfig{});
+    const RecallCurve ssm_curve = recall_curve_of(RecallArch::ssm, 16, train ? data_dir() + "/ch12" : "");
+    report_recall_curve(nar, RecallArch::ssm, 16, ssm_curve, RecallModelConfig{}.vocab / 2);
     nar.code("attn/data/mqar.hpp, attn/models/recall_model.hpp, attn/studies/recall.hpp: train_recall_model");
     nar.why(_("every pair must be held until its query arrives: attention looks it up in the KV cache, a "
               "recurrent model must have kept it in its state."));

@@ -1,10 +1,11 @@
 // Chapter 12 end to end from the shipped checkpoints: every step, the MQAR table and its verdict
 // lines, and an export whose tensors recompute independently (the scan in double from X, B, C and the decays a;
-// L from a; the family's delta-rule read; the accuracy tensor's shape and range). Timings are
-// never asserted.
+// L from a; the family's delta-rule read; the accuracy tensor's shape and range; again with numpy in
+// tests/check_ch12_export.py). Timings are never asserted.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 
@@ -28,7 +29,11 @@ TEST_CASE("chapter 12 prints the three forms, the family, the MQAR table and the
 }
 
 TEST_CASE("chapter 12 --export: the tensors recompute") {
-  const fs::path dir = scratch_dir("ch12-export");
+  // With ATTN_CH12_EXPORT set (ctest does), the export is kept there for tests/check_ch12_export.py,
+  // which recomputes it again with numpy.
+  const char* keep = std::getenv("ATTN_CH12_EXPORT");
+  const fs::path dir = keep && *keep ? fs::path(keep) : scratch_dir("ch12-export");
+  if (keep && *keep) fs::remove_all(dir);
   const RunResult r = run_program("12_beyond_attention", {"--quiet", "--export", dir.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   std::ifstream mf(dir / "manifest.json");
@@ -69,7 +74,7 @@ TEST_CASE("chapter 12 --export: the tensors recompute") {
   for (double q : acc.data) CHECK((q >= 0.0f && q <= 1.0f));
   CHECK(j["mqar"]["archs"].size() == 5);
   CHECK(j["mqar"]["pairs"].back() == 32);
-  fs::remove_all(dir);
+  if (!(keep && *keep)) fs::remove_all(dir);
 }
 
 TEST_CASE("chapter 12 refuses a bad --train-steps") {

@@ -1,14 +1,17 @@
 // Chapter 12's verdicts (attn/studies/recall.hpp, attn/studies/state_space.hpp), each driven both
 // ways from made-up measurements: the MQAR table's claims, the forms' agreement, the timing's
-// crossover and speed-up, the decode cost's slopes; and the family demo's computed reads.
+// crossover and speed-up, the decode cost's slopes; the family demo's computed reads; and a training
+// curve's plateau at 1/n (parsed from a checkpoint's metadata, then judged and worded).
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "attn/present/beyond_report.hpp"
+#include "attn/present/i18n.hpp"
 #include "attn/studies/recall.hpp"
 #include "attn/studies/state_space.hpp"
 
@@ -222,4 +225,59 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
 TEST_CASE("recall archs by name: every id round-trips, an unknown one is refused by name") {
   for (RecallArch a : recall_archs()) CHECK(parse_recall_arch(recall_arch_id(a)) == a);
   CHECK_THROWS_WITH_AS(parse_recall_arch("mamba"), doctest::Contains("'mamba'"), std::invalid_argument);
+}
+
+TEST_CASE("recall curve: parsed from metadata, refused when malformed; the plateau at 1/n judged both ways") {
+  const RecallCurve sat = parse_recall_curve("0.2400,0.2600,0.2200,0.2500,0.4000,0.7400", "4", "100");
+  CHECK(sat.pairs == 4);
+  CHECK(sat.every == 100);
+  REQUIRE(sat.accuracy.size() == 6);
+  CHECK(parse_recall_curve("", "", "").accuracy.empty());  // a checkpoint without a curve
+  CHECK_THROWS_WITH_AS(parse_recall_curve("0.2,1.5", "4", "100"), doctest::Contains("'1.5'"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_recall_curve("0.2,,0.3", "4", "100"), doctest::Contains("''"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_recall_curve("0.2", "four", "100"), doctest::Contains("curve_pairs"), std::invalid_argument);
+  const RecallPlateau p = judge_recall_plateau(sat);
+  CHECK(p.chance == doctest::Approx(0.25));
+  CHECK(p.plateau_steps == 400);  // 0.24, 0.26, 0.22, 0.25 within 0.08 of 0.25; 0.40 is not
+  CHECK(p.plateau_from == 100);
+  CHECK(p.plateau_to == 400);
+  CHECK(p.plateau_mean == doctest::Approx(0.2425));
+  CHECK(p.final_step == 600);
+  CHECK(p.final_accuracy == doctest::Approx(0.74));
+  CHECK(p.long_plateau.holds());
+  const RecallPlateau quick = judge_recall_plateau(parse_recall_curve("0.2500,0.6000,0.9000", "4", "100"));
+  CHECK(quick.plateau_steps == 100);
+  CHECK(quick.long_plateau.outcome == Outcome::fails);
+  CHECK(judge_recall_plateau(RecallCurve{}).long_plateau.outcome == Outcome::inconclusive);
+  // The run need not lead: a curve climbs to 1/n first, sits there, then rises (the shipped SSM's shape).
+  const RecallPlateau middle = judge_recall_plateau(parse_recall_curve("0,0.02,0.2,0.21,0.22,0.23,0.1,0.2,0.55", "4", "100"));
+  CHECK(middle.plateau_from == 300);
+  CHECK(middle.plateau_to == 600);
+  CHECK(middle.plateau_mean == doctest::Approx(0.215));
+  CHECK(middle.long_plateau.holds());
+}
+
+TEST_CASE("report_recall_curve: the drawn curve and the sentence its plateau verdict picks; none stored") {
+  set_language(Language::English);
+  auto text = [](const RecallCurve& c) {
+    std::ostringstream out;
+    NarratorOptions opts;
+    Narrator nar(chapter_info("12"), opts, 1, out);
+    report_recall_curve(nar, RecallArch::ssm, 16, c, 128);
+    std::string s = out.str();
+    for (std::size_t p; (p = s.find("\n    ")) != std::string::npos;) s.replace(p, 5, " ");  // unwrap
+    return s;
+  };
+  const std::string sat = text(parse_recall_curve("0.2400,0.2600,0.2200,0.2500,0.4000,0.7400", "4", "100"));
+  CHECK(sat.find("the SSM at d = 16 as it trained (held-out accuracy on 4 pairs every 100 steps") != std::string::npos);
+  CHECK(sat.find("0.22 ") != std::string::npos);
+  CHECK(sat.find(" 0.74") != std::string::npos);
+  CHECK(sat.find("from step 100 to 400 it recalled 0.24 on average, about 1/n = 0.25") != std::string::npos);
+  CHECK(sat.find("one of the sequence's 4 values, not the right one (chance over all 128 values is 0.008)") !=
+        std::string::npos);
+  CHECK(sat.find("by step 600 it recalled 0.74") != std::string::npos);
+  const std::string quick = text(parse_recall_curve("0.2500,0.6000,0.9000", "4", "100"));
+  CHECK(quick.find("it stayed near 1/n = 0.25 (within ±0.08) for 100 steps at most") != std::string::npos);
+  CHECK(quick.find("at least 300 steps': does not hold") != std::string::npos);
+  CHECK(text(RecallCurve{}).find("stores no training curve") != std::string::npos);
 }

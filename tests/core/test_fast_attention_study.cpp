@@ -1,12 +1,17 @@
 // Chapter 11's verdicts (attn/studies/fast_attention_study.hpp), each driven both ways on built
 // inputs (timings are never asserted): the roofs, where the naive passes spend their time, the
-// tiled kernel against its reference, and the sweep's summary with skipped rows counted as skipped.
+// tiled kernel against its reference, and the sweep's summary with skipped rows counted as skipped;
+// the sentences that explain a row above the FMA peak (attn/present/ch11_report.hpp) and how the
+// peak itself was computed.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "attn/present/ch11_report.hpp"
+#include "attn/present/i18n.hpp"
 #include "attn/studies/fast_attention_study.hpp"
 
 using namespace attn;
@@ -189,4 +194,82 @@ TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are co
   apply_roofs(close, roofs);
   CHECK(summarize_sweep(close).tiled_faster.outcome == Outcome::fails);  // 1.2×
   CHECK(summarize_sweep(close).tiled_near_sgemm.outcome == Outcome::partly);
+}
+
+TEST_CASE("summarize_sweep: a row above the FMA peak fails within_peak and names itself; none holds") {
+  Roofs roofs;
+  roofs.fma_before = 100, roofs.fma_after = 90, roofs.sgemm_before = roofs.sgemm_after = 80;
+  std::vector<AttentionBenchRow> rows = {row("naive", 512, 20), row("tiled", 512, 104), row("tiled", 2048, 70)};
+  apply_roofs(rows, roofs);
+  const SweepSummary over = summarize_sweep(rows);
+  CHECK(over.within_peak.outcome == Outcome::fails);
+  CHECK(over.above_peak == 1);
+  CHECK(over.highest_peak_pct == doctest::Approx(104.0));
+  CHECK(over.highest_peak_n == 512);  // any n, not only the summary's range
+  rows[1].gflops = 95;
+  apply_roofs(rows, roofs);
+  const SweepSummary under = summarize_sweep(rows);
+  CHECK(under.within_peak.holds());
+  CHECK(under.highest_peak_pct == doctest::Approx(95.0));
+}
+
+namespace {
+// The narration joined back into one line per result (the narrator wraps at 100 columns, indenting by 4).
+std::string unwrapped(std::string s) {
+  for (std::size_t p; (p = s.find("\n    ")) != std::string::npos;) s.replace(p, 5, " ");
+  return s;
+}
+std::string sweep_report(const std::vector<AttentionBenchRow>& rows, const Roofs& r) {
+  set_language(Language::English);
+  std::ostringstream out;
+  NarratorOptions opts;
+  opts.color = false;
+  Narrator nar(chapter_info("11"), opts, 1, out);
+  report_sweep(nar, rows, r);
+  for (const std::string& line : ch11_takeaway(r, NaivePhases{}, summarize_sweep(rows), {})) out << line << "\n";
+  return unwrapped(out.str());
+}
+}  // namespace
+
+TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with both peak runs; none: no mark") {
+  Roofs roofs;
+  roofs.fma_before = 100, roofs.fma_after = 90, roofs.sgemm_before = roofs.sgemm_after = 80;
+  roofs.fma_seconds_before = 0.041, roofs.fma_seconds_after = 0.046, roofs.load_before = 3.5, roofs.load_after = 1.3;
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 104), row("tiled", 2048, 70)};
+  apply_roofs(rows, roofs);
+  const std::string over = sweep_report(rows, roofs);
+  CHECK(over.find("tiled/*†") != std::string::npos);
+  CHECK(over.find("† above 100% of the FMA peak (rows: 1; the highest, n = 512, d = 64, non-causal: 104.0 GFLOP/s, "
+                  "104%)") != std::string::npos);
+  CHECK(over.find("0.041 s before the sweep (100 GFLOP/s, load average 3.5)") != std::string::npos);
+  CHECK(over.find("0.046 s after it (90 GFLOP/s, load average 1.3)") != std::string::npos);
+  CHECK(over.find("1 rows passed the FMA peak (up to 104%)") != std::string::npos);
+  rows[0].gflops = 95;
+  apply_roofs(rows, roofs);
+  const std::string under = sweep_report(rows, roofs);
+  CHECK(under.find("†") == std::string::npos);
+  CHECK(under.find("passed the FMA peak") == std::string::npos);
+}
+
+TEST_CASE("report_roofs: how the peak was computed, and the title's formula at the OS's clock (or why not)") {
+  set_language(Language::English);
+  Roofs r;
+  r.unit = "avx512", r.threads = 2, r.lanes = 16, r.fma_accumulators = 16, r.fma_iterations = 4000000;
+  r.fma_flops = 2.0 * 16 * 16 * 2 * 4e6, r.fma_seconds_before = 0.1024, r.fma_before = r.fma_flops / 0.1024 / 1e9;
+  r.sgemm_before = 30, r.blas_kernel = "Cooperlake", r.clock_ghz = 2.5, r.cpus = 2, r.load_before = 4.0;
+  auto text = [](const Roofs& roofs) {
+    std::ostringstream out;
+    NarratorOptions opts;
+    opts.color = false;
+    Narrator nar(chapter_info("11"), opts, 1, out);
+    report_roofs(nar, roofs);
+    return unwrapped(out.str());
+  };
+  const std::string known = text(r);
+  CHECK(known.find("how: 2 threads × 16 accumulators × 16 lanes × 2 flops × 4000000 steps = 4.1 GFLOP in 0.1024 s "
+                   "(the best round) = 40 GFLOP/s") != std::string::npos);
+  CHECK(known.find("= 160 GFLOP/s at one vector FMA per cycle per thread, 320 at two") != std::string::npos);
+  CHECK(known.find("the loop's 40 is 0.25 per cycle per thread") != std::string::npos);
+  r.clock_ghz = 0;
+  CHECK(text(r).find("the OS reports no clock for this CPU") != std::string::npos);
 }

@@ -24,6 +24,9 @@ TEST_CASE("peak_fma_gflops: every available unit computes the loop it times") {
     CHECK(p.threads == 2);
     CHECK(std::isfinite(p.gflops));
     CHECK(p.gflops > 0.0);
+    // The rate is the counted work over the best round's time.
+    CHECK(p.flops() == doctest::Approx(2.0 * p.accumulators * vector_lanes(unit) * 1000 * 2));
+    CHECK(p.gflops == doctest::Approx(p.flops() / p.seconds / 1e9));
     // Bit-for-bit the scalar recomputation: the loop ran every step on every lane.
     CHECK(p.checksum == peak_fma_reference_checksum(unit, 1000));
     CHECK(p.checksum != peak_fma_reference_checksum(unit, 999));
@@ -39,4 +42,14 @@ TEST_CASE("peak_fma_gflops refuses a unit the CPU lacks, an unknown unit and bad
   CHECK(vector_lanes("avx2") == 8);
   CHECK(vector_lanes("sse") == 4);
   CHECK(vector_lanes("scalar") == 1);
+}
+
+TEST_CASE("cpu_clock_ghz_from_cpuinfo: the first 'cpu MHz' line in GHz; none, or a bad figure, gives 0") {
+  CHECK(cpu_clock_ghz_from_cpuinfo("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.134\n"
+                                   "cpu MHz\t\t: 3000.0\n") == doctest::Approx(2.596134));
+  CHECK(cpu_clock_ghz_from_cpuinfo("processor\t: 0\nBogoMIPS\t: 50.00\n") == 0.0);  // e.g. arm64
+  CHECK(cpu_clock_ghz_from_cpuinfo("cpu MHz\t\t: nan\n") == 0.0);
+  CHECK(cpu_clock_ghz() >= 0.0);
+  const double load = load_average();
+  CHECK((std::isnan(load) || load >= 0.0));
 }

@@ -103,6 +103,28 @@ TEST_CASE("Table aligns a column as a whole: numbers (commas, placeholders) righ
   CHECK(s.find("3      .        1,554    -0.1\n") != std::string::npos);
 }
 
+// Every line of `text` ends at its last visible character.
+bool no_line_ends_in_a_space(const std::string& text) { return text.find(" \n") == std::string::npos; }
+
+TEST_CASE("Table and heatmap lines end at their last character: a left-aligned last column is not padded") {
+  Table t({"form", "cost"});
+  t.add({"recurrent scan", "O(T·N·P)"}).add({"chunked", "O(T·T_c·(N + P) + T·N·P)"});
+  const std::string s = t.render();
+  CHECK(no_line_ends_in_a_space(s));
+  CHECK(s.find("  recurrent scan  O(T·N·P)\n") != std::string::npos);
+  CHECK(s.find("  form            cost\n") != std::string::npos);
+  // The padding is still there between columns: the first one is left-aligned and padded.
+  CHECK(s.find("  chunked         O(") != std::string::npos);
+  const Mat lower = {{1.0f, -std::numeric_limits<float>::infinity()}, {0.1f, 1.0f}};
+  HeatmapStyle st;
+  st.vmin = 0.0, st.vmax = 1.0;
+  const std::string h = format_heatmap(lower, {"t0", "t1"}, {"s0", "s1"}, st);
+  CHECK(no_line_ends_in_a_space(h));
+  CHECK(h.find("    t0 ███ ·\n") != std::string::npos);  // the masked cell, unpadded at the end
+  CHECK(h.find("    t1     ███\n") != std::string::npos);  // no separator after the last cell
+  CHECK(h.find("       s0  s1\n") != std::string::npos);
+}
+
 TEST_CASE("Narrator numbers steps, records shown tensors, and keeps only results when quiet") {
   std::ostringstream out;
   NarratorOptions opts;
@@ -169,7 +191,7 @@ TEST_CASE("format_heatmap: an explicit cell width of 1 draws one character per c
   st.vmin = 0.0, st.vmax = 1.0, st.cell_width = 1;
   const std::string h = format_heatmap(w, {"a", "b"}, {"x", "y", "z"}, st);
   CHECK(h.find("    a  █▒\n") != std::string::npos);
-  CHECK(h.find("    b █  \n") != std::string::npos);
+  CHECK(h.find("    b █  \n") != std::string::npos);  // the lowest shade, a space, is the cells' content
   CHECK(h.find(" x ") == std::string::npos);  // no room for column labels in one-column cells
   st.cell_width = 0;
   CHECK(format_heatmap(w, {"a", "b"}, {"x", "y", "z"}, st).find("  x   y   z") != std::string::npos);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "attn/data/mqar.hpp"
+#include "attn/present/sparkline.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/tensor/rng.hpp"
@@ -253,6 +254,30 @@ void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, const RecallMo
              "steps instead of {}: with {} steps at 1e-2 it stayed near 1/n (0.18–0.24 at 4 pairs), naming a "
              "value of the sequence but not the right one.", ch12_rate(tc.ssm_lr_from_64), tc.ssm_max_steps, tc.max_steps,
              tc.max_steps));
+}
+
+void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,
+                         std::size_t vocab_values) {
+  const std::string model = _(arch_name(arch));
+  if (c.accuracy.empty())
+    return nar.result(_f("the {} at d = {}: its checkpoint stores no training curve (--train records one)", model,
+                         d_model));
+  const RecallPlateau p = judge_recall_plateau(c);
+  const std::vector<float> series(c.accuracy.begin(), c.accuracy.end());
+  nar.result(_f("the {} at d = {} as it trained (held-out accuracy on {} pairs every {} steps, from its checkpoint):",
+                model, d_model, c.pairs, c.every));
+  const auto [lo, hi] = std::minmax_element(c.accuracy.begin(), c.accuracy.end());
+  nar.result(fmt::format("  {:.2f} {} {:.2f}", *lo, sparkline(series, 60), *hi));
+  nar.result(p.long_plateau.holds()
+                 ? _f("from step {} to {} it recalled {:.2f} on average, about 1/n = {:.2f} (within ±{:.2f}; claim "
+                      "'it sits at 1/n for at least {} steps': {}): as if it picked one of the sequence's {} values, "
+                      "not the right one (chance over all {} values is {:.3f}); by step {} it recalled {:.2f}",
+                      p.plateau_from, p.plateau_to, p.plateau_mean, p.chance, kPlateauBand, kPlateauSteps,
+                      outcome_word(p.long_plateau.outcome), c.pairs, vocab_values, 1.0 / double(vocab_values),
+                      p.final_step, p.final_accuracy)
+                 : _f("it stayed near 1/n = {:.2f} (within ±{:.2f}) for {} steps at most (claim 'it sits at 1/n for "
+                      "at least {} steps': {}); by step {} it recalled {:.2f}", p.chance, kPlateauBand, p.plateau_steps,
+                      kPlateauSteps, outcome_word(p.long_plateau.outcome), p.final_step, p.final_accuracy));
 }
 
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,

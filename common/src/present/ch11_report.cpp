@@ -22,6 +22,21 @@ void report_roofs(Narrator& nar, const Roofs& r) {
                 "registers only, best of 7): the most this loop reached at this moment — other programs share "
                 "the CPU, so step 4 measures it again and the better of the two is used", r.fma_before, r.threads,
                 r.threads == 1 ? _("thread") : _("threads"), r.unit, vector_lanes(r.unit)));
+  const std::string threads = r.threads == 1 ? _("thread") : _("threads");
+  nar.result(_f("how: {} {} × {} accumulators × {} lanes × 2 flops × {} steps = {:.3g} GFLOP in {:.4f} s (the best "
+                "round) = {:.0f} GFLOP/s", r.threads, threads, r.fma_accumulators, r.lanes, r.fma_iterations,
+                r.fma_flops * 1e-9, r.fma_seconds_before, r.fma_before));
+  if (r.clock_ghz > 0)
+    nar.result(_f("the title's formula with the clock the OS reports ({:.2f} GHz, /proc/cpuinfo): {} · {} · 2 · "
+                  "FMAs/cycle · {:.2f} GHz = {:.0f} GFLOP/s at one vector FMA per cycle per thread, {:.0f} at two; "
+                  "the loop's {:.0f} is {:.2f} per cycle per thread. This CPU's FMA units per core, its clock "
+                  "under load and other programs' share of its {} CPUs (load average {:.1f} at the time) all sit "
+                  "in that gap; this run does not tell them apart.", r.clock_ghz, r.threads, r.lanes, r.clock_ghz,
+                  r.theory_gflops(1.0), r.theory_gflops(2.0), r.fma_before, r.measured_fma_per_cycle(), r.cpus,
+                  r.load_before));
+  else
+    nar.result(_("the OS reports no clock for this CPU (no 'cpu MHz' in /proc/cpuinfo): the formula's Hz and "
+                 "FMAs/cycle are not known here, only the loop's measured rate"));
   nar.result(_f("OpenBLAS {} on {} threads: sgemm {:.0f} GFLOP/s measured now (best of 5, {:.0f}% of the FMA loop) "
                 "— the practical roof for attention's two products", r.blas_kernel, r.blas_threads, r.sgemm_before,
                 100.0 * r.sgemm_before / r.fma_before));
@@ -166,7 +181,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
     for (std::size_t c = 0; c < 11; ++c) sweep(i, c) = float(vals[c]);
     if (x.skipped) continue;
     const std::string impl = (x.impl == "tiled" ? "tiled/" + x.path : "naive/" + r.blas_kernel) +
-                             (x.pct_of_sgemm > 100.0 ? "*" : "");  // '*': above sgemm, explained below
+                             (x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
+                             (x.pct_of_peak > 100.0 ? "†" : "");    // '†': above the FMA peak, explained below
     tbl.add({impl, std::to_string(x.n), std::to_string(x.d), x.causal ? _("yes") : _("no"),
              fmt::format("{:.1f}", x.seconds * 1e3), fmt::format("{:.1f}", x.gflops),
              fmt::format("{:.0f}%", x.pct_of_peak), fmt::format("{:.0f}%", x.pct_of_sgemm),
@@ -187,9 +203,16 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                    : _f("* above 100% of sgemm (rows: {}): sgemm runs OpenBLAS's {} kernel, not this CPU's best ({}), "
                         "while the tiled kernel drives the {} unit with its own code.", s.above_sgemm, r.blas_kernel,
                         r.better_kernel, r.unit));
-  if (s.above_peak > 0)
-    nar.result(_("rows above 100% of the FMA peak: other programs slowed the peak loop more than those rows, so "
-                 "this run's peak is too low."));
+  if (!s.within_peak.holds() && s.highest_peak_n > 0)
+    nar.result(_f("† above 100% of the FMA peak (rows: {}; the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "
+                  "the peak loop ran for {:.3f} s before the sweep ({:.0f} GFLOP/s, load average {:.1f}) and {:.3f} s "
+                  "after it ({:.0f} GFLOP/s, load average {:.1f}); the row was timed between them, at another "
+                  "moment of this shared machine's load. A kernel whose counted flops are all FMAs cannot outrun "
+                  "the FMA loop on the same cores at the same load: the percentage says the load moved, not that "
+                  "the peak was beaten.", s.above_peak, s.highest_peak_n, s.highest_peak_d,
+                  s.highest_peak_causal ? _("causal") : _("non-causal"), s.highest_peak_gflops, s.highest_peak_pct,
+                  r.fma_seconds_before, r.fma_before, r.load_before, r.fma_seconds_after, r.fma_after,
+                  r.load_after));
   else if (s.above_sgemm > 0)
     nar.result(_("against the FMA peak every row stays below 100%."));
   nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers); "
@@ -319,6 +342,11 @@ std::vector<std::string> ch11_takeaway(const Roofs& r, const NaivePhases& p, con
                    "{:.0f}% of sgemm, best {:.0f}% ({:.0f}% of the peak).", r.peak(), r.unit, r.sgemm(),
                    r.blas_kernel, s.has_large ? _("at n ≥ 2048") : _("at the sizes measured, all below 2048"),
                    s.tiled_sgemm_median, s.tiled_sgemm, s.tiled_peak));
+  if (!s.within_peak.holds() && s.highest_peak_n > 0)
+    out.push_back(_f("{} rows passed the FMA peak (up to {:.0f}%): the peak loop and those rows ran at different "
+                     "moments of the machine's load (step 4 gives both peak runs): the percentage measures the load's change, "
+                     "not a kernel faster than the FMA units.",
+                     s.above_peak, s.highest_peak_pct));
   const NaivePass& slow = p.slowest();
   out.push_back(p.memory_sets_speed.holds()
                     ? _f("Naive attention at n = {}: memory sets its speed ({:.1f} GFLOP/s).", p.n, p.gflops())

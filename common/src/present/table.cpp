@@ -21,6 +21,11 @@ bool looks_numeric(const std::string& s) {
 }
 // A cell that stands for "no value" and takes its column's alignment.
 bool is_placeholder(const std::string& s) { return s.empty() || s == "—" || s == "-" || s == "?"; }
+// A line ends at its last character: a left-aligned last column is not padded.
+std::string without_trailing_spaces(std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line;
+}
 }  // namespace
 
 Table::Table(std::vector<std::string> header, std::string title) : title_(std::move(title)), header_(std::move(header)) {}
@@ -66,22 +71,21 @@ std::string Table::render(const std::string& indent, std::size_t max_width) cons
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     const auto& cols = blocks[b];
     if (b > 0) out += "\n";
-    std::string rule = indent;
-    out += indent;
+    std::string rule = indent, head = indent;
     for (std::size_t k = 0; k < cols.size(); ++k) {
       const std::size_t j = cols[k];
-      out += (k ? "  " : "") + fit(header_[j], w[j], right[j]);
+      head += (k ? "  " : "") + fit(header_[j], w[j], right[j]);
       rule += (k ? "  " : "");
       for (std::size_t c = 0; c < w[j]; ++c) rule += "─";
     }
-    out += "\n" + rule + "\n";
+    out += without_trailing_spaces(head) + "\n" + rule + "\n";
     for (const auto& r : rows_) {
-      out += indent;
+      std::string line = indent;
       for (std::size_t k = 0; k < cols.size(); ++k) {
         const std::size_t j = cols[k];
-        out += (k ? "  " : "") + fit(r[j], w[j], right[j]);
+        line += (k ? "  " : "") + fit(r[j], w[j], right[j]);
       }
-      out += "\n";
+      out += without_trailing_spaces(line) + "\n";
     }
   }
   return out;

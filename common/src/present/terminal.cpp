@@ -376,19 +376,24 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
   std::size_t label_w = 1;
   for (std::size_t i = 0; i < rows; ++i)
     label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i * factor))));
+  // A line ends at its last character: no separator after the last cell, and neither the column
+  // labels nor a masked '·' are padded there. The lowest shade is a space, but it is a cell's
+  // content: it stays, so every row keeps its width (callers cut grids out by column).
   std::string out;
   if (cell_w > 1) {
-    out += "    " + std::string(label_w, ' ') + " ";
-    for (std::size_t j = 0; j < cols; ++j) out += fit(label_or_index(col_labels, j), cell_w) + " ";
-    out += "\n";
+    std::string head = "    " + std::string(label_w, ' ') + " ";
+    for (std::size_t j = 0; j < cols; ++j) head += fit(label_or_index(col_labels, j), cell_w) + " ";
+    head.erase(head.find_last_not_of(' ') + 1);
+    out += head + "\n";
   }
   for (std::size_t i = 0; i < rows; ++i) {
-    out += "    " + fit(label_or_index(row_labels, i * factor), label_w, true) + " ";
+    std::string line = "    " + fit(label_or_index(row_labels, i * factor), label_w, true) + " ";
     for (std::size_t j = 0; j < cols; ++j) {
       const float x = m(i, j);
       std::string cell;
+      const bool last = j + 1 == cols;
       if (std::isinf(x) && x < 0) {
-        cell = fit("·", cell_w);
+        cell = last ? "·" : fit("·", cell_w);
       } else {
         double t = std::clamp((double(x) - lo) / span, 0.0, 1.0);
         int level = std::min(4, int(t * 5.0));
@@ -397,9 +402,9 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
         // In colour the background carries the value and the glyph repeats it for monochrome eyes.
         cell = style.color ? fmt::format("\x1b[48;5;{}m{}\x1b[0m", kRamp[std::min(9, int(t * 10.0))], glyph) : glyph;
       }
-      out += cell + (cell_w > 1 ? " " : "");
+      line += cell + (cell_w > 1 && !last ? " " : "");
     }
-    out += "\n";
+    out += line + "\n";
   }
   const double step = span / 5.0;
   out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",

@@ -41,7 +41,14 @@ Roofs measure_roofs(int threads) {
   r.kernel_from_user = user != nullptr && user[0] != '\0' && std::getenv("ATTN_OPENBLAS_REEXEC") == nullptr;
   const CpuVectorUnits cpu = cpu_vector_units();
   r.better_kernel = better_openblas_coretype(blas.kernel, cpu.avx512, cpu.avx2);
-  r.fma_before = r.fma_after = peak_fma_gflops(r.unit, threads).gflops;
+  const PeakFma fma = peak_fma_gflops(r.unit, threads);
+  r.load_before = r.load_after = load_average();
+  r.fma_before = r.fma_after = fma.gflops;
+  r.fma_seconds_before = r.fma_seconds_after = fma.seconds;
+  r.lanes = vector_lanes(r.unit), r.fma_accumulators = fma.accumulators, r.fma_iterations = fma.iterations;
+  r.fma_flops = fma.flops();
+  r.clock_ghz = cpu_clock_ghz();
+  r.cpus = std::thread::hardware_concurrency();
   r.sgemm_before = r.sgemm_after = sgemm_gflops(2048, 5);
   r.copy_gbs = copy_bandwidth_gbs();
   r.l2_bytes = l2_cache_bytes();
@@ -50,7 +57,9 @@ Roofs measure_roofs(int threads) {
 
 void remeasure_roofs(Roofs& r) {
   r.sgemm_after = sgemm_gflops(2048, 5);
-  r.fma_after = peak_fma_gflops(r.unit, r.threads).gflops;
+  const PeakFma fma = peak_fma_gflops(r.unit, r.threads);
+  r.load_after = load_average();
+  r.fma_after = fma.gflops, r.fma_seconds_after = fma.seconds;
   r = judge_roofs(r);
 }
 
@@ -211,6 +220,9 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   std::vector<double> tiled_pcts;
   for (const auto& r : rows) {
     if (!r.skipped) s.above_sgemm += r.pct_of_sgemm > 100.0, s.above_peak += r.pct_of_peak > 100.0;
+    if (!r.skipped && r.pct_of_peak > s.highest_peak_pct)
+      s.highest_peak_pct = r.pct_of_peak, s.highest_peak_gflops = r.gflops, s.highest_peak_n = r.n,
+      s.highest_peak_d = r.d, s.highest_peak_causal = r.causal;
     if (s.has_large && r.n < kLargeN) continue;
     const bool naive = r.impl == "naive";
     if (r.skipped) {
@@ -254,6 +266,7 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   s.tiled_near_sgemm =
       judge_at_least(s.tiled_measured > 0 ? s.tiled_sgemm_median : NAN, kNearSgemm, kNearSgemmPartly);
   s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup_min : NAN, kSpeedup);
+  s.within_peak = judge_at_most(s.highest_peak_n > 0 ? s.highest_peak_pct : NAN, 100.0);
   return s;
 }
 

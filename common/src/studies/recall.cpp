@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "attn/data/data_files.hpp"
@@ -70,6 +72,7 @@ RecallTrainReport train_recall_model(RecallModel& m, const RecallTrainConfig& cf
                                                  cfg.lr * 0.1);
   Rng rng(cfg.seed, /*stream=*/7);
   RecallTrainReport rep;
+  rep.curve_pairs = cfg.pairs.front(), rep.curve_every = cfg.eval_every;
   for (std::size_t step = 1; step <= cfg.max_steps; ++step) {
     const std::size_t pairs = cfg.pairs[rng.below(std::uint32_t(cfg.pairs.size()))];
     const MqarBatch b = mqar_batch(cfg.batch, pairs, m.cfg.vocab, rng);
@@ -81,9 +84,11 @@ RecallTrainReport train_recall_model(RecallModel& m, const RecallTrainConfig& cf
     rep.last_loss = s.loss;
     if (cfg.on_step) cfg.on_step(step, s.loss);
     if (cfg.eval_every && step % cfg.eval_every == 0) {
-      bool all = true;
-      for (std::size_t n : cfg.pairs)
-        all = all && recall_accuracy(m, n, cfg.eval_seqs, cfg.seed + 1000) >= cfg.stop_accuracy;
+      // The fewest pairs first: its accuracy is the training curve; the others only until one falls short.
+      rep.curve.push_back(recall_accuracy(m, cfg.pairs.front(), cfg.eval_seqs, cfg.seed + 1000));
+      bool all = rep.curve.back() >= cfg.stop_accuracy;
+      for (std::size_t i = 1; i < cfg.pairs.size(); ++i)
+        all = all && recall_accuracy(m, cfg.pairs[i], cfg.eval_seqs, cfg.seed + 1000) >= cfg.stop_accuracy;
       if (all) {
         rep.stopped_early = step < cfg.max_steps;
         break;
@@ -103,9 +108,81 @@ void save_recall_model(const std::string& path, const RecallModel& m, RecallArch
   visit_recall_params(m, [&](const std::string& name, const auto& t) {
     tensors[name] = TensorF32{shape_of(t), std::vector<float>(t.begin(), t.end())};
   });
+  std::string curve;
+  for (double a : r.curve) {
+    char item[16];
+    std::snprintf(item, sizeof item, "%.4f", a);  // the accuracy of 64·pairs queries: 4 digits hold it
+    curve += (curve.empty() ? "" : ",") + std::string(item);
+  }
   write_safetensors(path, tensors,
                     {{"model", recall_arch_id(arch)}, {"d_model", std::to_string(m.cfg.d_model)},
-                     {"steps", std::to_string(r.steps)}, {"seconds", std::to_string(r.seconds)}});
+                     {"steps", std::to_string(r.steps)}, {"seconds", std::to_string(r.seconds)},
+                     {"curve", curve}, {"curve_pairs", std::to_string(r.curve_pairs)},
+                     {"curve_every", std::to_string(r.curve_every)}});
+}
+
+RecallCurve parse_recall_curve(const std::string& curve, const std::string& pairs, const std::string& every) {
+  RecallCurve c;
+  if (curve.empty()) return c;
+  const auto whole = [](const std::string& text, const char* what) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || v == 0 || v > 1000000)
+      throw std::invalid_argument(std::string("recall curve: ") + what + " '" + text + "' is not a count in 1 … 1000000");
+    return std::size_t(v);
+  };
+  c.pairs = whole(pairs, "curve_pairs"), c.every = whole(every, "curve_every");
+  for (std::size_t a = 0; a <= curve.size();) {
+    const std::size_t b = std::min(curve.find(',', a), curve.size());
+    const std::string item = curve.substr(a, b - a);
+    char* end = nullptr;
+    const double x = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(x >= 0.0 && x <= 1.0))
+      throw std::invalid_argument("recall curve: '" + item + "' is not an accuracy in [0, 1]");
+    c.accuracy.push_back(x);
+    a = b + 1;
+  }
+  return c;
+}
+
+RecallCurve read_recall_curve(const std::string& path) {
+  Metadata meta;
+  read_safetensors(path, &meta);
+  const auto get = [&](const char* key) {
+    const auto it = meta.find(key);
+    return it == meta.end() ? std::string() : it->second;
+  };
+  try {
+    return parse_recall_curve(get("curve"), get("curve_pairs"), get("curve_every"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
+}
+
+RecallCurve recall_curve_of(RecallArch arch, std::size_t d_model, const std::string& dir) {
+  const std::string name = recall_checkpoint_name(arch, d_model);
+  return read_recall_curve(dir.empty() ? require_data_file(name) : dir + "/" + name.substr(name.find('/') + 1));
+}
+
+RecallPlateau judge_recall_plateau(const RecallCurve& c) {
+  RecallPlateau p;
+  p.chance = c.pairs ? 1.0 / double(c.pairs) : NAN;
+  std::size_t best = 0, best_start = 0;
+  for (std::size_t i = 0; i < c.accuracy.size();) {  // the longest run of evals within the band
+    std::size_t j = i;
+    while (j < c.accuracy.size() && std::abs(c.accuracy[j] - p.chance) <= kPlateauBand) ++j;
+    if (j - i > best) best = j - i, best_start = i;
+    i = j > i ? j : i + 1;
+  }
+  double sum = 0.0;
+  for (std::size_t i = best_start; i < best_start + best; ++i) sum += c.accuracy[i];
+  p.plateau_steps = best * c.every;
+  p.plateau_from = best ? (best_start + 1) * c.every : 0, p.plateau_to = best ? (best_start + best) * c.every : 0;
+  p.plateau_mean = best ? sum / double(best) : NAN;
+  p.final_accuracy = c.accuracy.empty() ? NAN : c.accuracy.back();
+  p.final_step = c.accuracy.size() * c.every;
+  p.long_plateau = judge_at_least(c.accuracy.empty() ? NAN : double(p.plateau_steps), double(kPlateauSteps));
+  return p;
 }
 
 RecallModel load_recall_model(const std::string& path, RecallArch arch, std::size_t d_model, std::size_t* steps) {

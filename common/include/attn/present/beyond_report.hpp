@@ -22,6 +22,11 @@ void show_mqar_task(Narrator& nar, std::size_t vocab);
 // Step 5: what training needed (the learning rate, the short convolution), the stopping rule, and the
 // SSM's recipe, from the training configuration the shipped models were trained with.
 void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, const RecallModelConfig& cfg);
+// Step 5: one model's training curve from its checkpoint, drawn, and how long it sat at 1/n
+// (judge_recall_plateau); or that the checkpoint stores none. vocab_values: the values a target
+// can take (chance over all of them).
+void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,
+                         std::size_t vocab_values);
 // cfg: the models' shared settings (N, d_k, w, K) for the legend; source: where the checkpoints came from.
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
                    const std::string& source);

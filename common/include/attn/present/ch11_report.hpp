@@ -32,7 +32,7 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                           const Roofs& r);
 // Step 5's why, chosen by what step 2 found limits the naive way.
 std::string ch11_why_faster(const NaivePhases& p);
-// Step 7: the GPU table and what each rung bought, or the one line saying why there is none.
+// Step 6: the GPU table and what each rung bought, or the one line saying why there is none.
 void report_gpu(Narrator& nar, const GpuStep& g);
 
 std::vector<std::string> ch11_takeaway(const Roofs& r, const NaivePhases& p, const SweepSummary& s,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,7 +29,19 @@ struct Roofs {
   double sgemm_before = 0.0, sgemm_after = 0.0;  // GFLOP/s, 2048³
   double copy_gbs = 0.0;
   std::size_t l2_bytes = 0;          // one core's L2 cache as the OS reports it (0: unknown)
+  // How the FMA peak was computed: the loop's work and its best round's time, before and after.
+  int lanes = 1, fma_accumulators = 0;
+  long long fma_iterations = 0;
+  double fma_flops = 0.0, fma_seconds_before = 0.0, fma_seconds_after = 0.0;
+  double clock_ghz = 0.0;             // the OS's figure (cpu_clock_ghz), 0: unknown
+  double load_before = NAN, load_after = NAN;  // the load average when each FMA peak was measured
+  unsigned cpus = 0;                  // the CPUs the OS offers
   double peak() const { return std::max(fma_before, fma_after); }
+  // peak = threads · lanes · 2 flops per FMA · FMAs/cycle · Hz, with the OS's clock, for a given
+  // number of vector FMAs issued per cycle per thread (0 when the clock is unknown).
+  double theory_gflops(double fma_per_cycle) const { return threads * lanes * 2.0 * fma_per_cycle * clock_ghz; }
+  // What the measured peak means in that formula: vector FMAs per cycle per thread (0: clock unknown).
+  double measured_fma_per_cycle() const { return clock_ghz > 0 ? fma_before / theory_gflops(1.0) : 0.0; }
   double sgemm() const { return std::max(sgemm_before, sgemm_after); }
   // sgemm_within_peak: sgemm ≤ the FMA peak (fails when other programs slowed the peak loop).
   Verdict sgemm_within_peak;
@@ -128,6 +141,12 @@ struct SweepSummary {
   bool best_causal = false;
   std::size_t naive_measured = 0, naive_skipped = 0;  // naive rows in range
   std::size_t above_sgemm = 0, above_peak = 0;        // measured rows above 100%
+  // The measured row with the highest % of the FMA peak (any n), and the verdict that no row
+  // passes 100% (it fails only when the peak was measured at another moment of the load).
+  double highest_peak_pct = 0.0, highest_peak_gflops = 0.0;
+  std::size_t highest_peak_n = 0, highest_peak_d = 0;
+  bool highest_peak_causal = false;
+  Verdict within_peak;
   std::size_t speedup_n = 0;           // the largest n with both measured
   std::size_t speedup_pairs = 0;       // (d, causal) pairs with both measured there
   double speedup = 0.0, speedup_min = 0.0;  // tiled GFLOP/s / naive GFLOP/s there: the best, the least

@@ -25,7 +25,12 @@ int vector_lanes(const std::string& unit);
 struct PeakFma {
   std::string unit;      // the unit measured
   int threads = 1;       // threads that ran the loop at the same time
+  int accumulators = 0;  // independent vector accumulators per thread
+  long long iterations = 0;  // FMA steps of each accumulator
+  double seconds = 0.0;  // the best round's time: gflops = flops() / seconds / 1e9
   double gflops = 0.0;   // all threads together, best of the timed rounds
+  // threads · accumulators · lanes · 2 flops · iterations: the work of one round
+  double flops() const;
   double checksum = 0.0; // sum of every lane's final accumulator of thread 0 (tests recompute it)
 };
 
@@ -33,6 +38,13 @@ struct PeakFma {
 // `threads` threads at once, best of `rounds`. "sse" has no FMA: a multiply and an add (2 FLOPs).
 // Throws std::invalid_argument for a unit this CPU lacks or an unknown name.
 PeakFma peak_fma_gflops(const std::string& unit, int threads, long long iterations = 4'000'000, int rounds = 7);
+
+// The clock the OS reports for this CPU, in GHz: the first "cpu MHz" line of /proc/cpuinfo (0 when
+// there is none). It is the OS's figure, not a measurement of the clock under load.
+double cpu_clock_ghz();
+double cpu_clock_ghz_from_cpuinfo(const std::string& cpuinfo_text);  // the same from the file's text
+// The one-minute load average (getloadavg): how many programs wanted a CPU; NaN when unknown.
+double load_average();
 
 // The loop's arithmetic in plain scalar code (std::fma per lane; "sse": multiply then add): the
 // checksum peak_fma_gflops must reproduce exactly for the same unit and iteration count.

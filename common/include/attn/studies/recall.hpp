@@ -47,6 +47,9 @@ struct RecallTrainReport {
   double seconds = 0.0;
   double last_loss = 0.0;
   bool stopped_early = false;
+  // The training curve: held-out accuracy at the fewest pairs (curve_pairs), every eval_every steps.
+  std::size_t curve_pairs = 0, curve_every = 0;
+  std::vector<double> curve;
 };
 RecallTrainReport train_recall_model(RecallModel& m, const RecallTrainConfig& cfg);
 
@@ -59,6 +62,33 @@ void save_recall_model(const std::string& path, const RecallModel& m, RecallArch
 // Loads a checkpoint; steps, when given, receives the Adam steps it was trained for (its metadata).
 RecallModel load_recall_model(const std::string& path, RecallArch arch, std::size_t d_model,
                               std::size_t* steps = nullptr);
+// The training curve stored in a checkpoint's metadata (curve, curve_pairs, curve_every); an empty
+// curve when the checkpoint has none. Throws for a malformed one.
+struct RecallCurve {
+  std::size_t pairs = 0, every = 0;
+  std::vector<double> accuracy;  // after every, 2·every, … steps
+};
+RecallCurve read_recall_curve(const std::string& path);
+// The curve of one model's checkpoint: the shipped one (dir empty) or dir's (after --train).
+RecallCurve recall_curve_of(RecallArch arch, std::size_t d_model, const std::string& dir = "");
+RecallCurve parse_recall_curve(const std::string& curve, const std::string& pairs, const std::string& every);
+
+// How long a curve sat near 1/pairs, the accuracy of a model that picks one of the sequence's own
+// values but not the right one (chance over the whole vocabulary is far lower): the longest run of
+// evals with |accuracy − 1/pairs| ≤ kPlateauBand, then where the curve ended. The plateau verdict
+// holds when that run lasted at least kPlateauSteps steps.
+inline constexpr double kPlateauBand = 0.08;
+inline constexpr std::size_t kPlateauSteps = 300;
+struct RecallPlateau {
+  double chance = 0.0;             // 1 / pairs
+  std::size_t plateau_steps = 0;   // steps of the longest run within the band …
+  std::size_t plateau_from = 0, plateau_to = 0;  // … from its first eval's step to its last's
+  double plateau_mean = 0.0;       // its mean accuracy
+  double final_accuracy = 0.0;     // the last eval
+  std::size_t final_step = 0;
+  Verdict long_plateau;            // plateau_steps ≥ kPlateauSteps
+};
+RecallPlateau judge_recall_plateau(const RecallCurve& c);
 
 // ------------------------------------------------------------------ the table and its verdicts
 struct RecallCell {
