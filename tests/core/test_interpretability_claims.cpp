@@ -103,8 +103,46 @@ TEST_CASE("judge_importance: τ within noise of random, gradients beyond attenti
   c = judge_importance(a);
   CHECK(c.gradients_win.outcome == Outcome::fails);
   CHECK(c.grad_vs_random.outcome == Outcome::fails);
+  CHECK(c.informative.holds());  // gradient × input is above random: the τ test has power
+  a.grad_taus = {0.05, 0.0, 0.1, 0.05};
+  a.grad_vs_loo = 0.05;
+  c = judge_importance(a);
+  CHECK(c.informative.outcome == Outcome::fails);  // nothing above random: τ cannot decide
+  CHECK(c.informative.measured == 0.0);
   CHECK(standard_error({1.0}) == 0.0);
   CHECK(standard_error({1.0, 3.0}) == doctest::Approx(1.0));  // sd √2, / √2
+}
+
+TEST_CASE("uniform baselines: distance i/2 for a causal row, prefix matching 1/(i + 1)") {
+  CHECK(uniform_distance({40}, true) == doctest::Approx(9.75));    // mean of i/2 over i = 0 … 39
+  CHECK(uniform_distance({128}, true) == doctest::Approx(31.75));
+  CHECK(uniform_distance({3}, false) == doctest::Approx(8.0 / 9.0));  // rows: 1, 2/3, 1
+  CHECK(uniform_distance({40, 128}, true) == doctest::Approx((9.75 + 31.75) / 2));
+  CHECK(uniform_distance({}, true) == 0.0);
+  // rows 2 and 3 have an earlier copy: 1/3 on position 1, 1/4 on position 2
+  CHECK(uniform_prefix_matching({{1, 2, 1, 2}}) == doctest::Approx((1.0 / 3 + 1.0 / 4) / 2));
+  CHECK(uniform_prefix_matching({{1, 2, 3}}) == 0.0);  // nothing repeats
+}
+
+TEST_CASE("drawn_pattern and judge_pattern: a head on the first copy's successor follows it, one on token 0 not") {
+  const std::vector<int> toks = {5, 6, 7, 5, 6, 7, 5};  // rows 3 … 6 have an earlier copy
+  const std::size_t T = toks.size();
+  Mat induction = xt::zeros<float>({T, T}), sink = xt::zeros<float>({T, T});
+  for (std::size_t i = 0; i < T; ++i) {
+    induction(i, i >= 3 ? (i - 3) % 3 + 1 : i) = 1.0f;  // the token after the first copy
+    sink(i, 0) = 1.0f;
+  }
+  induction(6, 1) = 0.0f;  // row 6 reads the later copy's successor instead
+  induction(6, 4) = 1.0f;
+  const DrawnPattern a = drawn_pattern(induction, toks), b = drawn_pattern(sink, toks);
+  CHECK(a.rows == 4);
+  CHECK(a.first_copy == 3);
+  CHECK(a.later_copy == 1);
+  CHECK(a.follows.holds());  // 3 of 4
+  CHECK(b.first_token == 4);
+  CHECK(b.follows.outcome == Outcome::fails);
+  CHECK(judge_pattern(2, 4).outcome == Outcome::partly);
+  CHECK(judge_pattern(0, 0).outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("studies on a small model: the circuit's figures agree with the functions beneath them") {
@@ -137,8 +175,18 @@ TEST_CASE("studies on a small model: the circuit's figures agree with the functi
   CHECK(ic.agreement.sequences == 4);
   CHECK(ic.attn_se.size() == 2);
 
-  const DistanceClaim d = distance_claim(c.eval_stats);
+  const DistanceClaim d = distance_claim(c.eval_stats, {eval.len}, true);
   CHECK(d.layers.size() == 2);
+  CHECK(d.uniform == doctest::Approx(uniform_distance({eval.len}, true)));
+  std::vector<std::vector<int>> seqs;
+  for (std::size_t s = 0; s < eval.batch; ++s) seqs.push_back(eval.sequence(s));
+  CHECK(c.uniform_prefix == doctest::Approx(uniform_prefix_matching(seqs)));
+  REQUIRE(c.drawn_patterns.size() == 2);  // the last layer's heads on the drawn sequence
+  for (const DrawnPattern& dp : c.drawn_patterns) {
+    CHECK(dp.layer == 1);
+    CHECK(dp.rows == prefix_matching_rows(drawn.len, drawn.sequence(0)));
+    CHECK(dp.first_copy + dp.later_copy + dp.first_token <= dp.rows);
+  }
   const UniformClaim u = uniform_heads(m, eval, c.eval_stats);
   CHECK(u.heads == 4);
 }
