@@ -94,6 +94,7 @@ TEST_CASE("judge_importance: τ within noise of random, gradients beyond attenti
   CHECK(c.attn_vs_random[0].outcome == Outcome::inconclusive);
   CHECK(c.grad_vs_random.holds());
   CHECK(c.gradients_win.holds());
+  CHECK(c.informative.holds());  // gradient × input is above random: the τ test has power
   CHECK(c.grad_se == doctest::Approx(standard_error(a.grad_taus)));
   a.grad_taus = {0.05, 0.0, 0.1, 0.05};  // the same as attention: no winner
   a.grad_vs_loo = 0.05;
@@ -103,7 +104,6 @@ TEST_CASE("judge_importance: τ within noise of random, gradients beyond attenti
   c = judge_importance(a);
   CHECK(c.gradients_win.outcome == Outcome::fails);
   CHECK(c.grad_vs_random.outcome == Outcome::fails);
-  CHECK(c.informative.holds());  // gradient × input is above random: the τ test has power
   a.grad_taus = {0.05, 0.0, 0.1, 0.05};
   a.grad_vs_loo = 0.05;
   c = judge_importance(a);

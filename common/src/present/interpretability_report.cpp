@@ -83,10 +83,12 @@ std::string pattern_list(std::vector<DrawnPattern> ps) {
     std::vector<std::string> elsewhere;
     if (p.later_copy) elsewhere.push_back(_f("{} after a later copy", p.later_copy));
     if (p.first_token) elsewhere.push_back(_f("{} on token 0", p.first_token));
-    items.push_back(_f("{} {} of {} rows ({}{}{})", head_name(p.layer, p.head), p.first_copy, p.rows, word,
-                       elsewhere.empty() ? "" : ": ", fmt::format("{}", fmt::join(elsewhere, ", "))));
+    const std::string detail =
+        elsewhere.empty() ? std::string(word)
+                          : _f("{}: {}", word, fmt::format("{}", fmt::join(elsewhere, _(", "))));
+    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.first_copy, p.rows, detail));
   }
-  return fmt::format("{}", fmt::join(items, ", "));
+  return fmt::format("{}", fmt::join(items, _(", ")));
 }
 }  // namespace
 
