@@ -36,6 +36,9 @@ TEST_CASE("evaluation set and drawn sequence: reproducible, periodic, of the tas
 TEST_CASE("induction verdicts: composition, redundancy, copying, each both ways") {
   CHECK(judge_composition(0.943, 0.337).holds());                   // 0.36 ≤ 0.5: it reads that head
   CHECK(judge_composition(0.943, 0.900).outcome == Outcome::fails);  // it finds its key without it
+  CHECK(judge_bets_on_seen(0.30, 0.10).holds());  // three times a uniform guess's mass
+  CHECK(judge_bets_on_seen(0.12, 0.10).outcome == Outcome::fails);
+  CHECK(judge_bets_on_seen(0.0, 0.0).outcome == Outcome::inconclusive);
   CHECK(judge_redundancy(0.347, 0.681, 4.001).holds());              // 0.33 of 3.65: 9%
   CHECK(judge_redundancy(0.347, 3.0, 4.001).outcome == Outcome::fails);
   LmInduction none{{}, 14.378, 14.380, 0.134, 8, 40}, copies{{}, 4.0, 1.0, 0.1, 8, 40}, worse{{}, 1.0, 4.0, 0.1, 8, 40};
@@ -154,6 +157,11 @@ TEST_CASE("studies on a small model: the circuit's figures agree with the functi
   REQUIRE(c.heads.size() == 4);
   CHECK(c.last_layer == 1);
   const RepeatLosses base = repeat_losses(m, eval);
+  // The first period's mass on seen tokens: between 0 and 1, and a uniform guess's is seen / V.
+  CHECK((c.first_seen.model > 0.0 && c.first_seen.model < 1.0));
+  CHECK((c.first_seen.uniform > 1.0 / 16 - 1e-9 && c.first_seen.uniform < 12.0 / 16));
+  CHECK((c.first_seen.entropy > 0.0 && c.first_seen.entropy <= std::log(16.0) + 1e-6));
+  CHECK(c.first_seen.bets.measured == doctest::Approx(c.first_seen.model / c.first_seen.uniform));
   CHECK(c.base.second == doctest::Approx(base.second));
   for (const InductionHeadRow& r : c.heads) {
     CHECK(r.second_if_zeroed ==

@@ -287,9 +287,18 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   nar.result(_f("loss on the first period (fresh tokens) {:.3f} (chance: log {} = {:.3f}), on the second (the "
                 "first repetition) {:.3f}", c.base.first, m.cfg.vocab, std::log(double(m.cfg.vocab)), c.base.second));
   if (c.base.first > std::log(double(m.cfg.vocab)))
-    nar.say(_("the first period costs more than a uniform guess: nothing in it can be predicted, yet layer 1's "
-              "heads copy the token they attend to (copying column), so the model bets on tokens it has already "
-              "seen, which in a period of distinct tokens never come next (a likely reason, not measured here)"));
+    nar.say(c.first_seen.bets.holds()
+                ? _f("the first period costs more than a uniform guess: nothing in it can be predicted, yet the "
+                     "model puts {:.0f}% of its probability on tokens it has already seen ({:.1f}× a uniform "
+                     "guess's {:.0f}%), and in a period of distinct tokens those never come next",
+                     100.0 * c.first_seen.model, c.first_seen.model / c.first_seen.uniform,
+                     100.0 * c.first_seen.uniform)
+                : _f("the first period costs more than a uniform guess: its next token is a random one not yet "
+                     "seen, so a guess pays for any unevenness among those tokens and for what it puts on seen "
+                     "ones; the model's guesses there have entropy {:.2f} nats (uniform: {:.2f}) and put {:.0f}% "
+                     "on tokens already seen (a uniform guess: {:.0f}%)",
+                     c.first_seen.entropy, std::log(double(m.cfg.vocab)), 100.0 * c.first_seen.model,
+                     100.0 * c.first_seen.uniform));
   nar.result(_f("previous-token head {}: {:.3f} on the sequence drawn in step 1, {:.3f} averaged over the "
                 "evaluation set: {:.2f} for query positions 1–{} (the positions layer {} later reads as keys), "
                 "{:.2f} after", head_name(0, c.previous_head), prev.previous_drawn, prev.previous_eval,

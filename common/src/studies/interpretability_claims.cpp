@@ -75,6 +75,36 @@ DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens) {
   return d;
 }
 
+Verdict judge_bets_on_seen(double model, double uniform) {
+  return judge_at_least(uniform > 0.0 ? model / uniform : NAN, 2.0);
+}
+
+SeenMass first_period_seen_mass(const AttnOnly& m, const InductionBatch& b) {
+  AttnOnlyCache cache;
+  const std::vector<int> targets = repeat_targets(b, 1);
+  attn_only_forward(cache, m, b.tokens, targets, b.batch);
+  SeenMass r;
+  std::size_t rows = 0;
+  for (std::size_t s = 0; s < b.batch; ++s)
+    for (std::size_t i = 0; i < b.len; ++i) {
+      const std::size_t row = s * b.len + i;
+      if (targets[row] < 0) continue;
+      std::vector<int> seen(b.tokens.begin() + std::ptrdiff_t(s * b.len), b.tokens.begin() + std::ptrdiff_t(row + 1));
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+      for (int t : seen) r.model += double(cache.probs(row, std::size_t(t)));
+      for (std::size_t v = 0; v < m.cfg.vocab; ++v) {
+        const double p = double(cache.probs(row, v));
+        if (p > 0.0) r.entropy -= p * std::log(p);
+      }
+      r.uniform += double(seen.size()) / double(m.cfg.vocab);
+      ++rows;
+    }
+  if (rows) r.model /= double(rows), r.uniform /= double(rows), r.entropy /= double(rows);
+  r.bets = judge_bets_on_seen(r.model, r.uniform);
+  return r;
+}
+
 InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& task, const InductionBatch& eval,
                                       const InductionBatch& drawn) {
   InductionCircuit c;
@@ -95,6 +125,7 @@ InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& ta
     c.drawn_patterns.back().layer = L - 1, c.drawn_patterns.back().head = h;
   }
   c.base = repeat_losses(m, eval);
+  c.first_seen = first_period_seen_mass(m, eval);
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
       const HeadStat& e = c.eval_stats[l * H + h];

@@ -60,11 +60,23 @@ struct InductionHeadRow {
   double copying = 0.0;                              // copying_score of the head's OV circuit
   double second_if_zeroed = 0.0;                     // second-repeat loss with this head's output zeroed
 };
+// The first period, where nothing can be predicted (its tokens are fresh and distinct): the mean
+// probability the model puts on the tokens it has already seen, beside a uniform guess's
+// (seen tokens / V), none of which can come next; and the mean entropy of its guesses (nats).
+struct SeenMass {
+  double model = 0.0, uniform = 0.0, entropy = 0.0;
+  Verdict bets;  // judge_bets_on_seen(model, uniform)
+};
+// The model bets on seen tokens: its mass on them is at least twice a uniform guess's.
+Verdict judge_bets_on_seen(double model, double uniform);
+SeenMass first_period_seen_mass(const AttnOnly& m, const InductionBatch& b);
+
 struct InductionCircuit {
   std::vector<InductionHeadRow> heads;  // layer by layer
   std::vector<HeadStat> eval_stats;     // head_stats over the evaluation set (entropy, distance, …)
   std::vector<HeadStat> drawn_stats;    // head_stats over the drawn sequence
   RepeatLosses base;                    // first and second repeat, no head edited
+  SeenMass first_seen;                  // first_period_seen_mass of the evaluation set
   std::size_t eval_sequences = 0, eval_length = 0, min_period = 0, max_period = 0;
   std::size_t last_layer = 0;
   std::size_t previous_head = 0;  // layer 0's head with the largest previous-token score (evaluation set)
