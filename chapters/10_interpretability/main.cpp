@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-steps", tc.steps, _("Adam steps per model with --train"))->capture_default_str()
       ->check(CLI::Range(1, 200000));
   ch.app().add_option("--eval", eval_n, _("evaluation sequences"))->capture_default_str()->check(CLI::Range(4, 1024));
+  ch.describe_seed(_f("the seed of --train only (it trains models S and S + 1); without --train the lesson loads "
+                      "the shipped models and a fixed evaluation set (PCG32 seed {}): the seed changes only the "
+                      "header", kEvalSeed));
   ch.set_question(_("Question: attention weights are easy to draw — what do they actually tell us about a model?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -77,9 +80,10 @@ int main(int argc, char** argv) {
                                   corpus.target_vocab);
     std::vector<HeadStat> lm_text;  // the LM's heads on held-out text (claim 3 counts them too)
     if (lm) lm_text = decoder_lm_text_stats(lm->model, lm->valid_tokens, kLmTextWindows, kLmTextTokens);
-    f.distance = distance_claim(f.circuit.eval_stats);
-    if (lm) f.lm_distance = distance_claim(lm_text);
-    if (f.alignment.cross) f.encoder_distance = distance_claim(f.alignment.cross->enc);
+    f.distance = distance_claim(f.circuit.eval_stats, {eval.len}, /*causal=*/true);
+    if (lm) f.lm_distance = distance_claim(lm_text, {kLmTextTokens}, true);
+    if (f.alignment.cross)
+      f.encoder_distance = distance_claim(f.alignment.cross->enc, f.alignment.cross->enc_lengths, false);
     report_distances(nar, f, norm, pairs.size());
 
     nar.step(_("Claim 2: attention learns word alignments"), "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");

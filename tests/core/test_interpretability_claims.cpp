@@ -36,6 +36,9 @@ TEST_CASE("evaluation set and drawn sequence: reproducible, periodic, of the tas
 TEST_CASE("induction verdicts: composition, redundancy, copying, each both ways") {
   CHECK(judge_composition(0.943, 0.337).holds());                   // 0.36 ≤ 0.5: it reads that head
   CHECK(judge_composition(0.943, 0.900).outcome == Outcome::fails);  // it finds its key without it
+  CHECK(judge_bets_on_seen(0.30, 0.10).holds());  // three times a uniform guess's mass
+  CHECK(judge_bets_on_seen(0.12, 0.10).outcome == Outcome::fails);
+  CHECK(judge_bets_on_seen(0.0, 0.0).outcome == Outcome::inconclusive);
   CHECK(judge_redundancy(0.347, 0.681, 4.001).holds());              // 0.33 of 3.65: 9%
   CHECK(judge_redundancy(0.347, 3.0, 4.001).outcome == Outcome::fails);
   LmInduction none{{}, 14.378, 14.380, 0.134, 8, 40}, copies{{}, 4.0, 1.0, 0.1, 8, 40}, worse{{}, 1.0, 4.0, 0.1, 8, 40};
@@ -94,6 +97,7 @@ TEST_CASE("judge_importance: τ within noise of random, gradients beyond attenti
   CHECK(c.attn_vs_random[0].outcome == Outcome::inconclusive);
   CHECK(c.grad_vs_random.holds());
   CHECK(c.gradients_win.holds());
+  CHECK(c.informative.holds());  // gradient × input is above random: the τ test has power
   CHECK(c.grad_se == doctest::Approx(standard_error(a.grad_taus)));
   a.grad_taus = {0.05, 0.0, 0.1, 0.05};  // the same as attention: no winner
   a.grad_vs_loo = 0.05;
@@ -103,8 +107,45 @@ TEST_CASE("judge_importance: τ within noise of random, gradients beyond attenti
   c = judge_importance(a);
   CHECK(c.gradients_win.outcome == Outcome::fails);
   CHECK(c.grad_vs_random.outcome == Outcome::fails);
+  a.grad_taus = {0.05, 0.0, 0.1, 0.05};
+  a.grad_vs_loo = 0.05;
+  c = judge_importance(a);
+  CHECK(c.informative.outcome == Outcome::fails);  // nothing above random: τ cannot decide
+  CHECK(c.informative.measured == 0.0);
   CHECK(standard_error({1.0}) == 0.0);
   CHECK(standard_error({1.0, 3.0}) == doctest::Approx(1.0));  // sd √2, / √2
+}
+
+TEST_CASE("uniform baselines: distance i/2 for a causal row, prefix matching 1/(i + 1)") {
+  CHECK(uniform_distance({40}, true) == doctest::Approx(9.75));    // mean of i/2 over i = 0 … 39
+  CHECK(uniform_distance({128}, true) == doctest::Approx(31.75));
+  CHECK(uniform_distance({3}, false) == doctest::Approx(8.0 / 9.0));  // rows: 1, 2/3, 1
+  CHECK(uniform_distance({40, 128}, true) == doctest::Approx((9.75 + 31.75) / 2));
+  CHECK(uniform_distance({}, true) == 0.0);
+  // rows 2 and 3 have an earlier copy: 1/3 on position 1, 1/4 on position 2
+  CHECK(uniform_prefix_matching({{1, 2, 1, 2}}) == doctest::Approx((1.0 / 3 + 1.0 / 4) / 2));
+  CHECK(uniform_prefix_matching({{1, 2, 3}}) == 0.0);  // nothing repeats
+}
+
+TEST_CASE("drawn_pattern and judge_pattern: a head on the first copy's successor follows it, one on token 0 not") {
+  const std::vector<int> toks = {5, 6, 7, 5, 6, 7, 5};  // rows 3 … 6 have an earlier copy
+  const std::size_t T = toks.size();
+  Mat induction = xt::zeros<float>({T, T}), sink = xt::zeros<float>({T, T});
+  for (std::size_t i = 0; i < T; ++i) {
+    induction(i, i >= 3 ? (i - 3) % 3 + 1 : i) = 1.0f;  // the token after the first copy
+    sink(i, 0) = 1.0f;
+  }
+  induction(6, 1) = 0.0f;  // row 6 reads the later copy's successor instead
+  induction(6, 4) = 1.0f;
+  const DrawnPattern a = drawn_pattern(induction, toks), b = drawn_pattern(sink, toks);
+  CHECK(a.rows == 4);
+  CHECK(a.first_copy == 3);
+  CHECK(a.later_copy == 1);
+  CHECK(a.follows.holds());  // 3 of 4
+  CHECK(b.first_token == 4);
+  CHECK(b.follows.outcome == Outcome::fails);
+  CHECK(judge_pattern(2, 4).outcome == Outcome::partly);
+  CHECK(judge_pattern(0, 0).outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("studies on a small model: the circuit's figures agree with the functions beneath them") {
@@ -116,6 +157,11 @@ TEST_CASE("studies on a small model: the circuit's figures agree with the functi
   REQUIRE(c.heads.size() == 4);
   CHECK(c.last_layer == 1);
   const RepeatLosses base = repeat_losses(m, eval);
+  // The first period's mass on seen tokens: between 0 and 1, and a uniform guess's is seen / V.
+  CHECK((c.first_seen.model > 0.0 && c.first_seen.model < 1.0));
+  CHECK((c.first_seen.uniform > 1.0 / 16 - 1e-9 && c.first_seen.uniform < 12.0 / 16));
+  CHECK((c.first_seen.entropy > 0.0 && c.first_seen.entropy <= std::log(16.0) + 1e-6));
+  CHECK(c.first_seen.bets.measured == doctest::Approx(c.first_seen.model / c.first_seen.uniform));
   CHECK(c.base.second == doctest::Approx(base.second));
   for (const InductionHeadRow& r : c.heads) {
     CHECK(r.second_if_zeroed ==
@@ -137,8 +183,18 @@ TEST_CASE("studies on a small model: the circuit's figures agree with the functi
   CHECK(ic.agreement.sequences == 4);
   CHECK(ic.attn_se.size() == 2);
 
-  const DistanceClaim d = distance_claim(c.eval_stats);
+  const DistanceClaim d = distance_claim(c.eval_stats, {eval.len}, true);
   CHECK(d.layers.size() == 2);
+  CHECK(d.uniform == doctest::Approx(uniform_distance({eval.len}, true)));
+  std::vector<std::vector<int>> seqs;
+  for (std::size_t s = 0; s < eval.batch; ++s) seqs.push_back(eval.sequence(s));
+  CHECK(c.uniform_prefix == doctest::Approx(uniform_prefix_matching(seqs)));
+  REQUIRE(c.drawn_patterns.size() == 2);  // the last layer's heads on the drawn sequence
+  for (const DrawnPattern& dp : c.drawn_patterns) {
+    CHECK(dp.layer == 1);
+    CHECK(dp.rows == prefix_matching_rows(drawn.len, drawn.sequence(0)));
+    CHECK(dp.first_copy + dp.later_copy + dp.first_token <= dp.rows);
+  }
   const UniformClaim u = uniform_heads(m, eval, c.eval_stats);
   CHECK(u.heads == 4);
 }

@@ -71,6 +71,25 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
     s += (i ? ", " : "") + head_name(heads[i].layer, heads[i].head);
   return heads.size() > at_most ? s + ", …" : s;
 }
+// "L1H3 11 of 11 rows (follows the pattern), L1H0 3 of 11 (does not: 6 on token 0)", best first.
+std::string pattern_list(std::vector<DrawnPattern> ps) {
+  std::stable_sort(ps.begin(), ps.end(),
+                   [](const DrawnPattern& a, const DrawnPattern& b) { return a.first_copy > b.first_copy; });
+  std::vector<std::string> items;
+  for (const DrawnPattern& p : ps) {
+    const char* word = p.follows.outcome == Outcome::partly ? _("mostly")
+                                                            : sentence_for(p.follows.outcome, _("follows the pattern"),
+                                                                           _("does not"), _("no such rows"));
+    std::vector<std::string> elsewhere;
+    if (p.later_copy) elsewhere.push_back(_f("{} after a later copy", p.later_copy));
+    if (p.first_token) elsewhere.push_back(_f("{} on token 0", p.first_token));
+    const std::string detail =
+        elsewhere.empty() ? std::string(word)
+                          : _f("{}: {}", word, fmt::format("{}", fmt::join(elsewhere, _(", "))));
+    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.first_copy, p.rows, detail));
+  }
+  return fmt::format("{}", fmt::join(items, _(", ")));
+}
 }  // namespace
 
 InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress) {
@@ -174,9 +193,10 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   }
   if (!legend.empty()) nar.say(trimmed(legend));
   nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
-             "from row {} on: each token reads the token after its first copy, in the first period ({} columns "
-             "left of the diagonal in the second period, {} in the third)", head_name(0, c.previous_head),
-             c.last_layer, period, period - 1, 2 * period - 1));
+             "from row {} on: the token after the current token's first copy, in the first period, is {} columns "
+             "left of the diagonal in the second period and {} in the third; the darkest cell of a row is there "
+             "in: {}", head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
+             pattern_list(c.drawn_patterns)));
   nar.record("attn_weights_induction", stack_layers(w));
   nar.record_tokens("attn_weights_induction", toks, toks);
   nar.record("previous_token", per_head(c.drawn_stats, L, H, &HeadStat::previous_token));
@@ -212,8 +232,9 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
   nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
                 "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
                 s.chance, r.first - r.second, r.difference_se));
-  nar.result(_f("  best prefix matching: {}; {} of {} heads score above 0.4 (this LM's heads are only measured, "
-                "never zeroed: its forward pass has no way to switch a head off)", best, s.strong, r.heads.size()));
+  nar.result(_f("  best prefix matching: {} (a head with uniform weights: {:.3f}); {} of {} heads score above 0.4 "
+                "(this LM's heads are only measured, never zeroed: its forward pass has no way to switch a head "
+                "off)", best, r.uniform_prefix, s.strong, r.heads.size()));
   nar.result(sentence_for(s.copies.outcome,
                   _("  the second copy is easier than the first: the model copies from the earlier one"),
                   _("  the second copy is harder than the first"),
@@ -249,32 +270,50 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
              "repeated; a column marked \"{} seqs\" averages over it (exported: eval_tokens, eval_periods)",
              c.eval_sequences, c.eval_length, c.min_period, c.max_period, c.eval_sequences));
   Table t({_("head"), _("prev, drawn"), _f("prev, {} seqs", c.eval_sequences), _f("prefix, {} seqs", c.eval_sequences),
-           _("copying"), _("2nd repeat if zeroed")});
+           _("copying"), _("2nd period if zeroed")});
   for (const InductionHeadRow& r : c.heads)
     t.add({head_name(r.layer, r.head), fmt::format("{:.3f}", r.previous_drawn), fmt::format("{:.3f}", r.previous_eval),
            fmt::format("{:.3f}", r.prefix_eval), fmt::format("{:+.3f}", r.copying),
            fmt::format("{:.3f}", r.second_if_zeroed)});
   nar.table(t, /*as_result=*/true);
-  nar.say(_("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
-            "score, the mean weight on the token that followed an earlier copy of the current token; last column: "
-            "the loss on the second repeat with that head's output set to zero"));
+  nar.say(_f("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
+             "score, the mean weight on the token that followed an earlier copy of the current token (a head with "
+             "uniform weights scores {:.3f} on the evaluation set); last column: the loss on the second period "
+             "(the first repetition) with that head's output set to zero", c.uniform_prefix));
   nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
-            "writes (embedding, the head's value and output maps, unembedding): a vocabulary × vocabulary matrix; +1 when its "
-            "eigenvalues say reading a token raises that token's own logit, −1 when it lowers it"));
-  nar.result(_f("loss on the first repeat {:.3f} (chance: log {} = {:.3f}), on the second {:.3f}", c.base.first,
-                m.cfg.vocab, std::log(double(m.cfg.vocab)), c.base.second));
+            "writes (embedding, the head's value and output maps, unembedding): a vocabulary × vocabulary matrix; "
+            "copying = Σ Re λ / Σ |λ| over its eigenvalues λ (Elhage et al. 2021), +1 when reading a token "
+            "raises that token's own logit, −1 when it lowers it"));
+  nar.result(_f("loss on the first period (fresh tokens) {:.3f} (chance: log {} = {:.3f}), on the second (the "
+                "first repetition) {:.3f}", c.base.first, m.cfg.vocab, std::log(double(m.cfg.vocab)), c.base.second));
+  if (c.base.first > std::log(double(m.cfg.vocab)))
+    nar.say(c.first_seen.bets.holds()
+                ? _f("the first period costs more than a uniform guess: nothing in it can be predicted, yet the "
+                     "model puts {:.0f}% of its probability on tokens it has already seen ({:.1f}× a uniform "
+                     "guess's {:.0f}%), and in a period of distinct tokens those never come next",
+                     100.0 * c.first_seen.model, c.first_seen.model / c.first_seen.uniform,
+                     100.0 * c.first_seen.uniform)
+                : _f("the first period costs more than a uniform guess: its next token is a random one not yet "
+                     "seen, so a guess pays for any unevenness among those tokens and for what it puts on seen "
+                     "ones; the model's guesses there have entropy {:.2f} nats (uniform: {:.2f}) and put {:.0f}% "
+                     "on tokens already seen (a uniform guess: {:.0f}%)",
+                     c.first_seen.entropy, std::log(double(m.cfg.vocab)), 100.0 * c.first_seen.model,
+                     100.0 * c.first_seen.uniform));
   nar.result(_f("previous-token head {}: {:.3f} on the sequence drawn in step 1, {:.3f} averaged over the "
-                "evaluation set: {:.2f} at key positions 1–{}, {:.2f} after", head_name(0, c.previous_head),
-                prev.previous_drawn, prev.previous_eval, c.previous_early, c.max_period, c.previous_late));
+                "evaluation set: {:.2f} for query positions 1–{} (the positions layer {} later reads as keys), "
+                "{:.2f} after", head_name(0, c.previous_head), prev.previous_drawn, prev.previous_eval,
+                c.previous_early, c.max_period, last, c.previous_late));
   nar.say(_f("every token's first copy lies in the first period (≤ {} tokens), so the token after it sits at a "
              "position ≤ {}: an induction head can always find its answer there, and marks at those positions "
              "are enough", c.max_period, c.max_period));
-  nar.result(_f("second-repeat loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
+  nar.result(_f("second-period loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
                 head_name(0, c.previous_head), c.second_without_previous, c.second_without_previous - c.base.second));
   nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
                 head_name(last, c.induction_head), ind.prefix_eval, c.induction_prefix_without_previous,
-                sentence_for(c.composes.outcome, _("it finds its key through that head's output (K-composition)"),
-                     _("it finds its key without it"), _("not measurable"))));
+                sentence_for(c.composes.outcome,
+                             _("it matches through that head's output (K- or Q-composition: zeroing the head "
+                               "changes layer 1's keys and queries alike, so this cannot tell which)"),
+                             _("it matches without it"), _("not measurable"))));
   const InductionHeadRow& needed = c.heads[last * H + c.most_needed];
   nar.result(_f("layer {}: {} matches prefixes best ({:.3f}), but zeroing {} costs most ({:.3f}); with all {} heads "
                 "zeroed the loss is {:.3f}", last, head_name(last, c.induction_head), ind.prefix_eval,
@@ -316,8 +355,8 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
     nar.say(_("the chapter 09 language model: not available yet (no checkpoint shipped); not measured."));
   nar.code("attn/studies/interpretability_claims.hpp: find_induction_heads, lm_induction_study; attn/studies/induction.hpp: "
            "repeat_losses, ov_circuit; attn/attention/attention_stats.hpp: prefix_matching_score, copying_score");
-  nar.why(_("the first repeat is noise, so only the second can be predicted, and only by finding the token's "
-            "earlier copy: the loss there measures the circuit."));
+  nar.why(_("the first period is fresh random tokens, so only the later ones can be predicted, and only by "
+            "finding the token's earlier copy: the loss on the second period measures the circuit."));
 }
 
 
@@ -327,13 +366,14 @@ void report_distance(Narrator& nar, const std::string& label, const std::string&
   for (const LayerStat& s : c.layers)
     t.add({label, std::to_string(s.layer), fmt::format("{:.2f}", s.distance), fmt::format("{:.3f}", s.entropy),
            fmt::format("{:.3f}", s.uniformity)});
+  t.add({label, _("uniform"), fmt::format("{:.2f}", c.uniform), "—", "1.000"});
   nar.table(t, true);
   const char* trend = c.grows.outcome == Outcome::holds    ? _("grows with depth")
                       : c.grows.outcome == Outcome::partly ? _("stays within 10% from the first layer to the last")
                       : c.grows.outcome == Outcome::fails  ? _("shrinks with depth")
                                                            : _("is not measurable");
-  nar.result(_f("{}, {}: distance {} ({:.2f} -> {:.2f} tokens)", label, what, trend, c.layers.front().distance,
-                c.layers.back().distance));
+  nar.result(_f("{}, {}: distance {} ({:.2f} -> {:.2f} tokens; uniform weights on the same inputs: {:.2f})", label,
+                what, trend, c.layers.front().distance, c.layers.back().distance, c.uniform));
 }
 }  // namespace
 
@@ -342,9 +382,12 @@ void report_distances(Narrator& nar, const InterpretabilityFindings& f, const st
   report_distance(nar, _("induction"), _f("{} evaluation sequences", f.circuit.eval_sequences), f.distance);
   nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
             "H / log n: H over its largest value (1: uniform over the n keys a row may see); a layer's distance "
-            "grows when the last layer's exceeds the first's by more than 10%"));
-  nar.say(_("papers: the ViT paper (Fig. 7) finds attention distance growing with depth, with some far-looking heads "
-            "already in layer 0; Clark et al. (Fig. 4) find broad, high-entropy heads in BERT's lower layers."));
+            "grows when the last layer's exceeds the first's by more than 10%; the row \"uniform\": a head that "
+            "weights every key a row may see alike, on the same inputs (a causal row i: i/2 on average), so a "
+            "layer near it looks everywhere rather than far"));
+  nar.say(_("papers: the ViT paper (Dosovitskiy et al. 2021, Fig. 7) finds attention distance growing with depth, "
+            "with some far-looking heads already in layer 0; Clark et al. 2019 (Fig. 4) find broad, high-entropy "
+            "heads in BERT's lower layers."));
   if (f.lm_distance)
     report_distance(nar, _("chapter 09 LM"), _f("{} × {} held-out tokens", kLmTextWindows, kLmTextTokens),
                     *f.lm_distance);
@@ -423,8 +466,10 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
     }
     nar.table(t, true);
     nar.record("alignment_accuracy", a.cross->accuracy);
-    nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words",
-                  head_name(a.best_layer, a.best_head), 100.0 * a.best, 100.0 * a.bahdanau, format_count(a.cross->words)));
+    nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words; the "
+                  "Transformer's figure is the best of {} heads picked on these words, an optimistic one beside "
+                  "Bahdanau's single α", head_name(a.best_layer, a.best_head), 100.0 * a.best, 100.0 * a.bahdanau,
+                  format_count(a.cross->words), a.cross->accuracy.size()));
     if (!nar.quiet()) {
       std::string left = format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
                   right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
@@ -464,7 +509,7 @@ void report_uniform(Narrator& nar, const std::string& label, const UniformClaim&
     nar.result(_f("{}: {} of {} heads within 5% of uniform: {}", label, u.flat.size(), u.heads,
                   head_list(u.flat, u.flat.size())));
   if (u.ablated) {
-    nar.result(_f("  zeroing all of them changes the repeat loss by {:+.4f} (total variation {:.4f})",
+    nar.result(_f("  zeroing all of them changes the loss on periods 2… by {:+.4f} (total variation {:.4f})",
                   u.removal.loss_change, u.removal.tvd));
     nar.result(sentence_for(u.harmless.outcome, _("  removing them barely matters (|Δloss| ≤ 0.05)"),
                     _("  removing them does matter (|Δloss| > 0.05)"), _("  not measurable")));
@@ -483,16 +528,16 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
   nar.result(_f("baseline: two models trained from seeds {} and {}: TVD {:.4f}, |Δloss| {:.4f}",
                 metadata_value(a.metadata, "seed"), metadata_value(b.metadata, "seed"), p.seeds.tvd,
                 std::abs(p.seeds.loss_change)));
-  Table t({_("head"), _("edit"), "TVD", _("Δ loss, repeats 2…")});
+  Table t({_("head"), _("edit"), "TVD", _("Δ loss, periods 2…")});
   for (const PerturbationRow& r : p.rows)
     t.add({head_name(r.layer, r.head), edit_label(r.edit), fmt::format("{:.4f}", r.change.tvd),
            fmt::format("{:+.4f}", r.change.loss_change)});
   nar.table(t, true);
   nar.say(_("TVD: total variation distance between the two next-token distributions, ½ Σ|p − p'|, averaged over "
-            "every position of every repeat after the first; permute: each row's weights shuffled among the keys "
+            "every position of every period after the first; permute: each row's weights shuffled among the keys "
             "it may see; uniform: every visible key weighted alike; zero: all weights 0, so the head adds nothing"));
-  nar.say(_("Δ loss, repeats 2…: the change of the mean loss over every repeat after the first; step 2's "
-            "\"2nd repeat if zeroed\" is the second repeat alone, so the two columns differ"));
+  nar.say(_("Δ loss, periods 2…: the change of the mean loss over every period after the first; step 2's "
+            "\"2nd period if zeroed\" is the second period alone, so the two columns differ"));
   nar.result(_f("{} of {} single-head edits change the output less than another seed does", p.below, p.rows.size()));
   nar.result(_f("verdict: {} (holds: ≥ 75% of the edits; partly: ≥ 25%)", outcome_word(p.little_change.outcome)));
   if (p.below < p.rows.size()) {
@@ -504,7 +549,7 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
                   p.rows.size() - p.below, lo, hi));
   }
   nar.say(_("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly "
-            "unchanged; Wiegreffe & Pinter answer that the seed-to-seed change is the yardstick to judge that by."));
+            "unchanged; Wiegreffe & Pinter 2019 answer that the seed-to-seed change is the yardstick to judge that by."));
   nar.code("attn/studies/interpretability_claims.hpp: perturbation_sweep; attn/attention/head_intervention.hpp: "
            "edit_head_weights");
   nar.why(_("if a head's weights can be shuffled freely, they cannot be what the prediction rests on."));
@@ -537,18 +582,28 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
          fmt::format("{:.0f}%", 100.0 * a.random_top1), "—"});
   nar.table(t, true);
   nar.record("kendall_tau", tau);
-  nar.result(_f("over {} sequences of the evaluation set, each at the last token of its second repeat (one earlier "
+  nar.result(_f("over {} sequences of the evaluation set, each at the last token of its second period (one earlier "
                 "copy to find); vs random scores: the gap to random scores' τ, then 2 standard errors of that gap, "
                 "2·√(SE² + SE_random²); 'within noise' when the gap is no larger; the verdicts are about τ only: the top-1 "
                 "column is not judged (a blind guess among the earlier tokens is right {:.0f}% of the time)",
                 a.sequences, 100.0 * a.chance_top1));
   const double best = a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[c.best_layer];
-  nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f}; difference {:+.3f}, 2 standard "
-                "errors {:.3f})",
+  nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f}; difference {:+.3f}; its noise is "
+                "paired over the {} sequences: 2·SE(τ_gradient − τ_attention) of the per-sequence differences = "
+                "{:.3f})",
                 sentence_for(c.gradients_win.outcome, _("gradients agree with leave-one-out better"),
                      _("attention agrees with leave-one-out better"),
                      _("neither agrees with leave-one-out better beyond the noise")),
-                a.grad_vs_loo, best, a.grad_vs_loo - best, 2.0 * c.difference_se));
+                a.grad_vs_loo, best, a.grad_vs_loo - best, a.sequences, 2.0 * c.difference_se));
+  if (!c.informative.holds() && !a.attn_top1.empty() && a.chance_top1 > 0.0)
+    nar.result(_f("but no ranking's τ is above random scores' beyond the noise, so this τ test cannot decide claim 5 "
+                  "here: τ ranks every earlier token, and the order of those that matter little counts as much as "
+                  "the top one. On that top token (top-1 column), layer {}'s attention finds it in {:.0f}% of the "
+                  "sequences and gradient × input in {:.0f}%: {:.1f}× and {:.1f}× a blind guess ({:.0f}%; random "
+                  "scores {:.0f}%)",
+                  c.best_top1_layer, 100.0 * a.attn_top1[c.best_top1_layer], 100.0 * a.grad_top1,
+                  a.attn_top1[c.best_top1_layer] / a.chance_top1, a.grad_top1 / a.chance_top1, 100.0 * a.chance_top1,
+                  100.0 * a.random_top1));
   nar.say(_("papers: Jain & Wallace find weak τ between attention and gradient or leave-one-out rankings in BiLSTM "
             "classifiers, and a stronger one between gradients and leave-one-out."));
   nar.code("attn/studies/interpretability_claims.hpp: importance_claim; attn/studies/interpretability.hpp: "
@@ -587,7 +642,8 @@ void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
   t.add({_("5 gradients beat attention"),
          _f("τ: gradient {:+.3f}, attention ≤ {:+.3f}", a.grad_vs_loo,
             a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[f.importance.best_layer]),
-         outcome_word(f.importance.gradients_win.outcome)});
+         f.importance.informative.holds() ? outcome_word(f.importance.gradients_win.outcome)
+                                          : _("undecided")});
   nar.table(t, /*as_result=*/true);
   nar.say(_("to look at every head yourself: --html FILE (offline), or BertViz with --export (see README)."));
 }
@@ -602,7 +658,7 @@ std::vector<std::string> interpretability_takeaway(const InterpretabilityFinding
                      c.composes.holds() ? _("feeds") : _("works beside"), ind,
                      c.heads[c.last_layer * H + c.induction_head].prefix_eval, H,
                      c.redundant.holds() ? _("redundant") : _("not redundant")));
-  lines.push_back(_f("Second-repeat loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed, {:.3f} with all of "
+  lines.push_back(_f("Second-period loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed, {:.3f} with all of "
                      "layer {} zeroed.", c.base.second, c.second_without_previous, prev, c.second_without_induction,
                      ind, c.second_without_last_layer, c.last_layer));
   if (f.lm_induction)
@@ -615,7 +671,12 @@ std::vector<std::string> interpretability_takeaway(const InterpretabilityFinding
   lines.push_back(_f("Perturbation: {} of {} single-head edits move the output less than another seed does.",
                      f.perturbation.below, f.perturbation.rows.size()));
   const ImportanceAgreement& a = f.importance.agreement;
-  if (!a.attn_vs_loo.empty())
+  if (!a.attn_vs_loo.empty() && !f.importance.informative.holds())
+    lines.push_back(_f("Importance: no ranking's τ with leave-one-out beats random scores', so τ cannot decide; "
+                       "leave-one-out's top token is found by gradient × input in {:.0f}% of the sequences, by "
+                       "attention in {:.0f}% (a blind guess: {:.0f}%).", 100.0 * a.grad_top1,
+                       100.0 * a.attn_top1[f.importance.best_top1_layer], 100.0 * a.chance_top1));
+  else if (!a.attn_vs_loo.empty())
     lines.push_back(_f("Importance: τ with leave-one-out {:+.3f} for gradient × input, {:+.3f} for the best attention "
                        "layer: {}.", a.grad_vs_loo, a.attn_vs_loo[f.importance.best_layer],
                        sentence_for(f.importance.gradients_win.outcome, _("gradients agree better"),

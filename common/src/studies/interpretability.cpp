@@ -40,6 +40,28 @@ std::vector<HeadStat> head_stats(const std::vector<std::vector<Tensor3>>& exampl
   return out;
 }
 
+namespace {
+// (n, n) weights uniform over the keys each row may see: 1/(i + 1) on 0 … i when causal, else 1/n.
+Mat uniform_weights(std::size_t n, bool causal) {
+  Mat p = xt::zeros<float>({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n && (!causal || j <= i); ++j) p(i, j) = float(1.0 / double(causal ? i + 1 : n));
+  return p;
+}
+}  // namespace
+
+double uniform_distance(const std::vector<std::size_t>& lengths, bool causal) {
+  double s = 0.0;
+  for (std::size_t n : lengths) s += mean_attention_distance(uniform_weights(n, causal));
+  return lengths.empty() ? 0.0 : s / double(lengths.size());
+}
+
+double uniform_prefix_matching(const std::vector<std::vector<int>>& tokens) {
+  double s = 0.0;
+  for (const std::vector<int>& t : tokens) s += prefix_matching_score(uniform_weights(t.size(), true), t);
+  return tokens.empty() ? 0.0 : s / double(tokens.size());
+}
+
 std::vector<LayerStat> layer_means(const std::vector<HeadStat>& heads) {
   std::vector<LayerStat> out;
   std::vector<std::size_t> count;
@@ -270,6 +292,7 @@ LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::si
   r.second /= double(n);
   r.difference_se = standard_error(differences);
   r.heads = head_stats(examples, tokens, true);
+  r.uniform_prefix = uniform_prefix_matching(tokens);
   return r;
 }
 
@@ -315,6 +338,7 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
         scores[l * heads + h].hits += s.hits;
         scores[l * heads + h].total += s.total;
       }
+    if (!a.enc_self.empty()) r.enc_lengths.push_back(a.enc_self[0].shape(1));
     enc_examples.push_back(a.enc_self);
   }
   r.words = scores.empty() ? 0 : scores[0].total;  // every head scores the same target words

@@ -53,6 +53,58 @@ std::vector<std::vector<int>> sequences_of(const InductionBatch& b) {
 }
 }  // namespace
 
+Verdict judge_pattern(std::size_t first_copy, std::size_t rows) {
+  return judge_at_least(rows == 0 ? NAN : double(first_copy) / double(rows), 0.75, 0.5);
+}
+
+DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens) {
+  DrawnPattern d;
+  for (std::size_t i = 0; i < p.shape(0) && i < tokens.size(); ++i) {
+    std::vector<std::size_t> successors;  // of each earlier copy of token i, the first copy's first
+    for (std::size_t j = 0; j < i; ++j)
+      if (tokens[j] == tokens[i]) successors.push_back(j + 1);
+    if (successors.empty()) continue;
+    const auto row = xt::view(p, i, xt::range(0, i + 1));
+    const std::size_t top = std::size_t(std::max_element(row.begin(), row.end()) - row.begin());
+    ++d.rows;
+    if (top == successors.front()) ++d.first_copy;
+    else if (std::find(successors.begin() + 1, successors.end(), top) != successors.end()) ++d.later_copy;
+    else if (top == 0) ++d.first_token;
+  }
+  d.follows = judge_pattern(d.first_copy, d.rows);
+  return d;
+}
+
+Verdict judge_bets_on_seen(double model, double uniform) {
+  return judge_at_least(uniform > 0.0 ? model / uniform : NAN, 2.0);
+}
+
+SeenMass first_period_seen_mass(const AttnOnly& m, const InductionBatch& b) {
+  AttnOnlyCache cache;
+  const std::vector<int> targets = repeat_targets(b, 1);
+  attn_only_forward(cache, m, b.tokens, targets, b.batch);
+  SeenMass r;
+  std::size_t rows = 0;
+  for (std::size_t s = 0; s < b.batch; ++s)
+    for (std::size_t i = 0; i < b.len; ++i) {
+      const std::size_t row = s * b.len + i;
+      if (targets[row] < 0) continue;
+      std::vector<int> seen(b.tokens.begin() + std::ptrdiff_t(s * b.len), b.tokens.begin() + std::ptrdiff_t(row + 1));
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+      for (int t : seen) r.model += double(cache.probs(row, std::size_t(t)));
+      for (std::size_t v = 0; v < m.cfg.vocab; ++v) {
+        const double p = double(cache.probs(row, v));
+        if (p > 0.0) r.entropy -= p * std::log(p);
+      }
+      r.uniform += double(seen.size()) / double(m.cfg.vocab);
+      ++rows;
+    }
+  if (rows) r.model /= double(rows), r.uniform /= double(rows), r.entropy /= double(rows);
+  r.bets = judge_bets_on_seen(r.model, r.uniform);
+  return r;
+}
+
 InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& task, const InductionBatch& eval,
                                       const InductionBatch& drawn) {
   InductionCircuit c;
@@ -65,8 +117,15 @@ InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& ta
   const auto ex = weights_of(m, eval);
   const auto tokens = sequences_of(eval);
   c.eval_stats = head_stats(ex, tokens, true);
-  c.drawn_stats = head_stats({attn_only_weights(m, drawn.sequence(0))}, {drawn.sequence(0)}, true);
+  const std::vector<Tensor3> drawn_w = attn_only_weights(m, drawn.sequence(0));
+  c.drawn_stats = head_stats({drawn_w}, {drawn.sequence(0)}, true);
+  c.uniform_prefix = uniform_prefix_matching(tokens);
+  for (std::size_t h = 0; h < H; ++h) {
+    c.drawn_patterns.push_back(drawn_pattern(slice_of(drawn_w[L - 1], h), drawn.sequence(0)));
+    c.drawn_patterns.back().layer = L - 1, c.drawn_patterns.back().head = h;
+  }
   c.base = repeat_losses(m, eval);
+  c.first_seen = first_period_seen_mass(m, eval);
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
       const HeadStat& e = c.eval_stats[l * H + h];
@@ -97,7 +156,7 @@ InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& ta
   std::vector<HeadEditSpec> last_layer;
   for (std::size_t h = 0; h < H; ++h) last_layer.push_back({c.last_layer, h, HeadEdit::zero, 1});
   c.second_without_last_layer = repeat_losses(m, eval, last_layer).second;
-  // K-composition: the induction head's prefix matching when the previous-token head is zeroed.
+  // Composition: the induction head's prefix matching when the previous-token head is zeroed.
   const auto cut = weights_of(m, eval, {{0, c.previous_head, HeadEdit::zero, 1}});
   c.induction_prefix_without_previous = head_stats(cut, tokens, true)[c.last_layer * H + c.induction_head].prefix_matching;
   c.composes = judge_composition(row(c.last_layer, c.induction_head).prefix_eval, c.induction_prefix_without_previous);
@@ -138,9 +197,11 @@ Verdict judge_depth_trend(const std::vector<LayerStat>& layers) {
   return judge_at_least(ratio, 1.1, 1.0 / 1.1);
 }
 
-DistanceClaim distance_claim(const std::vector<HeadStat>& heads) {
+DistanceClaim distance_claim(const std::vector<HeadStat>& heads, const std::vector<std::size_t>& lengths,
+                             bool causal) {
   DistanceClaim c;
   c.layers = layer_means(heads);
+  c.uniform = uniform_distance(lengths, causal);
   c.grows = judge_depth_trend(c.layers);
   return c;
 }
@@ -251,6 +312,12 @@ PerturbationSweep perturbation_sweep(const AttnOnly& m, const AttnOnly& other_se
   return p;
 }
 
+Verdict judge_informative(const std::vector<Verdict>& attn_vs_random, const Verdict& grad_vs_random) {
+  double above = grad_vs_random.holds();
+  for (const Verdict& v : attn_vs_random) above += v.holds();
+  return judge_at_least(above, 1.0);
+}
+
 ImportanceClaim judge_importance(const ImportanceAgreement& a) {
   ImportanceClaim c;
   c.agreement = a;
@@ -263,8 +330,10 @@ ImportanceClaim judge_importance(const ImportanceAgreement& a) {
     c.attn_se.push_back(l < a.attn_taus.size() ? standard_error(a.attn_taus[l]) : 0.0);
     c.attn_vs_random.push_back(above_random(a.attn_vs_loo[l], c.attn_se.back()));
     if (a.attn_vs_loo[l] > a.attn_vs_loo[c.best_layer]) c.best_layer = l;
+    if (l < a.attn_top1.size() && a.attn_top1[l] > a.attn_top1[c.best_top1_layer]) c.best_top1_layer = l;
   }
   c.grad_vs_random = above_random(a.grad_vs_loo, c.grad_se);
+  c.informative = judge_informative(c.attn_vs_random, c.grad_vs_random);
   if (a.attn_vs_loo.empty() || c.best_layer >= a.attn_taus.size()) return c;
   std::vector<double> diff;
   for (std::size_t s = 0; s < a.grad_taus.size() && s < a.attn_taus[c.best_layer].size(); ++s)

@@ -41,6 +41,11 @@ struct LayerStat {
   double entropy = 0.0, uniformity = 0.0, distance = 0.0;  // means over the layer's heads
 };
 std::vector<LayerStat> layer_means(const std::vector<HeadStat>& heads);
+// Baselines: what a head with uniform weights over the keys each row may see (causal: 0 … i)
+// scores, on inputs of these lengths / tokens, by the same definitions as head_stats. The mean
+// over the inputs of mean_attention_distance; of prefix_matching_score (0 when none is given).
+double uniform_distance(const std::vector<std::size_t>& lengths, bool causal);
+double uniform_prefix_matching(const std::vector<std::vector<int>>& tokens);
 
 // ---- alignment -------------------------------------------------------------------------------
 // Teacher-forced α of a seq2seq model with attention for one pair: (len(tgt), S), row i = the
@@ -106,6 +111,7 @@ struct CrossAlignment {
   Mat accuracy;                 // (dec_layers, heads): share of target words whose argmax is aligned
   std::size_t words = 0;        // target words scored
   std::vector<HeadStat> enc;    // encoder self-attention head stats over the same sentences
+  std::vector<std::size_t> enc_lengths;  // each sentence's encoder positions (for uniform_distance)
 };
 CrossAlignment transformer_alignment(const Transformer& m, const std::vector<SentencePair>& pairs,
                                      const Vocab& src_vocab, const Vocab& tgt_vocab);
@@ -115,6 +121,7 @@ struct LmInduction {
   std::vector<HeadStat> heads;       // prefix matching etc. per head, over the repeated sequences
   double first = 0.0, second = 0.0;  // mean next-token loss on the first and on the second copy
   double difference_se = 0.0;        // standard error of the mean of (first − second) per sequence
+  double uniform_prefix = 0.0;       // uniform_prefix_matching of the same sequences
   std::size_t sequences = 0, period = 0;
 };
 // n sequences of `period` random token ids (uniform over the vocabulary, drawn from seed), each

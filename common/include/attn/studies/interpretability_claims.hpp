@@ -3,8 +3,9 @@
 // test, and the five claims about attention weights. Every threshold a verdict uses is here, beside
 // the claim it tests.
 //   find_induction_heads  which head marks the previous token, which one matches prefixes, what
-//                         zeroing each costs, whether the second reads the first (K-composition),
-//                         and whether the last layer's heads are redundant
+//                         zeroing each costs, whether the second reads the first (K- or
+//                         Q-composition), whether the last layer's heads are redundant, and
+//                         where each of their rows of the drawn map puts its largest weight
 //   lm_induction_study    the chapter 09 LM on random tokens repeated once
 //   distance_claim        claim 1: mean attention distance grows with depth
 //   alignment_study       claim 2: argmax α is the aligned source word (Bahdanau, Transformer)
@@ -38,6 +39,20 @@ std::size_t metadata_count(const Metadata& md, const std::string& key);
 std::size_t induction_tokens_seen(const Metadata& md);
 
 // ---- induction heads ----------------------------------------------------------------------------
+// Where one head's largest weight lies in each row of a sequence that has an earlier copy of its
+// token (the rows prefix_matching_score averages over): on the token after the first copy (the
+// induction pattern step 1 describes), after a later copy, on token 0, or elsewhere.
+struct DrawnPattern {
+  std::size_t layer = 0, head = 0;
+  std::size_t rows = 0, first_copy = 0, later_copy = 0, first_token = 0;
+  Verdict follows;  // judge_pattern(first_copy, rows)
+};
+// The head follows the induction pattern: its largest weight is on the token after the first
+// copy in ≥ 3/4 of the rows (holds), ≥ 1/2 (partly); no rows: inconclusive.
+Verdict judge_pattern(std::size_t first_copy, std::size_t rows);
+// p: (T, T) causal weights of one head; tokens: the T tokens.
+DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens);
+
 struct InductionHeadRow {
   std::size_t layer = 0, head = 0;
   double previous_drawn = 0.0, previous_eval = 0.0;  // previous-token score: drawn sequence, evaluation set
@@ -45,11 +60,23 @@ struct InductionHeadRow {
   double copying = 0.0;                              // copying_score of the head's OV circuit
   double second_if_zeroed = 0.0;                     // second-repeat loss with this head's output zeroed
 };
+// The first period, where nothing can be predicted (its tokens are fresh and distinct): the mean
+// probability the model puts on the tokens it has already seen, beside a uniform guess's
+// (seen tokens / V), none of which can come next; and the mean entropy of its guesses (nats).
+struct SeenMass {
+  double model = 0.0, uniform = 0.0, entropy = 0.0;
+  Verdict bets;  // judge_bets_on_seen(model, uniform)
+};
+// The model bets on seen tokens: its mass on them is at least twice a uniform guess's.
+Verdict judge_bets_on_seen(double model, double uniform);
+SeenMass first_period_seen_mass(const AttnOnly& m, const InductionBatch& b);
+
 struct InductionCircuit {
   std::vector<InductionHeadRow> heads;  // layer by layer
   std::vector<HeadStat> eval_stats;     // head_stats over the evaluation set (entropy, distance, …)
   std::vector<HeadStat> drawn_stats;    // head_stats over the drawn sequence
   RepeatLosses base;                    // first and second repeat, no head edited
+  SeenMass first_seen;                  // first_period_seen_mass of the evaluation set
   std::size_t eval_sequences = 0, eval_length = 0, min_period = 0, max_period = 0;
   std::size_t last_layer = 0;
   std::size_t previous_head = 0;  // layer 0's head with the largest previous-token score (evaluation set)
@@ -59,14 +86,18 @@ struct InductionCircuit {
   // token's first copy has its successor) and after.
   double previous_early = 0.0, previous_late = 0.0;
   double second_without_previous = 0.0, second_without_induction = 0.0, second_without_last_layer = 0.0;
-  double induction_prefix_without_previous = 0.0;  // K-composition: the prefix score with the previous head zeroed
+  // The prefix score with the previous head zeroed: zeroing its output changes the induction
+  // head's keys and queries alike, so this cannot tell K- from Q-composition.
+  double induction_prefix_without_previous = 0.0;
+  double uniform_prefix = 0.0;  // uniform_prefix_matching of the evaluation set: a head that points nowhere
+  std::vector<DrawnPattern> drawn_patterns;  // the last layer's heads on the drawn sequence, head by head
   Verdict composes;   // judge_composition: the induction head reads the previous-token head's output
   Verdict redundant;  // judge_redundancy: the last layer's heads can stand in for each other
 };
 InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& task, const InductionBatch& eval,
                                      const InductionBatch& drawn);
-// K-composition: holds when the induction head's prefix score without the previous-token head is
-// at most half of it with (measured = without / with).
+// Composition (K or Q): holds when the induction head's prefix score without the previous-token
+// head is at most half of it with (measured = without / with).
 Verdict judge_composition(double prefix_with, double prefix_without);
 // Redundancy: holds when zeroing the most needed head raises the loss by at most a quarter of what
 // zeroing the whole layer does (measured = that share).
@@ -92,12 +123,15 @@ LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period = 40,
 constexpr std::size_t kLmTextWindows = 4, kLmTextTokens = 128;
 struct DistanceClaim {
   std::vector<LayerStat> layers;
+  double uniform = 0.0;  // uniform_distance of the same inputs: how far a head that points nowhere looks
   Verdict grows;  // judge_depth_trend(layers)
 };
 // Distance grows with depth: last / first layer's distance ≥ 1.1 holds; ≥ 1/1.1 partly (flat,
 // within 10%); below that it shrinks (fails); no layers: inconclusive.
 Verdict judge_depth_trend(const std::vector<LayerStat>& layers);
-DistanceClaim distance_claim(const std::vector<HeadStat>& heads);
+// heads: head_stats over inputs of these lengths (causal or not), for the uniform baseline.
+DistanceClaim distance_claim(const std::vector<HeadStat>& heads, const std::vector<std::size_t>& lengths,
+                             bool causal);
 
 // ---- claim 2 ------------------------------------------------------------------------------------
 // Step 4's example pair: the first of `pairs` with at most max_words source words (its map fits a
@@ -182,9 +216,14 @@ struct ImportanceClaim {
   std::vector<Verdict> attn_vs_random;  // per layer: τ above random scores' beyond 2 standard errors
   Verdict grad_vs_random;
   std::size_t best_layer = 0;           // the attention layer with the largest τ
+  std::size_t best_top1_layer = 0;      // the attention layer whose top-1 share is largest
   double difference_se = 0.0;           // of the per-sequence (gradient τ − best layer's τ)
   Verdict gradients_win;                // gradient τ above the best layer's beyond 2 standard errors
+  Verdict informative;                  // judge_informative: some ranking's τ is above random scores'
 };
+// The τ test has power: at least one ranking (an attention layer or gradient × input) is above
+// random scores beyond the noise (measured = how many are); else it cannot decide claim 5.
+Verdict judge_informative(const std::vector<Verdict>& attn_vs_random, const Verdict& grad_vs_random);
 // The standard errors and verdicts of an agreement: each τ against random scores' beyond 2
 // standard errors of their difference, and gradient × input against the best attention layer
 // beyond 2 standard errors of the per-sequence difference.
