@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -94,13 +95,19 @@ std::string range_message(const CLI::App& app, const std::string& what) {
     return "";
   }
   const std::string type = o->get_type_name();
+  const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;  // "INT:INT in [1 - 64]"
+  // "08", "0b11", "1'0": CLI11 read them in another base or refused them as out of range.
+  const std::size_t first = value.find_first_not_of("+-");
+  const bool not_decimal = integer && first != std::string::npos &&
+                           std::isdigit(static_cast<unsigned char>(value[first])) && !decimal_integer_problem(value).empty();
   char* end = nullptr;
   const double x = std::strtod(value.c_str(), &end);
   const bool number = !value.empty() && end && *end == '\0' && std::isfinite(x);
+  if (!number && not_decimal) return flag + ": " + decimal_integer_problem(value);
   if (!number) return _f("{}: '{}' is not a number (allowed: {})", flag, value, range);
-  const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;  // "INT:INT in [1 - 64]"
   if (integer && (x != std::floor(x) || value.find_first_of(".eE") != std::string::npos))
     return _f("{}: {} is not a whole number (allowed: {})", flag, value, range);
+  if (not_decimal) return flag + ": " + decimal_integer_problem(value);
   return "";
 }
 
