@@ -24,12 +24,7 @@ namespace fs = std::filesystem;
 
 namespace hostile_own_test {
 
-std::string ho_read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string ho_read(const fs::path& p) { return file_bytes(p); }
 void ho_write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
 
 bool is_link(const fs::path& p) {
@@ -59,6 +54,18 @@ struct Scratch {
     return n;
   }
 };
+
+// Chapter 03 --html path: exit 2 before any output, the message names --html and `why`, and the
+// scratch folder still holds only victim.txt.
+void check_html_refused(const Scratch& s, const std::string& path, const std::string& why) {
+  const RunResult r = run_program("03_self_attention", {"--quiet", "--html", path});
+  CHECK(r.status == 2);
+  CHECK(r.err_has("--html: "));
+  CHECK(r.err_has(why));
+  CHECK(r.out.empty());
+  CHECK(s.entries() == 1);
+  CHECK(s.victim_intact());
+}
 
 bool crashed(const RunResult& r) { return r.status >= 128 || r.err_has("terminate called") || r.err_has("Aborted"); }
 
@@ -98,6 +105,18 @@ RunResult ch05_with_rope(const Scratch& s, const std::string& bytes) {
   return run_program("05_positional_encoding", {"--quiet"}, {"ATTN_DATA_DIR=" + root.string()});
 }
 std::string shipped_rope() { return ho_read(require_data_file("ch05/rope.safetensors")); }
+// Chapter 05 with rope.safetensors' header text edited (from → to, the data as shipped).
+RunResult ch05_with_header(const Scratch& s, const std::string& from, const std::string& to) {
+  const SafetensorsParts p = split_safetensors(shipped_rope());
+  return ch05_with_rope(s, safetensors_bytes(replaced(p.header, from, to), p.data));
+}
+// The run failed (exit 1) naming the file and saying `what`.
+void check_rope_refused(const RunResult& r, const std::string& what) {
+  CHECK(r.status == 1);
+  CHECK(r.err_has("ch05/rope.safetensors"));
+  CHECK(r.err_has(what));
+  CHECK_FALSE(r.has("Takeaway"));
+}
 
 // The longest line of text in code points (the chapters print one column per code point here).
 std::size_t widest_line(const std::string& text) {
@@ -131,11 +150,7 @@ TEST_CASE("own 1: --html at a loop of symbolic links is refused, the links stay"
 
 TEST_CASE("own 2: --html NAME/ with a trailing slash names a folder; nothing is created") {
   Scratch s("html-slash");
-  const RunResult r = run_program("03_self_attention", {"--quiet", "--html", (s.dir / "page").string() + "/"});
-  CHECK(r.status == 2);
-  CHECK(r.err_has("--html"));
-  CHECK(r.err_has("folder"));
-  CHECK(s.entries() == 1);
+  check_html_refused(s, (s.dir / "page").string() + "/", "names a folder");
 }
 
 TEST_CASE("own 3: --html at an existing folder written with a trailing slash leaves the folder alone") {
@@ -197,11 +212,7 @@ TEST_CASE("own 7: --html and --export past PATH_MAX are refused with a message, 
 
 TEST_CASE("own 8: --html whose file name is longer than NAME_MAX is refused; nothing is created") {
   Scratch s("name-max");
-  const RunResult r = run_program("03_self_attention", {"--quiet", "--html", (s.dir / std::string(300, 'n')).string()});
-  CHECK(r.status == 2);
-  CHECK(r.err_has("--html"));
-  CHECK(r.err_has("File name too long"));
-  CHECK(s.entries() == 1);
+  check_html_refused(s, (s.dir / std::string(300, 'n')).string(), "File name too long");
 }
 
 TEST_CASE("own 9: --html into a read-only folder fails before any work, writing nothing") {
@@ -314,71 +325,49 @@ TEST_CASE("own 16: a checkpoint whose header names one tensor twice is refused, 
   std::string header = p.header.substr(0, p.header.find_last_not_of(' ') + 1);
   header.pop_back();  // the closing brace
   header += R"(,"attn.k.w":{"dtype":"F32","shape":[32,32],"data_offsets":[4096,8192]}})";
-  const RunResult r = ch05_with_rope(s, safetensors_bytes(header, p.data));
-  CHECK(r.status == 1);
-  CHECK(r.err_has("rope.safetensors"));
-  CHECK(r.err_has("names 'attn.k.w' twice"));
+  check_rope_refused(ch05_with_rope(s, safetensors_bytes(header, p.data)), "names 'attn.k.w' twice");
 }
 
 TEST_CASE("own 17: a header length beyond the file's size is refused as truncated") {
   Scratch s("len-beyond");
   std::string bytes = shipped_rope();
   bytes[2] = char(0x7f);  // the length's third byte: ~8 MB, more than the file holds
-  const RunResult r = ch05_with_rope(s, bytes);
-  CHECK(r.status == 1);
-  CHECK(r.err_has("rope.safetensors"));
-  CHECK(r.err_has("truncated: the header length is"));
+  check_rope_refused(ch05_with_rope(s, bytes), "truncated: the header length is");
 }
 
 TEST_CASE("own 18: a file cut inside its header is refused as truncated") {
   Scratch s("cut-header");
-  const RunResult r = ch05_with_rope(s, shipped_rope().substr(0, 200));
-  CHECK(r.status == 1);
-  CHECK(r.err_has("rope.safetensors: truncated"));
+  check_rope_refused(ch05_with_rope(s, shipped_rope().substr(0, 200)), "rope.safetensors: truncated");
 }
 
 TEST_CASE("own 19: a tensor labelled F16 or I32 is refused, naming the tensor and the dtype") {
   Scratch s("dtype");
-  const SafetensorsParts p = split_safetensors(shipped_rope());
-  for (const char* dtype : {"F16", "I32", "BF16"}) {
+  for (const std::string dtype : {"F16", "I32", "BF16"}) {
     CAPTURE(dtype);
-    const std::string header = replaced(p.header, R"("attn.k.w":{"dtype":"F32")",
-                                        std::string(R"("attn.k.w":{"dtype":")") + dtype + "\"");
-    const RunResult r = ch05_with_rope(s, safetensors_bytes(header, p.data));
-    CHECK(r.status == 1);
-    CHECK(r.err_has("tensor 'attn.k.w' has dtype " + std::string(dtype)));
+    check_rope_refused(ch05_with_header(s, R"("attn.k.w":{"dtype":"F32")", R"("attn.k.w":{"dtype":")" + dtype + "\""),
+                       "tensor 'attn.k.w' has dtype " + dtype);
   }
 }
 
 TEST_CASE("own 20: a shape whose product overflows 64 bits is refused, not wrapped") {
   Scratch s("shape-overflow");
-  const SafetensorsParts p = split_safetensors(shipped_rope());
-  const std::string header =
-      replaced(p.header, R"("shape":[32,32],"data_offsets":[0,4096])", R"("shape":[4294967296,4294967296,16],"data_offsets":[0,4096])");
-  const RunResult r = ch05_with_rope(s, safetensors_bytes(header, p.data));
-  CHECK(r.status == 1);
-  CHECK(r.err_has("tensor 'attn.k.w'"));
-  CHECK(r.err_has("shape"));
+  check_rope_refused(ch05_with_header(s, R"("shape":[32,32],"data_offsets":[0,4096])",
+                                      R"("shape":[4294967296,4294967296,16],"data_offsets":[0,4096])"),
+                     "tensor 'attn.k.w': shape");
 }
 
 TEST_CASE("own 21: data_offsets of 10^30 or 1e300 are refused, naming the tensor") {
   Scratch s("huge-offsets");
-  const SafetensorsParts p = split_safetensors(shipped_rope());
-  for (const char* end : {"1000000000000000000000000000000", "1e300"}) {
+  for (const std::string end : {"1000000000000000000000000000000", "1e300"}) {
     CAPTURE(end);
-    const std::string header = replaced(p.header, R"("data_offsets":[0,4096])", std::string(R"("data_offsets":[0,)") + end + "]");
-    const RunResult r = ch05_with_rope(s, safetensors_bytes(header, p.data));
-    CHECK(r.status == 1);
-    CHECK(r.err_has("tensor 'attn.k.w': data_offsets must be two non-negative integers"));
+    check_rope_refused(ch05_with_header(s, R"("data_offsets":[0,4096])", R"("data_offsets":[0,)" + end + "]"),
+                       "tensor 'attn.k.w': data_offsets must be two non-negative integers");
   }
 }
 
 TEST_CASE("own 22: a metadata value that is a JSON number, not a string, is refused naming the key") {
   Scratch s("meta-number");
-  const SafetensorsParts p = split_safetensors(shipped_rope());
-  const RunResult r = ch05_with_rope(s, safetensors_bytes(replaced(p.header, R"("steps":"3000")", R"("steps":3000)"), p.data));
-  CHECK(r.status == 1);
-  CHECK(r.err_has("__metadata__ value 'steps' is not a string"));
+  check_rope_refused(ch05_with_header(s, R"("steps":"3000")", R"("steps":3000)"), "__metadata__ value 'steps' is not a string");
 }
 
 TEST_CASE("own 23: tokenizer.json's vocab_size of the wrong JSON type names the file, the key, expected and found") {
