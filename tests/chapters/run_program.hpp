@@ -87,6 +87,14 @@ inline RunResult run_program(const std::string& program, const std::vector<std::
   return r;
 }
 
+// The whole content of a file, byte for byte ("" when it cannot be read).
+inline std::string file_bytes(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 inline std::filesystem::path scratch_dir(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() / ("attn-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);

@@ -152,7 +152,7 @@ TEST_CASE("bpe_load: wrong JSON types, ids past 2^31 and repeated merges are Bpe
   CHECK(bpe_load(path).vocab_size() == 258);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"type":5,"merges":[]})", "not a byte-level BPE file"},
-      {R"({"type":"byte-level BPE","vocab_size":"258","merges":[[116,104],[256,101]]})", "vocab_size \"258\""},
+      {R"({"type":"byte-level BPE","vocab_size":"258","merges":[[116,104],[256,101]]})", "found a JSON string: \"258\""},
       {R"({"type":"byte-level BPE","merges":[[116,104],[256,101]],"counts":[5,"many"]})", "count 1 is not"},
       {R"({"type":"byte-level BPE","merges":[[116,104],[256,101]],"counts":[5,-3]})", "count 1 is not"},
       {R"({"type":"byte-level BPE","merges":[[4294967412,104]]})", "merge 0 is not a pair of ids"},

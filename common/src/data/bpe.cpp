@@ -253,8 +253,15 @@ BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& pat
       tok.merges[r].count = std::int64_t(c[r].get<std::uint64_t>());
     }
   }
-  if (j.contains("vocab_size") &&
-      (!j["vocab_size"].is_number_unsigned() || j["vocab_size"].get<std::uint64_t>() != tok.vocab_size()))
+  if (j.contains("vocab_size") && !j["vocab_size"].is_number_unsigned()) {
+    const nlohmann::json& v = j["vocab_size"];
+    const std::string found = v.is_number_integer() ? "a negative number"
+                              : v.is_number_float() ? "a number with a fraction or an exponent"
+                                                    : std::string("a JSON ") + v.type_name();
+    throw BpeError("bpe_load: " + path + ": key \"vocab_size\" must be a non-negative whole number (JSON integer), "
+                   "found " + found + ": " + v.dump().substr(0, 80));
+  }
+  if (j.contains("vocab_size") && j["vocab_size"].get<std::uint64_t>() != tok.vocab_size())
     throw BpeError("bpe_load: " + path + " says vocab_size " + j["vocab_size"].dump().substr(0, 80) +
                    " but its merges give " + std::to_string(tok.vocab_size()));
   return tok;

@@ -3,9 +3,11 @@
 
 #include "attn/data/output_file.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -76,6 +79,28 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
   }
 }
 
+void require_checkpoint_file(const std::string& path, const std::string& hint) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw SafetensorsError(path + ": checkpoint not found" + hint);
+    throw SafetensorsError(path + ": cannot read the checkpoint: " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) throw SafetensorsError(path + " is a folder, not a checkpoint file");
+  if (!S_ISREG(st.st_mode))
+    throw SafetensorsError(path + " is not a regular file (a device, FIFO or socket), not a checkpoint file");
+}
+
+bool looks_like_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char head[9];
+  if (!in || !in.read(reinterpret_cast<char*>(head), 9)) return false;
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | head[i];
+  in.seekg(0, std::ios::end);
+  const std::uint64_t size = std::uint64_t(in.tellg());
+  return n >= 2 && n <= kMaxHeaderBytes && n <= size - 8 && head[8] == '{';
+}
+
 TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   if (!host_is_little_endian()) fail(path, "reading needs a little-endian host");
   std::ifstream in(path, std::ios::binary);
@@ -99,7 +124,18 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   in.read(text.data(), std::streamsize(n));
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(text);
+    // A name given twice would silently keep the last one: each object's keys are checked.
+    std::vector<std::set<std::string>> keys;
+    std::string twice;
+    header = nlohmann::json::parse(text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      using E = nlohmann::json::parse_event_t;
+      if (event == E::object_start) keys.emplace_back();
+      if (event == E::object_end && !keys.empty()) keys.pop_back();
+      if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && twice.empty())
+        twice = parsed.get<std::string>();
+      return true;
+    });
+    if (!twice.empty()) fail(path, "the header names '" + twice + "' twice");
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("the header is not valid JSON: ") + e.what());
   }

@@ -95,8 +95,7 @@ void save_seq2seq(const std::string& path, const Seq2Seq& m, const Metadata& met
 
 Seq2Seq load_seq2seq(const std::string& path, const std::string& name, std::size_t src_vocab, std::size_t tgt_vocab,
                      Metadata* metadata) {
-  if (std::filesystem::is_directory(path)) throw SafetensorsError(path + " is a folder, not a checkpoint file");
-  if (!std::filesystem::is_regular_file(path)) throw SafetensorsError(path + ": checkpoint not found");
+  require_checkpoint_file(path);
   Rng rng(0);
   Seq2Seq m = seq2seq_init(config_for(name, src_vocab, tgt_vocab), rng);
   std::vector<TensorSlot> slots;

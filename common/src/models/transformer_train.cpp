@@ -148,10 +148,7 @@ void save_transformer(const std::string& path, const Transformer& m, const Train
 }
 
 Transformer load_transformer(const std::string& path, TrainingCurves* curves, Metadata* metadata) {
-  if (std::filesystem::is_directory(path)) throw SafetensorsError(path + " is a folder, not a checkpoint file");
-  if (!std::filesystem::is_regular_file(path))
-    throw SafetensorsError(path + ": checkpoint not found (chapter 08 makes one: 08_transformer --train --checkpoint " +
-                           path + ")");
+  require_checkpoint_file(path, " (chapter 08 makes one: 08_transformer --train --checkpoint " + path + ")");
   Metadata meta;
   TensorMap tensors = read_safetensors(path, &meta);
   if (!meta.count("model") || meta.at("model") != "transformer")

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -36,6 +37,27 @@ std::string empty_path_option(const CLI::App& app) {
     if (o->count() == 0 || !(is("PATH") || is("FILE") || is("DIR"))) continue;
     for (const std::string& v : o->results())
       if (v.empty()) return o->get_name();
+  }
+  return "";
+}
+
+// An option given where a value belongs ("--html --quiet": the file name was forgotten): CLI11
+// takes "--quiet" as the file name, writes a file of that name and drops the flag. Returns the
+// message naming both, or "".
+std::string option_given_as_value(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0 || o->get_type_size() == 0) continue;  // a flag takes no value
+    for (const std::string& v : o->results()) {
+      if (v.rfind("--", 0) != 0) continue;
+      const std::string name = v.substr(0, v.find('='));
+      try {
+        app.get_option(name);
+      } catch (const CLI::Error&) {
+        continue;  // not one of ours: a value that happens to start with dashes
+      }
+      return _f("{}: got '{}', which is an option of its own: the value is missing (for a name that starts with "
+                "dashes, write ./{})", o->get_name(), v, v);
+    }
   }
   return "";
 }
@@ -74,13 +96,19 @@ std::string range_message(const CLI::App& app, const std::string& what) {
     return "";
   }
   const std::string type = o->get_type_name();
+  const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;  // "INT:INT in [1 - 64]"
+  // "08", "0b11", "1'0": CLI11 read them in another base or refused them as out of range.
+  const std::size_t first = value.find_first_not_of("+-");
+  const bool not_decimal = integer && first != std::string::npos &&
+                           std::isdigit(static_cast<unsigned char>(value[first])) && !decimal_integer_problem(value).empty();
   char* end = nullptr;
   const double x = std::strtod(value.c_str(), &end);
   const bool number = !value.empty() && end && *end == '\0' && std::isfinite(x);
+  if (!number && not_decimal) return flag + ": " + decimal_integer_problem(value);
   if (!number) return _f("{}: '{}' is not a number (allowed: {})", flag, value, range);
-  const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;  // "INT:INT in [1 - 64]"
   if (integer && (x != std::floor(x) || value.find_first_of(".eE") != std::string::npos))
     return _f("{}: {} is not a whole number (allowed: {})", flag, value, range);
+  if (not_decimal) return flag + ": " + decimal_integer_problem(value);
   return "";
 }
 
@@ -132,6 +160,16 @@ std::string finite_number_problem(const std::string& s) {
   if (end == s.c_str()) return _f("{} is not a number", s);
   if (!std::isfinite(x)) return _f("{} is not a finite number", s);
   return "";
+}
+
+std::string decimal_integer_problem(const std::string& s) {
+  const std::size_t sign = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  const std::string digits = s.substr(sign);
+  const bool plain = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                     (digits.size() == 1 || digits[0] != '0');
+  if (plain) return "";
+  return _f("'{}' is not a whole number written in decimal digits (no 0x, 0b or 0o prefix, no leading 0, no "
+            "spaces or separators)", s);
 }
 
 CLI::Validator finite_range(double lo, double hi) {
@@ -215,10 +253,15 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     return kExitError;
   }
   ensure_fast_openblas(argc, argv);
-  // No float option takes nan or ±inf, whether or not the chapter gave it finite_range.
-  for (CLI::Option* opt : app_.get_options())
-    if (opt->get_type_name().rfind("FLOAT", 0) == 0)
+  // No float option takes nan or ±inf, whether or not the chapter gave it finite_range; a whole
+  // number is written in decimal digits (CLI11 would read 010 as 8, 0x10 as 16, 1'0 as 10).
+  for (CLI::Option* opt : app_.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type.rfind("FLOAT", 0) == 0)
       opt->check(CLI::Validator([](std::string& s) { return finite_number_problem(s); }, "", "finite"));
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0)
+      opt->check(CLI::Validator([](std::string& s) { return decimal_integer_problem(s); }, "", "decimal"));
+  }
   try {
     app_.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -237,6 +280,10 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
   if (!language_error_.empty()) {
     std::cerr << info_.folder << ": error: " << language_error_ << "\n";
     return kExitError;
+  }
+  if (const std::string taken = option_given_as_value(app_); !taken.empty()) {
+    std::cerr << info_.folder << ": " << escape_control(taken, /*keep_newlines=*/false) << "\n";
+    return kExitUsage;
   }
   if (const std::string flag = empty_path_option(app_); !flag.empty()) {
     std::cerr << info_.folder << ": " << _f("{}: needs a path, got an empty string (an unset variable?)", flag) << "\n";

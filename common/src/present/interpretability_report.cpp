@@ -92,6 +92,30 @@ std::string pattern_list(std::vector<DrawnPattern> ps) {
 }
 }  // namespace
 
+namespace {
+// Weights that are finite but too large (1e38) turn a head's OV circuit non-finite: said when the
+// model is loaded, naming the file, the head and the largest tensor of that circuit, before any
+// step computes with it (LAPACK, given inf, frees memory twice).
+void require_finite_circuits(const AttnOnly& m, const std::string& path) {
+  for (std::size_t l = 0; l < m.attn.size(); ++l)
+    for (std::size_t h = 0; h < m.cfg.heads; ++h) {
+      const Mat ov = ov_circuit(m, l, h);
+      if (std::all_of(ov.begin(), ov.end(), [](float x) { return std::isfinite(x); })) continue;
+      const std::string layer = fmt::format("layer{}", l);
+      const std::pair<std::string, const Mat*> parts[] = {
+          {"w_e", &m.w_e}, {layer + ".w_v", &m.attn[l].w_v}, {layer + ".w_o", &m.attn[l].w_o}, {"w_u", &m.w_u}};
+      std::string name;
+      double largest = -1.0;
+      for (const auto& [n, t] : parts)
+        for (float x : *t)
+          if (double(std::fabs(x)) > largest) largest = std::fabs(x), name = n;
+      throw std::runtime_error(_f("{}: layer {} head {}: its OV circuit (w_e · {}.w_v · {}.w_o · w_u) turns "
+                                  "non-finite: tensor '{}' holds values up to {:.3g}, too large for float arithmetic",
+                                  path, l, h, layer, layer, name, largest));
+    }
+}
+}  // namespace
+
 InductionModel load_or_train_induction(std::size_t which, bool train, const InductionTrainConfig& base, bool progress) {
   InductionModel t;
   t.file = kModelFiles[which];
@@ -108,6 +132,7 @@ InductionModel load_or_train_induction(std::size_t which, bool train, const Indu
       [&](const std::string& p) {
         TensorMap extra;
         t.model = load_attn_only(p, &extra, &t.metadata);
+        require_finite_circuits(t.model, p);
         if (extra.count("loss_curve")) t.curve = extra["loss_curve"].data;
       },
       [&](const StepCallback& on_step) {

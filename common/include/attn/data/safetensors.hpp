@@ -38,6 +38,13 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
 std::string safetensors_bytes(const TensorMap& tensors, const Metadata& metadata, const std::string& path);
 // Reads and validates the whole file; only F32 tensors are accepted.
 TensorMap read_safetensors(const std::string& path, Metadata* metadata = nullptr);
+// Before a checkpoint is read: throws SafetensorsError naming path when it is missing
+// ("PATH: checkpoint not found" + hint), a folder, not a regular file (a device, a FIFO), or cannot
+// be looked at (a loop of symbolic links, a name too long): never a bare std::filesystem error.
+void require_checkpoint_file(const std::string& path, const std::string& hint = "");
+// Whether path is a file that starts like a safetensors file (an 8-byte header length that fits
+// the file, then '{'): what --train may replace. A text file or a picture given by mistake is not.
+bool looks_like_safetensors(const std::string& path);
 
 // A place to load one named tensor into: a model's parameter, as its visit_params names it.
 struct TensorSlot {

@@ -70,6 +70,10 @@ class ChapterApp {
 CLI::Validator finite_range(double lo, double hi);
 // "" when s is a finite number, else why not (for CLI11 checks).
 std::string finite_number_problem(const std::string& s);
+// "" when s is a whole number written in decimal digits (an optional sign, no leading 0), else why
+// not. ChapterApp::run adds it to every INT and UINT option: CLI11 alone reads 010 as 8 (octal),
+// 0x10 as 16, 0b11 as 3 and 1'0 as 10, a value other than the one the learner typed.
+std::string decimal_integer_problem(const std::string& s);
 
 // Exit statuses shared by every program.
 constexpr int kExitOk = 0;
