@@ -447,7 +447,7 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
   nar.say(_f("{} steps of {} sentences = {:.1f} passes over the {} training pairs", s.steps, s.batch, s.passes,
              s.train_pairs));
   nar.code("attn/models/transformer_train.hpp: train_transformer, transformer_learning_rate; "
-           "attn/studies/transformer_claims.hpp: label_smoothing_floor");
+           "attn/studies/transformer_claims.hpp: label_smoothing_floor, grad_norm_reading");
   nar.why(_("warm-up keeps the first steps small, while Adam's running averages rest on only a few gradients "
             "(--norm-study trains with and without it); label smoothing stops the model from pushing one word's "
             "probability to 1 (the curves above were recorded in training and are stored in the checkpoint)."));
@@ -675,7 +675,7 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
     nar.say(_("--norm-study adds short training runs with and without warm-up (3 seeds each, minutes)."));
   }
   nar.code("attn/studies/transformer_study.hpp: ffn_w2_grad_norms, warmup_study; "
-           "attn/studies/transformer_claims.hpp: norm_placement_study");
+           "attn/studies/transformer_claims.hpp: norm_placement_study, warmup_findings");
   const bool both = s.post_grows_dec.holds() && s.pre_level_dec.holds();
   const bool no_growth = s.post_grows_enc.outcome == Outcome::fails && s.post_grows_dec.outcome == Outcome::fails;
   nar.why(both ? _("a Post-Norm residual path passes through every LayerNorm, which scales the gradient at each layer; "
@@ -706,8 +706,8 @@ void report_warmup_study(Narrator& nar, const WarmupFindings& w) {
   }
   nar.result(_f("Pre-Norm {:.3f}, Post-Norm {:.3f} (both schedules, every seed); Post − Pre = {:+.3f}, noise ±{:.3f}: {}",
                 w.pre_all.mean, w.post_all.mean, w.post_all.mean - w.pre_all.mean, w.noise,
-                sentence_for(w.pre_lower.outcome, _("Pre-Norm trains faster in these steps"),
-                             _("Post-Norm trains faster in these steps"), _("the same within noise"))));
+                sentence_for(w.pre_lower.outcome, _("Pre-Norm ends lower"),
+                             _("Post-Norm ends lower"), _("the same within noise"))));
   nar.say(words_for(w.post.helps.outcome,
                     _f("as Xiong et al. 2020 find (Post-Norm needs warm-up, Pre-Norm trains without it), warm-up "
                        "helps Post-Norm here; {}",
