@@ -322,7 +322,8 @@ TEST_CASE("chapter 07's printed figures agree with its export (steps 6, 7, 8, 9 
     for (std::size_t k = valid; k < UW.shape(1); ++k) s += UW(t, k);
     share = std::max(share, s);
   }
-  has(fmt::format("without it: up to {:.1f}% of a row's weight lands on '<pad>', and the output moves by {:.2f}",
+  has(fmt::format("without it: up to {:.1f}% of a row's weight lands on '<pad>', and max |Δoutput| against the "
+                  "unpadded source = {:.2f}",
                   100.0 * share, max_abs_diff(UO, unpadded)));
 
   // Step 8: the count and the mean weight on the painted word, from image_weights and image_layout.

@@ -820,14 +820,23 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                    {"d_model", tr.d_model}, {"peak_lr", tr.peak_lr}, {"train_pairs", tr.train_pairs},
                    {"passes", tr.passes}, {"label_smoothing", tr.smoothing}, {"vocab", tr.vocab},
                    {"label_smoothing_floor", tr.floor}, {"loss_first", tr.loss_first}, {"loss_last", tr.loss_last},
-                   {"near_floor", verdict_json(tr.near_floor)}};
+                   {"near_floor", verdict_json(tr.near_floor)}, {"uniform_loss", tr.uniform_loss},
+                   {"above_uniform", verdict_json(tr.above_uniform)}, {"grad_warmup_cell", tr.grad.warmup_cell},
+                   {"grad_dip_cell", tr.grad.dip_cell}, {"grad_peak_cell", tr.grad.peak_cell},
+                   {"grad_peak_at_warmup", verdict_json(tr.grad.peak_at_warmup)}};
   x["translation"] = {{"model", t.model}, {"test_bleu", t.test_bleu}, {"beam_bleu", t.beam_bleu},
                       {"train_bleu", t.train_bleu}, {"train_sentences", t.train_sentences},
                       {"valid_bleu", t.valid_bleu}, {"generalises", verdict_json(t.generalises)},
                       {"bahdanau_buckets_at_least", t.vs_bahdanau.at_least}, {"lowest_bucket_bleu", t.vs_bahdanau.lowest},
                       {"long_bucket", t.long_bucket}, {"pre_better_long", verdict_json(t.pre_better_long)},
                       {"failure_index", t.failure.found ? nlohmann::ordered_json(t.failure.index) : nlohmann::ordered_json(nullptr)},
-                      {"failure_copied_from", t.failure.copied_from}, {"test_exact", t.test_exact},
+                      {"failure_copied_from", t.failure.copied_from}, {"failure_wrong_words", t.failure.wrong_words},
+                      {"failure_failures", t.failure.failures}, {"failure_milder", t.failure.milder},
+                      {"failure_worse", t.failure.worse}, {"failure_median_wrong", t.failure.median_wrong},
+                      {"failure_typical", verdict_json(t.failure.typical)},
+                      {"still_improving", verdict_json(t.own.still_improving)},
+                      {"other_still_improving", verdict_json(t.other_checkpoint.still_improving)},
+                      {"test_exact", t.test_exact},
                       {"bahdanau_bleu", t.bahdanau_bleu}, {"bahdanau_exact", t.bahdanau_exact},
                       {"train_long", t.train_long}, {"train_long_sentences", t.train_long_sentences},
                       {"test_long", t.test_long}, {"test_long_sentences", t.test_long_sentences},
@@ -851,7 +860,13 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   x["training_time"] = {{"recorded_s", a.recorded_s}, {"steps", a.steps}, {"validations", a.validations},
                         {"valid_sentences", a.valid_sentences}, {"step_cpu_ms", a.step_cpu_ms},
                         {"valid_cpu_s", a.valid_cpu_s}, {"estimate_s", a.estimate_s}, {"ratio", a.ratio},
-                        {"mean_train_length", a.mean_train_length}, {"accounted", verdict_json(a.accounted)}};
+                        {"mean_train_length", a.mean_train_length}, {"accounted", verdict_json(a.accounted)},
+                        {"alone_s", a.alone_s}, {"alone_accounted", verdict_json(a.alone_accounted)}};
+  if (f.warmup)
+    x["warmup_study"] = {{"steps", f.warmup->steps}, {"seeds", f.warmup->seeds},
+                         {"post_helps", verdict_json(f.warmup->post.helps)},
+                         {"pre_helps", verdict_json(f.warmup->pre.helps)},
+                         {"pre_lower", verdict_json(f.warmup->pre_lower)}};
   x["eval_cpu_seconds"] = nlohmann::ordered_json::object();
   for (const ModelEval& e : f.evals) x["eval_cpu_seconds"][e.name] = e.cpu_seconds;
   x["cost"] = {{"base_params", f.cost.base.params}, {"ours_formula_params", f.cost.ours.params}, {"built", f.cost.built},
