@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
 
     nar.step(_("A source of any length"), _("weights ∈ ℝ^(T×S): S is free"));
     const SourceLengthStudy lengths = source_length_study(Y, W, {2, 4, 8, 16, 32, 60}, d_x, seed);
-    report_source_lengths(nar, lengths, T, d_k);
+    report_source_lengths(nar, lengths, tgt, d_k);
     nar.code("attn/studies/cross_attention_study.hpp: source_length_study; attn/data/corpus.hpp: toy_sentence");
     nar.why(_("no parameter has a dimension of size S, so one decoder reads 2 or 60 source words alike; only the "
               "attention weights' width and the cost (T·S scores) grow with the source."));

@@ -85,13 +85,14 @@ int main(int argc, char** argv) {
     nar.step(_("BLEU by length, beside chapters 00–02"), _("same test split; greedy, and beam 4 with lp = ((5+|Y|)/6)^0.6"),
              "Wu et al. 2016, eq. 14");
     f.evals = evaluate_translators(nar, m, corpus, norm);
-    f.translation = translation_findings(f.evals, norm, m, corpus, ct.metadata);
+    f.translation = translation_findings(f.evals, norm, m, corpus, ct.metadata, ct.curves);
     report_results(nar, f, corpus);
 
     nar.step(_("Post-Norm vs Pre-Norm at initialisation"), _("‖∂L/∂W2‖ of each layer's FFN, 6 + 6 layers, one batch, one seed"),
              "Xiong et al. 2020, §3.3–3.4, Fig. 3");
     f.norms = norm_placement_study(m.cfg, corpus);
-    report_norm_placement(nar, f, m.cfg, corpus, norm_study);
+    if (norm_study) f.warmup = warmup_findings(warmup_study(m.cfg, corpus, {}), WarmupStudyConfig{}.steps);
+    report_norm_placement(nar, f, m.cfg);
 
     nar.step(_("What it costs"), _("encoder layer: 4·2·T·d² (projections) + 2·2·T²·d (scores) + 2·2·T·d·d_ff (FFN)"));
     f.cost = cost_study(m);
@@ -101,7 +102,8 @@ int main(int argc, char** argv) {
     }
     f.time = account_training_time(metadata_number(ct.metadata, "train_seconds"), f.training.steps,
                                    ct.curves.valid_step.size(), f.step.median_cpu_ms, f.step.median_ms,
-                                   eval_named(f.evals, transformer_model_name(norm) + "_greedy").cpu_seconds, corpus);
+                                   eval_named(f.evals, transformer_model_name(norm) + "_greedy").cpu_seconds, corpus,
+                                   ct.trained || !checkpoint.empty() ? 0.0 : retrained_alone_seconds(norm));
     if (const auto peer_file = find_data_file("ch08/pytorch_step_time.json")) f.peer = read_peer_step_time(*peer_file);
     report_costs(nar, f);
     export_results(nar, f, corpus);

@@ -9,13 +9,16 @@
 // tests/check_ch08_export.py, which recomputes the figures again with numpy.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <cstdlib>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/data/data_files.hpp"
@@ -255,7 +258,51 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   const std::string gen = t["generalises"]["outcome"];
   CHECK(r.has(gen == "holds" ? "no overfitting" : gen == "fails" ? "overfitting: the model does clearly better"
                                                                   : "some overfitting"));
-  CHECK(r.has("the first failure found in the 51-60 bucket"));
+  // The failure example among the bucket's failures, recounted from translations.json.
+  {
+    const auto tj = read_json(dir / "translations.json");
+    const auto& test = tj["test"];
+    const auto& outs = test["outputs"]["transformer_post_greedy"];
+    std::vector<std::size_t> wrong;
+    long first = -1;
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      const std::string src = test["sources"][i], ref = test["references"][i], hyp = outs[i];
+      auto words = [](const std::string& s) {
+        std::vector<std::string> w;
+        std::istringstream in(s);
+        for (std::string x; in >> x;) w.push_back(x);
+        return w;
+      };
+      const std::size_t n = words(src).size();
+      if (n < 51 || n > 60 || ref == hyp) continue;
+      const auto rw = words(ref), hw = words(hyp);
+      std::size_t k = 0;
+      for (std::size_t j = 0; j < rw.size(); ++j) k += j >= hw.size() || hw[j] != rw[j];
+      if (first < 0) first = long(k);
+      wrong.push_back(k);
+    }
+    REQUIRE(first >= 0);
+    std::size_t milder = 0, worse = 0;
+    for (std::size_t k : wrong) milder += long(k) < first, worse += long(k) > first;
+    CHECK(t["failure_failures"].get<std::size_t>() == wrong.size());
+    CHECK(t["failure_milder"].get<std::size_t>() == milder);
+    CHECK(t["failure_worse"].get<std::size_t>() == worse);
+    CHECK(flat.find("a failure from the 51-60 bucket, the first in the test split's order: " + std::to_string(first) +
+                    " of ") != std::string::npos);
+    CHECK(flat.find(fmt::format("of the bucket's {} failures, {} have fewer words wrong and {} more", wrong.size(),
+                                milder, worse)) != std::string::npos);
+    const double most = double(std::max(milder, worse)) / double(wrong.size());
+    CHECK(flat.find(most <= 0.75 ? "a typical one" : worse > milder ? "milder than most" : "worse than most") !=
+          std::string::npos);
+  }
+  // The first loss against a uniform guess's ln V.
+  CHECK(flat.find("scores ln 62 = " + three(std::log(V)) + " nats") != std::string::npos);
+  CHECK(flat.find(tr["loss_first"].get<double>() > std::log(V) ? "is higher: the untrained model"
+                                                               : "is lower: the untrained model") != std::string::npos);
+  // Whether the last-step model was still improving, from its verdict.
+  if (t["best_step"] == t["steps"])
+    CHECK(flat.find(t["still_improving"]["outcome"] == "holds" ? "it was still improving when training stopped"
+                                                               : "it had levelled off") != std::string::npos);
   // Training against test on the longest bucket, from results.json; the why follows its verdict.
   CHECK(flat.find("on 51-60 words alone: training " + one(t["train_long"].get<double>())) != std::string::npos);
   const std::string gen_long = t["generalises_long"]["outcome"];

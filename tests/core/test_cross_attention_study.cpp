@@ -66,8 +66,10 @@ TEST_CASE("judge_source_lengths: the measured sweep holds; a changed shape, a ba
   std::vector<SourceLengthRow> rows = s.rows;
   rows[0].largest = 0.9, rows[1].largest = 0.5, rows[2].largest = 0.2;
   CHECK(judge_source_lengths(rows, 96).falls_each_step.holds());
+  CHECK(judge_source_lengths(rows, 96).first_rise == 0);  // none
   rows[1].largest = 0.95;  // a rise on the way down
   CHECK(judge_source_lengths(rows, 96).falls_each_step.outcome == Outcome::fails);
+  CHECK(judge_source_lengths(rows, 96).first_rise == 1);
   CHECK(judge_source_lengths(rows, 96).weight_spreads.holds());
   rows = s.rows;
   rows[1].output_shape = Shape{3, 5};
@@ -187,6 +189,13 @@ TEST_CASE("judge_heads: the best head, the perfect heads per layer, and the verd
   CHECK(t.similarity[0].redundant.holds());
   CHECK(t.similarity[1].redundant.outcome == Outcome::fails);
   CHECK(t.matches_bahdanau.holds());
+  using HeadIndex = std::pair<std::size_t, std::size_t>;
+  CHECK(t.best_heads == std::vector<HeadIndex>{{1, 0}});  // one best head: no tie
+  Tensor4 tie = w;
+  xt::view(tie, 1, 1) = xt::view(w, 1, 0);  // layer 1's two heads both perfect
+  const TransformerHeads tied = judge_heads(tie, truth, bahdanau);
+  CHECK(tied.best_heads == std::vector<HeadIndex>{{1, 0}, {1, 1}});
+  CHECK(tied.best_head == 0);  // the first of the tie
   Tensor4 weak = w;
   xt::view(weak, 1, 0) = xt::view(w, 0, 0);  // no head better than 1 of 3
   CHECK(judge_heads(weak, truth, bahdanau).matches_bahdanau.outcome == Outcome::fails);

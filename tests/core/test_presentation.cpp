@@ -234,6 +234,23 @@ TEST_CASE("wrap_text breaks between words or CJK characters and keeps CJK punctu
   CHECK(wrap_text("unbreakable_long_word", 5) == std::vector<std::string>{"unbreakabl", "e_long_wor", "d"});
   // An opening bracket stays with what it opens.
   CHECK(wrap_text("下降最多（70.3%", 10) == std::vector<std::string>{"下降最多", "（70.3%"});
+  // Two closing marks in a row: when the second does not fit, the character before both moves down
+  // with them, so that neither starts a line.
+  CHECK(wrap_text("存放在检查点中）。", 16) == std::vector<std::string>{"存放在检查点", "中）。"});
+  CHECK(wrap_text("存放在检查点中）。", 18) == std::vector<std::string>{"存放在检查点中）。"});
+}
+
+TEST_CASE("format_matrix: a value too small for its decimals is a rounding zero beside large ones") {
+  Mat m = xt::zeros<float>({std::size_t(1), std::size_t(2)});
+  m(0, 0) = 0.5f;
+  m(0, 1) = -1.5e-4f;
+  const std::string mixed = format_matrix(m, {"r"}, {});
+  CHECK(mixed.find("-0.000") != std::string::npos);
+  CHECK(mixed.find("e-04") == std::string::npos);
+  m(0, 0) = 2e-5f;  // every value tiny: e-notation keeps them readable
+  const std::string tiny = format_matrix(m, {"r"}, {});
+  CHECK(tiny.find("e-04") != std::string::npos);
+  CHECK(tiny.find("e-05") != std::string::npos);
 }
 
 TEST_CASE("terminal_columns: COLUMNS when it is a sensible number, else 100") {

@@ -87,6 +87,9 @@ TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-m
   CHECK(s.mostly_broad.outcome == Outcome::fails);
   CHECK(s.most_read_rows == 1);  // the identity: every column read by one row; the first on ties
   CHECK(s.most_read == 0);
+  CHECK(s.row_argmax == std::vector<int>{0, 1, 2});  // the sharpest head: the identity
+  REQUIRE(s.row_max.size() == 3);
+  CHECK(s.row_max[2] == doctest::Approx(1.0));
   Tensor4 one_column = w;
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 3; ++j) one_column(0, 1, i, j) = j == 2 ? 1.0f : 0.0f;
@@ -109,6 +112,8 @@ TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-m
     for (std::size_t j = 0; j <= i; ++j) diagonal(0, 0, i, j) = i == j ? 1.0f : 0.0f;
   CHECK(decoder_mask_check(diagonal).bos_rows == 0);
   CHECK(decoder_mask_check(diagonal).parks_on_bos.outcome == Outcome::fails);
+  CHECK(decoder_mask_check(diagonal).row_argmax == std::vector<int>{0, 1, 2});
+  CHECK(decoder_mask_check(lower).row_max[2] == doctest::Approx(1.0 / 3.0));
 
   // Head 1 (the identity) points at the aligned word for an identity alignment; head 0's ties go to
   // column 0, one hit of three.
@@ -383,4 +388,146 @@ TEST_CASE("block_diagram: under 100 columns, both norm placements, every part na
     const std::size_t sum = all.find("(+)"), ln = all.find("LayerNorm ─▶");
     CHECK((n == NormPlacement::Post ? sum < ln : ln < sum));
   }
+}
+
+TEST_CASE("warmup_findings: warm-up's effect and Pre against Post, from synthetic runs, both ways") {
+  auto runs_of = [](std::vector<double> post_with, std::vector<double> post_without, std::vector<double> pre_with,
+                    std::vector<double> pre_without) {
+    std::vector<WarmupRun> runs;
+    auto add = [&](NormPlacement n, bool w, const std::vector<double>& v) {
+      for (std::size_t i = 0; i < v.size(); ++i) runs.push_back({n, w, std::uint64_t(i + 1), v[i]});
+    };
+    add(NormPlacement::Post, true, post_with);
+    add(NormPlacement::Post, false, post_without);
+    add(NormPlacement::Pre, true, pre_with);
+    add(NormPlacement::Pre, false, pre_without);
+    return runs;
+  };
+  // The shipped study's figures (a --norm-study run): warm-up within the seeds' spread for both, Pre lower.
+  const WarmupFindings seen = warmup_findings(
+      runs_of({3.926, 3.923, 3.889}, {3.923, 3.923, 3.934}, {2.974, 3.010, 3.026}, {3.010, 3.043, 3.032}), 300);
+  CHECK(seen.steps == 300);
+  CHECK(seen.seeds == 3);
+  CHECK(seen.runs.size() == 12);
+  CHECK(seen.post.with.mean == doctest::Approx((3.926 + 3.923 + 3.889) / 3));
+  CHECK(seen.post.with.runs == 3);
+  // two standard errors by hand: sample variances over 3 seeds each
+  auto var = [](std::vector<double> v) {
+    double m = 0, s = 0;
+    for (double x : v) m += x / double(v.size());
+    for (double x : v) s += (x - m) * (x - m);
+    return s / double(v.size() - 1);
+  };
+  CHECK(seen.post.noise ==
+        doctest::Approx(2.0 * std::sqrt(var({3.926, 3.923, 3.889}) / 3 + var({3.923, 3.923, 3.934}) / 3)));
+  CHECK(seen.post.helps.outcome == Outcome::inconclusive);
+  CHECK(seen.pre.helps.outcome == Outcome::inconclusive);
+  CHECK(seen.pre_lower.holds());
+  CHECK(seen.post_all.mean - seen.pre_all.mean == doctest::Approx(0.9).epsilon(0.05));
+  // Warm-up clearly lower for Post-Norm, and Post below Pre: the other outcomes.
+  const WarmupFindings helps = warmup_findings(
+      runs_of({2.0, 2.01, 1.99}, {3.0, 3.01, 2.99}, {3.5, 3.51, 3.49}, {3.2, 3.21, 3.19}), 300);
+  CHECK(helps.post.helps.holds());
+  CHECK(helps.pre.helps.outcome == Outcome::fails);
+  CHECK(helps.pre_lower.outcome == Outcome::fails);
+  // Diverged runs (NaN) count, and decide when they differ.
+  const WarmupFindings diverged = warmup_findings(
+      runs_of({3.0, 3.0, 3.0}, {kClaimsNaN, kClaimsNaN, 3.0}, {3.0, 3.1, 3.2}, {3.0, 3.1, 3.2}), 300);
+  CHECK(diverged.post.without.diverged == 2);
+  CHECK(diverged.post.without.mean == doctest::Approx(3.0));
+  CHECK(diverged.post.helps.holds());
+  CHECK(diverged.pre.helps.outcome == Outcome::inconclusive);
+  // One run per arm: no spread, so no verdict.
+  CHECK(warmup_findings(runs_of({3.0}, {4.0}, {2.0}, {2.5}), 300).post.helps.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("grad_norm_reading: the sparkline's cells, the warm-up cell, the dip and the peak, both ways") {
+  // 100 steps in 10 cells of 10: high at step 1, a dip in cell 1, the peak in cell 3 (warm-up 35: cell 3).
+  std::vector<float> g(100, 1.0f);
+  g[0] = 20.0f;  // cell 0 averages (20 + 9·1)/10 = 2.9
+  for (std::size_t i = 10; i < 20; ++i) g[i] = 0.5f;
+  for (std::size_t i = 30; i < 40; ++i) g[i] = 4.0f;
+  const GradNormReading r = grad_norm_reading(g, 35, 10);
+  CHECK(r.cells == 10);
+  CHECK(r.warmup_cell == 3);
+  CHECK(r.dip_cell == 1);
+  CHECK(r.dip == doctest::Approx(0.5));
+  CHECK(r.peak_cell == 3);
+  CHECK(r.peak == doctest::Approx(4.0));
+  CHECK(r.first == 20.0f);
+  CHECK(r.last == 1.0f);
+  CHECK(r.peak_at_warmup.holds());
+  CHECK(grad_norm_reading(g, 30, 10).warmup_cell == 2);  // step 30 is the last of cell 2
+  CHECK(grad_norm_reading(g, 31, 10).warmup_cell == 3);
+  // The peak far from warm-up's end.
+  std::vector<float> late = g;
+  for (std::size_t i = 80; i < 90; ++i) late[i] = 9.0f;
+  const GradNormReading l = grad_norm_reading(late, 35, 10);
+  CHECK(l.peak_cell == 8);
+  CHECK(l.peak_at_warmup.outcome == Outcome::fails);
+  CHECK(grad_norm_reading({}, 35, 10).cells == 0);
+  CHECK(grad_norm_reading({}, 35, 10).peak_at_warmup.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("training_summary: the uniform guess's ln V against the first loss, both ways") {
+  TrainingCurves cv;
+  cv.train_loss = {6.2f, 1.0f};
+  const Metadata md = {{"steps", "2"}, {"batch", "8"}, {"warmup", "1"}, {"lr_factor", "0.5"}};
+  const TrainingSummary above = training_summary(md, cv, 200, 64, 62);
+  CHECK(above.uniform_loss == doctest::Approx(std::log(62.0)));
+  CHECK(above.above_uniform.holds());
+  cv.train_loss = {3.0f, 1.0f};
+  CHECK(training_summary(md, cv, 200, 64, 62).above_uniform.outcome == Outcome::fails);
+  CHECK(training_summary(md, TrainingCurves{}, 200, 64, 62).above_uniform.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("checkpoint_note: still improving from the validation curve's last two points, both ways") {
+  TrainingCurves cv;
+  cv.valid_step = {250, 500, 750};
+  cv.valid_bleu = {10.0f, 82.0f, 95.9f};
+  const Metadata md = {{"steps", "750"}, {"best_step", "750"}, {"valid_bleu", "95.90"}, {"seed", "1"}};
+  const CheckpointNote rising = checkpoint_note(md, cv);
+  CHECK(rising.previous_step == 500.0);
+  CHECK(rising.last_step == 750.0);
+  CHECK(rising.last_bleu - rising.previous_bleu == doctest::Approx(13.9).epsilon(1e-4));
+  CHECK(rising.still_improving.holds());
+  cv.valid_bleu = {10.0f, 95.7f, 95.9f};
+  CHECK(checkpoint_note(md, cv).still_improving.outcome == Outcome::fails);
+  CHECK(checkpoint_note(md).still_improving.outcome == Outcome::inconclusive);
+  CHECK(judge_still_improving(0.5).holds());
+  CHECK(judge_still_improving(0.4).outcome == Outcome::fails);
+}
+
+TEST_CASE("first_failure places its example among the bucket's failures; judge_typical_failure both ways") {
+  const ToyCorpus corpus = claims_corpus();
+  REQUIRE(corpus.test.size() >= 6);
+  std::vector<Tokens> hyps;
+  for (const auto& p : corpus.test) hyps.push_back(p.tgt);
+  hyps[0][0] = "wrong";  // the first failure: one word wrong
+  for (std::size_t k = 1; k < 5; ++k)
+    for (std::size_t j = 0; j < 3 && j < hyps[k].size(); ++j) hyps[k][j] = "wrong";  // four worse ones
+  const FailureExample f = first_failure(corpus.test, claims_eval(hyps, corpus.test), LengthBucket{1, 100});
+  REQUIRE(f.found);
+  CHECK(f.index == 0);
+  CHECK(f.wrong_words == 1);
+  CHECK(f.failures == 5);
+  CHECK(f.milder == 0);
+  CHECK(f.worse == 4);
+  CHECK(f.median_wrong == doctest::Approx(3.0));
+  CHECK(f.typical.outcome == Outcome::fails);  // 4 of 5 worse: milder than most
+  CHECK(judge_typical_failure(1, 1, 4).holds());
+  CHECK(judge_typical_failure(4, 0, 5).outcome == Outcome::fails);
+  CHECK(judge_typical_failure(0, 0, 0).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("retrained_alone_seconds: README's figures; account_training_time judges them") {
+  CHECK(retrained_alone_seconds("post") == 125.2);
+  CHECK(retrained_alone_seconds("pre") == 114.4);
+  CHECK(retrained_alone_seconds("x") == 0.0);
+  const ToyCorpus corpus = claims_corpus();
+  const TrainingTimeAccount a = account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 6.0);
+  CHECK(a.alone_s == 6.0);
+  CHECK(a.alone_accounted.holds());  // 6 s against an estimate of 10 s
+  CHECK(account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 60.0).alone_accounted.outcome == Outcome::fails);
+  CHECK(account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus).alone_accounted.outcome == Outcome::inconclusive);
 }

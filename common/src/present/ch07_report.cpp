@@ -53,6 +53,23 @@ std::string numbered(const Labels& words) {
   return out;
 }
 std::string shape_text(const Shape& s) { return s.size() == 2 ? fmt::format("{}×{}", s[0], s[1]) : "?"; }
+// "12345678" over a one-character-per-cell map: column j's number (its last digit past 9).
+std::string ruler(std::size_t n) {
+  std::string r;
+  for (std::size_t j = 1; j <= n; ++j) r += char('0' + j % 10);
+  return r + "\n";
+}
+// "all 1.0000" when min and max print alike, else "0.9999 to 1.0000".
+std::string range_text(double lo, double hi) {
+  const std::string a = fmt::format("{:.4f}", lo), b = fmt::format("{:.4f}", hi);
+  return a == b ? _f("all {}", a) : _f("{} to {}", a, b);
+}
+// Every (layer, head) of a (layers, heads, T, S) tensor as the --html page's layers.
+std::vector<Tensor3> layers_of(const Tensor4& w) {
+  std::vector<Tensor3> out;
+  for (std::size_t l = 0; l < w.shape(0); ++l) out.push_back(Tensor3(xt::view(w, l)));
+  return out;
+}
 
 }  // namespace
 
@@ -99,7 +116,8 @@ void report_self_case(Narrator& nar, const SelfCaseCheck& c, bool own_weights) {
                 c.n, c.n, c.same.holds() ? _("the same computation") : _("they differ by more than float rounding")));
 }
 
-void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_t t, std::size_t d_v) {
+void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, const Labels& target, std::size_t d_v) {
+  const std::size_t t = target.size();
   Table lengths({"S", _("source (first words)"), _("weights"), _("output"), _("row sums"), _("largest weight")});
   std::size_t s_max = 0;
   for (const auto& r : s.rows) s_max = std::max(s_max, r.s);
@@ -111,7 +129,7 @@ void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_
     const Labels first(r.words.begin(), r.words.begin() + std::ptrdiff_t(std::min<std::size_t>(3, r.words.size())));
     lengths.add({std::to_string(r.s), fmt::format("{}{}", fmt::join(first, " "), r.words.size() > 3 ? " …" : ""),
                  shape_text(shape_of(r.weights)), shape_text(r.output_shape),
-                 fmt::format("{:.4f}-{:.4f}", r.sums.min_sum, r.sums.max_sum), fmt::format("{:.3f}", r.largest)});
+                 range_text(r.sums.min_sum, r.sums.max_sum), fmt::format("{:.3f}", r.largest)});
     const double vals[] = {double(r.s), r.sums.min_sum, r.sums.max_sum, r.largest};
     for (std::size_t c = 0; c < 4; ++c) table(i, c) = float(vals[c]);
     xt::view(weights, i, xt::all(), xt::range(0, r.weights.shape(1))) = r.weights;
@@ -120,6 +138,8 @@ void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_
   nar.table(lengths, /*as_result=*/true);
   nar.record("length_table", table);
   nar.record("length_weights", weights);
+  for (const auto& r : s.rows)  // the longest source's words label the padded width
+    if (r.s == s_max) nar.record_tokens("length_weights", target, r.words);
   nar.manifest_field("length_sources", sources.dump());
   nar.say(_f("each source is the first S words of one {}-word sentence, so a longer one extends the shorter",
              s_max));
@@ -134,8 +154,9 @@ void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_
               ? _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {}, smaller at every longer source — a row's "
                    "unit of weight is shared by more words", first.largest, first.s, last.largest, last.s)
               : _f("largest weight: {:.3f} at S = {}, {:.3f} at S = {} — a row's unit of weight is shared by more "
-                   "words; not at every step: a new word can score above all the earlier ones and take a larger "
-                   "share", first.largest, first.s, last.largest, last.s));
+                   "words; it does not fall at every step ({:.3f} → {:.3f} at S = {}): a new word can score above "
+                   "all the earlier ones and take a larger share", first.largest, first.s, last.largest, last.s,
+                   s.rows[s.first_rise - 1].largest, s.rows[s.first_rise].largest, s.rows[s.first_rise].s));
 }
 
 void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, const Labels& source,
@@ -164,6 +185,7 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.record("padding_weights", p.masked.attn.weights);
   nar.heatmap("padding_weights", p.masked.attn.weights + p.mask, target, numbers(p.padded),
               _("softmax(scores + mask); '·': masked"), {0.0, 1.0});
+  nar.record_tokens("padding_weights", target, source);
   nar.record("padding_output", p.masked.attn.output);
   nar.record("unpadded_output", p.unpadded_output);
   nar.record("unmasked_weights", p.unmasked.attn.weights);
@@ -171,13 +193,14 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, numbers(p.padded),
               _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
                  100.0 * p.unmasked_pad_share), {0.0, 1.0});
+  nar.record_tokens("unmasked_weights", target, source);
   nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
                 "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
                 p.valid, p.masked_vs_unpadded, outcome_word(p.same_as_unpadded.outcome)));
   nar.result(p.unmasked_leaks.holds()
-                 ? _f("without it: up to {:.1f}% of a row's weight lands on '<pad>', and the output moves by {:.2f} "
-                      "— the padding would change the translation", 100.0 * p.unmasked_pad_share,
-                      p.unmasked_vs_unpadded)
+                 ? _f("without it: up to {:.1f}% of a row's weight lands on '<pad>', and max |Δoutput| against "
+                      "the unpadded source = {:.2f}: the padding would change what the decoder reads",
+                      100.0 * p.unmasked_pad_share, p.unmasked_vs_unpadded)
                  : _f("without it: {:.1f}% of a row's weight on '<pad>', output moved by {:.1e} — within float "
                       "rounding here", 100.0 * p.unmasked_pad_share, p.unmasked_vs_unpadded));
 }
@@ -203,14 +226,20 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
              im.w.w_v.shape(1), im.w.w_q.shape(1), im.w.w_v.shape(1)));
   nar.say(_("Measured: which words the noisy grid reads."));
   nar.show("image_latent", im.latent, pos, {},
-           _f("({}×{}): queries' input, one row per grid position", n_pos, im.latent.shape(1)));
+           _f("(positions×d_y) = ({}×{}): queries' input, one row per grid position", n_pos, im.latent.shape(1)));
   nar.show("image_text", im.text, im.words, {},
-           _f("({}×{}): the prompt \"{}\"", im.words.size(), im.text.shape(1), fmt::join(im.words, ", ")));
+           _f("(tokens×d_x) = ({}×{}): the prompt \"{}\"", im.words.size(), im.text.shape(1),
+              fmt::join(im.words, ", ")));
   nar.record("image_W_Q", im.w.w_q);
   nar.record("image_W_K", im.w.w_k);
   nar.record("image_W_V", im.w.w_v);
   nar.show("image_weights", im.trace.attn.weights, pos, im.words,
-           _f("({}×{}): row p says which words position p reads", n_pos, im.words.size()));
+           _f("(positions×tokens) = ({}×{}): row p says which words position p reads", n_pos, im.words.size()));
+  {  // the --html page draws it too: one map, every grid position a query
+    Tensor3 one = Tensor3::from_shape({1, n_pos, im.words.size()});
+    std::copy(im.trace.attn.weights.begin(), im.trace.attn.weights.end(), one.begin());
+    nar.attention_view({_("image_weights: which words each grid position reads"), pos, im.words, {one}, false});
+  }
   nar.record("image_output", im.trace.attn.output);
   Vec layout = xt::zeros<float>({im.layout.size()});
   for (std::size_t p = 0; p < im.layout.size(); ++p) layout(p) = float(im.layout[p]);
@@ -267,8 +296,8 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
     if (m.neighbour && m.truth_unread)
       nar.say(_f("  the map: no row's largest weight is on '{}', and '{}' stands next to it. Bahdanau's encoder is "
                  "bidirectional: the annotation h_j of '{}' has read the words on both sides of it, '{}' among "
-                 "them (Bahdanau et al. 2014, §3.2), so the row can reach '{}' through its neighbour's annotation.",
-                 truth, read, read, truth, truth));
+                 "them (Bahdanau et al. 2014, §3.2). A possible reason, not measured here: the row may reach '{}' "
+                 "through its neighbour's annotation.", truth, read, read, truth, truth));
     else if (m.neighbour)
       nar.say(_f("  the map: '{}' stands next to '{}'; each annotation h_j of the bidirectional encoder also "
                  "carries its neighbours (Bahdanau et al. 2014, §3.2).", read, truth));
@@ -285,23 +314,26 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   const Tensor4& cw = t.weights;
   nar.record("cross_weights", cw);
   nar.record_tokens("cross_weights", p.tgt, p.src);
+  nar.attention_view({_("cross_weights: the trained Transformer's cross-attention, every layer and head"), p.tgt, p.src,
+                      layers_of(cw), false});
   const std::size_t L = cw.shape(0), H = cw.shape(1);
   nar.say(_f("model: {}", shown_model_path(model)));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,
              cw.shape(2), cw.shape(3)));
-  std::string labels;
+  std::string labels = "\n";  // the first line faces the maps' column rulers
   for (const auto& w : p.tgt) labels += w + "\n";
   for (std::size_t l = 0; l < L; ++l) {
     std::vector<std::string> maps = {labels}, titles = {""};
     for (std::size_t h = 0; h < H; ++h) {
-      maps.push_back(small_map(head_map(cw, l, h)));
+      maps.push_back(ruler(p.src.size()) + small_map(head_map(cw, l, h)));
       titles.push_back(fmt::format("L{}H{}", l, h));
     }
     nar.block(side_by_side(maps, titles));
   }
   nar.say("      " + shading_scale());
+  nar.say(_f("columns (the digits over each map): {}", numbered(p.src)));
   Table agree({_("layer"), _("head"), _("argmax = Bahdanau's"), _("argmax = true alignment")});
   for (const HeadAgreement& r : t.rows)
     agree.add({std::to_string(r.layer), r.mean ? _("mean") : std::to_string(r.head), format_share(r.with_bahdanau),
@@ -333,10 +365,18 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   nar.say(_f("columns: {}", numbered(p.src)));
   std::vector<std::string> perfect;
   for (std::size_t l = 0; l < t.perfect.size(); ++l) perfect.push_back(_f("layer {}: {} of {}", l, t.perfect[l], H));
-  nar.result(_f("on this one sentence, the best of {} heads (layer {}, head {}, picked after the fact): {} words "
-                "aligned as the corpus says; Bahdanau's one map: {}.", cw.shape(0) * H, t.best_layer, t.best_head,
-                format_share(t.best), format_share(bahdanau.score)));
-  nar.result(_f("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, ", ")));
+  std::vector<std::string> tied;
+  for (const auto& [l, h] : t.best_heads) tied.push_back(fmt::format("L{}H{}", l, h));
+  if (t.best_heads.size() > 1)
+    nar.result(_f("on this one sentence, the best of {} heads (picked after the fact) is a tie: {} heads align {} "
+                  "words as the corpus says ({}; the map above is {}, the first); Bahdanau's one map: {}.",
+                  cw.shape(0) * H, t.best_heads.size(), format_share(t.best), fmt::join(tied, ", "), tied.front(),
+                  format_share(bahdanau.score)));
+  else
+    nar.result(_f("on this one sentence, the best of {} heads (layer {}, head {}, picked after the fact): {} words "
+                  "aligned as the corpus says; Bahdanau's one map: {}.", cw.shape(0) * H, t.best_layer, t.best_head,
+                  format_share(t.best), format_share(bahdanau.score)));
+  nar.result(_f("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, _(", "))));
   report_corpus_alignment(nar, t.many);
 }
 

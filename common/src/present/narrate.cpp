@@ -335,6 +335,13 @@ void Narrator::record(const std::string& name, const Tensor3& t) {
 void Narrator::record(const std::string& name, const Tensor4& t) { record_raw(name, shape_of(t), t.data()); }
 void Narrator::record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens) {
   recorder_.set_tokens(name, query_tokens, key_tokens);
+  // The --html page labels the view recorded under this name with the same tokens (a tensor recorded
+  // without labels; a heatmap whose terminal columns are numbers keyed on another line).
+  for (AttentionSet& v : html_views_)
+    if (v.name == name || v.name.rfind(name + ": ", 0) == 0) {
+      v.query_tokens = query_tokens;
+      v.key_tokens = key_tokens;
+    }
 }
 
 void Narrator::attention_view(const AttentionSet& set) {

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -151,11 +153,13 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
   std::vector<std::string> lines;
   std::string line;
   std::size_t line_w = 0, limit = width > first_indent + 10 ? width - first_indent : 10;
-  std::size_t last_start = 0;  // where the last piece added to `line` starts
+  // Where each piece added to `line` starts, and whether it is CJK closing punctuation.
+  std::vector<std::pair<std::size_t, bool>> starts;
   auto flush = [&] {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     lines.push_back(line);
     line.clear();
+    starts.clear();
     line_w = 0;
     limit = width > next_indent + 10 ? width - next_indent : 10;
   };
@@ -210,18 +214,25 @@ std::vector<std::string> wrap_text(const std::string& text, std::size_t width, s
       bare = bare.substr(k);
     }
     if (line_w > 0 && line_w + display_width(bare) > limit) {
-      if (closing && last_start < line.size() && last_start > 0) {
-        // CJK punctuation does not start a line: the character before it moves down with it.
-        const std::string prev = line.substr(last_start);
-        line.erase(last_start);
+      // CJK punctuation does not start a line: the character before it moves down with it, and so
+      // do the punctuation marks before that one ("中）。" moves down whole, not "）。" alone).
+      std::size_t k = starts.size();
+      if (closing)
+        while (k > 0 && starts[k - 1].second) --k;
+      if (closing && k > 1) {
+        const std::size_t from = starts[k - 1].first;
+        std::vector<std::pair<std::size_t, bool>> moved(starts.begin() + std::ptrdiff_t(k - 1), starts.end());
+        const std::string prev = line.substr(from);
+        line.erase(from);
         flush();
         line = prev;
         line_w = display_width(prev);
+        for (auto& m : moved) starts.push_back({m.first - from, m.second});
       } else if (!closing) {
         flush();
       }
     }
-    last_start = line.size();
+    starts.push_back({line.size(), closing});
     line += piece;
     line_w += display_width(piece);
   }
@@ -288,6 +299,16 @@ std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& 
   for (std::size_t i : ri)
     if (i != gap) label_w = std::max(label_w, std::min<std::size_t>(12, display_width(label_or_index(row_labels, i))));
   const int cell_w = 9;
+  // A value too small for `precision` decimals prints in e-notation (1.5e-04), unless the matrix
+  // holds values of 0.1 or more: beside those it is a rounding zero, printed as one (-0.000).
+  double largest = 0.0;
+  for (float v : m)
+    if (std::isfinite(v)) largest = std::max(largest, std::abs(double(v)));
+  auto cell = [&](double x) {
+    return largest >= 0.1 && std::isfinite(x) && x != 0.0 && std::abs(x) < std::pow(10.0, -style.precision)
+               ? fmt::format("{:>{}.{}f}", x, cell_w - 1, style.precision)
+               : format_number(x, cell_w - 1, style.precision);
+  };
   // --full with more columns than the terminal holds: the columns in blocks that fit, one after
   // the other, each under a line saying which columns it holds (as R and numpy print them).
   const std::size_t width = style.width ? style.width : terminal_columns();
@@ -313,7 +334,7 @@ std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& 
         continue;
       }
       out += "    " + fit(label_or_index(row_labels, i), label_w, true);
-      for (std::size_t j : block) out += j == gap ? "  …" : " " + format_number(m(i, j), cell_w - 1, style.precision);
+      for (std::size_t j : block) out += j == gap ? "  …" : " " + cell(m(i, j));
       out += "\n";
     }
   }

@@ -50,7 +50,11 @@ SourceLengthStudy judge_source_lengths(std::vector<SourceLengthRow> rows, std::s
   s.rows_sum_to_one = judge_at_most(worst_sum, kFloatCheckTol);
   s.weight_spreads = judge_greater(s.rows.front().largest, s.rows.back().largest, 0.0);
   double rises = 0.0;
-  for (std::size_t i = 1; i < s.rows.size(); ++i) rises += s.rows[i].largest > s.rows[i - 1].largest;
+  for (std::size_t i = 1; i < s.rows.size(); ++i)
+    if (s.rows[i].largest > s.rows[i - 1].largest) {
+      if (rises == 0.0) s.first_rise = i;
+      rises += 1.0;
+    }
   s.falls_each_step = judge_at_most(rises, 0.0);
   return s;
 }
@@ -227,6 +231,8 @@ TransformerHeads judge_heads(Tensor4 weights, const std::vector<int>& truth, con
     t.similarity.push_back(layer_similarity(xt::view(weights, l), l));
   }
   t.matches_bahdanau = judge_at_least(any ? t.best.share() - bahdanau.score.share() : NAN, 0.0);
+  for (const HeadAgreement& r : t.rows)
+    if (!r.mean && any && r.with_truth.hits == t.best.hits) t.best_heads.push_back({r.layer, r.head});
   t.weights = std::move(weights);
   return t;
 }

@@ -88,6 +88,9 @@ EncoderSharpness encoder_sharpness(const Tensor4& enc_self) {
   for (int j : argmax_alignment(head_map(enc_self, top.layer, top.head))) ++rows_reading[std::size_t(j)];
   s.most_read = std::size_t(std::max_element(rows_reading.begin(), rows_reading.end()) - rows_reading.begin());
   s.most_read_rows = rows_reading[s.most_read];
+  s.row_argmax = argmax_alignment(head_map(enc_self, top.layer, top.head));
+  for (std::size_t i = 0; i < s.row_argmax.size(); ++i)
+    s.row_max.push_back(double(enc_self(top.layer, top.head, i, std::size_t(s.row_argmax[i]))));
   return s;
 }
 
@@ -108,6 +111,8 @@ DecoderMaskCheck decoder_mask_check(const Tensor4& w) {
     const std::vector<int> argmax = argmax_alignment(head_map(w, 0, 0));
     c.rows = argmax.size() - 1;
     c.bos_rows = std::size_t(std::count(argmax.begin() + 1, argmax.end(), 0));
+    c.row_argmax = argmax;
+    for (std::size_t i = 0; i < argmax.size(); ++i) c.row_max.push_back(double(w(0, 0, i, std::size_t(argmax[i]))));
   }
   c.parks_on_bos = judge_parks_on_bos(c.bos_rows, c.rows);
   return c;
@@ -183,8 +188,38 @@ TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curve
     s.loss_last = curves.train_loss.back();
     s.near_floor = judge_near_floor(s.loss_last, s.floor);
   }
+  s.uniform_loss = vocab ? std::log(double(vocab)) : 0.0;
+  s.above_uniform = curves.train_loss.empty() ? Verdict{} : judge_greater(s.loss_first, s.uniform_loss, 0.0);
+  s.grad = grad_norm_reading(curves.grad_norm, s.warmup, kCurveCells);
   return s;
 }
+
+GradNormReading grad_norm_reading(const std::vector<float>& g, std::int64_t warmup, std::size_t cells) {
+  GradNormReading r;
+  r.steps = g.size();
+  r.warmup = warmup;
+  r.cells = std::min(cells, g.size());
+  if (r.cells == 0) return r;
+  std::vector<double> cell(r.cells, 0.0);
+  for (std::size_t c = 0; c < r.cells; ++c) {  // the sparkline's cells: [c·N/n, (c+1)·N/n)
+    const std::size_t a = c * g.size() / r.cells, b = (c + 1) * g.size() / r.cells;
+    for (std::size_t i = a; i < b; ++i) cell[c] += double(g[i]);
+    cell[c] /= double(b - a);
+  }
+  const std::size_t w = std::size_t(std::clamp<std::int64_t>(warmup, 1, std::int64_t(g.size())));
+  while (r.warmup_cell + 1 < r.cells && (r.warmup_cell + 1) * g.size() / r.cells < w) ++r.warmup_cell;
+  r.dip_cell = std::size_t(std::min_element(cell.begin(), cell.begin() + std::ptrdiff_t(r.warmup_cell) + 1) - cell.begin());
+  r.peak_cell = std::size_t(std::max_element(cell.begin() + std::ptrdiff_t(r.dip_cell), cell.end()) - cell.begin());
+  r.first = g.front();
+  r.last = g.back();
+  r.dip = cell[r.dip_cell];
+  r.peak = cell[r.peak_cell];
+  const double apart = std::abs(double(r.peak_cell) - double(r.warmup_cell)) / double(r.cells);
+  r.peak_at_warmup = judge_at_most(apart, kPeakNearWarmup);
+  return r;
+}
+
+Verdict judge_still_improving(double last_rise) { return judge_at_least(last_rise, kStillImproving); }
 
 // ---- step 7 -------------------------------------------------------------------------------------
 std::vector<ModelEval> run_evaluations(const std::vector<TranslatorJob>& jobs,
@@ -193,7 +228,7 @@ std::vector<ModelEval> run_evaluations(const std::vector<TranslatorJob>& jobs,
   for (const TranslatorJob& j : jobs)
     running.push_back(std::async(std::launch::async, [&j] {
       const double t0 = thread_cpu_seconds();
-      ModelEval e{j.name, j.run(), 0.0, j.checkpoint};
+      ModelEval e{j.name, j.run(), 0.0, j.checkpoint, j.curves};
       e.cpu_seconds = thread_cpu_seconds() - t0;
       return e;
     }));
@@ -241,6 +276,37 @@ BucketComparison compare_buckets(const EvalResult& a, const EvalResult& b) {
   return c;
 }
 
+namespace {
+std::size_t wrong_words(const Tokens& hyp, const Tokens& ref) {
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < ref.size(); ++j) n += j >= hyp.size() || hyp[j] != ref[j];
+  return n;
+}
+// Every failure's wrong_words against the example's.
+void place_failure(FailureExample& f, const std::vector<SentencePair>& pairs, const EvalResult& r,
+                   const LengthBucket& bucket) {
+  std::vector<std::size_t> wrong;
+  for (std::size_t i = 0; i < pairs.size() && i < r.hyps.size(); ++i) {
+    const std::size_t len = pairs[i].src.size();
+    if (len < bucket.lo || len > bucket.hi || r.hyps[i] == pairs[i].tgt) continue;
+    wrong.push_back(wrong_words(r.hyps[i], pairs[i].tgt));
+    f.milder += wrong.back() < f.wrong_words;
+    f.worse += wrong.back() > f.wrong_words;
+  }
+  f.failures = wrong.size();
+  std::sort(wrong.begin(), wrong.end());
+  const std::size_t n = wrong.size();
+  f.median_wrong = n == 0 ? 0.0 : n % 2 ? double(wrong[n / 2]) : 0.5 * double(wrong[n / 2 - 1] + wrong[n / 2]);
+  f.typical = judge_typical_failure(f.milder, f.worse, f.failures);
+}
+}  // namespace
+
+Verdict judge_typical_failure(std::size_t milder, std::size_t worse, std::size_t failures) {
+  return judge_at_most(failures ? double(std::max(milder, worse)) / double(failures)
+                                : std::numeric_limits<double>::quiet_NaN(),
+                       kTypicalShare);
+}
+
 FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalResult& r, const LengthBucket& bucket) {
   FailureExample f;
   for (std::size_t i = 0; i < pairs.size() && i < r.hyps.size(); ++i) {
@@ -252,13 +318,14 @@ FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalR
     const Tokens& ref = pairs[i].tgt;
     while (f.first_wrong < ref.size() && f.first_wrong < f.hyp.size() && f.hyp[f.first_wrong] == ref[f.first_wrong])
       ++f.first_wrong;
-    for (std::size_t j = 0; j < ref.size(); ++j) f.wrong_words += j >= f.hyp.size() || f.hyp[j] != ref[j];
+    f.wrong_words = wrong_words(f.hyp, ref);
     if (f.first_wrong < f.hyp.size())
       for (std::size_t j = 0; j < f.first_wrong && j < ref.size(); ++j)
         if (ref[j] == f.hyp[f.first_wrong]) f.copied_from = int(j);
     const std::vector<int>& a = pairs[i].alignment;
     if (f.copied_from >= 0 && std::size_t(f.copied_from) < a.size()) f.copied_source = a[std::size_t(f.copied_from)];
     if (f.first_wrong < a.size()) f.wanted_source = a[f.first_wrong];
+    place_failure(f, pairs, r, bucket);
     return f;
   }
   return f;
@@ -318,20 +385,29 @@ Verdict judge_pre_better(double pre_bleu, double post_bleu) { return judge_great
 std::string transformer_model_name(const std::string& norm) { return "transformer_" + norm; }
 std::string other_norm(const std::string& norm) { return norm == "post" ? "pre" : "post"; }
 
-CheckpointNote checkpoint_note(const Metadata& md) {
+CheckpointNote checkpoint_note(const Metadata& md, const TrainingCurves& curves) {
   CheckpointNote n;
   n.steps = std::size_t(metadata_number(md, "steps"));
   n.best_step = std::size_t(metadata_number(md, "best_step"));
   n.valid_bleu = metadata_number(md, "valid_bleu");
   const auto seed = md.find("seed");
   n.seed = seed == md.end() ? "" : seed->second;
+  const std::vector<float>& b = curves.valid_bleu;
+  if (b.size() >= 2 && curves.valid_step.size() == b.size()) {
+    n.previous_step = curves.valid_step[b.size() - 2];
+    n.last_step = curves.valid_step.back();
+    n.previous_bleu = b[b.size() - 2];
+    n.last_bleu = b.back();
+    n.still_improving = judge_still_improving(n.last_bleu - n.previous_bleu);
+  }
   return n;
 }
 
 TranslationFindings translation_findings(const std::vector<ModelEval>& evals, const std::string& norm,
-                                         const Transformer& m, const ToyCorpus& corpus, const Metadata& own) {
+                                         const Transformer& m, const ToyCorpus& corpus, const Metadata& own,
+                                         const TrainingCurves& own_curves) {
   TranslationFindings t;
-  t.own = checkpoint_note(own);
+  t.own = checkpoint_note(own, own_curves);
   const double valid_bleu = t.own.valid_bleu;
   t.model = transformer_model_name(norm);
   t.other = transformer_model_name(other_norm(norm));
@@ -358,7 +434,10 @@ TranslationFindings translation_findings(const std::vector<ModelEval>& evals, co
     t.generalises_long = t.train_long_sentences ? judge_generalises(t.train_long, t.test_long) : Verdict{};
   }
   for (const ModelEval& e : evals) t.other_present = t.other_present || e.name == t.other + "_greedy";
-  if (t.other_present) t.other_checkpoint = checkpoint_note(eval_named(evals, t.other + "_greedy").checkpoint);
+  if (t.other_present) {
+    const ModelEval& o = eval_named(evals, t.other + "_greedy");
+    t.other_checkpoint = checkpoint_note(o.checkpoint, o.curves);
+  }
   if (!greedy.buckets.empty()) {
     t.long_bucket = greedy.buckets.back().bucket.label();
     const double mine = greedy.buckets.back().bleu;
@@ -397,6 +476,65 @@ NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const
   s.pre_level_enc = judge_level(s.pre_enc);
   s.pre_level_dec = judge_level(s.pre_dec);
   return s;
+}
+
+namespace {
+WarmupArm warmup_arm(const std::vector<WarmupRun>& runs, NormPlacement norm, const bool* warm) {
+  WarmupArm a;
+  std::vector<double> v;
+  for (const WarmupRun& r : runs) {
+    if (r.norm != norm || (warm != nullptr && r.warmup != *warm)) continue;
+    ++a.runs;
+    if (std::isfinite(r.final_loss)) v.push_back(r.final_loss);
+    else ++a.diverged;
+  }
+  if (v.empty()) {
+    a.mean = std::numeric_limits<double>::quiet_NaN();
+    return a;
+  }
+  for (double x : v) a.mean += x / double(v.size());
+  double ss = 0.0;
+  for (double x : v) ss += (x - a.mean) * (x - a.mean);
+  a.sd = v.size() > 1 ? std::sqrt(ss / double(v.size() - 1)) : std::numeric_limits<double>::quiet_NaN();
+  return a;
+}
+// Two standard errors of the difference of two means (NaN when either has under 2 finite runs).
+double two_standard_errors(const WarmupArm& a, const WarmupArm& b) {
+  const double na = double(a.runs - a.diverged), nb = double(b.runs - b.diverged);
+  if (na < 2 || nb < 2) return std::numeric_limits<double>::quiet_NaN();
+  return 2.0 * std::sqrt(a.sd * a.sd / na + b.sd * b.sd / nb);
+}
+WarmupEffect warmup_effect(const std::vector<WarmupRun>& runs, NormPlacement norm) {
+  WarmupEffect e;
+  const bool yes = true, no = false;
+  e.with = warmup_arm(runs, norm, &yes);
+  e.without = warmup_arm(runs, norm, &no);
+  e.noise = two_standard_errors(e.without, e.with);
+  if (e.without.diverged != e.with.diverged) {
+    const double more = double(e.without.diverged) - double(e.with.diverged);
+    e.helps = {more, 0.0, 0.0, more > 0 ? Outcome::holds : Outcome::fails};
+  } else {
+    e.helps = judge_greater(e.without.mean, e.with.mean, e.noise);
+  }
+  return e;
+}
+}  // namespace
+
+WarmupFindings warmup_findings(std::vector<WarmupRun> runs, std::size_t steps) {
+  WarmupFindings f;
+  f.steps = steps;
+  std::vector<std::uint64_t> seeds;
+  for (const WarmupRun& r : runs)
+    if (std::find(seeds.begin(), seeds.end(), r.seed) == seeds.end()) seeds.push_back(r.seed);
+  f.seeds = seeds.size();
+  f.post = warmup_effect(runs, NormPlacement::Post);
+  f.pre = warmup_effect(runs, NormPlacement::Pre);
+  f.post_all = warmup_arm(runs, NormPlacement::Post, nullptr);
+  f.pre_all = warmup_arm(runs, NormPlacement::Pre, nullptr);
+  f.noise = two_standard_errors(f.post_all, f.pre_all);
+  f.pre_lower = judge_greater(f.post_all.mean, f.pre_all.mean, f.noise);
+  f.runs = std::move(runs);
+  return f;
 }
 
 // ---- step 9 -------------------------------------------------------------------------------------
@@ -438,9 +576,13 @@ CostStudy cost_study(const Transformer& m) {
 
 Verdict judge_accounted(double r) { return judge_at_most(r, 1.5); }
 
+double retrained_alone_seconds(const std::string& norm) {
+  return norm == "post" ? 125.2 : norm == "pre" ? 114.4 : 0.0;  // README.md, chapter 08's training times
+}
+
 TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, std::size_t validations,
                                           double step_cpu_ms, double step_wall_ms, double test_greedy_cpu_s,
-                                          const ToyCorpus& corpus) {
+                                          const ToyCorpus& corpus, double alone_s) {
   TrainingTimeAccount a;
   a.recorded_s = recorded_s;
   a.steps = steps;
@@ -455,6 +597,8 @@ TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, 
   for (const auto& p : corpus.train) words += double(p.src.size());
   a.mean_train_length = corpus.train.empty() ? 0.0 : words / double(corpus.train.size());
   a.accounted = judge_accounted(a.ratio);
+  a.alone_s = alone_s;
+  if (alone_s > 0.0) a.alone_accounted = judge_accounted(ratio_or_nan(alone_s, a.estimate_s));
   return a;
 }
 

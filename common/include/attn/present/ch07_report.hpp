@@ -28,8 +28,9 @@ void report_reference(Narrator& nar, const ReferenceCheck& c);
 // square W_K, W_V of its own.
 void report_self_case(Narrator& nar, const SelfCaseCheck& c, bool own_weights);
 // Step 6: one row per source length (recorded as "length_table": S, min and max row sum, largest
-// weight; "length_weights": (lengths, T, S_max), zero beyond each S; manifest "length_sources").
-void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, std::size_t t, std::size_t d_v);
+// weight; "length_weights": (lengths, T, S_max), zero beyond each S, its tokens the target's and the
+// longest source's; manifest "length_sources").
+void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, const Labels& target, std::size_t d_v);
 // Step 7: the padding mask drawn ('█' visible, '·' masked, with its legend), the masked weights,
 // and the three checks (recorded: padding_X, padding_mask, padding_weights, padding_output,
 // unpadded_output, unmasked_weights, unmasked_output).

@@ -88,7 +88,8 @@ class Narrator {
   void record(const std::string& name, const Vec& v);
   void record(const std::string& name, const Tensor3& t);
   void record(const std::string& name, const Tensor4& t);
-  // The tokens an exported tensor's axes carry, written beside it in manifest.json.
+  // The tokens an exported tensor's axes carry, written beside it in manifest.json, and shown on the
+  // --html page's view of that name (recorded before this call).
   void record_tokens(const std::string& name, const Labels& query_tokens, const Labels& key_tokens);
   // An extra top-level entry of the export's manifest.json (value: JSON text).
   void manifest_field(const std::string& key, const std::string& json_value);

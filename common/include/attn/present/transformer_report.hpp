@@ -59,6 +59,7 @@ struct TransformerFindings {
   std::vector<ModelEval> evals;      // step 7's evaluations
   TranslationFindings translation;
   NormPlacementStudy norms;
+  std::optional<WarmupFindings> warmup;  // --norm-study's runs
   CostStudy cost;
   StepTiming step;
   TrainingTimeAccount time;
@@ -83,8 +84,11 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
 std::vector<ModelEval> evaluate_translators(Narrator& nar, const Transformer& m, const ToyCorpus& corpus,
                                             const std::string& norm);
 void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus& corpus);
-void report_norm_placement(Narrator& nar, const TransformerFindings& f, const TransformerModelConfig& cfg,
-                           const ToyCorpus& corpus, bool warmup_study_too);
+// Step 8: the gradients at initialisation, and --norm-study's runs when f.warmup holds them.
+void report_norm_placement(Narrator& nar, const TransformerFindings& f, const TransformerModelConfig& cfg);
+// --norm-study's table and its reading: warm-up's effect on each norm, Pre- against Post-Norm, and
+// how that stands beside Xiong et al. 2020.
+void report_warmup_study(Narrator& nar, const WarmupFindings& w);
 void report_costs(Narrator& nar, const TransformerFindings& f);
 // --export: results.json (every table's figures and every verdict) and translations.json (the
 // sentences behind each BLEU figure), written with the tensors.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "attn/attention/alignment.hpp"
@@ -59,6 +60,7 @@ struct SourceLengthStudy {
   // weight_spreads: the largest weight at the shortest source minus that at the longest, > 0;
   // falls_each_step: the times the largest weight rises from one length to the next, at most 0.
   Verdict one_output_shape, rows_sum_to_one, weight_spreads, falls_each_step;
+  std::size_t first_rise = 0;  // the first row whose largest weight is above the row before (0: none)
 };
 SourceLengthStudy judge_source_lengths(std::vector<SourceLengthRow> rows, std::size_t parameters);
 // Sources are the first S words of toy_sentence(seed, max(largest S, 4)) as word_vectors(…, d_x, seed):
@@ -175,6 +177,8 @@ struct TransformerHeads {
   std::vector<HeadAgreement> rows;       // per layer: every head, then the mean
   std::size_t best_layer = 0, best_head = 0;
   AlignmentScore best;                   // the head with most hits (the first on ties)
+  // Every head with best.hits hits, as (layer, head), best first: more than one is a tie.
+  std::vector<std::pair<std::size_t, std::size_t>> best_heads;
   std::vector<std::size_t> perfect;      // per layer: heads whose argmax matches at every word
   std::vector<LayerSimilarity> similarity;
   // matches_bahdanau: best-head share minus Bahdanau's share ≥ 0 (the Transformer does as well).

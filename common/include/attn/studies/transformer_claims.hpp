@@ -67,6 +67,10 @@ struct EncoderSharpness {
   Verdict mostly_broad;              // judge_mostly_broad(broad, heads)
   // In the sharpest head: the source column that is the largest weight of the most rows.
   std::size_t most_read = 0, most_read_rows = 0;
+  // In the sharpest head, each row's largest weight and its column (the heatmap's 0.2-wide shades
+  // cannot tell two close cells apart).
+  std::vector<int> row_argmax;
+  std::vector<double> row_max;
 };
 // Most heads spread widely: a share of broad heads ≥ 0.5 holds; no heads: inconclusive.
 Verdict judge_mostly_broad(std::size_t broad, std::size_t heads);
@@ -80,6 +84,8 @@ struct DecoderMaskCheck {
   // largest weight on <bos> (column 0); parks_on_bos: judge_parks_on_bos(bos_rows, rows).
   std::size_t bos_rows = 0, rows = 0;
   Verdict parks_on_bos;
+  std::vector<int> row_argmax;    // layer 0, head 0: each row's largest weight and its column
+  std::vector<double> row_max;
 };
 // Most rows park their weight on <bos>: a share ≥ 0.5 holds; no rows: inconclusive.
 Verdict judge_parks_on_bos(std::size_t bos_rows, std::size_t rows);
@@ -109,6 +115,23 @@ RowMoments row_moments(const Mat& x);
 // The smallest label-smoothed cross-entropy any model can reach: the entropy of the smoothed target
 // q = (1 − ε)·onehot + ε/V, −(1 − ε + ε/V)·ln(1 − ε + ε/V) − (V − 1)·(ε/V)·ln(ε/V), in nats.
 double label_smoothing_floor(double epsilon, std::size_t vocab);
+// The width of step 6's curves, in cells (one character each).
+constexpr std::size_t kCurveCells = 50;
+// What the gradient-norm sparkline shows, read from the same cells it draws (cell c averages steps
+// [c·N/cells, (c+1)·N/cells), attn/present/sparkline.hpp): the cell where warm-up ends, the lowest
+// cell up to it (the dip after the first steps) and the highest cell after that dip.
+struct GradNormReading {
+  std::size_t steps = 0, cells = 0;  // cells: the sparkline's width (at most steps)
+  std::int64_t warmup = 0;
+  std::size_t warmup_cell = 0;       // the cell holding step `warmup` (counted from 1)
+  std::size_t dip_cell = 0, peak_cell = 0;
+  double first = 0.0, last = 0.0, dip = 0.0, peak = 0.0;  // first/last: single steps; dip/peak: cells
+  // peak_at_warmup: judge_at_most(|peak_cell − warmup_cell| / cells, kPeakNearWarmup): the largest
+  // gradients come where the learning rate is largest.
+  Verdict peak_at_warmup;
+};
+constexpr double kPeakNearWarmup = 0.1;  // this course's cut-off: within a tenth of the run
+GradNormReading grad_norm_reading(const std::vector<float>& grad_norm, std::int64_t warmup, std::size_t cells);
 struct TrainingSummary {
   std::size_t steps = 0, batch = 0, train_pairs = 0, d_model = 0, vocab = 0;
   std::int64_t warmup = 0;
@@ -116,8 +139,13 @@ struct TrainingSummary {
   double passes = 0.0;                    // steps · batch / train_pairs
   double smoothing = 0.0, floor = 0.0;    // label_smoothing_floor(smoothing, vocab)
   double loss_first = 0.0, loss_last = 0.0;
+  // A uniform guess over the V words scores ln V against any target that sums to 1, smoothed or
+  // not; above_uniform: judge_greater(loss_first, uniform_loss, 0): the untrained model starts worse.
+  double uniform_loss = 0.0;
+  Verdict above_uniform;
   std::size_t best_step = 0;              // the step whose weights the checkpoint holds
   Verdict near_floor;                     // judge_near_floor(loss_last, floor)
+  GradNormReading grad;                   // grad_norm_reading(curves.grad_norm, warmup, kCurveCells)
 };
 // This course's test of the training loss (no paper's): at most kNearFloor nats above the floor
 // holds, at most 0.5 partly.
@@ -129,17 +157,26 @@ TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curve
 // A whole number or a decimal from the metadata; 0 when absent or not a number.
 double metadata_number(const Metadata& md, const std::string& key);
 
+
+// Was the model still improving when training stopped? The validation BLEU's last rise, from the
+// curve's last two points: last − previous ≥ kStillImproving holds (still rising), below fails
+// (levelled off); fewer than two points: inconclusive.
+constexpr double kStillImproving = 0.5;  // BLEU points: this course's cut-off
+Verdict judge_still_improving(double last_rise);
+
 // ---- step 7 -------------------------------------------------------------------------------------
 struct TranslatorJob {
   std::string name;
   std::function<EvalResult()> run;
   Metadata checkpoint = {};  // the translating model's checkpoint metadata, when it has one
+  TrainingCurves curves = {};  // and its training curves
 };
 struct ModelEval {
   std::string name;
   EvalResult result;
   double cpu_seconds = 0.0;  // CPU time of the thread that ran it (waiting for a core not counted)
   Metadata checkpoint = {};  // the job's
+  TrainingCurves curves = {};
 };
 // Every job on its own thread at once (each should use single-threaded BLAS), results in job order;
 // on_done(done, total) after each one finishes, from the calling thread.
@@ -163,19 +200,29 @@ struct BucketComparison {
 };
 BucketComparison compare_buckets(const EvalResult& a, const EvalResult& b);
 
-// The first pair of `bucket` (source length) whose output is not its reference.
+// The first pair of `bucket` (source length) whose output is not its reference, in the pairs'
+// order, and where it stands among all of the bucket's failures.
 struct FailureExample {
   bool found = false;
   std::size_t index = 0;       // into the pairs
   Tokens hyp;
   std::size_t first_wrong = 0; // the first position where hyp and reference differ
   std::size_t wrong_words = 0; // positions of the reference that the output gets wrong
+  // Every failure of the bucket by wrong_words: how many, their median, and how many have fewer
+  // (milder) or more (worse) wrong words than this one. typical: judge_typical_failure.
+  std::size_t failures = 0, milder = 0, worse = 0;
+  double median_wrong = 0.0;
+  Verdict typical;
   // The word written at first_wrong, when the reference has it earlier: its last position there
   // (-1: it does not), and the source words the two positions translate (-1: no alignment).
   int copied_from = -1;
   int copied_source = -1, wanted_source = -1;
 };
 FailureExample first_failure(const std::vector<SentencePair>& pairs, const EvalResult& r, const LengthBucket& bucket);
+// The example is typical when neither the milder nor the worse failures are more than
+// kTypicalShare of all of them: judge_at_most(max(milder, worse) / failures, kTypicalShare).
+constexpr double kTypicalShare = 0.75;
+Verdict judge_typical_failure(std::size_t milder, std::size_t worse, std::size_t failures);
 
 // The model's own score of an output Y (without <eos>): s(Y) = Σ log p(y_i | y_<i, x) / lp(|Y| + 1),
 // <eos> included, lp of attn/models/transformer_decode.hpp — what beam search maximises.
@@ -223,8 +270,11 @@ struct CheckpointNote {
   std::size_t steps = 0, best_step = 0;
   double valid_bleu = 0.0;
   std::string seed;  // "" when not recorded
+  // The validation curve's last two points (steps and BLEU) and judge_still_improving(last − previous).
+  double previous_step = 0.0, last_step = 0.0, previous_bleu = 0.0, last_bleu = 0.0;
+  Verdict still_improving;
 };
-CheckpointNote checkpoint_note(const Metadata& md);
+CheckpointNote checkpoint_note(const Metadata& md, const TrainingCurves& curves = {});
 struct TranslationFindings {
   std::string model, other;             // transformer_model_name of this and the other norm
   bool other_present = false;
@@ -245,9 +295,10 @@ struct TranslationFindings {
   Verdict pre_better_long;              // judge_pre_better (inconclusive without the other model)
   FailureExample failure;               // the first wrong greedy output on the longest bucket
 };
-// own: this model's checkpoint metadata (its validation BLEU is the one printed).
+// own: this model's checkpoint metadata (its validation BLEU is the one printed) and curves.
 TranslationFindings translation_findings(const std::vector<ModelEval>& evals, const std::string& norm,
-                                         const Transformer& m, const ToyCorpus& corpus, const Metadata& own);
+                                         const Transformer& m, const ToyCorpus& corpus, const Metadata& own,
+                                         const TrainingCurves& own_curves = {});
 
 // ---- step 8 -------------------------------------------------------------------------------------
 // Xiong et al. 2020, Fig. 3: at initialisation, the gradient norm of each layer's FFN W2 grows with
@@ -269,6 +320,31 @@ Verdict judge_grows(double last_over_first);
 Verdict judge_level(double last_over_first);
 NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
                                         std::size_t layers = 6, std::size_t batch = 32, std::uint64_t seed = 1);
+
+// --norm-study's reading of warmup_study (attn/studies/transformer_study.hpp): does warm-up lower
+// the loss of each norm, and is Pre-Norm lower than Post-Norm? Xiong et al. 2020 find that
+// Post-Norm needs warm-up and Pre-Norm trains without it. Diverged runs (NaN) are counted, and
+// left out of the means.
+struct WarmupArm {
+  double mean = 0.0, sd = 0.0;  // over the finite runs' losses (sd: sample standard deviation)
+  std::size_t runs = 0, diverged = 0;
+};
+struct WarmupEffect {
+  WarmupArm with, without;
+  double noise = 0.0;  // two standard errors of without.mean − with.mean (NaN under 2 runs each)
+  // helps: more runs diverged without warm-up than with → holds (fewer → fails); otherwise
+  // judge_greater(without.mean, with.mean, noise).
+  Verdict helps;
+};
+struct WarmupFindings {
+  std::vector<WarmupRun> runs;
+  std::size_t steps = 0, seeds = 0;
+  WarmupEffect post, pre;
+  WarmupArm post_all, pre_all;  // each norm over both schedules
+  double noise = 0.0;           // two standard errors of post_all.mean − pre_all.mean
+  Verdict pre_lower;            // judge_greater(post_all.mean, pre_all.mean, noise)
+};
+WarmupFindings warmup_findings(std::vector<WarmupRun> runs, std::size_t steps);
 
 // ---- step 9 -------------------------------------------------------------------------------------
 // The lengths step 9 prices: kCostLengths[0] is the one FLOPs/token is given at.
@@ -299,11 +375,18 @@ struct TrainingTimeAccount {
   double ratio = 0.0;                    // recorded / estimate
   double mean_train_length = 0.0;        // source words per training sentence (the step is timed at 30)
   Verdict accounted;                     // judge_accounted(ratio)
+  double alone_s = 0.0;                  // the same training on an idle machine, when known (0: not known)
+  Verdict alone_accounted;               // judge_accounted(alone_s / estimate_s)
 };
 // The recording is the work: recorded / estimate ≤ 1.5 holds; beyond it the run mostly waited.
 Verdict judge_accounted(double recorded_over_estimate);
+// A stored figure (README.md, "Retrained one at a time on the idle machine"): the wall clock of
+// training the shipped model again with nothing else running, 125.2 s for "post", 114.4 s for
+// "pre"; 0 for another name.
+double retrained_alone_seconds(const std::string& norm);
+// alone_s: retrained_alone_seconds of the model when it is the shipped one, else 0.
 TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, std::size_t validations,
                                           double step_cpu_ms, double step_wall_ms, double test_greedy_cpu_s,
-                                          const ToyCorpus& corpus);
+                                          const ToyCorpus& corpus, double alone_s = 0.0);
 
 }  // namespace attn
