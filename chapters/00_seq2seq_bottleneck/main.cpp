@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- one sentence, end to end
     nar.step(_("The task: a toy translation with reorderings"), "x = (x_1 … x_S) ↦ y = (y_1 … y_T)");
-    nar.say(_f("{} training, {} validation, {} test pairs; source lengths 4–60; {} source and {} target words",
+    nar.say(_f("{} training, {} validation, {} test pairs; source lengths 4–60; {} source and {} target words "
+               "(plus 4 special tokens such as <bos> and <eos>)",
                         corpus.train.size(), corpus.valid.size(), corpus.test.size(), sv.size() - 4, tv.size() - 4));
     nar.say(_("rules: adjectives follow their noun, verbs end their clause, and a verb ends in -a/-o by its subject's animacy"));
     const SentencePair& ex = pair_of_length(corpus.test, 9, nar.options().seed);
@@ -48,9 +49,11 @@ int main(int argc, char** argv) {
     const DecodeTrace tr = greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10);
     nar.show("src_embeddings", source_embedding_rows(tr), ex.src, {}, _("one learned row per source word"));
     nar.code("attn/nn/embedding.hpp: embedding_forward; attn/models/seq2seq.hpp: greedy_trace");
-    nar.why(_("the embedding table is trained with everything else; similar words end up with similar rows."));
+    nar.why(_("the embedding table is trained with everything else; a word gets the same row wherever it stands."));
 
     nar.step(_("The encoder reads left to right"), _("h_j = GRU(e_j, h_{j−1}),   c = h_S"), _("Cho et al. 2014; Sutskever et al. 2014"));
+    nar.say(_("GRU: gated recurrent unit (Cho et al. 2014); its gates choose how much of h_{j−1} to keep and how much "
+              "of the new word to write in."));
     const Mat H = slice_of(tr.tape.enc, 0);
     nar.show("encoder_states", H, ex.src, {}, fmt::format("h_1 … h_{} (S × {})", H.shape(0), H.shape(1)));
     const Vec c = row_of(H, H.shape(0) - 1);
@@ -66,6 +69,8 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- the experiment, measured
     nar.step(_("BLEU by sentence length"), _("BLEU = BP·exp(¼ Σ log p_n)"), _("Papineni et al. 2002"));
+    nar.say(_("p_n: the share of the output's n-word sequences found in the reference; BP: a penalty for output "
+              "shorter than the reference; greedy: take the most probable word at each step."));
     const BottleneckStudy b = judge_bottleneck(evaluate_model(m, corpus.test, sv, tv), position_ranges(), corpus.test);
     nar.say(_f("greedy decoding of the {} test sentences of 5-60 words (the other {} of the {} are shorter); "
                         "corpus BLEU-4, exact match and token accuracy per bucket",
@@ -73,7 +78,9 @@ int main(int argc, char** argv) {
     report_bottleneck_bleu(nar, b);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/data/bleu.hpp: corpus_bleu; "
              "attn/studies/seq2seq_study.hpp: judge_bottleneck");
-    nar.why(_("token accuracy counts words in the right place: fluent output with the wrong words still earns n-gram credit."));
+    nar.why(_f("BLEU credits right words anywhere in the sentence, token accuracy only at the right position — compare "
+               "them at {} words: tok {}%, BLEU {}.", b.eval.buckets.back().bucket.label(),
+               format_score(b.eval.buckets.back().token_acc), format_score(b.eval.buckets.back().bleu)));
 
     nar.step(_("The bottleneck, directly"), _("accuracy of y_i by target position i"));
     report_positions(nar, b);
@@ -84,7 +91,8 @@ int main(int argc, char** argv) {
 
     export_results(nar, {{"no_attention", b.eval}}, corpus.test);
     nar.step(_("What the attention chapters change"), "c  →  c_i = Σ_j α_ij h_j");
-    nar.say(_("chapter 01 keeps every h_j and lets each decoder step choose its own mixture of them."));
+    nar.say(_("chapter 01 keeps every h_j and lets each decoder step choose its own mixture of them: α_ij ≥ 0, "
+              "summing to 1 over j, says how much step i reads word j."));
     nar.say(_("word 1 reaches c through S − 1 GRU steps, one after another; chapter 03 measures this path length "
               "against attention's single layer (Vaswani et al. 2017, Table 1)."));
     nar.takeaway(ch00_takeaway(b, c.size()));

@@ -91,8 +91,11 @@ int main(int argc, char** argv) {
     nar.why(_("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector."));
 
     nar.step(_("What attention costs"), _("O(S) score evaluations per output word"));
-    nar.say(_f("{} parameters (no attention: {}); every output word scores all S source words: S·T "
-                        "evaluations of the small network per sentence.", parameter_count(m), parameter_count(base.model)));
+    nar.say(_f("attention adds {} parameters (W_a, U_a, v_a); the totals, {} against chapter 00's {}, are close "
+               "because this encoder is 2×{} (one GRU per direction) instead of one of {}.",
+               att.w_a.size() + att.u_a.size() + att.v_a.size(), parameter_count(m), parameter_count(base.model),
+               m.cfg.enc_hidden, base.model.cfg.dec_hidden));
+    nar.say(_("every output word scores all S source words: S·T evaluations of the small network per sentence."));
     nar.say(_("chapter 02 replaces the network by a dot product (Luong et al. 2015) and measures what that saves."));
     nar.takeaway(ch01_takeaway(gain, align));
   });

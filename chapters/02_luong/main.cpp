@@ -7,8 +7,9 @@
 //   build/bin/02_luong --train   retrains the four Luong models (minutes; progress bar on stderr)
 // Export names: h_t H W_a h_t_dot H_dot h_t_concat H_concat W_c v_c luong_dot_scores
 // luong_general_scores luong_concat_scores alpha_global alpha_local_m alpha_local_p local_p_positions
-// local_p_alignment general_alignment reference_alignment score_times score_sizes, and with
-// --time-training (step 6: whole training steps timed) step_times; DIR/results.json holds the
+// alpha_local_m_outside local_p_alignment general_alignment reference_alignment score_times
+// score_sizes score_spreads, and with --time-training (step 6: whole training steps timed)
+// step_times; DIR/results.json holds the
 // by-length figures of every model, DIR/translations.json the test sentences and outputs behind them.
 #include <map>
 #include <optional>
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     nar.step(_("Attend with the new state"), _("h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
              _("Luong et al. 2015, §3"));
     for (const auto& name : own) nar.result(describe_model(luong.at(name)));
+    nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3)."));
     const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);
     auto trace = [&](const Seq2Seq& m) { return greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10); };
     const DecodeTrace tr = trace(general);
@@ -67,7 +69,8 @@ int main(int argc, char** argv) {
             "layer, not the concat score's W_c of step 2) predicts the word and is fed to the next step's input (input "
             "feeding, §3.3)."));
     nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step; attn/attention/luong_attention.hpp: luong_forward");
-    nar.why(_("attending after the RNN step means the attention is not inside the recurrence's input — it feeds h̃_t forward instead."));
+    nar.why(_("Luong scores with the new state h_t (Bahdanau with s_{t−1}); the attention result reaches the next "
+              "step only through h̃_{t−1} in the GRU input (input feeding)."));
 
     nar.step(_("Three score functions"), _("dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])"), "eq. 8");
     const DecodeTrace tr_dot = trace(dot), tr_concat = trace(concat);
@@ -78,27 +81,13 @@ int main(int argc, char** argv) {
     nar.code("attn/attention/luong_attention.hpp: luong_scores_forward; attn/studies/seq2seq_study.hpp: luong_score_view");
     nar.why(_("dot and general are one matrix product per step; concat is Bahdanau's network with h_t in place of s_{t−1}."));
 
-    nar.step(_("Global vs local windows"), _("local-m: p_t = t · local-p: p_t = S·σ(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)"), "eq. 9–10");
+    nar.step(_("Global vs local windows"),
+             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)"), "eq. 9–10");
     const std::size_t shown_d = 2;  // local-m's D here: a window visibly narrower than the sentence
-    const std::size_t p_m = std::min(t, ex.src.size() - 1);  // local-m's centre p_t = t, clamped to S − 1
-    const WindowViews win = window_views(general, tr, t, shown_d);
-    nar.show("alpha_global", win.global, ex.src, _("softmax over every source word"));
-    nar.show("alpha_local_m", win.local_m, ex.src,
-             _f("same scores, window |s − {0}| ≤ {1} (p_t = t from 0: step {2} is at \"{3}\")", p_m,
-                shown_d, t + 1, ex.src[p_m]));
-    const DecodeTrace tp = trace(lp);
-    const std::size_t tl = std::min(t, tp.tape.steps.size() - 1);
-    nar.show("alpha_local_p", row_of(tp.tape.steps[tl].luong.alpha, 0), ex.src,
-             _f("the local-p model at step {}: p_t = {:.2f}, D = {}, σ = D/2", tl + 1,
-                double(tp.tape.steps[tl].luong.p(0)), lp.cfg.luong.half_width));
-    report_local_p(nar, tp, tr, ex, tv);
-    nar.say(_f("D: local-m is shown with D = {} ({} of the {} words) so its window is visibly narrower than the "
-               "sentence, on the general model's scores — not a trained local-m model; the local-p model was "
-               "trained with D = {} (the paper's D = 10 would cover a whole 10-word sentence).",
-               shown_d, 2 * shown_d + 1, ex.src.size(), lp.cfg.luong.half_width));
+    report_windows(nar, {general, tr, lp, trace(lp)}, ex, t, shown_d, tv);
     nar.code("attn/attention/luong_attention.hpp: luong_forward (LuongWindow::LocalM, LocalP)");
-    nar.why(_("local attention looks at 2D + 1 words; local-m assumes monotonic order, local-p learns where to look — "
-            "which the reorderings here require."));
+    nar.why(_("local attention looks at 2D + 1 words; local-m assumes monotonic order (the step above shows where "
+              "that fails), local-p learns where to look — which the reorderings here require."));
 
     // ---------------------------------------------------------------- quality and cost, measured
     nar.step(_("BLEU by sentence length, beside Bahdanau"), _("same test split, greedy decoding"));
@@ -113,7 +102,7 @@ int main(int argc, char** argv) {
     nar.why(_("all five share the encoder, sizes, data, training steps and seed; they differ in the attention and where "
               "the decoder uses it (Luong after the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU)."));
 
-    nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, B = 1"));
+    nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
     report_score_cost(nar, cost);
     nar.code("attn/models/seq2seq_eval.hpp: time_score_function; attn/studies/seq2seq_study.hpp: judge_score_cost");

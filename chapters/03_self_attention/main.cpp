@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     nar.why(_("three different projections let a word ask (Q) for something other than what it advertises (K) or gives (V)."));
 
     nar.step(_("Score every pair"), "S = Q·Kᵀ / √d_k", _("Vaswani et al. 2017, eq. 1"));
-    nar.say(_f("d_k = {}, √d_k = {:.3f}; S[i, j] says how well word i's query matches word j's key", d_k,
+    nar.say(_f("d_k = {}, √d_k = {:.3f}; S[i, j] says how well word i's query matches word j's key (S here: the "
+               "score matrix, not chapters 00–02's source length)", d_k,
                         std::sqrt(double(d_k))));
     nar.show("scores", full.attn.scores, words, words);
     nar.code("attn/attention/attention.hpp: scaled_dot_product_attention");
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     nar.say(_("the weights here come from random W_Q, W_K: these patterns mean nothing yet; chapter 10 reads the heads "
             "of a trained model."));
     nar.code("attn/tensor/softmax.hpp: softmax");
-    nar.why(_("softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite."));
+    nar.why(_("softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite (tests/core/test_softmax.cpp)."));
 
     nar.step(_("Mix the values"), "O = A·V");
     nar.show("output", full.attn.output, words, {}, _("row i: a weighted average of V's rows"));
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
     nar.result(_f("max |O − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
                            max_abs_diff(full.attn.output, reference)));
     nar.code("attn/attention/attention.hpp: scaled_dot_product_attention, attention_reference");
-    nar.why(_("each output row is a context-aware version of its word: the same word gets a different row in a different sentence."));
+    nar.why(_("each output row mixes the values its row of A weights: change what a word sees and its row changes (step 6)."));
 
     nar.step(_("Hide the future"), _("A = softmax(S + M),  M_ij = −∞ for j > i"));
     const Mat M = causal_mask(n);
@@ -103,10 +104,9 @@ int main(int argc, char** argv) {
     nar.manifest_field("scaling_source", fmt::format("\"measure_scaling(Rng({}) after steps 1-6, d_k = 1 … 1024, "
                                                      "16 keys, {} trials): random draws, not exported\"",
                                                      nar.options().seed, trials));
-    nar.code("attn/studies/scaling.hpp: measure_scaling, softmax_jacobian_norm; "
-             "attn/studies/self_attention_study.hpp: judge_scaling");
-    nar.why(_("without the scale the scores grow like √d_k and softmax goes one-hot, where its gradient vanishes; "
-              "with it, nothing depends on d_k."));
+    nar.code("attn/studies/scaling.hpp: measure_scaling, softmax_jacobian_norm; attn/studies/self_attention_study.hpp: judge_scaling");
+    nar.why(_f("without the scale the scores grow like √d_k and softmax goes one-hot, where its gradient vanishes; "
+               "with it, the gradient stays within {:.2f}× across d_k.", scaling.scaled_steady.measured));
 
     nar.step(_("Shuffle the words"), "f(P·X) = P·f(X)");
     std::vector<std::size_t> perm(n);

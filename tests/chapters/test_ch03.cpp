@@ -110,7 +110,16 @@ TEST_CASE("chapter 03's printed figures and verdicts agree with its export") {
   const Mat sc = load("scaling");
   double worst = 0.0;
   for (std::size_t i = 0; i < sc.shape(0); ++i) worst = std::max(worst, std::abs(double(sc(i, 2)) - 1.0));
-  CHECK(r.has(fmt::format("(worst {:.2f} off): {}", worst, worst <= 0.15 ? "holds" : "does not hold")));
+  CHECK(r.has(fmt::format("(worst {:.2f} off; the course's criterion): {}", worst, worst <= 0.15 ? "holds" : "does not hold")));
+  // Step 10: attention's fall from the smallest n to the largest, printed beside the token growth.
+  {
+    const Mat p = load("path_length");
+    const double fall = double(p(0, 5)) / double(p(p.shape(0) - 1, 5));
+    const double growth = double(p(p.shape(0) - 1, 0)) / double(p(0, 0));
+    CHECK(r.has(fmt::format("({:.0f}× more tokens) attention's influence falls {:.0f}×", growth, fall)));
+    CHECK(r.has(std::abs(std::log(fall / growth)) <= std::log(2.0) ? "about what spreading its weights"
+                                                                   : "than even weights over that many tokens"));
+  }
   // Step 10: every path-length row as printed, and the window rows against ⌈(n − 1)/3⌉.
   const Mat pl = load("path_length");
   REQUIRE(pl.shape(1) == 6);

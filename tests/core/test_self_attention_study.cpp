@@ -93,6 +93,11 @@ TEST_CASE("lookup_study: a small τ turns hard; two equal best keys with differe
   const LookupStudy tie = lookup_study(q, twins, values, {100.0f, 0.01f});
   CHECK(tie.becomes_hard.outcome == Outcome::fails);  // half of value 1, half of value 5
   CHECK(tie.rows[1].dist_to_hard == doctest::Approx(2.0).epsilon(1e-3));
+  // rows come largest τ first, whatever order the τ are given in
+  const LookupStudy mixed = lookup_study(q, keys, values, {1.0f, 100.0f, 0.01f, 4.0f});
+  REQUIRE(mixed.rows.size() == 4);
+  for (std::size_t r = 1; r < mixed.rows.size(); ++r) CHECK(mixed.rows[r].tau < mixed.rows[r - 1].tau);
+  CHECK(mixed.becomes_hard.holds());
 }
 
 TEST_CASE("path length: GRU n − 1 steps, attention 1 layer, a window ⌈(n − 1)/(w − 1)⌉") {
@@ -135,5 +140,14 @@ TEST_CASE("judge_path_length: the measured study holds; a deeper attention path 
   rows = s.rows;
   rows.back().recurrent_influence = 1.0;
   CHECK(judge_path_length(rows, 8, 4).attention_keeps_more.outcome == Outcome::fails);
+  // dilution: a fall as large as the growth in tokens holds; 10× beyond it fails
+  std::vector<PathLengthRow> diluted = s.rows;
+  diluted.back().attention_influence = diluted.front().attention_influence / 16.0;  // n 4 -> 64: 16×
+  const PathLengthStudy d = judge_path_length(diluted, 8, 4);
+  CHECK(d.token_growth == doctest::Approx(16.0));
+  CHECK(d.attention_fall == doctest::Approx(16.0));
+  CHECK(d.dilution_explains.outcome == Outcome::holds);
+  diluted.back().attention_influence = diluted.front().attention_influence / 160.0;
+  CHECK(judge_path_length(diluted, 8, 4).dilution_explains.outcome == Outcome::fails);
   CHECK_THROWS_AS(path_length_study({4}, 8, 1, 3), std::invalid_argument);
 }

@@ -69,6 +69,9 @@ TEST_CASE("judge_bottleneck: long sentences lost and early words kept hold; the 
   CHECK(h.collapses.outcome == Outcome::holds);
   CHECK(h.collapses.bound == doctest::Approx(1.0 - 18.7 / 35.2));
   CHECK(h.shared_ranges == 2);  // 1-5 and 6-10: the ranges an 8-word sentence has
+  REQUIRE(h.shared_losses.size() == 2);
+  CHECK(h.shared_losses[0] == doctest::Approx(0.0));
+  CHECK(h.shared_losses[1] == doctest::Approx(100.0));
   CHECK(h.shared_positions_lose.outcome == Outcome::partly);  // positions 1-5 lose nothing
   CHECK(h.worst_range == 1);
   CHECK(h.worst_from == doctest::Approx(100.0));
@@ -127,7 +130,7 @@ TEST_CASE("judge_match: every metric and bucket counts; the exact-match gap deci
 
 TEST_CASE("judge_score_cost: a dot faster at every size holds; slower somewhere fails; the trend three ways") {
   auto row = [](std::size_t s, std::size_t h, double bah, double dot) {
-    return ScoreCostRow{s, h, {bah, dot, dot, bah}};
+    return ScoreCostRow{s, h, {bah, dot, dot, bah}, {}};
   };
   const ScoreCostStudy rose = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 300e-6, 60e-6), row(60, 512, 2e-3, 3e-4)});
   CHECK(rose.dot_faster.outcome == Outcome::holds);
@@ -145,6 +148,56 @@ TEST_CASE("judge_score_cost: a dot faster at every size holds; slower somewhere 
   const ScoreCostStudy flat_gain = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 62e-6, 20e-6)});
   CHECK(flat_gain.dot_gain_grows.outcome == Outcome::inconclusive);
   CHECK_THROWS_AS(judge_score_cost({}), std::invalid_argument);
+  // dot's own time: 3 µs -> 60 µs is 20× for 6× the S, beyond S·hidden; 3 -> 20 µs is within 1.5×.
+  CHECK(rose.dot_growth == doctest::Approx(20.0));
+  CHECK(rose.predicted_growth == doctest::Approx(6.0));
+  CHECK(rose.dot_follows_cost.outcome == Outcome::fails);
+  const ScoreCostStudy tracks = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 90e-6, 20e-6)});
+  CHECK(tracks.dot_follows_cost.outcome == Outcome::holds);
+}
+
+TEST_CASE("judge_score_cost: timings whose rounds disagree by more than the effect get no verdict") {
+  // dot 3× faster everywhere, but each timing's rounds spread 2×: 3 < 2·2, within the noise.
+  auto noisy = [](std::size_t s, double spread) {
+    return ScoreCostRow{s, 128, {9e-6 * double(s), 3e-6 * double(s), 3e-6 * double(s), 9e-6 * double(s)},
+                        {spread, spread, spread, spread}};
+  };
+  const ScoreCostStudy n = judge_score_cost({noisy(10, 2.0), noisy(60, 2.0)});
+  CHECK(n.dot_faster.outcome == Outcome::inconclusive);
+  CHECK(n.max_spread == doctest::Approx(2.0));
+  CHECK(n.dot_follows_cost.outcome == Outcome::inconclusive);  // 6× for 6×, but within the 4× spread
+  // the same timings with rounds that agree: a firm verdict
+  const ScoreCostStudy q = judge_score_cost({noisy(10, 1.05), noisy(60, 1.05)});
+  CHECK(q.dot_faster.outcome == Outcome::holds);
+  CHECK(q.dot_follows_cost.outcome == Outcome::holds);
+  // slower beyond the spread fails
+  ScoreCostRow slow = noisy(60, 1.05);
+  slow.seconds[1] = 4.0 * slow.seconds[0];
+  CHECK(judge_score_cost({noisy(10, 1.05), slow}).dot_faster.outcome == Outcome::fails);
+  ScoreCostRow bad = noisy(10, 1.0);
+  bad.spread.pop_back();
+  CHECK_THROWS_AS(judge_score_cost({bad}), std::invalid_argument);
+}
+
+TEST_CASE("first_step_outside_window and local_p_step_view") {
+  // reference positions 0, 2, 1, 6: step 3 (from 0) translates s = 6, 3 away from p_t = 3
+  CHECK(first_step_outside_window({0, 2, 1, 6}, 8, 4, 2) == 3);
+  CHECK(first_step_outside_window({0, 2, 1, 6}, 8, 4, 3) == 4);   // inside with D = 3: none
+  CHECK(first_step_outside_window({0, 2, 1, 6}, 8, 3, 2) == 3);   // past the steps given: none
+  CHECK(first_step_outside_window({kNoSource, 5}, 8, 2, 1) == 1);  // <eos> rows are skipped
+  CHECK_THROWS_AS(first_step_outside_window({0}, 0, 1, 1), std::invalid_argument);
+  Rng rng(3);
+  Seq2SeqConfig cfg = config_for("luong_local_p", 20, 20);
+  cfg.emb = 8, cfg.enc_hidden = 8, cfg.dec_hidden = 8, cfg.attn = 8;
+  const Seq2Seq m = seq2seq_init(cfg, rng);
+  const DecodeTrace tr = greedy_trace(m, {4, 5, 6, 7, 8, 9}, 4);
+  const LocalPStepView v = local_p_step_view(tr, 1);
+  double sum = 0.0;
+  for (float a : v.alpha) sum += double(a);
+  CHECK(v.sum == doctest::Approx(sum));
+  CHECK(v.sum <= 1.0 + 1e-6);  // the Gaussian is at most 1
+  CHECK(v.p == doctest::Approx(double(tr.tape.steps[1].luong.p(0))));
+  CHECK_THROWS_AS(local_p_step_view(tr, 99), std::invalid_argument);
 }
 
 TEST_CASE("judge_train_steps: the article's 1.5-2x claim holds, is just short, fails, or is passed") {

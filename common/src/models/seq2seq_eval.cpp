@@ -121,10 +121,18 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+// The median of the rounds; *spread (when asked for) the second slowest / the second fastest, so
+// that one round interrupted by another program does not set it alone.
+double median_and_spread(std::vector<double> rounds, double* spread) {
+  std::sort(rounds.begin(), rounds.end());
+  const std::size_t n = rounds.size(), cut = n > 2 ? 1 : 0;
+  if (spread) *spread = rounds[n - 1 - cut] / rounds[cut];
+  return rounds[n / 2];
+}
 }  // namespace
 
 double time_score_function(const std::string& kind, std::size_t src_len, std::size_t hidden, std::size_t attn,
-                           std::size_t reps, std::uint64_t seed) {
+                           std::size_t reps, std::uint64_t seed, double* spread) {
   SingleThreadBlas one_thread;
   Rng rng(seed);
   const Tensor3 enc = rng.normal_tensor3(1, src_len, hidden);
@@ -143,7 +151,7 @@ double time_score_function(const std::string& kind, std::size_t src_len, std::si
       for (std::size_t k = 0; k < reps; ++k) bahdanau_step_forward(context, step, s, enc, keys, p);
       rounds.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(reps));
     }
-    return median(rounds);
+    return median_and_spread(rounds, spread);
   }
   LuongConfig cfg;
   if (kind == "dot") cfg.score = LuongScore::Dot;
@@ -160,7 +168,7 @@ double time_score_function(const std::string& kind, std::size_t src_len, std::si
     for (std::size_t k = 0; k < reps; ++k) luong_forward(context, step, s, enc, keys, p, cfg);
     rounds.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(reps));
   }
-  return median(rounds);
+  return median_and_spread(rounds, spread);
 }
 
 namespace {

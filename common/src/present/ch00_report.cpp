@@ -70,13 +70,17 @@ void report_positions(Narrator& nar, const BottleneckStudy& s) {
   const std::string shortest = s.eval.buckets.front().bucket.label(), longest = s.eval.buckets.back().bucket.label();
   const std::string shared =
       s.shared_ranges == 0 ? "" : fmt::format("{}-{}", s.ranges.front().lo, s.ranges[s.shared_ranges - 1].hi);
-  nar.result(_f("positions {} (every bucket has them): {}; most lost at positions {}, {}% -> {}%", shared,
-                s.shared_positions_lose.holds()
-                    ? _f("each loses at least 5 points from {}- to {}-word sentences", shortest, longest)
-                    : std::string(s.shared_positions_lose.outcome == Outcome::partly
-                                      ? _("each loses, one by under 5 points")
-                                      : _("some gain as sentences grow")),
+  std::vector<std::string> losses;
+  for (std::size_t k = 0; k < s.shared_losses.size(); ++k)
+    losses.push_back(_f("positions {} lose {:.1f} points", s.ranges[k].label(), s.shared_losses[k]));
+  nar.result(_f("positions {} (every bucket has them), from {}- to {}-word sentences: {} ({}); most lost at "
+                "positions {}, {}% -> {}%", shared, shortest, longest, fmt::join(losses, ", "),
+                sentence_for(s.shared_positions_lose.outcome, _("each at least 5"), _("some gain"),
+                             _("one by under 5")),
                 s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)));
+  nar.say(_("accuracy is compared position by position: a word dropped or added (look for one in step 4) shifts every later "
+            "word off its place and counts it wrong, so part of the later positions' loss is shifts, not "
+            "forgetting."));
   nar.result(_f("in {}-word sentences: positions {} {}% right, the best later range {}% — {}", longest,
                 s.ranges.front().label(), format_score(s.first_long), format_score(s.best_other_long),
                 sentence_for(s.first_words_hold_best.outcome, _("the first words hold best"),

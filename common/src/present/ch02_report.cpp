@@ -58,20 +58,56 @@ void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair,
                 pair.src[v.dot.top], pair.src[v.general.top], pair.src[v.concat.top],
                 want == kNoSource ? "<eos>" : pair.src[std::size_t(want)], on_word));
   nar.say(_("each model scores with its own trained states and weights (exported: h_t_dot, H_dot; h_t, H, W_a; "
-            "h_t_concat, H_concat, W_c, v_c); the scales differ, only each row's order matters to its softmax."));
+            "h_t_concat, H_concat, W_c, v_c); the scales differ: compare which word each row ranks first; a row's "
+            "spread sets how sharp its softmax is (chapter 03, steps 7 and 9)."));
 }
 
-void report_local_p(Narrator& nar, const DecodeTrace& tp, const DecodeTrace& general, const SentencePair& pair,
+void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pair, std::size_t t, std::size_t shown_d,
                     const Vocab& tv) {
-  const Labels out = output_words(tp, tv);
-  nar.show("local_p_positions", local_p_positions(tp, pair), out, {"p_t", _("true s")},
+  const WindowViews win = window_views(m.general, m.general_trace, t, shown_d);
+  nar.show("alpha_global", win.global, pair.src, _("softmax over every source word"));
+  nar.show("alpha_local_m", win.local_m, pair.src,
+           _f("same scores, window |s − p_t| ≤ {}, p_t = t − 1 = {} (\"{}\"; s from 0)", shown_d, win.centre,
+              pair.src[win.centre]));
+  const std::size_t steps = m.general_trace.tape.steps.size();
+  const std::size_t r = first_step_outside_window(pair.alignment, pair.src.size(), steps, shown_d);
+  if (r < steps) {
+    const WindowViews miss = window_views(m.general, m.general_trace, r, shown_d);
+    const std::size_t s = std::size_t(pair.alignment[r]);
+    nar.show("alpha_local_m_outside", miss.local_m, pair.src,
+             _f("local-m at step t = {}: window {}…{} around p_t = {}", r + 1, miss.first, miss.last, miss.centre));
+    nar.result(_f("step {} translates \"{}\" (s = {}), outside that window: local-m gives it weight {:.3f}, global "
+                  "attention {:.3f} — p_t = t cannot follow this reordering", r + 1, pair.src[s], s,
+                  double(miss.local_m(s)), double(miss.global(s))));
+  } else {
+    nar.say(_f("every step's word lies inside its local-m window (D = {}) in this sentence.", shown_d));
+  }
+  const std::size_t tl = std::min(t, m.local_p_trace.tape.steps.size() - 1);
+  const LocalPStepView lp = local_p_step_view(m.local_p_trace, tl);
+  const std::size_t D = m.local_p.cfg.luong.half_width;
+  nar.show("alpha_local_p", lp.alpha, pair.src,
+           _f("the local-p model at step {}: p_t = {:.2f}, D = {}, σ = D/2", tl + 1, lp.p, D));
+  nar.say(_f("σ: the Gaussian's standard deviation. Row sum {:.3f}: eq. 10 multiplies the softmax by exp(−(s − p_t)²/2σ²) after normalising, so local-p's "
+             "weights need not sum to 1: a row of the map below can be ▓ with no second bright cell.", lp.sum));
+  const Labels out = output_words(m.local_p_trace, tv);
+  nar.show("local_p_positions", local_p_positions(m.local_p_trace, pair), out, {"p_t", _("true s")},
            _("predicted p_t vs the word translated (from 0; <eos>: S, past the end)"));
-  nar.heatmap("local_p_alignment", tp.alignment, out, pair.src, _("the local-p model's α (rows: output words)"), {0.0, 1.0});
-  nar.record("general_alignment", general.alignment);
+  nar.heatmap("local_p_alignment", m.local_p_trace.alignment, out, pair.src,
+              _("the local-p model's α (rows: output words)"), {0.0, 1.0});
+  nar.record("general_alignment", m.general_trace.alignment);
   nar.record("reference_alignment", reference_vec(pair));
-  const AlignmentScore lp = alignment_hits(tp.alignment, pair.alignment), gl = alignment_hits(general.alignment, pair.alignment);
+  const AlignmentScore lph = alignment_hits(m.local_p_trace.alignment, pair.alignment),
+                       gl = alignment_hits(m.general_trace.alignment, pair.alignment);
   nar.result(_f("largest α on the word being translated: local-p {} of {}, global general {} of {} output words",
-                lp.hits, lp.total, gl.hits, gl.total));
+                lph.hits, lph.total, gl.hits, gl.total));
+  const std::string cut = win.words() < 2 * shown_d + 1
+                              ? _f("; {} at step {}, where the sentence's {} cuts the window", win.words(), t + 1,
+                                   win.first == 0 ? _("start") : _("end"))
+                              : std::string();
+  nar.say(_f("D: local-m is shown with D = {} (2D + 1 = {} of the {} words{}) so its window is visibly narrower than "
+             "the sentence, on the general model's scores — not a trained local-m model; the local-p model was "
+             "trained with D = {} (the paper's D = 10 would cover a whole 10-word sentence).",
+             shown_d, 2 * shown_d + 1, pair.src.size(), cut, D));
 }
 
 void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches) {
@@ -89,35 +125,47 @@ void report_match(Narrator& nar, const std::vector<NamedResult>& results, const 
 }
 
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
-  Table st({"S", "hidden", _("Bahdanau µs"), _("dot µs"), "×", _("general µs"), "×", _("concat µs"), "×"});
+  Table st({"S", "hidden", _("Bahdanau µs"), _("dot µs"), "×", _("general µs"), "×", _("concat µs"), "×",
+            _("spread")});
   Mat times = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   Mat sizes = Mat::from_shape({s.rows.size(), std::size_t(2)});
+  Mat spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   for (std::size_t r = 0; r < s.rows.size(); ++r) {
     const ScoreCostRow& x = s.rows[r];
     std::vector<std::string> row = {std::to_string(x.src_len), std::to_string(x.hidden), us(x.seconds[0])};
     for (std::size_t k = 1; k < kScoreKinds.size(); ++k) row.insert(row.end(), {us(x.seconds[k]), fmt::format("{:.2f}", x.gain(k))});
-    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) times(r, k) = float(x.seconds[k]);
+    row.push_back(fmt::format("{:.2f}", x.max_spread()));
+    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) times(r, k) = float(x.seconds[k]), spreads(r, k) = float(x.spread_of(k));
     sizes(r, 0) = float(x.src_len), sizes(r, 1) = float(x.hidden);
     st.add(row);
   }
   nar.table(st, /*as_result=*/true);
   nar.record("score_times", times);
   nar.record("score_sizes", sizes);
-  nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2; Bahdanau's U_a·h̄_s is "
-            "precomputed once per sentence, and so is concat's h̄_s·W_c[Hd:] (the source half of W_c[h_t; h̄_s]); "
-            "median of 7 rounds of 40–150 calls; 1 OpenBLAS thread."));
+  nar.record("score_spreads", spreads);
+  nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2 (the attention "
+            "width); Bahdanau's U_a·h̄_s is precomputed once per sentence, and so is concat's product of h̄_s with "
+            "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls; 1 OpenBLAS thread; spread: "
+            "the row's largest ratio of a timing's second-slowest round to its second-fastest."));
   nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
-                "faster at every size: {}",
+                "faster at every size, beyond the rounds' spread: {}",
                 s.dot_short, s.short_len, s.dot_long, s.long_len, s.small_hidden, s.dot_wide, s.wide_hidden, s.wide_len,
                 outcome_word(s.dot_faster.outcome)));
+  nar.result(_f("dot's own time grows {:.1f}× from S = {} to S = {}, where its S·hidden multiply-adds predict "
+                "{:.0f}×: {}", s.dot_growth, s.short_len, s.long_len, s.predicted_growth,
+                sentence_for(s.dot_follows_cost.outcome, _("S·hidden explains it (within 1.5×)"),
+                             _("S·hidden alone does not explain it (call overhead, caches, other programs)"),
+                             _("no verdict: within the rounds' spread"))));
+  nar.say(_f("one timing's rounds differ by up to {:.2f}× in this run (spread column); a verdict within that spread "
+             "is withheld.", s.max_spread));
 }
 
 std::string score_cost_why(const ScoreCostStudy& s) {
   return _f("per call Bahdanau pays W_a·s_(t−1) (hidden·A multiply-adds, whatever S) and a tanh on S·A numbers; dot "
             "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
             "either way — here it {} from S = {} to S = {}.",
-            sentence_for(s.dot_gain_grows.outcome, _("rose"), _("fell"), _("barely moved (within 10%)")), s.short_len,
-            s.long_len);
+            sentence_for(s.dot_gain_grows.outcome, _("rose"), _("fell"),
+                         _("did not move beyond the rounds' spread (or 10%)")), s.short_len, s.long_len);
 }
 
 void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sz) {
@@ -137,10 +185,11 @@ void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqCon
                 "faster than Bahdanau\" (no published measurement). Here: global-general runs {:.2f}× Bahdanau's speed "
                 "per training step, global-dot {:.2f}× — in this run the claim {}.",
                 s.general_speedup, s.dot_speedup, verdict));
-  nar.say(_("repeated runs on this shared 2-core machine move these ratios by a few hundredths; dot and general "
-            "alone are several times faster per call (previous step), the whole step much less so."));
+  nar.say(_("dot and general alone are faster per call (previous step), the whole step less so; these are one "
+            "run's timings: run it again to see how far the ratios move."));
   nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models "
-             "interleaved step by step, the chapter's model sizes (E {}, encoder 2×{}, decoder {}, A {}), other "
+             "interleaved step by step, the chapter's model sizes (embedding E {}, encoder 2×{}, decoder {}, "
+             "attention A {}), other "
              "programs possibly running at the same time.", sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
 }
 
@@ -165,9 +214,11 @@ std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, c
       quality,
       steps ? _f("Dot/general scores are cheaper per call (step 5), but a whole training step is {:.2f}× Bahdanau's speed "
                  "for general.", steps->general_speedup)
-            : _f("Dot scores {} cheaper per call: {:.2f}× Bahdanau's speed at S = {} (step 5); --time-training times "
-                 "whole training steps.", cost.dot_faster.holds() ? _("are") : _("are not always"), cost.dot_long,
-                 cost.long_len),
+            : _f("Per call, dot scores {}: {:.2f}× Bahdanau's speed at S = {} (step 5); --time-training times "
+                 "whole training steps.",
+                 sentence_for(cost.dot_faster.outcome, _("are cheaper"), _("are not always cheaper"),
+                              _("look cheaper, but the timing rounds disagree too much for a verdict")),
+                 cost.dot_long, cost.long_len),
       _f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau ({} {:+.1f} points at "
          "{} words), while local-m's p_t = t ignores reordering.",
          match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket),

@@ -41,15 +41,18 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
   }
   nar.table(tbl, /*as_result=*/true);
   nar.record("scaling", m);
-  nar.say(_f("max weight: the largest of the {} softmax weights (1/{} = {:.4f} would be uniform, 1 is one-hot).",
-             n_keys, n_keys, 1.0 / double(n_keys)));
-  nar.say(_("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to S."));
+  nar.say(_f("max weight: the largest of a query's {} softmax weights, averaged over the {} queries (1/{} = {:.4f} "
+             "would be uniform, 1 is one-hot).", n_keys, trials, n_keys, 1.0 / double(n_keys)));
+  nar.say(_("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to "
+            "the scores — averaged over the queries."));
   if (s.rows.empty()) return;
   const ScalingRow& last = s.rows.back();
-  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off): {}", s.unit_variance.measured,
+  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off; the course's criterion): {}",
+                s.unit_variance.measured,
                 outcome_word(s.unit_variance.outcome)));
   nar.result(_f("unscaled, the softmax's gradient at d_k = {} is {:.2f}× the scaled one (claim: at most 0.5×, "
-                "it vanishes): {}; scaled, it varies {:.2f}× across d_k (claim: at most 1.25×): {}",
+                "it vanishes; the course's criterion): {}; scaled, it varies {:.2f}× across d_k (criterion: at most "
+                "1.25×): {}",
                 last.d_k, s.raw_vanishes.measured, outcome_word(s.raw_vanishes.outcome), s.scaled_steady.measured,
                 outcome_word(s.scaled_steady.outcome)));
   nar.say(_f("the source article \"注意力机制 (Attention Mechanism)\" writes softmax(QKᵀ/d_k); the divisor is √d_k "
@@ -92,9 +95,12 @@ void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std:
   nar.record("lookup_weights", weights);
   nar.say(_("|o − v_best|: the largest absolute difference, over the columns, between the blend o and the best "
             "key's value row"));
-  nar.result(_f("at the smallest τ the blend is within {:.1e} of the best key's row (claim: within 1e-3, a hard "
-                "lookup): {}", s.becomes_hard.measured, outcome_word(s.becomes_hard.outcome)));
-  nar.say(_f("τ = √d_model = {:.2f} is the usual scale.", std::sqrt(double(d_model))));
+  nar.result(_f("at the smallest τ the blend is within {:.1e} of the best key's row (the course's criterion of a "
+                "hard lookup: within 1e-3): {}", s.becomes_hard.measured, outcome_word(s.becomes_hard.outcome)));
+  nar.say(_f("τ (the temperature) = √(key size) = √{} = {:.2f} is the usual scale: the √d_k of step 3, for keys "
+             "d_model = {} wide.", d_model, std::sqrt(double(d_model)), d_model));
+  nar.say(_("read the flies column: only bird flies, so flies near 1 means bird's row was picked; legs is near 2 at "
+            "a large τ too, but only because cat's and dog's 4 and fish's 0 average out."));
 }
 
 void report_path_length(Narrator& nar, const PathLengthStudy& s) {
@@ -107,7 +113,8 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
   paper.add({_("self-attention, restricted to r"), "O(r·n·d)", "O(1)", "O(n/r)"});
   nar.table(paper);
   nar.say(_f("measured (d = {}, causal): the GRU (gated recurrent unit, the recurrent layer of chapters 00–01) "
-             "steps from token 0 to token n − 1; the attention layers x ← x + Attn(x) until token n − 1 depends on "
+             "steps from token 0 to token n − 1; the attention layers x ← rms_normalise(x + Attn(x)) until token "
+             "n − 1 depends on "
              "token 0 (through weights > 0); and how much raising every entry of x_0 by 1 changes the output at "
              "n − 1 (|Δ|: the largest absolute change over its entries)", s.d_model));
   Table t({"n", _("GRU steps"), _("attention layers"), _f("layers, window w = {}", s.window), _("GRU |Δh_{n−1}|"),
@@ -135,12 +142,18 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
     nar.result(_f("at n = {} token 0 changes the GRU's last state by {:.1e} and one attention layer's last row by "
                   "{:.1e}", last.n, last.recurrent_influence, last.attention_influence));
     if (s.attention_keeps_more.holds())
-      nar.result(_f("both fade: from n = {} to {} ({:.0f}× more tokens) attention's influence falls {:.0f}×, diluted "
-                    "as its weights spread over more tokens, while the GRU's {} (untrained weights)", first.n,
-                    last.n, double(last.n) / double(first.n), first.attention_influence / last.attention_influence,
-                    last.recurrent_influence == 0.0 ? std::string(_("underflows to 0"))
-                                                    : _f("falls {:.0f}×",
-                                                         first.recurrent_influence / last.recurrent_influence)));
+      nar.result(_f("both fade: from n = {} to {} ({:.0f}× more tokens) attention's influence falls {:.0f}× — {}; "
+                    "the GRU's {} (untrained weights)", first.n, last.n, s.token_growth, s.attention_fall,
+                    s.dilution_explains.holds()
+                        ? std::string(_("about what spreading its weights over that many more tokens gives"))
+                        : _f("{:.1f}× {} than even weights over that many tokens would give: the rest comes from "
+                             "these random, untrained weights",
+                             s.attention_fall > s.token_growth ? s.attention_fall / s.token_growth
+                                                               : s.token_growth / s.attention_fall,
+                             s.attention_fall > s.token_growth ? _("more") : _("less")),
+                    last.recurrent_influence == 0.0
+                        ? std::string(_("falls below float32 resolution, so the measured change is exactly 0"))
+                        : _f("falls {:.0f}×", first.recurrent_influence / last.recurrent_influence)));
     else
       nar.result(_("the short path does not carry more here"));
   }

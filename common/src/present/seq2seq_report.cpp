@@ -153,9 +153,13 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
 
 std::string describe_model(const ChapterModel& cm) {
   auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
-  return _f("{}: {} ({} parameters; {} steps of batch {}, {} s of training, best at step {}, valid BLEU {}) {} {}",
+  // A loaded checkpoint's train_seconds were measured when it was made, on a machine its metadata
+  // does not record: say so, so that it does not read as this run's figure.
+  const std::string seconds = cm.trained ? _f("{} s of training", get("train_seconds"))
+                                         : _f("trained earlier in {} s, machine not recorded", get("train_seconds"));
+  return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {}) {} {}",
                      model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
-                     get("steps"), get("batch"), get("train_seconds"), get("best_step"), get("valid_bleu"),
+                     get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"),
                      cm.trained ? "->" : "<-", cm.path);
 }
 

@@ -2,6 +2,7 @@
 #include "attn/studies/self_attention_study.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -77,7 +78,8 @@ ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::
   return judge_scaling(std::move(rows));
 }
 
-LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, const std::vector<float>& taus) {
+LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus) {
+  std::sort(taus.begin(), taus.end(), std::greater<float>());  // the table reads from soft to hard
   LookupStudy s;
   float smallest = INFINITY;
   double at_smallest = NAN;
@@ -184,6 +186,9 @@ PathLengthStudy judge_path_length(std::vector<PathLengthRow> rows, std::size_t d
   s.window_formula = judge_at_most(window > 1 ? window_off : NAN, 0.0);
   s.attention_keeps_more = none ? judge_greater(NAN, NAN, 0.0)
                                 : judge_greater(s.rows.back().attention_influence, s.rows.back().recurrent_influence, 1e-6);
+  s.attention_fall = none ? NAN : s.rows.front().attention_influence / s.rows.back().attention_influence;
+  s.token_growth = none ? NAN : double(s.rows.back().n) / double(s.rows.front().n);
+  s.dilution_explains = judge_at_most(std::abs(std::log(s.attention_fall / s.token_growth)), std::log(2.0));
   return s;
 }
 

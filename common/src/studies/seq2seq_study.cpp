@@ -92,6 +92,7 @@ BottleneckStudy judge_bottleneck(EvalResult eval, const std::vector<LengthBucket
     const double a = pa(0, k), b = pa(last, k);
     if (std::isnan(a) || std::isnan(b)) continue;
     ++s.shared_ranges;
+    s.shared_losses.push_back(as_printed(a) - as_printed(b));  // agrees with the table's figures
     if (std::isnan(smallest_loss) || a - b < smallest_loss) smallest_loss = a - b;
     if (a - b > worst_loss) s.worst_range = k, worst_loss = a - b, s.worst_from = a, s.worst_to = b;
   }
@@ -235,7 +236,32 @@ WindowViews window_views(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t,
   LuongStepT<float> global, local;
   luong_forward(ctx, global, h_t, tr.tape.enc, m.luong().attention, LuongConfig{score, LuongWindow::Global, half_width}, t);
   luong_forward(ctx, local, h_t, tr.tape.enc, m.luong().attention, LuongConfig{score, LuongWindow::LocalM, half_width}, t);
-  return {row_of(global.alpha, 0), row_of(local.alpha, 0)};
+  WindowViews v{row_of(global.alpha, 0), row_of(local.alpha, 0), 0, 0, 0};
+  const std::size_t S = tr.tape.enc.shape(1);
+  v.centre = std::min(t, S - 1);
+  v.first = v.centre > half_width ? v.centre - half_width : 0;
+  v.last = std::min(S - 1, v.centre + half_width);
+  return v;
+}
+
+std::size_t first_step_outside_window(const std::vector<int>& alignment, std::size_t src_len, std::size_t steps,
+                                      std::size_t half_width) {
+  if (src_len == 0) throw std::invalid_argument("first_step_outside_window: an empty source");
+  for (std::size_t r = 0; r < std::min(steps, alignment.size()); ++r) {
+    if (alignment[r] < 0) continue;
+    const std::size_t centre = std::min(r, src_len - 1), s = std::size_t(alignment[r]);
+    if ((s > centre ? s - centre : centre - s) > half_width) return r;
+  }
+  return steps;
+}
+
+LocalPStepView local_p_step_view(const DecodeTrace& tr, std::size_t t) {
+  if (t >= tr.tape.steps.size()) throw std::invalid_argument("local_p_step_view: step past the trace");
+  const auto& st = tr.tape.steps[t].luong;
+  if (st.p.size() == 0) throw std::invalid_argument("local_p_step_view: not a local-p trace");
+  LocalPStepView v{row_of(st.alpha, 0), double(st.p(0)), 0.0};
+  for (float a : v.alpha) v.sum += double(a);
+  return v;
 }
 
 Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair) {
@@ -249,36 +275,56 @@ Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair) {
   return positions;
 }
 
+double ScoreCostRow::max_spread() const {
+  double m = 1.0;
+  for (std::size_t k = 0; k < seconds.size(); ++k) m = std::max(m, spread_of(k));
+  return m;
+}
+
 ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
   if (rows.empty()) throw std::invalid_argument("judge_score_cost: no rows");
-  for (const auto& r : rows)
+  for (const auto& r : rows) {
     if (r.seconds.size() != kScoreKinds.size()) throw std::invalid_argument("judge_score_cost: a row without every kind");
+    if (!r.spread.empty() && r.spread.size() != kScoreKinds.size())
+      throw std::invalid_argument("judge_score_cost: a row's spread without every kind");
+  }
   ScoreCostStudy s;
   s.rows = std::move(rows);
   s.small_hidden = s.rows.front().hidden;
   s.wide_hidden = s.rows.front().hidden;
   for (const auto& r : s.rows) s.small_hidden = std::min(s.small_hidden, r.hidden), s.wide_hidden = std::max(s.wide_hidden, r.hidden);
-  const ScoreCostRow *shortest = nullptr, *longest = nullptr, *widest = nullptr;
-  double smallest_gain = std::numeric_limits<double>::infinity();
+  const ScoreCostRow *shortest = nullptr, *longest = nullptr, *widest = nullptr, *least_sure = nullptr;
   for (const auto& r : s.rows) {
-    smallest_gain = std::min(smallest_gain, r.gain(1));
+    s.max_spread = std::max(s.max_spread, r.max_spread());
+    // the row whose gain's lower end (gain / its spread) is smallest
+    if (!least_sure || r.gain(1) / r.gain_spread(1) < least_sure->gain(1) / least_sure->gain_spread(1)) least_sure = &r;
     if (r.hidden == s.small_hidden && (!shortest || r.src_len < shortest->src_len)) shortest = &r;
     if (r.hidden == s.small_hidden && (!longest || r.src_len > longest->src_len)) longest = &r;
     if (r.hidden == s.wide_hidden && (!widest || r.src_len > widest->src_len)) widest = &r;
   }
   s.short_len = shortest->src_len, s.long_len = longest->src_len, s.wide_len = widest->src_len;
   s.dot_short = shortest->gain(1), s.dot_long = longest->gain(1), s.dot_wide = widest->gain(1);
-  s.dot_faster = judge_at_least(smallest_gain, 1.0);
-  s.dot_gain_grows = judge_greater(s.dot_long, s.dot_short, 0.1 * s.dot_short);
+  s.dot_faster = judge_greater(std::log(least_sure->gain(1)), 0.0, std::log(least_sure->gain_spread(1)));
+  const double trend_noise =
+      std::max(std::log(1.1), std::log(shortest->gain_spread(1)) + std::log(longest->gain_spread(1)));
+  s.dot_gain_grows = judge_greater(std::log(s.dot_long), std::log(s.dot_short), trend_noise);
+  s.dot_growth = longest->seconds[1] / shortest->seconds[1];
+  s.predicted_growth = double(s.long_len) / double(s.short_len);
+  s.dot_follows_cost = judge_greater(std::log(1.5), std::abs(std::log(s.dot_growth / s.predicted_growth)),
+                                     std::log(shortest->spread_of(1)) + std::log(longest->spread_of(1)));
   return s;
 }
 
 ScoreCostStudy score_cost_study(const std::vector<std::pair<std::size_t, std::size_t>>& sizes) {
   std::vector<ScoreCostRow> rows;
   for (const auto& [src_len, hidden] : sizes) {
-    ScoreCostRow r{src_len, hidden, {}};
+    ScoreCostRow r{src_len, hidden, {}, {}};
     const std::size_t reps = hidden > 256 ? 40 : 150;
-    for (const auto& kind : kScoreKinds) r.seconds.push_back(time_score_function(kind, src_len, hidden, hidden / 2, reps));
+    for (const auto& kind : kScoreKinds) {
+      double spread = 1.0;
+      r.seconds.push_back(time_score_function(kind, src_len, hidden, hidden / 2, reps, /*seed=*/1, &spread));
+      r.spread.push_back(spread);
+    }
     rows.push_back(std::move(r));
   }
   return judge_score_cost(std::move(rows));

@@ -69,8 +69,10 @@ Mat position_accuracy(const std::vector<Tokens>& hyps, const std::vector<Sentenc
 // source states of size `hidden` (decoder state the same size; A = attn for additive/concat), over
 // `reps` calls after a warm-up. kind: "bahdanau", "dot", "general", "concat". Bahdanau's U_a·h_j
 // and concat's h̄_s·W_c[Hd:] are precomputed once per sentence (as the models do) and not timed.
+// spread, when given, receives the second slowest round's time / the second fastest's (one outlier
+// each side left out; 1 = the rounds agree).
 double time_score_function(const std::string& kind, std::size_t src_len, std::size_t hidden, std::size_t attn,
-                           std::size_t reps, std::uint64_t seed = 1);
+                           std::size_t reps, std::uint64_t seed = 1, double* spread = nullptr);
 // Median seconds of one training step (forward + backward + Adam) of a model on a batch of `batch`
 // sentences of source length src_len, over `reps` steps after one warm-up step.
 double time_training_step(const Seq2SeqConfig& cfg, std::size_t batch, std::size_t src_len, std::size_t reps,

@@ -20,10 +20,19 @@ struct ScoreViews {
   const Seq2Seq *general_model = nullptr, *concat_model = nullptr;
 };
 void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair, std::size_t step);
-// Step 3: local-p's centres beside the words translated (recorded as "local_p_positions"), its
-// alignment (recorded as "local_p_alignment", the general model's as "general_alignment", the
-// reference as "reference_alignment") and how often each looks at the word it translates.
-void report_local_p(Narrator& nar, const DecodeTrace& local_p, const DecodeTrace& general, const SentencePair& pair,
+// Step 3: the general model's weights at step t, global and in a local-m window of half-width
+// shown_d (recorded as "alpha_global", "alpha_local_m"), and at the first step where that window
+// misses the word translated ("alpha_local_m_outside"); the local-p model's row and its sum
+// ("alpha_local_p"), its centres beside the words translated ("local_p_positions"), its alignment
+// ("local_p_alignment", the general model's as "general_alignment", the reference as
+// "reference_alignment") and how often each looks at the word it translates.
+struct WindowModels {
+  const Seq2Seq& general;
+  const DecodeTrace& general_trace;
+  const Seq2Seq& local_p;
+  const DecodeTrace& local_p_trace;
+};
+void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pair, std::size_t t, std::size_t shown_d,
                     const Vocab& target_vocab);
 // Step 4: the by-length table and chart of every model, and each Luong model judged against
 // Bahdanau over every metric and bucket.

@@ -55,7 +55,7 @@ struct ScalingStudy {
 ScalingStudy judge_scaling(std::vector<ScalingRow> rows);
 ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::size_t n_keys, std::size_t trials);
 
-// One soft lookup per temperature (taus in the order given); becomes_hard: at the smallest τ the
+// One soft lookup per temperature τ (rows from the largest τ to the smallest); becomes_hard: at the smallest τ the
 // output is within 1e-3 of the best key's value row.
 struct LookupRow {
   float tau = 1.0f;
@@ -66,7 +66,7 @@ struct LookupStudy {
   std::vector<LookupRow> rows;
   Verdict becomes_hard;
 };
-LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, const std::vector<float>& taus);
+LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus);
 
 // ---- path length (Vaswani et al. 2017, Table 1) -----------------------------------------------
 // How far apart token 0 and the output at token n − 1 are, and how much of token 0 arrives.
@@ -101,7 +101,11 @@ struct PathLengthStudy {
   // recurrent_grows: measured = the fewest recurrent steps per n − 1, bound 1 (n − 1 steps or more);
   // window_formula: measured = the largest |window layers − ⌈(n − 1)/(w − 1)⌉|, bound 0;
   // attention_keeps_more: at the largest n, one attention layer's influence exceeds the GRU's.
-  Verdict constant_attention, recurrent_grows, window_formula, attention_keeps_more;
+  // dilution_explains: attention's influence falls from the smallest n to the largest by
+  // attention_fall; weights spread evenly over token_growth = n_last / n_first more tokens would
+  // give token_growth; measured = |ln(attention_fall / token_growth)|, bound ln 2 (within 2×).
+  double attention_fall = 0.0, token_growth = 0.0;
+  Verdict constant_attention, recurrent_grows, window_formula, attention_keeps_more, dilution_explains;
 };
 PathLengthStudy judge_path_length(std::vector<PathLengthRow> rows, std::size_t d_model, std::size_t window);
 PathLengthStudy path_length_study(const std::vector<std::size_t>& sizes, std::size_t d_model, std::size_t window,

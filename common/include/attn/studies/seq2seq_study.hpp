@@ -54,6 +54,7 @@ struct BottleneckStudy {
   // one that loses most from the shortest to the longest bucket, its two figures, and the verdict
   // shared_positions_lose: measured = the smallest loss among them (points), bound 5, partly 0.
   std::size_t shared_ranges = 0, worst_range = 0;
+  std::vector<double> shared_losses;  // points lost by each shared range (as printed), in range order
   double worst_from = 0.0, worst_to = 0.0;
   Verdict shared_positions_lose;
   // first_words_hold_best: in the longest bucket, positions 1-5 against the best other range
@@ -142,32 +143,63 @@ struct ScoreView {
 ScoreView luong_score_view(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t);
 
 // The general model's weights at step t, softmax over every source word (global) and over the
-// local-m window |s − t| ≤ half_width (0-based), from the same scores.
+// local-m window |s − p_t| ≤ half_width, p_t = min(t, S − 1) (t and s from 0), from the same
+// scores; the window's first and last source position after the sentence's ends cut it.
 struct WindowViews {
   Vec global, local_m;
+  std::size_t centre = 0, first = 0, last = 0;
+  std::size_t words() const { return last - first + 1; }
 };
 WindowViews window_views(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t, std::size_t half_width);
+// The first output step r (from 0, before `steps`) whose reference source word lies outside the
+// local-m window |s − min(r, S − 1)| ≤ half_width: where p_t = t misses the word to translate;
+// `steps` when every step's word is inside.
+std::size_t first_step_outside_window(const std::vector<int>& alignment, std::size_t src_len, std::size_t steps,
+                                      std::size_t half_width);
+// The local-p model's α row at step t and its sum: eq. 10 multiplies the softmax by a Gaussian
+// after normalising, so the sum is below 1 unless p_t sits on the chosen word.
+struct LocalPStepView {
+  Vec alpha;
+  double p = 0.0, sum = 0.0;
+};
+LocalPStepView local_p_step_view(const DecodeTrace& tr, std::size_t t);
 
 // Local-p's predicted centre p_t beside the source position each output word translates
 // (S for <eos> and for words past the reference): (steps, 2).
 Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair);
 
 // The cost of one score function (time_score_function) at each (S, hidden), per kind in
-// kScoreKinds order; gains are Bahdanau's seconds / the kind's.
+// kScoreKinds order; gains are Bahdanau's seconds / the kind's. spread: per kind, the slowest of
+// the timing rounds / the fastest (empty: taken as 1, rounds that agree).
 inline const std::vector<std::string> kScoreKinds = {"bahdanau", "dot", "general", "concat"};
 struct ScoreCostRow {
   std::size_t src_len = 0, hidden = 0;
   std::vector<double> seconds;  // one per kScoreKinds
+  std::vector<double> spread;   // one per kScoreKinds, ≥ 1
   double gain(std::size_t kind) const { return seconds[0] / seconds[kind]; }
+  double spread_of(std::size_t kind) const { return kind < spread.size() ? spread[kind] : 1.0; }
+  // How far the gain could move between rounds: Bahdanau's spread × the kind's.
+  double gain_spread(std::size_t kind) const { return spread_of(0) * spread_of(kind); }
+  double max_spread() const;  // the largest spread in the row
 };
 struct ScoreCostStudy {
   std::vector<ScoreCostRow> rows;
   // Dot's gain at the shortest and the longest S (both at the smallest hidden), and at the widest hidden.
   double dot_short = 0.0, dot_long = 0.0, dot_wide = 0.0;
   std::size_t short_len = 0, long_len = 0, wide_len = 0, small_hidden = 0, wide_hidden = 0;
-  // dot_faster: measured = dot's smallest gain over the rows, bound 1; dot_gain_grows: judge_greater
-  // (dot_long, dot_short, noise 10% of dot_short): holds rose, fails fell, inconclusive barely moved.
-  Verdict dot_faster, dot_gain_grows;
+  double max_spread = 1.0;  // the largest spread of any timing in the table
+  // Dot's own time from the shortest to the longest S (smallest hidden) against the S ratio that
+  // its S·hidden multiply-adds predict.
+  double dot_growth = 0.0, predicted_growth = 0.0;
+  // On a log scale, each judged against the rounds' spread, so that timings which disagree between
+  // rounds get no firm verdict (inconclusive):
+  // dot_faster: the row whose gain is least certainly above 1, judge_greater(ln gain, 0,
+  //   ln gain_spread) (holds: faster beyond the spread everywhere; fails: slower beyond it);
+  // dot_gain_grows: judge_greater(ln dot_long, ln dot_short, max(ln 1.1, ln of both rows' gain
+  //   spreads)): holds rose, fails fell, inconclusive within the noise;
+  // dot_follows_cost: judge_greater(ln 1.5, |ln(dot_growth / predicted_growth)|, ln of the two dot
+  //   timings' spreads): holds within 1.5× of S·hidden's prediction, fails further off.
+  Verdict dot_faster, dot_gain_grows, dot_follows_cost;
 };
 ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows);
 // Times every kind at each (S, hidden); A = hidden/2; reps: 150 calls (40 above hidden 256).
