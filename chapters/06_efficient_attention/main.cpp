@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     const std::size_t nb = 32, lf_w = 5;  // Longformer's centred window: 5 keys, 2 each side and itself
     const SparsePattern lf = longformer_pattern(nb, (lf_w + 1) / 2, {0});
     const SparsePattern bb = to_token_pattern(bigbird_pattern(nb, 4, 1, 1, 1, nar.options().seed));
-    show_pattern(nar, "longformer_mask", lf, _f("Longformer: window w = {}, centred (non-causal), + token 0 global (row and column)", lf_w));
+    show_pattern(nar, "longformer_mask", lf, _f("Longformer: centred window w = {} (non-causal) + global token 0", lf_w));
     show_pattern(nar, "bigbird_mask", bb, _("BigBird, blocks of 4: 3 window blocks + 1 global + 1 random"));
     nar.result(_f("density: Longformer {:.0f}%, BigBird {:.0f}% of the 32×32 pairs; at n = 4096 BigBird keeps {:.1f}% "
                   "(blocks of {}, {} random blocks, as in step 6)", 100 * lf.density(), 100 * bb.density(),

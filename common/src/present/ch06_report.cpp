@@ -108,7 +108,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     for (std::size_t pi = 0; pi < v.points.size(); ++pi) {
       const VariantPoint& p = v.points[pi];
       row.push_back(p.skipped ? "—" : fmt::format("{:.2f}", p.seconds * 1e3));  // "—": skipped, said below
-      if (p.skipped) nar.say(_f("skipped {} at n = {}: {}", v.name, p.n, p.note));
+      if (p.skipped) nar.result(_f("skipped {} at n = {}: {}", v.name, p.n, p.note));  // the cell says "—"
       const double vals[] = {double(vi), double(p.n), p.seconds, p.median_seconds, double(p.runs), p.pairs,
                              p.work_mib, p.err_vs_full};
       for (std::size_t c = 0; c < 8; ++c) m(vi * ref.size() + pi, c) = p.skipped && c >= 2 ? NAN : float(vals[c]);
