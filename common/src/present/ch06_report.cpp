@@ -129,7 +129,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   std::vector<std::string> sometimes;  // faster than full at some n below its faster_from, or never for good
   for (const VariantSweep& v : s.variants) {
     const std::string faster = &v == &s.variants.front() ? "—"
-                               : v.faster_from ? std::to_string(v.faster_from) : std::string(_("none"));
+                               : v.faster_from ? std::to_string(v.faster_from) : std::string(_("never here"));
     std::vector<std::size_t> early;
     for (std::size_t n : v.faster_at)
       if (v.faster_from == 0 || n < v.faster_from) early.push_back(n);
