@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
     nar.step(_("MQA and GQA: share keys and values"), _("query head i reads K/V head ⌊i / (h/g)⌋"), _("Shazeer 2019; Ainslie et al. 2023"));
     const std::size_t g = heads % 2 == 0 ? heads / 2 : heads;
     const MultiHead pg = mean_pool_kv(p, g), pm = mean_pool_kv(p, 1);  // step 1's weights, K/V heads averaged
+    define_gqa(nar);
     nar.show("gqa_output", multi_head_trace(X, pg).output, words, {}, gqa_caption(heads, g));
     nar.record("mqa_output", multi_head_trace(X, pm).output);
     report_gqa(nar, gqa_vs_repeated_mha(X, pg), {gqa_pooling_cost(X, p, g), gqa_pooling_cost(X, p, 1)});

@@ -68,15 +68,15 @@ int main(int argc, char** argv) {
               "Seq2Seq to the Transformer revolution) says LLaMA 3 "
               "does too; it does not — LLaMA 3 uses full causal attention with GQA (Dubey et al. 2024)."));
     nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
-    nar.why(_("much of a token's attention mass in language is local (Clark et al. 2019, \"What Does BERT Look At?\", "
-              "§3); a window keeps that and drops the quadratic rest."));
+    nar.why(_("some heads attend mostly to the neighbouring tokens (Clark et al. 2019, \"What Does BERT Look At?\", "
+              "§3.1); a window keeps that and drops the quadratic rest."));
 
     nar.step(_("Global tokens and random blocks"), _("BigBird = window blocks + global blocks + random blocks"),
              _("Zaheer et al. 2020; Beltagy et al. 2020"));
     const std::size_t nb = 32, lf_w = 5;  // Longformer's centred window: 5 keys, 2 each side and itself
     const SparsePattern lf = longformer_pattern(nb, (lf_w + 1) / 2, {0});
     const SparsePattern bb = to_token_pattern(bigbird_pattern(nb, 4, 1, 1, 1, nar.options().seed));
-    show_pattern(nar, "longformer_mask", lf, _f("Longformer: window w = {} + token 0 global (row and column)", lf_w));
+    show_pattern(nar, "longformer_mask", lf, _f("Longformer: centred window w = {} (non-causal) + global token 0", lf_w));
     show_pattern(nar, "bigbird_mask", bb, _("BigBird, blocks of 4: 3 window blocks + 1 global + 1 random"));
     nar.result(_f("density: Longformer {:.0f}%, BigBird {:.0f}% of the 32×32 pairs; at n = 4096 BigBird keeps {:.1f}% "
                   "(blocks of {}, {} random blocks, as in step 6)", 100 * lf.density(), 100 * bb.density(),
@@ -118,15 +118,15 @@ int main(int argc, char** argv) {
             "which GQA/MQA shrink by sharing K/V heads."));
 
     // ---------------------------------------------------------------- the sweep
-    nar.step(_("Every variant against n"), _f("one head, d_k = {}, non-causal, window w = {}, BigBird blocks of b = {} "
-                                              "tokens with g = {} global and r = {} random blocks",
-                                              sweep_cfg.d, sweep_cfg.window, sweep_cfg.block, sweep_cfg.global_blocks,
-                                              sweep_cfg.random_blocks));
+    nar.step(_("Every variant against n"), _f("one head, d_k = {}, non-causal, window w = {} (dilated: r = {}, every r-th key), "
+                                              "BigBird blocks of b = {} tokens with g = {} global and {} random blocks",
+                                              sweep_cfg.d, sweep_cfg.window, sweep_cfg.dilation, sweep_cfg.block,
+                                              sweep_cfg.global_blocks, sweep_cfg.random_blocks));
     const EfficientSweep sweep = sweep_efficient_variants(sizes, sweep_cfg);
     report_sweep(nar, sweep, sweep_cfg);
     nar.code("attn/studies/efficient_sweep.hpp: sweep_efficient_variants, judge_sweep");
     nar.why(_("random inputs spread attention over every key, the worst case for local patterns: their error is the mass they drop."));
 
-    nar.takeaway(ch06_takeaway(sweep));
+    nar.takeaway(ch06_takeaway(sweep, sweep_cfg.fit_from));
   });
 }

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-batch", setup.train.batch, _("windows of 256 tokens per step with --train"))
       ->capture_default_str()->check(CLI::Range(1, 256));
   ch.app().add_option("--train-threads", train_threads,
-                      _("OpenBLAS threads for --train (1 rewrites the shipped weights bit for bit, and is faster here)"))
+                      _("OpenBLAS threads for --train (1 rewrites the shipped weights bit for bit)"))
       ->capture_default_str()->check(CLI::Range(1, 2));
   ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"))
       ->type_name("FILE");

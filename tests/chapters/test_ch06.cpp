@@ -54,7 +54,8 @@ TEST_CASE("chapter 06 runs a small sweep; its printed slopes are the export's") 
 TEST_CASE("chapter 06 skips full attention beyond its memory limit, saying so") {
   const RunResult r = run_program("06_efficient_attention", {"--quiet", "--sizes", "256,2048", "--max-full-mib", "8", "--decode-steps", "16"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  CHECK(r.has("skip"));
+  CHECK(r.has("skipped full at n = 2048"));  // its cell in the time table reads "—"
+  CHECK(!r.has("skipped full at n = 256"));
 }
 
 TEST_CASE("chapter 06 rejects a bad --sizes or an even --window with status 2") {

@@ -57,6 +57,23 @@ TEST_CASE("judge_slower: beyond the runs' spread either way, or within it") {
   CHECK(judge_slower(spread(10.0, 12.0), spread(9.0, 11.5)).outcome == Outcome::inconclusive);  // 0.5 < 2.5
 }
 
+TEST_CASE("judge_kv_slopes: linear and quadratic within 0.5, fails beyond, not judged when too noisy") {
+  KvCacheStudy s;
+  s.cached_slope = 1.1, s.cached_slope_se = 0.1;       // 1.1 ± 0.2: linear
+  s.uncached_slope = 2.01, s.uncached_slope_se = 0.1;  // 2.01 ± 0.2: quadratic
+  judge_kv_slopes(s);
+  CHECK(s.cached_linear.holds());
+  CHECK(s.uncached_quadratic.holds());
+  s.cached_slope = 2.0;  // a cached run that grew quadratically
+  s.uncached_slope = 1.0, s.uncached_slope_se = 0.05;
+  judge_kv_slopes(s);
+  CHECK(s.cached_linear.outcome == Outcome::fails);
+  CHECK(s.uncached_quadratic.outcome == Outcome::fails);
+  s.cached_slope = 0.26, s.cached_slope_se = 0.75;  // 0.26 ± 1.50: neither, and not judged
+  judge_kv_slopes(s);
+  CHECK(s.cached_linear.outcome == Outcome::too_noisy);
+}
+
 TEST_CASE("judge_shift_invariant, judge_repetition, judge_same_tokens: both ways") {
   const std::vector<ShiftScore> still = {{0, -1.89045, 9.4}, {10, -1.89045 + 2e-7, 3.7}};
   const std::vector<ShiftScore> moving = {{0, -1.89, 9.4}, {10, -1.80, 3.7}};

@@ -24,11 +24,18 @@ TEST_CASE("loglog_fit: exact powers give their exponent and zero error; noise gi
   CHECK(std::isnan(loglog_fit({1024}, {1}).slope));
 }
 
-TEST_CASE("judge_exponent: holds within 0.2, within noise inside the noise band, fails beyond it") {
+TEST_CASE("judge_exponent: holds within 0.2, within noise inside the noise band, fails beyond it, "
+          "and is not judged when the noise exceeds the tolerance") {
   CHECK(judge_exponent(1.1, 1.0, 0.05).holds());
-  CHECK(judge_exponent(0.61, 1.0, 0.5).outcome == Outcome::inconclusive);
+  CHECK(judge_exponent(0.7, 1.0, 0.15).outcome == Outcome::inconclusive);  // 0.3 ≤ 0.2 + 0.15
   CHECK(judge_exponent(0.61, 1.0, 0.05).outcome == Outcome::fails);
   CHECK(judge_exponent(NAN, 1.0, 0.0).outcome == Outcome::inconclusive);
+  // noise 0.3 > 0.2: not judged, even for a slope inside the tolerance or far outside it
+  CHECK(judge_exponent(1.1, 1.0, 0.3).outcome == Outcome::too_noisy);
+  CHECK(judge_exponent(0.2, 1.0, 0.3).outcome == Outcome::too_noisy);
+  // a wider tolerance (chapter 09's "roughly linear or quadratic": 0.5) admits that noise
+  CHECK(judge_exponent(1.1, 1.0, 0.3, 0.5).holds());
+  CHECK(judge_exponent(0.1, 1.0, 0.3, 0.5).outcome == Outcome::fails);  // 0.9 > 0.5 + 0.3
 }
 
 namespace {
@@ -53,16 +60,21 @@ VariantSweep variant(const std::string& name, double exponent, const std::vector
 TEST_CASE("judge_sweep: slopes, noise from the median runs, and where a variant overtakes full attention") {
   EfficientSweep s;
   s.variants.push_back(variant("full", 2.0, {1, 4, 16, 64, 256}, {1, 4, 16, 64, 256}));
-  s.variants.push_back(variant("window", 1.0, {8, 16, 32, 48, 128}, {8, 16, 32, 48, 128}));    // faster from 2048
+  s.variants.push_back(variant("window", 1.0, {8, 16, 32, 60, 120}, {8, 16, 32, 60, 120}));    // faster from 2048
   s.variants.push_back(variant("noisy", 1.0, {1, 1, 2, 3, 4.2}, {1, 1, 2, 6, 8.4}));  // median slope differs
+  s.variants.push_back(variant("patchy", 1.0, {2, 3, 20, 70, 300}, {2, 3, 20, 70, 300}));  // faster at 512 only
   judge_sweep(s, 1024);
+  CHECK(s.at("window").faster_at == std::vector<std::size_t>{2048, 4096});
+  CHECK(s.at("patchy").faster_from == 0);
+  CHECK(s.at("patchy").faster_at == std::vector<std::size_t>{512});
+  CHECK(s.at("full").faster_at.empty());
   CHECK(s.at("full").fit.slope == doctest::Approx(2.0));
   CHECK(s.at("full").exponent.holds());
   CHECK(s.at("full").faster_from == 0);
   CHECK(s.at("window").exponent.holds());
   CHECK(s.at("window").faster_from == 2048);
   CHECK(s.at("noisy").noise > 0.2);
-  CHECK(s.at("noisy").exponent.outcome == Outcome::inconclusive);
+  CHECK(s.at("noisy").exponent.outcome == Outcome::too_noisy);
   s.variants[1] = variant("window", 1.0, {8, 16, 32, 128, 512}, {8, 16, 32, 128, 512});  // slope 2 where 1 was claimed
   judge_sweep(s, 1024);
   CHECK(s.at("window").exponent.outcome == Outcome::fails);
@@ -70,7 +82,7 @@ TEST_CASE("judge_sweep: slopes, noise from the median runs, and where a variant 
   for (auto& p : s.variants[1].points) p.cpu_share = 0.2;  // the same times, on a machine others kept busy
   judge_sweep(s, 1024);
   CHECK(s.at("window").min_cpu_share == doctest::Approx(0.2));
-  CHECK(s.at("window").exponent.outcome == Outcome::inconclusive);
+  CHECK(s.at("window").exponent.outcome == Outcome::too_noisy);
   CHECK_THROWS_AS(s.at("nothing"), std::out_of_range);
   VariantPoint p;
   p.seconds = 2.0, p.median_seconds = 3.0, p.pairs = 1e9;

@@ -43,4 +43,7 @@ TEST_CASE("outcome ids and words are distinct") {
   CHECK(std::string(outcome_id(Outcome::inconclusive)) == "inconclusive");
   CHECK(std::string(outcome_word(Outcome::fails)) == "does not hold");
   CHECK(std::string(outcome_word(Outcome::partly)) != std::string(outcome_word(Outcome::holds)));
+  CHECK(std::string(outcome_id(Outcome::too_noisy)) == "too_noisy");
+  CHECK(std::string(outcome_word(Outcome::too_noisy)) == "not judged (too noisy)");
+  CHECK(std::string(outcome_word(Outcome::too_noisy)) != std::string(outcome_word(Outcome::inconclusive)));
 }

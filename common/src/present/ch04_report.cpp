@@ -76,6 +76,16 @@ void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words) 
   nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries:", heads, n, n));
   std::fputs(maps_in_rows(labelled, bare, titles, terminal_columns()).c_str(), stdout);
   nar.say(legend.substr(0, legend.find('\n')));
+  for (std::size_t i = 0; i < n; ++i)  // a repeated word: the same row in every head (no positions yet)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (words[i] != words[j]) continue;
+      const float gap = xt::amax(xt::abs(xt::view(weights, xt::all(), i, xt::all()) -
+                                         xt::view(weights, xt::all(), j, xt::all())))();
+      if (gap <= 1e-6f)
+        nar.say(_f("look at: rows {} and {} (both '{}') are identical in every head: attention alone has no "
+                   "notion of position (chapter 05)", i, j, words[i]));
+      return;
+    }
 }
 
 void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
@@ -98,6 +108,8 @@ void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreeme
 void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
   const TransformerParams tp = transformer_params(cfg);
   const LayerCost enc = encoder_layer_cost(cfg, 1), dec = decoder_layer_cost(cfg, 1, 1);
+  nar.say(_("FFN: the position-wise feed-forward network after attention, d_model → d_ff → d_model; d_ff: its "
+            "hidden width; norms: the LayerNorms' gains γ and shifts β"));
   Table params({_("part"), _("attention"), _("feed-forward"), _("norms"), _("total")});
   params.add({_("encoder layer"), si_count(enc.attention_params), si_count(enc.ffn_params), si_count(enc.norm_params),
               si_count(enc.params())});
@@ -134,13 +146,16 @@ void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const
 std::string gqa_caption(std::size_t heads, std::size_t kv_heads) {
   const std::string q = heads == 1 ? _("1 query head") : _f("{} query heads", heads);
   const std::string kv = kv_heads == 1 ? _("1 K/V head") : _f("{} K/V heads", kv_heads);
-  return kv_heads == heads ? _f("GQA: {}, {} (= MHA: h = {} is odd)", q, kv, heads)
-                           : _f("GQA: {}, {}", q, kv);
+  return kv_heads == heads ? _f("GQA: {}, {} (= MHA: h = {} cannot be split into two groups)", q, kv, heads)
+                           : _f("GQA: {}, {} (step 4's K/V heads averaged in groups)", q, kv);
+}
+
+void define_gqa(Narrator& nar) {
+  nar.say(_("MQA / GQA: multi-query / grouped-query attention; g: the number of K/V heads (MQA: g = 1); KV "
+            "cache: the keys and values of past tokens, stored so that decoding does not recompute them"));
 }
 
 void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolingCost>& pooled) {
-  nar.say(_("MQA / GQA: multi-query / grouped-query attention; g: the number of K/V heads (MQA: g = 1); KV "
-            "cache: the keys and values of past tokens, stored so that decoding does not recompute them"));
   nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} ({})", gqa.max_diff,
                 outcome_word(gqa.agree.outcome)));
   for (std::size_t i = 0; i < pooled.size(); ++i) {
@@ -157,6 +172,8 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
   nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint into GQA; "
             "the figures above are for random, untrained heads, and the paper trains 5% more of the original "
             "steps after pooling to win most of the lost quality back (its Table 1)"));
+  nar.say(_("bf16 (bfloat16): 16-bit floats, 2 bytes per stored number; LLaMA 2 uses GQA in its 34B and 70B "
+            "models (Touvron et al. 2023, \"Llama 2\", §A.2.1)"));
   Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
            _("LLaMA-2-70B-like: d_model 8192, 64 heads × d_k 128, 80 layers"));
   for (std::size_t kvh : {64u, 8u, 1u}) {
@@ -173,10 +190,10 @@ std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* 
   const bool matches = layer.agree.holds() && (pytorch == nullptr || pytorch->agree.holds());
   return {
       matches ? (pytorch ? _("Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, "
-                             "multiply by W_O; it matches PyTorch's nn.MultiheadAttention and h = 1 is chapter 03's "
-                             "single head.")
+                             "multiply by W_O; it matches PyTorch's nn.MultiheadAttention, and h = 1 gives chapter 03's "
+                             "single head followed by W_O.")
                          : _("Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, "
-                             "multiply by W_O; h = 1 is chapter 03's single head."))
+                             "multiply by W_O; h = 1 gives chapter 03's single head followed by W_O."))
               : _("Multi-head attention = split, attend per head, concatenate, W_O; here a parity check failed "
                   "(step 4)."),
       _f("Original Transformer: ~{:.0f}M parameters by our count (paper: 65M); attention's FLOP share grows with "

@@ -23,7 +23,7 @@ const char* how_position_enters(PositionEncoding e) {
   switch (e) {
     case PositionEncoding::None: return "—";
     case PositionEncoding::Sinusoidal: return _("X + PE (fixed table)");
-    case PositionEncoding::Learned: return _("X + P[pos] (trained table)");
+    case PositionEncoding::Learned: return _("X + P[pos] (learned table)");
     case PositionEncoding::Rope: return _("rotate Q, K by pos·θ");
     case PositionEncoding::Alibi: return _("scores − m·|i − j|");
   }
@@ -50,7 +50,7 @@ void report_learned_limit(Narrator& nar, const Mat& table) {
     learned_position_forward(y, Mat(xt::zeros<float>({len, table.shape(1)})), table);
     nar.result(_f("a sequence of {} tokens: accepted", len));
   } catch (const PositionLimitError&) {  // its message is the library's, in English: say it in the lesson's words
-    nar.result(_f("a sequence of {} tokens: refused — position {} has no learned row; the table was trained for "
+    nar.result(_f("a sequence of {} tokens: refused — position {} has no learned row; the table has rows for "
                   "positions 0 … {} (max_len {})", len, len - 1, len - 2, table.shape(0)));
   }
 }
@@ -95,6 +95,7 @@ void report_reversal(Narrator& nar, const ReversalStudy& s) {
                 blind.empty() ? "—" : fmt::format("{}", fmt::join(blind, ", "))));
   nar.say(_("(learned: an untrained N(0, 1) table, larger than step 4's N(0, 0.02²) so that it is visible; ALiBi: "
             "one head, slope 1/4)"));
+  nar.say(_("RoPE: Rotary Position Embedding (step 5); ALiBi: Attention with Linear Biases (step 6)"));
 }
 
 void explain_reversal(Narrator& nar, const ReversalStudy& s) {
@@ -110,10 +111,11 @@ void explain_reversal(Narrator& nar, const ReversalStudy& s) {
 
 void report_shift(Narrator& nar, const ShiftCheck& c) {
   nar.result(c.independent_of_pos.holds()
-                 ? _f("PE(pos + {}) = M_{}·PE(pos) for every pos in 0 … {}: max error {:.1e} — M_k does not depend on pos",
-                      c.k, c.k, c.last_pos, c.max_error)
-                 : _f("PE(pos + {}) vs M_{}·PE(pos) for pos in 0 … {}: max error {:.1e}, more than float rounding",
-                      c.k, c.k, c.last_pos, c.max_error));
+                 ? _f("PE(pos + {0}) = M_{0}·PE(pos) for every pos in 0 … {1} (pos + {0} inside a {2}-row table): "
+                      "max error {3:.1e} — M_k does not depend on pos", c.k, c.last_pos, c.last_pos + c.k + 1,
+                      c.max_error)
+                 : _f("PE(pos + {0}) vs M_{0}·PE(pos) for pos in 0 … {1} (pos + {0} inside a {2}-row table): max "
+                      "error {3:.1e}, more than float rounding", c.k, c.last_pos, c.last_pos + c.k + 1, c.max_error));
 }
 
 void report_rope_relative(Narrator& nar, const RelativeCheck& c) {
@@ -181,7 +183,7 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
     for (std::size_t c = 0; c < it->second.size() && c < 3; ++c) {
       const ExtrapolationResult& r = it->second[c];
       row.push_back(r.available ? fmt::format("{:.3f}", r.loss) : "—");
-      row.push_back(r.available ? percent(r.accuracy) : _("no row"));
+      row.push_back(r.available ? percent(r.accuracy) : "—");  // no row past L: said below the table
       m(names.size(), 2 * c) = r.available ? float(r.loss) : NAN;
       m(names.size(), 2 * c + 1) = r.available ? float(r.accuracy) : NAN;
     }
@@ -200,6 +202,9 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 percent(s.at(P::Rope, 4).accuracy), percent(s.at(P::Alibi, 1).accuracy), percent(s.at(P::Alibi, 4).accuracy),
                 percent(s.at(P::Sinusoidal, 1).accuracy), percent(s.at(P::Sinusoidal, 4).accuracy),
                 learned_stops ? _("; learned: no rows past L.") : "."));
+  if (s.results.count(P::None))
+    nar.result(_f("none reaches {} at L with no positions at all: the causal mask alone gives order (step 2's "
+                  "\"none + causal mask\" row)", percent(s.at(P::None, 1).accuracy)));
   nar.result(_f("claim of the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\", RoPE "
                 "extrapolates 'naturally' (loses at most 2 points from L to 4L): it lost {:.0f} — {}",
                 100.0 * s.drop(P::Rope), s.rope_natural.holds() ? _("held") : _("did NOT hold")));

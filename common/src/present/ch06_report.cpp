@@ -41,7 +41,7 @@ void report_linear(Narrator& nar, const LinearCheck& c) {
 }
 
 void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t tile) {
-  Table tt({"keys", _("tile max"), _("m before"), _("m after"), "α = e^(m−m')", _("ℓ before"), _("ℓ after")});
+  Table tt({_("keys"), _("tile max"), _("m before"), _("m after"), "α = e^(m−m')", _("ℓ before"), _("ℓ after")});
   Mat trace_m = xt::zeros<float>({c.trace.size(), std::size_t(6)});
   for (std::size_t t = 0; t < c.trace.size(); ++t) {
     const auto& s = c.trace[t];
@@ -52,6 +52,9 @@ void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t
     for (std::size_t col = 0; col < 6; ++col) trace_m(t, col) = vals[col];
   }
   nar.table(tt);
+  nar.say(_("s: the scores of one tile; m: the running maximum of the scores so far; ℓ: the running sum of "
+            "e^(s − m); the output row summed so far is rescaled by the same α before the tile's e^(s − m')·V "
+            "is added"));
   nar.record("online_trace", trace_m);
   nar.result(_f("tiled ({}×{} tiles) vs materialised attention: max diff {:.1e}; backward recomputing tiles from "
                 "L = m + log ℓ: dQ {:.1e}, dK {:.1e}, dV {:.1e} — {}", tile, tile, c.forward, c.dq, c.dk, c.dv,
@@ -65,6 +68,9 @@ void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) 
                 kv.with_cache * 1e3, kv.without_cache * 1e3, kv.speedup_best(), kv.with_median * 1e3,
                 kv.without_median * 1e3, kv.speedup_median(),
                 kv.same_outputs.holds() ? _("same outputs") : _("the outputs differ"), kv.max_diff));
+  nar.say(_f("expected: without the cache step t projects all t tokens again, (n + 1)/2 = {:.1f}× the "
+             "projections of the cached run for n = {}; attention over the prefix adds to both",
+             (double(steps) + 1.0) / 2.0, steps));
   nar.say(_f("timed {} and {}; on a shared machine the ratio changes from run to run",
              kv.with_runs == 1 ? _("1 run with the cache") : _f("{} runs with the cache", kv.with_runs),
              kv.without_runs == 1 ? _("1 without") : _f("{} without", kv.without_runs)));
@@ -72,13 +78,14 @@ void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) 
                                             "\"with_cache_median_s\": {:.9g}, \"without_cache_median_s\": {:.9g}, \"max_diff\": {:.9g}}}",
                                             steps, kv.with_cache, kv.without_cache, kv.with_median, kv.without_median,
                                             kv.max_diff));
+  nar.say(_("fp16: 16-bit floating point, 2 bytes per stored number"));
   Table kvt({_("config (fp16 cache)"), _("layers"), _("heads"), _("KV heads"), "d_k", _("KiB / token"), _("GiB at 8k tokens")});
   struct Cfg { const char* name; std::size_t layers, heads, kv_heads, d_k; };
   for (const Cfg& c : {Cfg{_("7B-like, MHA"), 32, 32, 32, 128}, Cfg{_("same, GQA (8 KV heads)"), 32, 32, 8, 128},
                        Cfg{_("same, MQA (1 KV head)"), 32, 32, 1, 128}}) {
     const std::size_t bytes = kv_cache_bytes_per_token(c.layers, c.kv_heads, c.d_k, 2);
     kvt.add({c.name, std::to_string(c.layers), std::to_string(c.heads), std::to_string(c.kv_heads), std::to_string(c.d_k),
-             fmt::format("{:.0f}", bytes / 1024.0), fmt::format("{:.2f}", bytes * 8192.0 / (1024.0 * 1024 * 1024))});
+             fmt::format("{:.0f}", bytes / 1024.0), fmt::format("{:.3g}", bytes * 8192.0 / (1024.0 * 1024 * 1024))});
   }
   nar.table(kvt, /*as_result=*/true);
 }
@@ -100,8 +107,8 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     std::vector<std::string> row = {v.name};
     for (std::size_t pi = 0; pi < v.points.size(); ++pi) {
       const VariantPoint& p = v.points[pi];
-      row.push_back(p.skipped ? _("skip") : fmt::format("{:.2f}", p.seconds * 1e3));
-      if (p.skipped) nar.say(_f("skipped {} at n = {}: {}", v.name, p.n, p.note));
+      row.push_back(p.skipped ? "—" : fmt::format("{:.2f}", p.seconds * 1e3));  // "—": skipped, said below
+      if (p.skipped) nar.result(_f("skipped {} at n = {}: {}", v.name, p.n, p.note));  // the cell says "—"
       const double vals[] = {double(vi), double(p.n), p.seconds, p.median_seconds, double(p.runs), p.pairs,
                              p.work_mib, p.err_vs_full};
       for (std::size_t c = 0; c < 8; ++c) m(vi * ref.size() + pi, c) = p.skipped && c >= 2 ? NAN : float(vals[c]);
@@ -117,11 +124,16 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
                                       "\"work MiB\", \"err vs full\"]");
 
   // The slopes against the claimed exponents.
-  Table slopes({_("variant"), _("cost"), _("claimed"), _("slope ± noise"), _("verdict"), _("faster than full")},
+  Table slopes({_("variant"), _("cost"), _("claimed"), _("slope ± noise"), _("verdict"), _("faster at all n ≥")},
                _f("slope of log(best time) on log(n) for n ≥ {}", cfg.fit_from));
+  std::vector<std::string> sometimes;  // faster than full at some n below its faster_from, or never for good
   for (const VariantSweep& v : s.variants) {
     const std::string faster = &v == &s.variants.front() ? "—"
-                               : v.faster_from ? _f("from n = {}", v.faster_from) : std::string(_("never here"));
+                               : v.faster_from ? std::to_string(v.faster_from) : std::string(_("never here"));
+    std::vector<std::size_t> early;
+    for (std::size_t n : v.faster_at)
+      if (v.faster_from == 0 || n < v.faster_from) early.push_back(n);
+    if (!early.empty()) sometimes.push_back(_f("{} at n = {}", v.name, fmt::join(early, ", ")));
     slopes.add({v.name, v.memory.empty() ? v.complexity : _f("{}, {} memory", v.complexity, v.memory), fmt::format("n^{:.0f}", v.claimed_exponent),
                 std::isnan(v.fit.slope) ? "—"
                 : std::isnan(v.noise)   ? fmt::format("{:.2f}", v.fit.slope)
@@ -130,16 +142,20 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
                 faster});
   }
   nar.table(slopes, /*as_result=*/true);
+  if (!sometimes.empty())
+    nar.result(_f("faster than full attention only at some smaller sizes, not at every larger one: {}",
+                  fmt::join(sometimes, "; ")));
   std::vector<std::string> contended;
   for (const VariantSweep& v : s.variants)
     if (v.min_cpu_share < kContendedCpuShare) contended.push_back(fmt::format("{} {:.0f}%", v.name, 100.0 * v.min_cpu_share));
   if (!contended.empty())
     nar.result(_f("other programs were running: in its fastest run at some size this process got only this share of "
-                  "a core: {}; those times include waiting, so a slope that misses its exponent reads as within noise, not "
-                  "as does not hold", fmt::join(contended, ", ")));
-  nar.say(_("noise: the larger of two standard errors of the fit and the gap to the slope of the median runs. holds: "
-            "within 0.2 of the claimed exponent; within noise: within 0.2 + noise; other programs on a busy machine "
-            "widen the noise."));
+                  "a core: {}; those times include waiting, so these slopes are not judged (too noisy)",
+                  fmt::join(contended, ", ")));
+  nar.say(_f("noise: the larger of two standard errors of the fit and the gap to the slope of the median runs. "
+             "not judged (too noisy): noise over {0}, or under half a core at a fitted size; otherwise holds: "
+             "within {0} of the claimed exponent; within noise: within {0} + noise; does not hold: further off.",
+             kExponentTolerance));
 
   // Why a sparse pattern can lose to full attention: its cost per visible pair.
   const VariantSweep& full = s.variants.front();
@@ -148,21 +164,24 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   for (const char* name : kSparse) {
     const VariantSweep& v = s.at(name);
     const VariantPoint& p0 = v.points.front();
-    if (f0.skipped || p0.skipped || p0.seconds < f0.seconds || p0.pairs <= 0) continue;  // faster at once: nothing to explain
-    const double ratio = p0.ns_per_pair() / f0.ns_per_pair();
+    // medians: a single best run at the smallest n can be an outlier either way
+    if (f0.skipped || p0.skipped || p0.median_seconds < f0.median_seconds || p0.pairs <= 0) continue;
+    const double ns = p0.median_seconds * 1e9 / p0.pairs, f_ns = f0.median_seconds * 1e9 / f0.pairs;
+    const double ratio = ns / f_ns;
+    const double spread = 100.0 * std::max(p0.spread(), f0.spread());
     slower = true;
     nar.result(ratio >= 1.0
-                   ? _f("{} at n = {}: {:.2f} ns per visible pair against full attention's {:.2f} ns ({:.1f}× dearer); "
-                        "it computes {:.0f}% of the n² pairs; at these costs per pair it wins only below {:.0f}%",
-                        v.name, p0.n, p0.ns_per_pair(), f0.ns_per_pair(), ratio,
+                   ? _f("{} at n = {} (median runs, spread up to {:.0f}%): {:.2f} ns per visible pair against full "
+                        "attention's {:.2f} ns ({:.1f}× dearer); it computes {:.0f}% of the n² pairs; at these costs "
+                        "per pair it wins only below {:.0f}%", v.name, p0.n, spread, ns, f_ns, ratio,
                         100.0 * p0.pairs / double(p0.n * p0.n), 100.0 / ratio)
-                   : _f("{} at n = {}: {:.2f} ns per visible pair against full attention's {:.2f} ns ({:.1f}× "
-                        "cheaper), yet slower overall: it computes {:.0f}% of the n² pairs",
-                        v.name, p0.n, p0.ns_per_pair(), f0.ns_per_pair(), 1.0 / ratio,
-                        100.0 * p0.pairs / double(p0.n * p0.n)));
+                   : _f("{} at n = {} (median runs, spread up to {:.0f}%): {:.2f} ns per visible pair against full "
+                        "attention's {:.2f} ns ({:.1f}× cheaper), yet slower overall: it computes {:.0f}% of the n² "
+                        "pairs", v.name, p0.n, spread, ns, f_ns, 1.0 / ratio, 100.0 * p0.pairs / double(p0.n * p0.n)));
   }
   if (slower)
-    nar.say(_("full attention makes all n² scores with one BLAS matrix product, streaming through memory in order; "
+    nar.say(_("full attention makes all n² scores with one BLAS (Basic Linear Algebra Subprograms: the tuned "
+            "matrix library) matrix product, streaming through memory in order; "
             "dilated and Longformer gather each query's keys by index and take one dot product at a time, so each "
             "pair costs more; the window is computed in blocks with one BLAS product per block."));
   // Full attention's time per score element, smallest and largest fitted n: it grows once the n×n
@@ -191,16 +210,24 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     errs.add({v.name, fmt::format("{:.2f}", work), err < 0 ? "—" : fmt::format("{:.1e}", err)});
   }
   nar.table(errs, /*as_result=*/true);
+  const VariantPoint* last_full = nullptr;  // the scale the errors are read against
+  for (const auto& p : full.points)
+    if (!p.skipped) last_full = &p;
+  if (last_full)
+    nar.result(_f("full attention's outputs at n = {} reach max |output| = {:.2f}: each output averages many "
+                  "random values, so every error above is small only against that scale", last_full->n,
+                  last_full->out_max));
 }
 
-std::vector<std::string> ch06_takeaway(const EfficientSweep& s) {
-  std::vector<std::string> holds, noisy, fails, unjudged;
+std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_from) {
+  std::vector<std::string> holds, noisy, too_noisy, fails, unjudged;
   for (const char* name : kSparse) {
     const VariantSweep& v = s.at(name);
     const std::string item = std::isnan(v.fit.slope) ? v.name : fmt::format("{} {:.2f}", v.name, v.fit.slope);
     if (std::isnan(v.noise)) unjudged.push_back(item);
     else if (v.exponent.holds()) holds.push_back(item);
     else if (v.exponent.outcome == Outcome::fails) fails.push_back(item);
+    else if (v.exponent.outcome == Outcome::too_noisy) too_noisy.push_back(item);
     else noisy.push_back(item);
   }
   std::vector<std::string> parts;
@@ -210,7 +237,9 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s) {
   add(holds, _("holds for {}"));
   add(noisy, _("within noise for {}"));
   add(fails, _("does not hold for {}"));
-  add(unjudged, _("not judged for {} (fewer than 3 sizes)"));
+  add(too_noisy, _("not judged (too noisy) for {}"));
+  if (!unjudged.empty())
+    parts.push_back(_f("not judged for {} (fewer than 3 sizes ≥ {})", fmt::join(unjudged, ", "), fit_from));
   return {
       _f("Window, dilated, Longformer and BigBird are O(n) by construction; measured slopes in this run: {} "
          "(timings vary from run to run on a shared machine; step 6's noise column says by how much). They change "

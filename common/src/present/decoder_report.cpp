@@ -51,7 +51,8 @@ Labels token_labels(const BpeTokenizer& tok, const std::vector<int>& ids) {
 
 void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, const std::string& sentence) {
   const BpeTokenizer& tok = lm.tokenizer;
-  Table t({_("merge"), _("left"), _("right"), _("new token"), _("pair count")}, _("the first merges learned"));
+  Table t({_("merge"), _("left"), _("right"), _("new token"), _("pair count")},
+          _("the first merges learned (␣ marks a space)"));
   for (std::size_t r = 0; r < std::min(n_merges, tok.merges.size()); ++r) {
     const BpeMerge& m = tok.merges[r];
     t.add({_f("{} → id {}", r + 1, m.id), bpe_piece_display(tok, m.left), bpe_piece_display(tok, m.right),
@@ -68,7 +69,7 @@ void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, con
   for (const auto& p : token_labels(tok, ids)) pieces += (pieces.empty() ? "" : " | ") + p;
   nar.say(fmt::format("\"{}\"", sentence));
   nar.say(_f("  -> {} tokens: {}", ids.size(), pieces));
-  nar.say(_f("  ({} bytes, {:.2f} bytes per token; ␣ marks a space)", sentence.size(),
+  nar.say(_f("  ({} bytes, {:.2f} bytes per token)", sentence.size(),
              double(sentence.size()) / double(ids.size())));
   const double per_token = double(lm.valid_text.size()) / double(lm.valid_tokens.size());
   nar.result(_f("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
@@ -79,6 +80,8 @@ void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, con
 }
 
 void report_norms(Narrator& nar, const NormStudy& s) {
+  nar.say(_("μ and σ²: the mean and variance of the row's entries; ε: a small constant that keeps the "
+            "division finite; γ: a learned gain, β: a learned shift (one per channel)"));
   nar.record("rmsnorm_x", s.x);
   nar.show("rmsnorm_y", rows_of(s.rms_y, 3, 8), {}, {}, _f("RMSNorm(x), γ = 1 (first 8 of {})", s.x.shape(1)));
   nar.show("layernorm_y", rows_of(s.ln_y, 3, 8), {}, {}, _("LayerNorm(x), γ = 1, β = 0"));
@@ -104,7 +107,8 @@ void report_norms(Narrator& nar, const NormStudy& s) {
 }
 
 void report_ffns(Narrator& nar, const FfnCost& c) {
-  nar.say(_("silu(x) = x·σ(x), σ the logistic sigmoid; ⊙: the element-wise product"));
+  nar.say(_("silu(x) = x·σ(x), here σ is the logistic sigmoid 1/(1 + e^−x), not step 2's σ²; ⊙: the "
+            "element-wise product"));
   Table t({_("feed-forward"), _("hidden"), _("matrices"), _("parameters"), _("best"), _("median")},
           _f("forward on {} random rows, {} runs each, the two alternated", c.rows, c.relu.runs));
   t.add({"ReLU (2017)", std::to_string(c.relu_hidden) + " = 4·d_model", "2", format_count(c.relu_params),
@@ -125,7 +129,9 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
                     "per hidden unit) and the product with x·W_up, and splits the work into three narrower products"),
                   _("SwiGLU is faster here, despite its extra silu and product: the ReLU pass is the slower "
                     "one on this machine"),
-                  _("the difference is within the runs' spread (median − best): no faster or slower here")));
+                  _f("SwiGLU took {:.2f}× ReLU's time in this run (medians), but the gap is inside the runs' spread "
+                     "(median − best): within noise, not judged slower or faster", c.swiglu.median / c.relu.median)
+                      .c_str()));  // the string lives until nar.result has printed it
   nar.say(_("quality is not measured here: Shazeer 2020 (Table 1) reports lower held-out log-perplexity for "
             "SwiGLU than ReLU at equal parameters and computation"));
   nar.code("attn/nn/swiglu.hpp: swiglu_forward; attn/studies/decoder_study.hpp: ffn_cost");
@@ -134,6 +140,9 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
 }
 
 void report_shift(Narrator& nar, const ShiftStudy& s) {
+  nar.say(_f("q, k: head 0's query of the prompt's first token and key of its second, from the trained "
+             "block 0 (d_k = {}); RoPE score: (R_m q)·(R_{{m+{}}} k); sinusoidal-added score: (q + PE(m))·(k + "
+             "PE(m + {})), the table added to q and k", s.d_k, s.distance, s.distance));
   Table t({_("query at m"), _f("key at m + {}", s.distance), _("RoPE score"), _("sinusoidal-added score")});
   for (const ShiftScore& r : s.rows)
     t.add({std::to_string(r.m), std::to_string(r.m + s.distance), fmt::format("{:.5f}", r.rope),
@@ -243,7 +252,7 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
     return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? format_count(std::stoull(v)) : v;
   };
   nar.say(_f("trained earlier with --train --seed {} and loaded from data/ch09/: {} AdamW steps × {} windows × {} tokens ({} tokens seen) in "
-             "{:.0f} s of wall-clock time with {}",
+             "{:.0f} s of wall-clock time with {} (recorded by that training run on its machine, not timed now)",
              get("seed"), get("steps"), get("batch"), get("time"), count("train_tokens_seen"),
              std::stod(md.count("train_seconds") ? md.at("train_seconds") : "0"),
              get("blas_threads") == "1" ? std::string(_("1 OpenBLAS thread"))
@@ -263,6 +272,7 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
             "the row's valid loss measures (the held-out chapters at that step); that is why it can be the higher"));
   Table a({_("model"), _("parameters"), _("text"), _("vocabulary"), _("valid loss"), "bits/byte"},
           _("for scale only: different text, vocabulary and size"));
+  nar.say(_("KJV: the King James Version of the Bible (1611), the text this model was trained on"));
   a.add({_("this model"), format_count(parameter_count(lm.model)), _("KJV Bible"),
          std::to_string(lm.model.cfg.vocab) + " BPE", _f("{:.3f} / token", v.loss), fmt::format("{:.3f}", v.bits_per_byte)});
   a.add({"llama2.c 260K", "260K", "TinyStories", "512 BPE", _f("{:.2f} / token", 1.30), "—"});
@@ -352,8 +362,9 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
   nar.result(_f("4-token spans that already occurred earlier in the same text: greedy {:.0f}%, sampled {:.0f}%",
                 100.0 * d.greedy_repeats, 100.0 * d.sampled_repeats));
   nar.result(sentence_for(d.greedy_loops.outcome,
-                  _("greedy decoding falls into a loop: once a phrase is its own likeliest continuation, it "
-                    "comes back again and again; sampling leaves the loop by chance"),
+                  _f("greedy text repeats itself more ({:.0f}% of its 4-token spans against {:.0f}%): once a "
+                     "phrase is its own likeliest continuation it tends to come back; sampling breaks away by chance",
+                     100.0 * d.greedy_repeats, 100.0 * d.sampled_repeats).c_str(),
                   _("here sampling repeats itself more than greedy decoding does"),
                   _("greedy and sampled text repeat themselves about as much here (within 10 points)")));
   nar.say(_("papers: Holtzman et al. 2020 find greedy and beam search text degenerating into repetition, and "
@@ -362,7 +373,8 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
 
 void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, bool bench) {
   Table t({_("new tokens"), _("cached"), _("tokens/s"), _("no cache"), _("tokens/s"), _("speed-up"), _("same tokens")},
-          _f("generation after the prompt, best of {}", s.repeats));
+          _f("generation after the prompt, best of {} runs with the cache and {} without", s.cached_repeats,
+             s.repeats));
   for (const KvSpeedRow& r : s.rows)
     t.add({std::to_string(r.tokens), fmt::format("{:.3f} s", r.cached_seconds),
            fmt::format("{:.0f}", double(r.tokens) / r.cached_seconds), fmt::format("{:.3f} s", r.uncached_seconds),
@@ -372,9 +384,12 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
   nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
                 "errors of the fit; 1 = linear, 2 = quadratic)", s.cached_slope, 2.0 * s.cached_slope_se,
                 s.uncached_slope, 2.0 * s.uncached_slope_se));
-  nar.say(_f("(fitted to {} lengths of {} to {} tokens, times of a few milliseconds: on a shared machine these "
-             "slopes change from run to run, so read them only as roughly linear or quadratic)", s.rows.size(),
-             s.rows.front().tokens, s.rows.back().tokens));
+  nar.result(_f("cached ≈ linear: {}; uncached ≈ quadratic: {}", outcome_word(s.cached_linear.outcome),
+                outcome_word(s.uncached_quadratic.outcome)));
+  nar.say(_f("(fitted to {0} lengths of {1} to {2} tokens, cached times {3:.3f} to {4:.3f} s; on a shared "
+             "machine the slopes change from run to run. not judged (too noisy): noise over {5}; otherwise "
+             "holds: within {5} of 1 or 2; within noise: within {5} + noise)", s.rows.size(), s.rows.front().tokens,
+             s.rows.back().tokens, s.rows.front().cached_seconds, s.rows.back().cached_seconds, kKvSlopeTolerance));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)
@@ -428,18 +443,20 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
                      same ? _("the same tokens") : _("but different tokens"),
                      double(f.paged.contiguous_bytes) / double(f.paged.paged_bytes)));
   lines.push_back(_f("Measured here: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
-                     "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time, RoPE's scores {} under a shift, GQA's cache {}× "
-                     "smaller.",
+                     "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time ({}), RoPE's scores {} under a shift, GQA's "
+                     "cache {}× smaller.",
                      100.0 * f.norms.saving.from_best, 100.0 * f.norms.saving.from_median,
                      sentence_for(f.norms.saving.outcome, _("faster in both, as one operation alone"),
                                   _("slower in both"), _("within noise")),
                      f.ffn.swiglu.median / f.ffn.relu.median,
+                     sentence_for(f.ffn.swiglu_slower.outcome, _("slower"), _("faster"),
+                                  _("within the runs' spread: not judged")),
                      sentence_for(f.shift.rope_invariant.outcome, _("unchanged"), _("changed"), _("unmeasured")),
                      shipped ? mha / shipped : 0));
   lines.push_back(_("Cited, not measured: SwiGLU's lower perplexity (Shazeer 2020)."));
   lines.push_back(_f("Greedy decoding: {:.0f}% of its 4-token spans repeat, against {:.0f}% when sampling ({}).",
                      100.0 * f.decoding.greedy_repeats, 100.0 * f.decoding.sampled_repeats,
-                     sentence_for(f.decoding.greedy_loops.outcome, _("a loop"), _("sampling repeats more"),
+                     sentence_for(f.decoding.greedy_loops.outcome, _("greedy repeats more"), _("sampling repeats more"),
                           _("no clear difference"))));
   return lines;
 }

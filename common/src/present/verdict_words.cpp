@@ -10,6 +10,7 @@ const char* outcome_word(Outcome o) {
     case Outcome::holds: return _("holds");
     case Outcome::partly: return _("partly");
     case Outcome::fails: return _("does not hold");
+    case Outcome::too_noisy: return _("not judged (too noisy)");
     case Outcome::inconclusive: break;
   }
   return _("within noise");

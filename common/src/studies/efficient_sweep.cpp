@@ -84,13 +84,13 @@ LogLogFit loglog_fit(const std::vector<double>& x, const std::vector<double>& y)
   return f;
 }
 
-Verdict judge_exponent(double slope, double claimed, double noise) {
-  constexpr double kTolerance = 0.2;  // a slope this close to its exponent reads as that exponent
+Verdict judge_exponent(double slope, double claimed, double noise, double tolerance) {
   Verdict v;
   v.measured = std::abs(slope - claimed);
-  v.bound = kTolerance;
-  v.partly = kTolerance + (std::isfinite(noise) ? noise : 0.0);
+  v.bound = tolerance;
+  v.partly = tolerance + (std::isfinite(noise) ? noise : 0.0);
   if (!std::isfinite(slope) || !std::isfinite(noise)) v.outcome = Outcome::inconclusive;
+  else if (noise > tolerance) v.outcome = Outcome::too_noisy;
   else if (v.measured <= v.bound) v.outcome = Outcome::holds;
   else if (v.measured <= v.partly) v.outcome = Outcome::inconclusive;
   else v.outcome = Outcome::fails;
@@ -128,10 +128,14 @@ void judge_sweep(EfficientSweep& s, std::size_t fit_from) {
     for (const auto& p : v.points)
       if (!p.skipped && p.n >= fit_from) v.min_cpu_share = std::min(v.min_cpu_share, p.cpu_share);
     v.exponent = judge_exponent(v.fit.slope, v.claimed_exponent, v.noise);
-    if (v.exponent.outcome == Outcome::fails && v.min_cpu_share < kContendedCpuShare)
-      v.exponent.outcome = Outcome::inconclusive;  // the times measure the other programs as much as this one
+    if (std::isfinite(v.noise) && v.min_cpu_share < kContendedCpuShare)
+      v.exponent.outcome = Outcome::too_noisy;  // the times measure the other programs as much as this one
     v.faster_from = 0;
+    v.faster_at.clear();
     if (full == nullptr || &v == full) continue;
+    for (const VariantPoint& p : v.points)
+      for (const VariantPoint& q : full->points)
+        if (q.n == p.n && !q.skipped && !p.skipped && p.seconds < q.seconds) v.faster_at.push_back(p.n);
     for (std::size_t i = v.points.size(); i-- > 0;) {  // from the largest n down, while it stays faster
       const VariantPoint& p = v.points[i];
       const VariantPoint* f = nullptr;
@@ -276,6 +280,7 @@ EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, c
       }
       Mat result;
       VariantPoint pt = time_point(variants[i], q, k, v, cfg, result);
+      pt.out_max = double(xt::amax(xt::abs(result))());
       if (i == 0) full_out = result;
       if (full_out.size() == result.size()) pt.err_vs_full = max_abs_diff(result, full_out);
       out.variants[i].points.push_back(pt);

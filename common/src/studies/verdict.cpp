@@ -33,6 +33,7 @@ const char* outcome_id(Outcome o) {
     case Outcome::holds: return "holds";
     case Outcome::partly: return "partly";
     case Outcome::fails: return "fails";
+    case Outcome::too_noisy: return "too_noisy";
     case Outcome::inconclusive: break;
   }
   return "inconclusive";

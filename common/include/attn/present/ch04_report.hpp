@@ -28,6 +28,8 @@ void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreeme
 void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
 // Step 5's "why": where attention reaches half the work and the scores match the feed-forward.
 void explain_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths);
+// Step 6's opening definitions: MQA, GQA, g and the KV cache.
+void define_gqa(Narrator& nar);
 // Step 6: GQA vs repeated MHA, what mean-pooling MHA's K/V heads into GQA and MQA changes in the
 // output (pooled), and the KV-cache bytes of a LLaMA-2-70B-like model.
 void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolingCost>& pooled);

@@ -28,6 +28,6 @@ void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps);
 // "sweep_variants", "sweep_columns").
 void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepConfig& cfg);
 // The closing lines, chosen by the sweep's verdicts.
-std::vector<std::string> ch06_takeaway(const EfficientSweep& s);
+std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_from);
 
 }  // namespace attn

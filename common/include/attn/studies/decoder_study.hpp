@@ -150,11 +150,12 @@ struct KvSpeedRow {
   double cached_seconds = 0.0, uncached_seconds = 0.0;
   bool identical = false;  // the two produced the same tokens
 };
-// Generates n tokens after the prompt for each n, with and without the cache (best of `repeats`).
-// The model's RoPE tables are extended when prompt + n exceeds its context (timing only).
+// Generates n tokens after the prompt for each n, with and without the cache (best of `repeats`
+// without it, best of `cached_repeats` with it, after one untimed run; 0: `repeats`). The model's
+// RoPE tables are extended when prompt + n exceeds its context (timing only).
 std::vector<KvSpeedRow> kv_speed_sweep(const DecoderLM& m, const std::vector<int>& prompt,
                                        const std::vector<std::size_t>& lengths, const SamplerConfig& sc,
-                                       std::uint64_t seed, int repeats = 2);
+                                       std::uint64_t seed, int repeats = 2, int cached_repeats = 0);
 
 struct PrefillDecode {
   std::size_t tokens = 0;
@@ -164,19 +165,26 @@ struct PrefillDecode {
 };
 PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& tokens, int repeats = 3);
 
+// "Roughly linear or quadratic": a fitted slope within 0.5 of 1 or 2, judged only when its noise
+// (2 standard errors) is at most that (judge_exponent with this tolerance).
+constexpr double kKvSlopeTolerance = 0.5;
 struct KvCacheStudy {
-  int repeats = 0;
+  int repeats = 0, cached_repeats = 0;  // best of: without the cache, with it
   std::vector<KvSpeedRow> rows;
   double cached_slope = 0.0, uncached_slope = 0.0;  // log-log slope of time against tokens
   double cached_slope_se = 0.0, uncached_slope_se = 0.0;  // their standard errors (loglog_fit)
+  Verdict cached_linear, uncached_quadratic;  // judge_kv_slopes
   double speedup = 0.0;                             // uncached / cached at the longest length
   bool past_context = false;                        // the sweep ran past the trained positions
   Verdict same_tokens;   // judge_same_tokens(rows)
   PrefillDecode prefill; // the first 128 held-out tokens
 };
+// The two slopes against 1 (cached) and 2 (uncached), noise = 2 standard errors, tolerance
+// kKvSlopeTolerance (judge_exponent); fills s.cached_linear and s.uncached_quadratic.
+void judge_kv_slopes(KvCacheStudy& s);
 // Holds when every row gave the same tokens with and without the cache; no rows: inconclusive.
 Verdict judge_same_tokens(const std::vector<KvSpeedRow>& rows);
-// lengths 16, 32, 64 (best of 3), or to 512 with bench (best of 2).
+// lengths 16, 32, 64 (best of 3 without the cache, 7 with it), or to 512 with bench (2 and 3).
 KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
                             std::uint64_t seed, bool bench);
 

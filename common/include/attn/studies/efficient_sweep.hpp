@@ -26,6 +26,7 @@ struct VariantPoint {
   double work_mib = 0.0;        // counted working memory beyond Q, K, V and the output
   double rss_mib = -1.0;        // measured growth of peak RSS over one run (-1: unavailable)
   double err_vs_full = -1.0;    // max |variant − full attention| (-1: full attention skipped at this n)
+  double out_max = 0.0;         // max |output|: the scale err_vs_full is read against
   // Process CPU time / wall time of the fastest run: near 1 (one thread) or above (BLAS threads)
   // when the run had the cores to itself; far below 1 when other programs took them.
   double cpu_share = 1.0;
@@ -47,10 +48,13 @@ LogLogFit loglog_fit(const std::vector<double>& x, const std::vector<double>& y)
 // A point whose fastest run got less than this share of a core ran on a contended machine.
 constexpr double kContendedCpuShare = 0.5;
 
-// |slope − claimed| ≤ 0.2 → holds; ≤ 0.2 + noise → inconclusive ("within noise"); else fails.
-// noise = max(2 standard errors, |slope of the best runs − slope of the medians|). measured =
-// |slope − claimed|, bound = 0.2, partly = 0.2 + noise. A NaN slope is inconclusive.
-Verdict judge_exponent(double slope, double claimed, double noise);
+// noise > tolerance → too_noisy (not judged: the fit cannot tell the exponent to within its own
+// tolerance); else |slope − claimed| ≤ tolerance → holds; ≤ tolerance + noise → inconclusive
+// ("within noise"); else fails. noise = max(2 standard errors, |slope of the best runs − slope of
+// the medians|). measured = |slope − claimed|, bound = tolerance, partly = tolerance + noise. A NaN
+// slope or noise is inconclusive.
+constexpr double kExponentTolerance = 0.2;  // a slope this close to its exponent reads as that exponent
+Verdict judge_exponent(double slope, double claimed, double noise, double tolerance = kExponentTolerance);
 
 struct VariantSweep {
   std::string name;        // "full", "window", …
@@ -61,12 +65,13 @@ struct VariantSweep {
   LogLogFit fit;           // of the best runs, over the points with n >= fit_from
   double median_slope = 0.0;  // the same fit of the median runs
   double noise = 0.0;      // max(2·standard error, |slope − median_slope|); NaN with < 3 sizes
-  Verdict exponent;        // judge_exponent(fit.slope, claimed_exponent, noise); a "fails" on a
-                           // contended machine (min_cpu_share < kContendedCpuShare) is inconclusive
+  Verdict exponent;        // judge_exponent(fit.slope, claimed_exponent, noise); on a contended
+                           // machine (min_cpu_share < kContendedCpuShare) too_noisy, whatever the slope
   double min_cpu_share = 1.0;  // the smallest cpu_share over the fitted points
   // The smallest measured n from which this variant is faster than full attention (best runs) at
   // every larger n measured; 0 if never.
   std::size_t faster_from = 0;
+  std::vector<std::size_t> faster_at;  // every n where it was faster than full attention (best runs)
   double largest_spread() const;
 };
 

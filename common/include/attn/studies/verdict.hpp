@@ -14,6 +14,7 @@ enum class Outcome {
   partly,        // between the bound and a weaker one
   fails,         // the measurement contradicts the claim
   inconclusive,  // within noise of the alternative, or not measurable (a skipped row, a NaN)
+  too_noisy,     // not judged: the measurement's own noise is larger than the claim's tolerance
 };
 
 struct Verdict {
@@ -35,7 +36,8 @@ inline Verdict judge_at_most(double measured, double bound) { return judge_at_mo
 // |a − b| ≤ noise → inconclusive; a − b < −noise → fails. measured = a − b, bound = noise.
 Verdict judge_greater(double a, double b, double noise);
 
-// The outcome as an export/JSON identifier: "holds", "partly", "fails", "inconclusive".
+// The outcome as an export/JSON identifier: "holds", "partly", "fails", "inconclusive",
+// "too_noisy".
 const char* outcome_id(Outcome o);
 
 }  // namespace attn
