@@ -93,6 +93,7 @@ TEST_CASE("chapter 12 refuses the training-only options without --train") {
 
 TEST_CASE("chapter 12 --export --html: each closing message once") {
   const fs::path dir = scratch_dir("ch12-once");
+  fs::create_directories(dir);
   const RunResult r = run_program("12_beyond_attention",
                                   {"--quiet", "--export", (dir / "out").string(), "--html", (dir / "v.html").string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
