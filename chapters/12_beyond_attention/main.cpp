@@ -22,20 +22,19 @@ using namespace attn;
 int main(int argc, char** argv) {
   ChapterApp ch("12", /*default_seed=*/12, /*total_steps=*/7);
   bool train = false;
-  RecallTrainConfig tc;  // the shipped recipe: lr 1e-2 (SSM d = 64: 5e-3), batch 16, ≤ 1500 steps (SSM 4000),
-                         // early stop at 0.99
-  tc.lr = 1e-2;
+  RecallTrainConfig tc = recall_shipped_recipe();  // what --train runs; the options below change it
   std::vector<std::string> only;
-  ch.app().add_flag("--train", train, _("retrain the 15 MQAR models (one thread); rewrites data/ch12/"));
+  CLI::Option* train_flag =
+      ch.app().add_flag("--train", train, _("retrain the 15 MQAR models (one thread); rewrites data/ch12/"));
   ch.app().add_option("--train-only", only, _("with --train, only these models (attention window linear ssm "
                                               "hybrid)"))
-      ->check(CLI::IsMember({"attention", "window", "linear", "ssm", "hybrid"}));
+      ->check(CLI::IsMember({"attention", "window", "linear", "ssm", "hybrid"}))->needs(train_flag);
   ch.app().add_option("--train-steps", tc.max_steps, _("most Adam steps per model with --train"))
-      ->capture_default_str()->check(CLI::Range(1, 100000));
+      ->capture_default_str()->check(CLI::Range(1, 100000))->needs(train_flag);
   ch.app().add_option("--train-ssm-steps", tc.ssm_max_steps, _("most Adam steps of each SSM model with --train"))
-      ->capture_default_str()->check(CLI::Range(1, 100000));
+      ->capture_default_str()->check(CLI::Range(1, 100000))->needs(train_flag);
   ch.app().add_option("--train-lr", tc.lr, _("peak learning rate with --train"))
-      ->capture_default_str()->check(finite_range(1e-5, 1.0));
+      ->capture_default_str()->check(finite_range(1e-5, 1.0))->needs(train_flag);
   ch.describe_seed(_("the random inputs of step 2's agreement check, and the initial weights and batches of "
                      "--train"));
   ch.set_question(_("Question: can a fixed-size state do what attention does — and where does it fail?"));
@@ -101,7 +100,8 @@ int main(int argc, char** argv) {
       }, archs);
       nar.result(_f("{} models trained in {:.0f} s on one thread", trained.size(), total));
     }
-    show_mqar_recipe(nar, tc, RecallModelConfig{});
+    const RecallTable table = evaluate_recall_suite(suite, train ? data_dir() + "/ch12" : "");
+    show_mqar_recipe(nar, train ? tc : recall_shipped_recipe(), train, table, RecallModelConfig{});
     const RecallCurve ssm_curve = recall_curve_of(RecallArch::ssm, 16, train ? data_dir() + "/ch12" : "");
     report_recall_curve(nar, RecallArch::ssm, 16, ssm_curve, RecallModelConfig{}.vocab / 2);
     nar.code("attn/data/mqar.hpp, attn/models/recall_model.hpp, attn/studies/recall.hpp: train_recall_model");
@@ -111,10 +111,10 @@ int main(int argc, char** argv) {
     // ------------------------------------------------------------------ 6. the recall wall
     nar.step(_("The recall wall: accuracy against the bytes of state"), _("per layer: KV cache 2·T·d, or state h·N·P"),
              "Arora et al. 2024 (Based), Fig. 2");
-    const RecallTable table = evaluate_recall_suite(suite, train ? data_dir() + "/ch12" : "");
     const RecallVerdicts verdicts = judge_recall(table);
     report_recall(nar, table, verdicts, RecallModelConfig{},
-                  train ? _("this run's training") : _("the shipped checkpoints (data/ch12/)"));
+                  train ? _f("this run's training (seed {})", tc.seed)
+                        : _("the shipped checkpoints (data/ch12/), trained by --train with seed 12"));
     export_recall(nar, table, verdicts);
     nar.why(_("Zoology reports attention near 1.0 at every width while recurrent models fall as the pairs "
               "outgrow their state; a hybrid keeps one attention layer for the lookup."));
@@ -131,6 +131,5 @@ int main(int argc, char** argv) {
               "the recurrent layers keep the cost flat."));
 
     nar.takeaway({ssd_takeaway(agreement, timing), recall_takeaway(table, verdicts), decode_cost_takeaway(cost)});
-    nar.finish();
   });
 }

@@ -85,3 +85,29 @@ TEST_CASE("chapter 12 refuses a bad --train-steps") {
   CHECK(only.status == 2);  // refused before any training starts
   CHECK(only.err_has("--train-only"));
 }
+
+TEST_CASE("chapter 12 refuses the training-only options without --train") {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--train-only", "ssm"}, {"--train-steps", "5"}, {"--train-ssm-steps", "5"}, {"--train-lr", "0.5"}}) {
+    const RunResult r = run_program("12_beyond_attention", args);
+    CHECK_MESSAGE(r.status == 2, args[0]);
+    CHECK_MESSAGE(r.err_has(args[0] + " requires --train"), r.err);
+    CHECK(r.out.empty());  // refused before the lesson starts
+  }
+}
+
+TEST_CASE("chapter 12 --export --html: each closing message once") {
+  const fs::path dir = scratch_dir("ch12-once");
+  fs::create_directories(dir);
+  const RunResult r = run_program("12_beyond_attention",
+                                  {"--quiet", "--export", (dir / "out").string(), "--html", (dir / "v.html").string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto count = [&](const std::string& s) {
+    std::size_t n = 0;
+    for (std::size_t at = r.out.find(s); at != std::string::npos; at = r.out.find(s, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("Exported ") == 1);
+  CHECK(count("Wrote ") == 1);
+  fs::remove_all(dir);
+}

@@ -4,11 +4,18 @@
 // curve's plateau at 1/n (parsed from a checkpoint's metadata, then judged and worded).
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <sstream>
 #include <string>
 
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+
+#include "attn/data/mqar.hpp"
+#include "attn/present/chapters.hpp"
+#include "attn/present/terminal.hpp"
+#include "attn/tensor/rng.hpp"
 
 #include "attn/present/beyond_report.hpp"
 #include "attn/present/i18n.hpp"
@@ -208,7 +215,9 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
   CHECK(two_significant(57.0) == "57");
   const RecallTable learned = table_with(0.3, 0.1, 0.95, 0.1, 1.0);  // the SSM recalls 0.95 at n = 4
   // Linear attention with the same bytes recalls 0.9 where the SSM recalls 0.3: not the state alone.
-  CHECK(recall_takeaway(learned, judge_recall(learned)).find("written and trained matters too") != std::string::npos);
+  CHECK(recall_takeaway(learned, judge_recall(learned)).find("how it writes and trains its state, not the state's "
+                                                            "size") != std::string::npos);
+  CHECK(recall_takeaway(learned, judge_recall(learned)).find("0.95 at n = 4 but 0.30 at n = 32") != std::string::npos);
   const RecallTable alike = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.35);  // linear 0.35 against the SSM's 0.3
   CHECK(recall_takeaway(alike, judge_recall(alike)).find("its fixed state runs short") != std::string::npos);
   // The decode takeaway: best and median ratios as a range, one figure when they round alike.
@@ -280,4 +289,105 @@ TEST_CASE("report_recall_curve: the drawn curve and the sentence its plateau ver
   CHECK(quick.find("it stayed near 1/n = 0.25 (within ±0.08) for 100 steps at most") != std::string::npos);
   CHECK(quick.find("at least 300 steps': does not hold") != std::string::npos);
   CHECK(text(RecallCurve{}).find("stores no training curve") != std::string::npos);
+
+TEST_CASE("the window's ceiling: the share of queries whose value lies within w tokens") {
+  CHECK(recall_window_ceiling(4, 64, 2024, 16) == doctest::Approx(1.0));  // T = 12 ≤ w: every value in reach
+  CHECK(recall_window_ceiling(8, 64, 2024, 1000) == doctest::Approx(1.0));
+  CHECK(recall_window_ceiling(8, 64, 2024, 1) == doctest::Approx(0.0));   // a query never holds its own value
+  // By hand: query j of n sits at 2n + j and sees positions 2n + j − w + 1 … ; the value of the key in
+  // slot s sits at 2s + 1, and the slot asked is uniform, so the expected share is
+  // Σ_j #{s : 2s + 1 ≥ 2n + j − w + 1} / n²: 0.75 at n = 8, 0.0625 at n = 32 for w = 16.
+  for (std::size_t n : {8u, 32u}) {
+    double expected = 0;
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t s = 0; s < n; ++s) expected += 2 * s + 1 + 16 >= 2 * n + j + 1 ? 1.0 : 0.0;
+    expected /= double(n * n);
+    CHECK(recall_window_ceiling(n, 4096, 7, 16) == doctest::Approx(expected).epsilon(0.03));
+  }
+}
+
+TEST_CASE("recall verdicts: the window at its ceiling, and why it misses where the sequence fits it") {
+  RecallTable t = table_with(0.3, 0.1, 0.95, 0.1, 1.0);  // pairs 4 and 32; the window recalls 1.0 and 0.1
+  CHECK(judge_recall(t).window_at_ceiling.outcome == Outcome::inconclusive);  // no ceilings measured
+  t.window_ceiling = {1.0, 0.08};
+  const RecallVerdicts at = judge_recall(t);
+  CHECK(at.window_at_ceiling.outcome == Outcome::holds);  // 0.1 against 0.08
+  CHECK(at.window_at_ceiling.measured == doctest::Approx(0.02));
+  CHECK(at.window_ceiling_pairs == 32);
+  CHECK(at.blind_share == doctest::Approx(0.46));  // (0 + 0.92) / 2
+  t.window_ceiling = {1.0, 0.4};
+  CHECK(judge_recall(t).window_at_ceiling.outcome == Outcome::fails);  // 0.3 below its reach
+  t.window_ceiling = {1.0, 0.18};
+  CHECK(judge_recall(t).window_at_ceiling.outcome == Outcome::partly);
+  t.steps = {{RecallArch::sliding_window, 16, 1500}, {RecallArch::attention, 16, 1100}};
+  CHECK(window_gap_cause(t, at, 16).find("Not a shorter run: the window ran 1500 steps, attention 1100") !=
+        std::string::npos);
+  CHECK(window_gap_cause(t, at, 16).find("46% of the queries") != std::string::npos);
+  t.steps = {{RecallArch::sliding_window, 16, 500}, {RecallArch::attention, 16, 1100}};
+  CHECK(window_gap_cause(t, at, 16).find("fewer steps (500 against attention's 1100)") != std::string::npos);
+  CHECK(recall_steps_range(t, false) == "500–1100");
+  CHECK(recall_steps_range(t, true) == "?");
+}
+
+namespace {
+// Runs of spaces and line breaks as one space: the narrator wraps long lines.
+std::string squeeze_spaces(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == ' ' || c == '\n';
+    if (!space) out += c;
+    else if (!out.empty() && out.back() != ' ') out += ' ';
+  }
+  return out;
+}
+std::string narrated(const std::function<void(Narrator&)>& body) {
+  std::ostringstream out;
+  NarratorOptions opts;
+  opts.color = false;
+  Narrator nar(chapter_info("12"), opts, 7, out);
+  nar.step("x");
+  body(nar);
+  return squeeze_spaces(out.str());
+}
+}  // namespace
+
+TEST_CASE("chapter 12's step 5 describes the shipped models from their checkpoints, not from --train options") {
+  RecallTable t = table_with(0.3, 0.1, 0.95, 0.1, 1.0);
+  t.steps = {{RecallArch::attention, 16, 400}, {RecallArch::sliding_window, 16, 1500}, {RecallArch::ssm, 16, 4000}};
+  RecallTrainConfig odd = recall_shipped_recipe();
+  odd.max_steps = 5;
+  odd.lr = 0.5;
+  const std::string shipped = narrated([&](Narrator& n) { show_mqar_recipe(n, odd, false, t, {}); });
+  CHECK(shipped.find("400–1500 steps, the SSMs 4000") != std::string::npos);
+  CHECK(shipped.find("after 5 steps") == std::string::npos);
+  CHECK(shipped.find("5e-1") == std::string::npos);
+  CHECK(shipped.find("stopping sequences (a set apart from step 6's)") != std::string::npos);
+  const std::string now = narrated([&](Narrator& n) { show_mqar_recipe(n, odd, true, t, {}); });
+  CHECK(now.find("a peak rate of 5e-1") != std::string::npos);
+  CHECK(now.find("otherwise after 5 steps") != std::string::npos);
+  CHECK(recall_shipped_recipe().lr == doctest::Approx(1e-2));
+}
+
+TEST_CASE("chapter 12's step 3 withholds the speed-up by the takeaway's rule") {
+  const SsdTiming fast = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {256, 40e-6, 60e-6, 20e-6}, {1024, 160e-6, 900e-6, 80e-6}}, 4, 4, 64);
+  const SsdTiming jump = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 80e-6, 20e-6, 12e-6}, {256, 160e-6, 80e-6, 24e-6}},
+                                          4, 4, 64);
+  const SsdAgreement agree = judge_ssd_agreement(1e-7, 1e-7, 1e-7);
+  const std::string quoted = narrated([&](Narrator& n) { report_ssd_timing(n, fast); });
+  CHECK(quoted.find("2.0× faster than the scan") != std::string::npos);
+  CHECK(ssd_takeaway(agree, fast).find("2.0× the scan's speed") != std::string::npos);
+  const std::string withheld = narrated([&](Narrator& n) { report_ssd_timing(n, jump); });
+  CHECK(withheld.find("× faster than the scan") == std::string::npos);
+  CHECK(squeeze_spaces(withheld).find(squeeze_spaces(ssd_speedup_withheld())) != std::string::npos);
+  CHECK(ssd_takeaway(agree, jump).find(ssd_speedup_withheld()) != std::string::npos);
+}
+
+TEST_CASE("format_heatmap: the legend says what '·' stands for") {
+  const Mat m{{1.0f, -INFINITY}, {0.5f, 1.0f}};
+  CHECK(format_heatmap(m, {}, {}, {}).find("'·' masked (−∞)") != std::string::npos);
+  HeatmapStyle st;
+  st.masked_legend = "0 (masked future)";
+  const std::string h = format_heatmap(m, {}, {}, st);
+  CHECK(h.find("'·' 0 (masked future)") != std::string::npos);
+  CHECK(h.find("−∞") == std::string::npos);
 }

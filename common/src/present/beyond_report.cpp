@@ -55,6 +55,31 @@ std::string ratio_range(const DecodeCost& c) {
 }
 }  // namespace
 
+std::string window_gap_cause(const RecallTable& t, const RecallVerdicts& v, std::size_t d) {
+  const std::size_t win = t.steps_of(RecallArch::sliding_window, d), att = t.steps_of(RecallArch::attention, d);
+  const std::string steps = win < att ? _f("The window ran fewer steps ({} against attention's {})", win, att)
+                                      : _f("Not a shorter run: the window ran {} steps, attention {}", win, att);
+  if (!std::isfinite(v.blind_share)) return steps + ".";
+  return _f("{}; in training's mix of pair counts, drawn alike, {:.0f}% of the queries (counted on step 6's "
+            "sequences) have their value beyond the window's reach, a likely cause.", steps, 100 * v.blind_share);
+}
+
+std::string recall_steps_range(const RecallTable& t, bool ssm) {
+  std::size_t lo = 0, hi = 0;
+  for (const RecallTrainedSteps& r : t.steps)
+    if ((r.arch == RecallArch::ssm) == ssm && r.steps > 0) {
+      lo = lo == 0 ? r.steps : std::min(lo, r.steps);
+      hi = std::max(hi, r.steps);
+    }
+  if (hi == 0) return "?";
+  return lo == hi ? std::to_string(hi) : fmt::format("{}–{}", lo, hi);
+}
+
+std::string ssd_speedup_withheld() {
+  return _("the chunked speed-up is not quoted: the scan's or the chunked timings grew off their cost in this "
+           "run");
+}
+
 std::string two_significant(double x) {
   if (!std::isfinite(x) || x <= 0) return fmt::format("{:.2g}", x);
   const int digits = int(std::floor(std::log10(x)));
@@ -70,10 +95,11 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
     return _f("{} {}", line, _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as "
                                 "state.", v.ssm_fewest.measured, t.pairs.front()));
   if (v.same_bytes_differ.holds())
-    return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}, so its fixed state limits it at n = {}; but "
-                                "linear attention with about the same bytes recalls {:.2f} there: how a state "
-                                "is written and trained matters too.", v.ssm_fewest.measured, t.pairs.front(),
-                                t.pairs.back(), v.acc_linear));
+    return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}, while linear attention "
+                                "with about the same bytes ({} against {}) keeps {:.2f}: here the SSM's wall is "
+                                "how it writes and trains its state, not the state's size.",
+                                v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
+                                ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear));
   return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: where its state is ample it learns the lookup, "
                               "and at n = {} its fixed state runs short.", v.ssm_fewest.measured, t.pairs.front(),
                               t.pairs.back()));
@@ -106,6 +132,7 @@ void show_ssd_forms(Narrator& nar, const SsdExample& e) {
     for (std::size_t u = t + 1; u < n; ++u) picture(t, u) = -INFINITY;
   HeatmapStyle style;
   style.vmin = 0.0, style.vmax = 1.0;  // decays lie in [0, 1]
+  style.masked_legend = _("0 (masked future)");
   nar.heatmap("ssd_mask", picture, ch12_rows(n), cols, _("L as a picture: the past fades; '·' the masked future"),
               style);
   nar.show("ssd_y_quadratic", e.y_quadratic, ch12_rows(n), {"y0", "y1"}, _("quadratic form: the scan's numbers"));
@@ -162,6 +189,10 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   else
     nar.result(_("crossover in this run: none in this range; the quadratic form stayed faster than the scan"));
   const std::size_t longest = r.rows.empty() ? 0 : r.rows.back().t;
+  if (!r.speedup_clean.holds()) {  // the takeaway's rule (ssd_takeaway)
+    nar.result(_f("at T = {}: {} (above)", longest, ssd_speedup_withheld()));
+    return;
+  }
   switch (r.chunked_faster.outcome) {
     case Outcome::holds:
       nar.result(_f("at T = {} the chunked form is {:.1f}× faster than the scan on this CPU in this run",
@@ -238,22 +269,32 @@ void show_mqar_task(Narrator& nar, std::size_t vocab) {
   nar.block(fmt::format("  {:<8}{}\n  {:<8}{}\n", _("input"), in, _("target"), out));
   nar.say(_f("σ is a random order of the n keys. Each sequence draws its n keys afresh (distinct) from 0 … {} and "
              "its values from {} … {}, so no pair can be learned by heart: it must be read from the context. The "
-             "loss is taken only at the queries (chance: 1/{}).", vocab / 2 - 1, vocab / 2, vocab - 1, vocab / 2));
+             "loss is taken only at the queries (chance accuracy: 1/{}; naming some value of the sequence: 1/n).",
+             vocab / 2 - 1, vocab / 2, vocab - 1, vocab / 2));
 }
 
-void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, const RecallModelConfig& cfg) {
-  nar.say(_f("what it took to learn at this size (the README's training notes hold the runs): a learning rate "
-             "of {} (at 1e-3 attention at d = 32 stayed at chance for 1500 steps), and a short convolution "
-             "before every mixer, as Mamba and Based (Arora et al. 2024) have: a causal convolution over the "
-             "last K = {} tokens, channel by channel.", ch12_rate(tc.lr), cfg.conv_taps));
-  nar.say(_f("training stops early once every pair count reaches {:.2f} on {} held-out sequences, checked every "
-             "{} steps, and otherwise after {} steps ({} for the SSM): the steps column of step 6.",
-             tc.stop_accuracy, tc.eval_seqs, tc.eval_every, tc.max_steps, tc.ssm_max_steps));
-  nar.say(_f("the SSM needed more (README): a rate in a narrow window (on 4 pairs at d = 32, after 3000 steps "
-             "5e-3 recalled 0.27 and 2e-2 0.05 where 1e-2 reached 0.86; d = 64 does better at {}), and {} "
-             "steps instead of {}: with {} steps at 1e-2 it stayed near 1/n (0.18–0.24 at 4 pairs), naming a "
-             "value of the sequence but not the right one.", ch12_rate(tc.ssm_lr_from_64), tc.ssm_max_steps, tc.max_steps,
-             tc.max_steps));
+void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, bool trained_now, const RecallTable& t,
+                      const RecallModelConfig& cfg) {
+  nar.say(_f("what it took to learn at this size (README, training notes): a peak learning rate of 1e-2 (at "
+             "1e-3 attention at d = 32 learned nothing, 0.04 at 4 pairs after 1500 steps), and a short "
+             "convolution before every mixer, as Mamba and Based (Arora et al. 2024) have: a causal convolution "
+             "over the last k_conv = {} tokens, channel by channel.", cfg.conv_taps));
+  if (trained_now)
+    nar.say(_f("this run's training: a peak rate of {} (the SSM from d = 64: {}); it stops early once every "
+               "pair count reaches {:.2f} on {} stopping sequences (a set apart from step 6's), checked every "
+               "{} steps, and otherwise after {} steps ({} for the SSM): the steps column of step 6.",
+               ch12_rate(tc.lr), ch12_rate(tc.ssm_lr_from_64), tc.stop_accuracy, tc.eval_seqs, tc.eval_every,
+               tc.max_steps, tc.ssm_max_steps));
+  else
+    nar.say(_f("each shipped model stopped early once every pair count reached {:.2f} on {} stopping sequences "
+               "(a set apart from step 6's), checked every {} steps, or ran out of steps: their checkpoints "
+               "record {} steps, the SSMs {} (step 6's steps column).", tc.stop_accuracy, tc.eval_seqs,
+               tc.eval_every, recall_steps_range(t, false), recall_steps_range(t, true)));
+  nar.say(_("the SSM needed more (README): a learning rate in a narrow window (on 4 pairs alone at d = 32, 5e-3 "
+            "recalled 0.27 after 3000 steps and 1e-2 0.86; 2e-2 recalled 0.05 and 3e-2 0.01, diverged; on the "
+            "mix of 4–32 pairs d = 64 reached 0.55 at 32 pairs with 5e-3, 0.25 with 1e-2), and 4000 steps "
+            "instead of 1500: with 1500 steps at 1e-2 it stayed near 1/n (0.18–0.24 at 4 pairs), naming a value "
+            "of the sequence but not the right one."));
 }
 
 void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,
@@ -283,16 +324,16 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
                    const std::string& source) {
   const std::size_t wide = t.widths.back(), most = t.pairs.back();
-  nar.say(_f("models loaded from {}: each trained by --train (seed 12), for the steps in the table's steps column.",
-             source));
+  nar.say(_f("models loaded from {}; the steps column is read from each checkpoint.", source));
   nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}, state h·N·P; "
              "linear attention: the same heads, state h·(P² + P); window: w = {}; hybrid: an SSM layer, then an "
              "attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: both layers' KV caches or "
-             "states, and each short convolution's last K − 1 = {} inputs.",
+             "states, and each short convolution's last k_conv − 1 = {} inputs.",
              cfg.state_n, cfg.d_k, cfg.d_k, cfg.window, most, 3 * most, cfg.conv_taps - 1));
   std::vector<std::string> head{_("model"), "d", _("steps"), _("bytes")};
   for (std::size_t n : t.pairs) head.push_back(fmt::format("n={}", n));
-  Table tab(head, _f("MQAR accuracy on {} held-out sequences per cell (n = pairs; T = 3n)", t.eval_seqs));
+  Table tab(head, _f("MQAR accuracy on {} evaluation sequences per cell, not the stopping set (n = pairs; T = 3n)",
+                     t.eval_seqs));
   for (RecallArch a : recall_archs())
     for (std::size_t d : t.widths) {
       std::vector<std::string> row{_(arch_name(a)), std::to_string(d), std::to_string(t.steps_of(a, d)),
@@ -300,7 +341,16 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
       for (std::size_t n : t.pairs) row.push_back(fmt::format("{:.2f}", t.at(a, d, n).accuracy));
       tab.add(row);
     }
+  if (t.window_ceiling.size() == t.pairs.size()) {
+    std::vector<std::string> row{_("window ceiling"), "", "", ""};
+    for (double c : t.window_ceiling) row.push_back(fmt::format("{:.2f}", c));
+    tab.add(row);
+  }
   nar.table(tab, true);
+  if (t.window_ceiling.size() == t.pairs.size())
+    nar.say(_f("window ceiling: the share of these queries whose value lies among the w = {} tokens a window "
+               "query sees (one layer's reach; two layers and the convolutions could carry a little more).",
+               cfg.window));
   // the picture of Based's Fig. 2: accuracy at the most pairs against the bytes of state
   std::vector<const RecallCell*> by_bytes;
   for (const auto& c : t.cells)
@@ -368,7 +418,8 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   switch (v.same_bytes_differ.outcome) {
     case Outcome::holds:
       nar.result(_f("bytes are not the whole story: at n = {}, d = {} linear attention ({}) recalls {:.2f} and the "
-                    "SSM ({}) {:.2f}: how a state is written and trained matters as well as its size", most, wide,
+                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, not its size",
+                    most, wide,
                     ch12_bytes(v.bytes_linear), v.acc_linear, ch12_bytes(v.bytes_ssm), v.gap_ssm));
       break;
     case Outcome::fails:
@@ -407,6 +458,17 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
                   window_most, most, wide));
   else
     nar.result(_f("the window (w = {}) holds up at n = {}, d = {}: {:.2f}", cfg.window, most, wide, window_most));
+  if (v.window_at_ceiling.outcome != Outcome::inconclusive) {
+    const std::size_t k = std::size_t(std::find(t.pairs.begin(), t.pairs.end(), v.window_ceiling_pairs) -
+                                      t.pairs.begin());
+    const std::string off = _f("the best window model is at most {:.2f} off its ceiling wherever pairs leave the "
+                               "window (at n = {}: ceiling {:.2f}; within 0.05: {})", v.window_at_ceiling.measured,
+                               v.window_ceiling_pairs, t.window_ceiling.at(k),
+                               outcome_word(v.window_at_ceiling.outcome));
+    nar.result(v.window_at_ceiling.holds() ? _f("{}: its reach sets its accuracy", off)
+               : v.window_at_ceiling.outcome == Outcome::partly ? _f("{}: its reach sets most of its accuracy", off)
+                                                                : _f("{}: its reach alone does not set it", off));
+  }
   if (v.window_full_pairs > 0) {
     const std::size_t n4 = v.window_full_pairs, dw = v.window_gap_width;
     const double att = t.at(RecallArch::attention, dw, n4).accuracy;
@@ -417,8 +479,7 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
     else
       nar.result(_f("at n = {} (T = {} ≤ w) the window computes exactly what full attention does, yet at d = {} "
                     "it recalls {:.2f} against attention's {:.2f}: with the same computation the gap can only be "
-                    "training (the window ran {} steps, attention {})", n4, 3 * n4, dw, win, att,
-                    t.steps_of(RecallArch::sliding_window, dw), t.steps_of(RecallArch::attention, dw)));
+                    "training. {}", n4, 3 * n4, dw, win, att, window_gap_cause(t, v, dw)));
   }
 }
 
@@ -498,8 +559,7 @@ std::string ssd_takeaway(const SsdAgreement& a, const SsdTiming& r) {
   if (r.speedup_clean.holds())
     return _f("{}; in this run the chunked form ran at {:.1f}× the scan's speed at T = {} (timings move with the "
               "load).", agree, r.chunked_vs_scan, r.rows.back().t);
-  return _f("{}; the chunked speed-up is not quoted: the scan's or the chunked timings grew off their cost in "
-            "this run (step 3).", agree);
+  return _f("{}; {} (step 3).", agree, ssd_speedup_withheld());
 }
 
 }  // namespace attn

@@ -428,9 +428,11 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
     out += line + "\n";
   }
   const double step = span / 5.0;
-  out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' masked (−∞)",
+  const std::string masked = style.masked_legend.empty() ? std::string(_("masked (−∞)")) : style.masked_legend;
+  out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' {}",
                      format_number(lo + step, 0, 2), format_number(lo + 2 * step, 0, 2),
-                     format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2));
+                     format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2),
+                     masked);
   if (factor > 1) out += _f("; each cell averages {}×{} entries", factor, factor);
   out += "\n";
   return out;

@@ -57,6 +57,31 @@ double recall_accuracy(const RecallModel& m, std::size_t pairs, std::size_t seqs
   return total ? double(correct) / double(total) : 0.0;
 }
 
+RecallTrainConfig recall_shipped_recipe() {
+  RecallTrainConfig c;
+  c.lr = 1e-2;
+  return c;
+}
+
+double recall_window_ceiling(std::size_t pairs, std::size_t seqs, std::uint64_t seed, std::size_t window,
+                             std::size_t vocab) {
+  Rng rng(seed, /*stream=*/pairs);  // the draws of recall_accuracy, batch for batch
+  std::size_t seen = 0, total = 0;
+  for (std::size_t done = 0; done < seqs; done += 32) {
+    const MqarBatch b = mqar_batch(std::min<std::size_t>(32, seqs - done), pairs, vocab, rng);
+    for (std::size_t s = 0; s < b.batch; ++s) {
+      const int* tok = b.tokens.data() + s * b.seq_len;
+      for (std::size_t i = 0; i < b.seq_len; ++i) {
+        if (b.targets[s * b.seq_len + i] < 0) continue;
+        ++total;
+        for (std::size_t k = 0; k + 1 < 2 * b.pairs; k += 2)  // the key asked at i, then its value at k + 1
+          if (tok[k] == tok[i] && i - (k + 1) < window) ++seen;
+      }
+    }
+  }
+  return total ? double(seen) / double(total) : 0.0;
+}
+
 RecallTrainReport train_recall_model(RecallModel& m, const RecallTrainConfig& cfg) {
   if (cfg.pairs.empty() || cfg.batch == 0 || cfg.max_steps == 0)
     throw std::invalid_argument("train_recall_model: need pair counts, a batch and steps");
@@ -246,6 +271,24 @@ RecallVerdicts judge_recall(const RecallTable& t, std::size_t window) {
     }
   v.window_matches_attention = v.window_full_pairs == 0 ? Verdict{NAN, 0.05, 0.05, Outcome::inconclusive}
                                                         : judge_at_most(worst_gap, 0.05);
+  if (t.window_ceiling.size() == t.pairs.size()) {
+    double worst = NAN, blind = 0;
+    for (std::size_t k = 0; k < t.pairs.size(); ++k) {
+      const double ceiling = t.window_ceiling[k];
+      blind += (1.0 - ceiling) / double(t.pairs.size());
+      if (ceiling >= 1.0) continue;  // every value in reach: the window equals attention there
+      double best = 0;
+      for (std::size_t d : t.widths) best = std::max(best, t.at(RecallArch::sliding_window, d, t.pairs[k]).accuracy);
+      if (!(std::abs(best - ceiling) <= worst)) {
+        worst = std::abs(best - ceiling);
+        v.window_ceiling_pairs = t.pairs[k];
+      }
+    }
+    v.blind_share = blind;
+    v.window_at_ceiling = judge_at_most(worst, 0.05, 0.1);
+  } else {
+    v.window_at_ceiling = Verdict{NAN, 0.05, 0.1, Outcome::inconclusive};
+  }
   v.bytes_ssm = double(t.at(RecallArch::ssm, wide, most).state_bytes);
   v.bytes_linear = double(t.at(RecallArch::linear_attention, wide, most).state_bytes);
   v.acc_linear = t.at(RecallArch::linear_attention, wide, most).accuracy;
@@ -299,6 +342,9 @@ RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& d
   t.widths = suite.widths;
   t.pairs = suite.pairs;
   t.eval_seqs = suite.eval_seqs;
+  for (std::size_t n : suite.pairs)
+    t.window_ceiling.push_back(
+        recall_window_ceiling(n, suite.eval_seqs, suite.eval_seed, RecallModelConfig{}.window));
   for (RecallArch a : recall_archs())
     for (std::size_t d : suite.widths) {
       const std::string name = recall_checkpoint_name(a, d);

@@ -19,15 +19,23 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& t);
 void report_family(Narrator& nar, const FamilyDemo& f);
 // The task (one sequence printed), the models and what training needed.
 void show_mqar_task(Narrator& nar, std::size_t vocab);
-// Step 5: what training needed (the learning rate, the short convolution), the stopping rule, and the
-// SSM's recipe, from the training configuration the shipped models were trained with.
-void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, const RecallModelConfig& cfg);
 // Step 5: one model's training curve from its checkpoint, drawn, and how long it sat at 1/n
 // (judge_recall_plateau); or that the checkpoint stores none. vocab_values: the values a target
 // can take (chance over all of them).
 void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,
                          std::size_t vocab_values);
-// cfg: the models' shared settings (N, d_k, w, K) for the legend; source: where the checkpoints came from.
+// Step 5: what training needed (the learning rate, the short convolution) and the SSM's recipe, as
+// the README records them; the stopping rule of tc (recall_shipped_recipe(), or this run's recipe
+// when trained_now), with the steps the checkpoints of t record.
+void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, bool trained_now, const RecallTable& t,
+                      const RecallModelConfig& cfg);
+// The steps t's checkpoints record, the SSMs' (ssm) or the others': "400–1500", "4000", "?" (none).
+std::string recall_steps_range(const RecallTable& t, bool ssm);
+// Why the window misses what full attention recalls at d where the sequence fits it: the steps each
+// ran, and the share of training queries beyond the window's reach (v.blind_share).
+std::string window_gap_cause(const RecallTable& t, const RecallVerdicts& v, std::size_t d);
+// cfg: the models' shared settings (N, d_k, w, k_conv) for the legend; source: where the checkpoints
+// came from (and with which seed).
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
                    const std::string& source);
 // For --export: mqar_accuracy and mqar_state_bytes (archs × widths × pairs), the axes and verdicts in
@@ -40,6 +48,8 @@ std::string two_significant(double x);
 // The takeaway's MQAR line: attention, SSM and hybrid at the most pairs and widest width, and
 // whether the SSM's shortfall is its state (it learned the lookup at the fewest pairs) or training.
 std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v);
+// Step 3's and the takeaway's words when the speed-up is withheld (SsdTiming::speedup_clean fails).
+std::string ssd_speedup_withheld();
 // The takeaway's lines for steps 2–3 (the speed-up quoted only when the scan's and the chunked
 // timings grew as their costs say) and step 7 (bytes first, then the time ratio as best–median).
 std::string ssd_takeaway(const SsdAgreement& a, const SsdTiming& r);

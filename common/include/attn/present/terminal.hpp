@@ -59,6 +59,7 @@ struct HeatmapStyle {
   bool color = false;
   std::size_t max_side = 64;      // larger maps are block-averaged down to this many cells
   std::size_t cell_width = 0;     // columns per cell; 0: wide enough for the labels when ≤ 16 columns, else 1
+  std::string masked_legend{};    // what '·' stands for in the legend; empty: "masked (−∞)"
 };
 
 // Heatmap: five shades ' ░▒▓█' from vmin to vmax (plus a colour ramp when style.color), '·' for

@@ -5,6 +5,7 @@
 // recalled at every pair count; the checkpoints live in data/ch12/.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,10 @@ struct RecallTrainConfig {
   std::uint64_t seed = 12;
   std::function<void(std::size_t step, double loss)> on_step;
 };
+// The recipe the shipped checkpoints were trained with (README's training notes): the defaults
+// above at a peak rate of 1e-2. Chapter 12 binds its --train options to a copy of it and describes
+// the shipped models from it (and from the checkpoints' metadata), never from those options.
+RecallTrainConfig recall_shipped_recipe();
 struct RecallTrainReport {
   std::size_t steps = 0;
   double seconds = 0.0;
@@ -55,6 +60,11 @@ RecallTrainReport train_recall_model(RecallModel& m, const RecallTrainConfig& cf
 
 // Accuracy over `seqs` sequences of `pairs` pairs drawn from `seed` (the same sequences for every model).
 double recall_accuracy(const RecallModel& m, std::size_t pairs, std::size_t seqs, std::uint64_t seed);
+// The window's ceiling on the same sequences as recall_accuracy: the share of their queries whose
+// value lies among the `window` tokens a sliding-window query sees (itself included). One window
+// reaches no further; two layers and the short convolutions could carry a little more.
+double recall_window_ceiling(std::size_t pairs, std::size_t seqs, std::uint64_t seed, std::size_t window,
+                             std::size_t vocab = RecallModelConfig{}.vocab);
 
 // The checkpoint name of a model: "ch12/recall_<arch>_d<width>.safetensors".
 std::string recall_checkpoint_name(RecallArch arch, std::size_t d_model);
@@ -106,6 +116,7 @@ struct RecallTable {
   std::size_t eval_seqs = 0;
   std::vector<RecallCell> cells;  // every arch × width × pairs
   std::vector<RecallTrainedSteps> steps;  // every arch × width
+  std::vector<double> window_ceiling;     // per pair count (recall_window_ceiling); empty: not measured
   const RecallCell& at(RecallArch a, std::size_t d, std::size_t n) const;
   std::size_t steps_of(RecallArch a, std::size_t d) const;  // 0 when not recorded
 };
@@ -132,13 +143,22 @@ struct RecallVerdicts {
   // window at that n, at the width where it is largest, within 0.05 (0 pairs: no such n).
   std::size_t window_full_pairs = 0, window_gap_width = 0;
   Verdict window_matches_attention;
+  // The window sits at its ceiling: over the pair counts whose ceiling is below 1, the largest
+  // |best window accuracy over the widths − ceiling| (at n = window_ceiling_pairs), within 0.05
+  // holds, 0.1 partly (inconclusive without ceilings). blind_share: the mean of 1 − ceiling over
+  // the pair counts, the share of the training mix's queries (pair counts drawn alike) whose value
+  // lies beyond one window.
+  Verdict window_at_ceiling;
+  std::size_t window_ceiling_pairs = 0;
+  double blind_share = NAN;
   // Bytes alone do not set the accuracy: at the most pairs and the widest width the SSM and linear
   // attention keep states within a factor 1.5 of each other; linear minus SSM beyond 0.1 holds.
   Verdict same_bytes_differ;
   double bytes_ssm = 0, bytes_linear = 0, acc_linear = 0;
   double gap_attention = 0, gap_ssm = 0, gap_hybrid = 0;
 };
-// window: w of the sliding-window model (RecallModelConfig::window).
+// window: w of the sliding-window model (RecallModelConfig::window); t.window_ceiling, when given,
+// holds one ceiling per pair count.
 RecallVerdicts judge_recall(const RecallTable& t, std::size_t window = RecallModelConfig{}.window);
 
 // ------------------------------------------------------------------ the whole suite
@@ -165,7 +185,8 @@ std::vector<RecallTrained> train_recall_suite(const RecallSuite& suite, const Re
 // "attention", "window", "linear", "ssm" or "hybrid" -> the arch; throws std::invalid_argument
 // naming the choices otherwise.
 RecallArch parse_recall_arch(const std::string& id);
-// Loads every checkpoint (from dir, or data/ch12 when dir is empty) and measures the table.
+// Loads every checkpoint (from dir, or data/ch12 when dir is empty) and measures the table, with
+// the window's ceiling on the same sequences.
 RecallTable evaluate_recall_suite(const RecallSuite& suite, const std::string& dir = "");
 
 }  // namespace attn
