@@ -289,6 +289,7 @@ TEST_CASE("report_recall_curve: the drawn curve and the sentence its plateau ver
   CHECK(quick.find("it stayed near 1/n = 0.25 (within ±0.08) for 100 steps at most") != std::string::npos);
   CHECK(quick.find("at least 300 steps': does not hold") != std::string::npos);
   CHECK(text(RecallCurve{}).find("stores no training curve") != std::string::npos);
+}
 
 TEST_CASE("the window's ceiling: the share of queries whose value lies within w tokens") {
   CHECK(recall_window_ceiling(4, 64, 2024, 16) == doctest::Approx(1.0));  // T = 12 ≤ w: every value in reach
