@@ -64,9 +64,9 @@ inline RunResult run_program(const std::string& program, const std::vector<std::
   namespace fs = std::filesystem;
   static int counter = 0;
   const fs::path err_file = fs::temp_directory_path() / ("attn-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".err");
-  // English unless the test asks for another language (its env entries come later and win), so
-  // the checks of printed English hold whatever LANG the suite runs under.
-  std::string cmd = "env LANGUAGE= LC_ALL= LC_MESSAGES= LANG=C.UTF-8 env";  // a second env takes -u NAME too
+  // English and the default width unless the test asks otherwise (its env entries come later and
+  // win), so the checks of printed English hold whatever LANG and COLUMNS the suite runs under.
+  std::string cmd = "env -u COLUMNS LANGUAGE= LC_ALL= LC_MESSAGES= LANG=C.UTF-8 env";  // a second env takes -u NAME too
   for (const auto& e : env) cmd += " " + shell_quote(e);
   cmd += " " + shell_quote(program[0] == '/' ? program : program_dir() + "/" + program);
   for (const auto& a : args) cmd += " " + shell_quote(a);

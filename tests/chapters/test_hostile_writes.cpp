@@ -39,7 +39,7 @@ mode_t type_of(const fs::path& p) {
 
 // A shell line run with the programs' folder first on PATH; returns the exit status.
 int shell(const std::string& line) {
-  const std::string cmd = "PATH=" + shell_quote(program_dir()) + ":\"$PATH\" LANG=C.UTF-8 LC_ALL= LANGUAGE= ; " + line;
+  const std::string cmd = "PATH=" + shell_quote(program_dir()) + ":\"$PATH\" LANG=C.UTF-8 LC_ALL= LC_MESSAGES= LANGUAGE= ; unset COLUMNS; " + line;
   const int raw = std::system(("sh -c " + shell_quote(cmd)).c_str());
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
 }

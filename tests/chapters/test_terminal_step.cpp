@@ -57,6 +57,8 @@ std::string run_in_pty(const std::string& program, const std::vector<std::string
     ::setenv("LANG", "C.UTF-8", 1);
     ::unsetenv("LC_ALL");
     ::unsetenv("LANGUAGE");
+    ::unsetenv("LC_MESSAGES");
+    ::unsetenv("COLUMNS");
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;
     const std::string path = program_dir() + "/" + program;
