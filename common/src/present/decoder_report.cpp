@@ -381,7 +381,7 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
            fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
-  nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
+  nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.3f}, uncached {:.2f} ± {:.3f} (± 2 standard "
                 "errors of the fit; 1 = linear, 2 = quadratic)", s.cached_slope, 2.0 * s.cached_slope_se,
                 s.uncached_slope, 2.0 * s.uncached_slope_se));
   nar.result(_f("cached ≈ linear: {}; uncached ≈ quadratic: {}", outcome_word(s.cached_linear.outcome),

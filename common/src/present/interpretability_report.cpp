@@ -610,7 +610,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   nar.result(_f("over {} sequences of the evaluation set, each at the last token of its second period (one earlier "
                 "copy to find); vs random scores: the gap to random scores' τ, then 2 standard errors of that gap, "
                 "2·√(SE² + SE_random²); 'within noise' when the gap is no larger; the verdicts are about τ only: the top-1 "
-                "column is not judged (a blind guess among the earlier tokens is right {:.0f}% of the time)",
+                "column is not judged (a blind guess among the earlier tokens is right {:.1f}% of the time)",
                 a.sequences, 100.0 * a.chance_top1));
   const double best = a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[c.best_layer];
   nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f}; difference {:+.3f}; its noise is "
@@ -623,8 +623,8 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   if (!c.informative.holds() && !a.attn_top1.empty() && a.chance_top1 > 0.0)
     nar.result(_f("but no ranking's τ is above random scores' beyond the noise, so this τ test cannot decide claim 5 "
                   "here: τ ranks every earlier token, and the order of those that matter little counts as much as "
-                  "the top one. On that top token (top-1 column), layer {}'s attention finds it in {:.0f}% of the "
-                  "sequences and gradient × input in {:.0f}%: {:.1f}× and {:.1f}× a blind guess ({:.0f}%; random "
+                  "the top one. On that top token (top-1 column), layer {}'s attention finds it in {:.1f}% of the "
+                  "sequences and gradient × input in {:.1f}%: {:.1f}× and {:.1f}× a blind guess ({:.1f}%; random "
                   "scores {:.0f}%)",
                   c.best_top1_layer, 100.0 * a.attn_top1[c.best_top1_layer], 100.0 * a.grad_top1,
                   a.attn_top1[c.best_top1_layer] / a.chance_top1, a.grad_top1 / a.chance_top1, 100.0 * a.chance_top1,
@@ -699,7 +699,7 @@ std::vector<std::string> interpretability_takeaway(const InterpretabilityFinding
   if (!a.attn_vs_loo.empty() && !f.importance.informative.holds())
     lines.push_back(_f("Importance: no ranking's τ with leave-one-out beats random scores', so τ cannot decide; "
                        "leave-one-out's top token is found by gradient × input in {:.0f}% of the sequences, by "
-                       "attention in {:.0f}% (a blind guess: {:.0f}%).", 100.0 * a.grad_top1,
+                       "attention in {:.0f}% (a blind guess: {:.1f}%).", 100.0 * a.grad_top1,
                        100.0 * a.attn_top1[f.importance.best_top1_layer], 100.0 * a.chance_top1));
   else if (!a.attn_vs_loo.empty())
     lines.push_back(_f("Importance: τ with leave-one-out {:+.3f} for gradient × input, {:+.3f} for the best attention "
