@@ -200,6 +200,8 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   nar.say(_("work: counted buffers at the largest n measured. err vs full: max |variant − full attention| at the "
             "largest n where full attention ran (Q, K, V ~ N(0, 1))."));
   Table errs({_("variant"), _("work MiB @max"), _("err vs full @max")});
+  double worst = -1;  // the largest error in the table, and whose
+  std::string worst_name;
   for (const VariantSweep& v : s.variants) {
     double err = -1, work = 0;
     for (const auto& p : v.points)
@@ -208,15 +210,16 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
         if (p.err_vs_full >= 0) err = p.err_vs_full;
       }
     errs.add({v.name, fmt::format("{:.2f}", work), err < 0 ? "—" : fmt::format("{:.1e}", err)});
+    if (err > worst) worst = err, worst_name = v.name;
   }
   nar.table(errs, /*as_result=*/true);
   const VariantPoint* last_full = nullptr;  // the scale the errors are read against
   for (const auto& p : full.points)
     if (!p.skipped) last_full = &p;
-  if (last_full)
-    nar.result(_f("full attention's outputs at n = {} reach max |output| = {:.2f}: each output averages many "
-                  "random values, so every error above is small only against that scale", last_full->n,
-                  last_full->out_max));
+  if (last_full && worst >= 0 && last_full->out_max > 0)
+    nar.result(_f("full attention's outputs at n = {} reach max |output| = {:.2f} (each output averages many "
+                  "random values): read every error above against that scale; the largest, {}'s {:.1e}, is {:.2f}× "
+                  "it", last_full->n, last_full->out_max, worst_name, worst, worst / last_full->out_max));
 }
 
 std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_from) {
