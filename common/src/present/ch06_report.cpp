@@ -178,7 +178,8 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
              "within {0} of the claimed exponent; within noise: within {0} + noise; does not hold: further off.",
              kExponentTolerance));
   nar.say(_("faster at all n ≥: from that n on, the variant's best run beats full attention's by more than the "
-            "larger spread of the two; a smaller gap could reverse on the next run."));
+            "larger spread of the two cells (each cell's best and median: --export's sweep); a smaller gap could "
+            "reverse on the next run."));
 
   // Why a sparse pattern can lose to full attention: its cost per visible pair.
   const VariantSweep& full = s.variants.front();
