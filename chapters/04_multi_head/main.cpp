@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
              "attn/studies/multi_head_study.hpp: mean_pool_kv, gqa_pooling_cost");
     nar.why(_("decoding re-reads the whole cache for every new token; 8 K/V heads make it 8× smaller. The quality cost is small "
               "only after uptraining the grouped model (Ainslie et al. 2023, Table 1; not measured here); the "
-              "averaged heads above, not uptrained, are far off."));
+              "averaged heads above are not uptrained."));
 
     nar.takeaway(ch04_takeaway(layer, pytorch ? &*pytorch : nullptr, cfg));
   });
