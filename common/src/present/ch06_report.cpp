@@ -60,6 +60,8 @@ void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t
                 "L = m + log ℓ: dQ {:.1e}, dK {:.1e}, dV {:.1e} — {}", tile, tile, c.forward, c.dq, c.dk, c.dv,
                 c.exact.holds() ? _f("exact to float rounding; the {}×{} matrix never existed", n, n)
                                 : _("more than float rounding apart")));
+  nar.say(_("L: the row's log-sum-exp, which the forward pass keeps; dQ, dK, dV: the loss's gradients with respect "
+            "to Q, K, V, each against the materialised backward"));
 }
 
 void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) {
