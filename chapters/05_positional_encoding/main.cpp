@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- extrapolation, measured
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"), _("Press et al. 2021"));
     nar.say(_("task: each token is a (key, value) pair, 4 keys × 8 values; predict the value of the latest earlier token "
-              "with the same key. One attention layer, 4 heads × d_k = 8, strict causal mask; chance = 1/8 = 12.5%."));
+              "with the same key. One attention layer, 4 heads × d_k = 8, strict causal mask (token t sees 0 … t − 1, not itself); chance = 1/8 = 12.5%."));
     if (!train) nar.say(_("the five models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
     const ExtrapolationStudy x = extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, train, xcfg); });
     report_extrapolation(nar, x);

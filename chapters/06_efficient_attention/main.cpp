@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     const Mat lq = rng.normal_mat(64, 16), lk = rng.normal_mat(64, 16), lv = rng.normal_mat(64, 16);
     report_linear(nar, linear_attention_check(lq, lk, lv));
     nar.code("attn/attention/linear_attention.hpp: linear_attention, linear_attention_causal");
-    nar.why(_("with a d×d state, generation costs O(d²) per token at any length — an RNN; state-space models (Mamba) refine this."));
+    nar.why(_("with a d×d state, generation costs O(d²) per token at any length — an RNN; state-space models (Mamba: Gu & Dao 2023) refine this."));
 
     // ---------------------------------------------------------------- tiled exact attention
     nar.step(_("Exact attention in tiles: the online softmax for one row"), _("m' = max(m, rowmax);  α = e^(m−m');  ℓ' = α·ℓ + Σ e^(s−m')"),

@@ -141,9 +141,10 @@ int main(int argc, char** argv) {
     nar.step(_("A trained Transformer's cross-attention, per layer and head"), "softmax(Q_dec·K_encᵀ/√d_k)");
     if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
     std::optional<TransformerHeads> heads;
+    Metadata trained_how;  // what the file records of its training
     if (!transformer_path.empty())
-      heads = transformer_heads(load_transformer(transformer_path), bm.model, ex, corpus, bahdanau);
-    heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path) : report_no_transformer(nar);
+      heads = transformer_heads(load_transformer(transformer_path, nullptr, &trained_how), bm.model, ex, corpus, bahdanau);
+    heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path, trained_how) : report_no_transformer(nar);
     nar.code("attn/studies/cross_attention_study.hpp: transformer_heads, layer_similarity");
     nar.why(_("every decoder layer has its own cross-attention, every head its own weights over the source."));
 

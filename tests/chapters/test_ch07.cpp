@@ -19,6 +19,7 @@
 
 #include "attn/attention/alignment.hpp"
 #include "attn/data/corpus.hpp"
+#include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/models/seq2seq_train.hpp"
 #include "attn/models/transformer_train.hpp"
@@ -194,6 +195,17 @@ TEST_CASE("chapter 07: the trained models' agreement is recounted from the expor
   CHECK(r.has(fmt::format("agrees with the true alignment at {}/{} (", a.hits, a.total)));
   if (fs::exists(dir / "cross_weights.npy")) {  // the shipped Transformer (step 9)
     check_agreement_table(r.out, read_npy((dir / "cross_weights.npy").string()), B, pair);
+    // which model and how it was trained: what the shipped file's metadata says
+    const auto path = find_data_file("ch08/transformer_post.safetensors");
+    REQUIRE(path.has_value());
+    Metadata md;
+    load_transformer(*path, nullptr, &md);
+    CHECK(r.has(fmt::format("(d_model {}, {} encoder and {} decoder layers)", md.at("d_model"), md.at("enc_layers"),
+                            md.at("dec_layers"))));
+    CHECK(r.has(fmt::format("seed {}, {} steps of batch {} in {} s, kept at step {} (validation BLEU {})", md.at("seed"),
+                            md.at("steps"), md.at("batch"), md.at("train_seconds"), md.at("best_step"),
+                            md.at("valid_bleu"))));
+    CHECK(r.has(md.at("norm") == "post" ? "chapter 08's Post-Norm Transformer" : "chapter 08's Pre-Norm Transformer"));
   } else {
     CHECK(r.has("not shipped yet"));
   }
@@ -216,6 +228,9 @@ TEST_CASE("chapter 07 step 9 on a Transformer given by --transformer: cross_weig
   const RunResult r = run_program(kProgram07, {"--no-color", "--transformer", model, "--export", out.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.has("3 decoder layers × 2 heads;"));
+  CHECK(r.has("(d_model 16, 1 encoder and 3 decoder layers)"));  // from the file's config
+  CHECK(r.has("its file records no training run"));              // saved untrained: no steps, no seed
+  CHECK_FALSE(r.has("how it was trained"));
   CHECK(r.has("L2H1"));  // layers and heads numbered from 0, as in chapter 04
   CHECK_FALSE(r.has("not shipped yet"));
   const SentencePair& pair = printed_pair(r.out, corpus);

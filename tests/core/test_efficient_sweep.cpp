@@ -84,6 +84,22 @@ TEST_CASE("judge_sweep: slopes, noise from the median runs, and where a variant 
   CHECK(s.at("window").min_cpu_share == doctest::Approx(0.2));
   CHECK(s.at("window").exponent.outcome == Outcome::too_noisy);
   CHECK_THROWS_AS(s.at("nothing"), std::out_of_range);
+  // faster only beyond the spread: 0.44 against 0.47 ms with a 124% spread is no result; 0.2 is
+  VariantPoint f, w;
+  f.seconds = f.median_seconds = 0.47;
+  w.seconds = 0.44, w.median_seconds = 0.44 * 2.24;
+  CHECK_FALSE(clearly_faster(w, f));
+  w.seconds = 0.2, w.median_seconds = 0.2 * 2.24;  // 0.2 · 2.24 = 0.448 < 0.47
+  CHECK(clearly_faster(w, f));
+  w.median_seconds = 0.2;
+  CHECK(clearly_faster(w, f));
+  s.variants[0].points[0].median_seconds = 4.0;  // full at 256: best 1, median 4 (spread 300%)
+  s.variants[1] = variant("window", 1.0, {0.5, 16, 32, 60, 120}, {0.5, 16, 32, 60, 120});
+  judge_sweep(s, 1024);
+  CHECK(s.at("window").faster_at == std::vector<std::size_t>{2048, 4096});  // 0.5 · 4 > 1: not at 256
+  s.variants[0].points[0].median_seconds = 1.0;
+  judge_sweep(s, 1024);
+  CHECK(s.at("window").faster_at == std::vector<std::size_t>{256, 2048, 4096});
   VariantPoint p;
   p.seconds = 2.0, p.median_seconds = 3.0, p.pairs = 1e9;
   CHECK(p.spread() == doctest::Approx(0.5));
@@ -152,4 +168,16 @@ TEST_CASE("linear and tiled checks hold on random inputs; KV-cache decoding give
   CHECK(judge_same_outputs(1e-3).outcome == Outcome::fails);
   // The bound is absolute: values 10⁴ times larger carry rounding errors past it.
   CHECK(tiled_attention_check(q, k, v * 1e4f, rng.normal_mat(32, 8), 8, 5).exact.outcome == Outcome::fails);
+}
+
+TEST_CASE("kv_cache_work_ratio counts generate()'s multiply-adds; judge_kv_speedup both ways") {
+  // d_model = heads = kv_heads = head_dim = 1: 4 per projected token, 2 per scored pair.
+  // steps 3: prefixes 1 and 2; cached 2·4 + (1 + 2)·2 = 14, uncached (1 + 2)·4 + (1 + 3)·2 = 20
+  CHECK(kv_cache_work_ratio(1, 1, 1, 1, 3) == doctest::Approx(20.0 / 14.0));
+  CHECK(kv_cache_work_ratio(1, 1, 1, 1, 2) == doctest::Approx(1.0));
+  CHECK(kv_cache_work_ratio(256, 8, 2, 32, 192) > 80.0);
+  CHECK(judge_kv_speedup(80.0, 78.0, 88.0).holds());                              // 78/88 ≥ 0.75
+  CHECK(judge_kv_speedup(38.0, 34.0, 88.0).outcome == Outcome::partly);           // faster, not as the work
+  CHECK(judge_kv_speedup(0.9, 0.9, 88.0).outcome == Outcome::fails);              // not faster at all
+  CHECK(judge_kv_speedup(38.0, 24.0, 88.0).outcome == Outcome::too_noisy);        // 38/24 − 1 = 58% > 25%
 }

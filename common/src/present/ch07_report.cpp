@@ -310,14 +310,27 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
 }
 
 void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
-                        const SentencePair& p, const std::string& model) {
+                        const SentencePair& p, const std::string& model, const Metadata& metadata) {
   const Tensor4& cw = t.weights;
   nar.record("cross_weights", cw);
   nar.record_tokens("cross_weights", p.tgt, p.src);
   nar.attention_view({_("cross_weights: the trained Transformer's cross-attention, every layer and head"), p.tgt, p.src,
                       layers_of(cw), false});
   const std::size_t L = cw.shape(0), H = cw.shape(1);
-  nar.say(_f("model: {}", shown_model_path(model)));
+  const auto md = [&](const char* key) {  // a checkpoint's text, made safe to print; "?" when absent
+    const auto it = metadata.find(key);
+    return it == metadata.end() ? std::string("?") : escape_control(it->second, false);
+  };
+  const std::string norm = md("norm");
+  nar.say(_f("model: chapter 08's {} Transformer (d_model {}, {} encoder and {} decoder layers), loaded from {}",
+             norm == "post" ? _("Post-Norm") : norm == "pre" ? _("Pre-Norm") : norm, md("d_model"),
+             md("enc_layers"), md("dec_layers"), shown_model_path(model)));
+  if (metadata.count("steps") == 0)
+    nar.say(_("its file records no training run (no steps, seed or validation BLEU)"));
+  else
+    nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
+               "batch {} in {} s, kept at step {} (validation BLEU {})", md("seed"), md("steps"), md("batch"),
+               md("train_seconds"), md("best_step"), md("valid_bleu")));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,

@@ -110,6 +110,11 @@ const VariantSweep& EfficientSweep::at(const std::string& name) const {
   throw std::out_of_range("efficient sweep: no variant named " + name);
 }
 
+bool clearly_faster(const VariantPoint& p, const VariantPoint& full) {
+  // a gap smaller than either point's own run-to-run spread could reverse on the next run
+  return p.seconds * (1.0 + std::max(p.spread(), full.spread())) < full.seconds;
+}
+
 void judge_sweep(EfficientSweep& s, std::size_t fit_from) {
   const VariantSweep* full = s.variants.empty() ? nullptr : &s.variants.front();
   for (auto& v : s.variants) {
@@ -135,14 +140,14 @@ void judge_sweep(EfficientSweep& s, std::size_t fit_from) {
     if (full == nullptr || &v == full) continue;
     for (const VariantPoint& p : v.points)
       for (const VariantPoint& q : full->points)
-        if (q.n == p.n && !q.skipped && !p.skipped && p.seconds < q.seconds) v.faster_at.push_back(p.n);
+        if (q.n == p.n && !q.skipped && !p.skipped && clearly_faster(p, q)) v.faster_at.push_back(p.n);
     for (std::size_t i = v.points.size(); i-- > 0;) {  // from the largest n down, while it stays faster
       const VariantPoint& p = v.points[i];
       const VariantPoint* f = nullptr;
       for (const auto& q : full->points)
         if (q.n == p.n && !q.skipped) f = &q;
       if (p.skipped || f == nullptr) continue;  // full skipped: no comparison at this n
-      if (p.seconds < f->seconds) v.faster_from = p.n;
+      if (clearly_faster(p, *f)) v.faster_from = p.n;
       else break;
     }
   }
@@ -292,6 +297,26 @@ EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, c
 
 Verdict judge_same_outputs(double max_diff) { return judge_at_most(max_diff, 1e-5); }
 
+double kv_cache_work_ratio(std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
+                           std::size_t steps) {
+  const double proj = double(d_model) * double(2 * heads * head_dim + 2 * kv_heads * head_dim);  // per token
+  const double pair = 2.0 * double(heads * head_dim);                                             // per (q, k) pair
+  double with = 0.0, without = 0.0;
+  for (std::size_t len = 1; len < steps; ++len) {  // generate() runs steps − 1 steps, prefixes 1 … steps − 1
+    with += proj + pair * double(len);
+    without += proj * double(len) + pair * double(len) * double(len + 1) / 2.0;
+  }
+  return with > 0 ? without / with : NAN;
+}
+
+Verdict judge_kv_speedup(double speedup_best, double speedup_median, double work_ratio) {
+  Verdict v = judge_at_least(speedup_median / work_ratio, 1.0 - kKVSpeedupTolerance, 1.0 / work_ratio);
+  if (v.outcome == Outcome::partly && speedup_median == 1.0) v.outcome = Outcome::fails;  // no faster at all
+  if (std::isfinite(v.measured) && std::abs(speedup_best / speedup_median - 1.0) > kKVSpeedupTolerance)
+    v.outcome = Outcome::too_noisy;
+  return v;
+}
+
 KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t steps,
                             std::uint64_t seed) {
   Rng rng(seed);
@@ -305,6 +330,8 @@ KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t 
   t.without_cache = without.best, t.without_median = without.median, t.without_runs = without.runs;
   t.max_diff = max_abs_diff(a, b);
   t.same_outputs = judge_same_outputs(t.max_diff);
+  t.work_ratio = kv_cache_work_ratio(d_model, heads, kv_heads, d_model / heads, steps);
+  t.follows_work = judge_kv_speedup(t.speedup_best(), t.speedup_median(), t.work_ratio);
   return t;
 }
 

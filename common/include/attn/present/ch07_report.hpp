@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/data/safetensors.hpp"  // Metadata
 #include "attn/present/narrate.hpp"
 #include "attn/studies/cross_attention_study.hpp"
 
@@ -43,9 +44,10 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
 // "alignment_pair"), its share, and each miss explained from the map.
 void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const std::string& model);
 // Step 10: every head's map, the agreement table, how alike each layer's heads are, and the best
-// head beside Bahdanau's map (recorded "cross_weights").
+// head beside Bahdanau's map (recorded "cross_weights"); metadata: the checkpoint's, as stored (which
+// model, how it was trained).
 void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
-                        const SentencePair& p, const std::string& model);
+                        const SentencePair& p, const std::string& model, const Metadata& metadata);
 // Step 10's answer over many sentences (attn/studies/cross_attention_study.hpp: corpus_alignment):
 // Bahdanau against the last layer's heads averaged, and the verdict's words.
 void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c);

@@ -68,12 +68,16 @@ struct VariantSweep {
   Verdict exponent;        // judge_exponent(fit.slope, claimed_exponent, noise); on a contended
                            // machine (min_cpu_share < kContendedCpuShare) too_noisy, whatever the slope
   double min_cpu_share = 1.0;  // the smallest cpu_share over the fitted points
-  // The smallest measured n from which this variant is faster than full attention (best runs) at
-  // every larger n measured; 0 if never.
+  // The smallest measured n from which this variant is clearly faster than full attention (see
+  // clearly_faster) at every larger n measured; 0 if never.
   std::size_t faster_from = 0;
-  std::vector<std::size_t> faster_at;  // every n where it was faster than full attention (best runs)
+  std::vector<std::size_t> faster_at;  // every n where it was clearly faster than full attention
   double largest_spread() const;
 };
+
+// Faster beyond noise: p's best run, grown by the larger spread of the two points, still beats
+// full's best run (a 6% gap with a 124% spread is not a result).
+bool clearly_faster(const VariantPoint& p, const VariantPoint& full);
 
 struct EfficientSweepConfig {
   std::size_t d = 64;
@@ -108,11 +112,23 @@ struct KVCacheTiming {
   double with_median = 0.0, without_median = 0.0;
   int with_runs = 0, without_runs = 0;
   Verdict same_outputs;
+  double work_ratio = 0.0;  // multiply-adds without the cache / with it (kv_cache_work_ratio)
+  Verdict follows_work;     // judge_kv_speedup(speedup_best(), speedup_median(), work_ratio)
   double speedup_best() const { return without_cache / with_cache; }
   double speedup_median() const { return without_median / with_median; }
 };
 // max_diff ≤ 1e-5: two decodings that agree to float rounding.
 Verdict judge_same_outputs(double max_diff);
+// Multiply-adds of generate() without the cache over those with it, counted: step t (prefix length
+// L = t + 1) projects L tokens (q, k, v and W_O) instead of 1, and scores L(L + 1)/2 causal pairs
+// instead of L (each pair: q·k and the weighted v, heads · head_dim each).
+double kv_cache_work_ratio(std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t head_dim,
+                           std::size_t steps);
+// Does the time fall as the work does? measured = median speed-up / work ratio. Holds at ≥ 0.75
+// (within 25%); partly when faster at all (speed-up > 1); fails otherwise; too_noisy when the best
+// runs' and the medians' speed-ups differ by more than that 25%.
+constexpr double kKVSpeedupTolerance = 0.25;
+Verdict judge_kv_speedup(double speedup_best, double speedup_median, double work_ratio);
 KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t steps,
                             std::uint64_t seed);
 
