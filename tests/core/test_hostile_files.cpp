@@ -15,23 +15,14 @@
 #include "attn/data/data_files.hpp"
 #include "attn/data/safetensors.hpp"
 #include "attn/present/cli.hpp"
+#include "../hostile_support.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path hf_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("attn-hf-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-std::string hf_safetensors(std::string header) {
-  header.append((8 - header.size() % 8) % 8, ' ');
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[std::size_t(i)] = char((header.size() >> (8 * i)) & 0xff);
-  return out + header + std::string(16, '\0');
-}
+// A safetensors file with this header over 16 zero bytes of data.
+std::string hf_safetensors(std::string header) { return hostile::safetensors_bytes(std::move(header), std::string(16, '\0')); }
 }  // namespace
 
 TEST_CASE("decimal_integer_problem: decimal digits pass; octal, hex, binary, separators and spaces do not") {
@@ -48,7 +39,7 @@ TEST_CASE("decimal_integer_problem: decimal digits pass; octal, hex, binary, sep
 }
 
 TEST_CASE("require_checkpoint_file: missing, a folder, a FIFO or a loop of links, each said by name") {
-  const fs::path d = hf_dir("ckpt");
+  const fs::path d = hostile::fresh_dir("hf-ckpt");
   const std::string good = require_data_file("ch05/rope.safetensors");
   CHECK_NOTHROW(require_checkpoint_file(good));
   CHECK_THROWS_WITH_AS(require_checkpoint_file((d / "none").string(), " (hint)"),
@@ -68,7 +59,7 @@ TEST_CASE("require_checkpoint_file: missing, a folder, a FIFO or a loop of links
 }
 
 TEST_CASE("looks_like_safetensors: a checkpoint yes; text, an empty file, a bare length or a lying length no") {
-  const fs::path d = hf_dir("looks");
+  const fs::path d = hostile::fresh_dir("hf-looks");
   CHECK(looks_like_safetensors(require_data_file("ch05/rope.safetensors")));
   std::ofstream(d / "tiny", std::ios::binary) << hf_safetensors("{}");
   CHECK(looks_like_safetensors((d / "tiny").string()));
@@ -87,7 +78,7 @@ TEST_CASE("looks_like_safetensors: a checkpoint yes; text, an empty file, a bare
 }
 
 TEST_CASE("read_safetensors: a header that names a tensor or a metadata key twice is refused naming it") {
-  const fs::path d = hf_dir("twice");
+  const fs::path d = hostile::fresh_dir("hf-twice");
   const std::string path = (d / "m.safetensors").string();
   const std::string t = R"("dtype":"F32","shape":[2],"data_offsets":[0,8])";
   std::ofstream(path, std::ios::binary) << hf_safetensors("{\"w\":{" + t + "},\"v\":{\"dtype\":\"F32\",\"shape\":[2],"
