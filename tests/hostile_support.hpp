@@ -62,6 +62,13 @@ inline void copy_data_folder(const std::string& folder, const fs::path& root) {
       fs::copy_file(e.path(), root / folder / e.path().filename(), fs::copy_options::overwrite_existing);
 }
 
+// root/<rel> after a copy of the shipped folder that holds it ("ch09/tokenizer.json": data/ch09).
+inline fs::path copy_of_shipped(const std::string& rel, const fs::path& root) {
+  const fs::path r = rel;
+  copy_data_folder(r.parent_path().string(), root);
+  return root / r;
+}
+
 // A safetensors file from a header text and the data bytes (the header padded to 8 bytes).
 inline std::string safetensors_bytes(std::string header, const std::string& data) {
   header.append((8 - header.size() % 8) % 8, ' ');

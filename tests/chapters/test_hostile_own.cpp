@@ -342,8 +342,7 @@ TEST_CASE("own 22: a metadata value that is a JSON number, not a string, is refu
 TEST_CASE("own 23: tokenizer.json's vocab_size of the wrong JSON type names the file, the key, expected and found") {
   Scratch s("vocab-type");
   const fs::path root = s.dir / "data";
-  hostile::copy_data_folder("ch09", root);
-  const fs::path tok = root / "ch09/tokenizer.json";
+  const fs::path tok = hostile::copy_of_shipped("ch09/tokenizer.json", root);
   const std::string good = hostile::read_bytes(tok);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"\"512\"", "found a JSON string"}, {"null", "found a JSON null"}, {"[512]", "found a JSON array"},
@@ -362,8 +361,7 @@ TEST_CASE("own 23: tokenizer.json's vocab_size of the wrong JSON type names the 
 TEST_CASE("own 24: tokenizer.json with NaN or 1e999 inside is refused naming the file; no crash") {
   Scratch s("tok-nan");
   const fs::path root = s.dir / "data";
-  hostile::copy_data_folder("ch09", root);
-  const fs::path tok = root / "ch09/tokenizer.json";
+  const fs::path tok = hostile::copy_of_shipped("ch09/tokenizer.json", root);
   const std::string good = hostile::read_bytes(tok);
   for (const std::string& text : {replaced(good, "[116,104]", "[NaN,104]"), replaced(good, "\"vocab_size\":512", "\"vocab_size\":1e999"),
                                   replaced(good, "[116,104]", "[116.0,104]")}) {
