@@ -289,6 +289,25 @@ TEST_CASE("fresh 43: SIGTERM during chapter 06's --export leaves no export or a 
   }
 }
 
+// ---- JSON ----
+
+TEST_CASE("fresh 45-46: tokenizer.json naming vocab_size or merges twice is refused naming the key") {
+  Place p("dup-keys");
+  const fs::path root = p.dir / "data";
+  const fs::path tok = hostile::copy_of_shipped("ch09/tokenizer.json", root);
+  const std::string good = hostile::read_bytes(tok);
+  const std::size_t at = good.find("\"merges\":");
+  REQUIRE(at != std::string::npos);
+  for (const std::string key : {"vocab_size", "merges"}) {
+    CAPTURE(key);
+    const std::string extra = key == "merges" ? R"("merges":[],)" : R"("vocab_size":300,)";
+    hostile::write_bytes(tok, good.substr(0, at) + extra + good.substr(at));
+    const RunResult r = run_program("09_modern_decoder", {"--quiet", "--tokens", "5"}, {"ATTN_DATA_DIR=" + root.string()});
+    CHECK(r.status == 1);
+    CHECK(r.err_has(tok.string() + " names the key \"" + key + "\" twice"));
+  }
+}
+
 // ---- an endless number ----
 
 TEST_CASE("fresh 44: --seed of 5000 digits is refused naming --seed, shown by its start and length") {

@@ -13,6 +13,7 @@
 
 #include "attn/data/bpe.hpp"
 #include "attn/data/data_files.hpp"
+#include "attn/data/json_fields.hpp"
 #include "attn/data/safetensors.hpp"
 #include "attn/present/cli.hpp"
 #include "../hostile_support.hpp"
@@ -110,4 +111,18 @@ TEST_CASE("bpe_parse: vocab_size of the wrong type says the file, the key, what 
     CHECK_THROWS_WITH_AS(bpe_parse(with(value), "dir/t.json"), doctest::Contains(found.c_str()), BpeError);
   }
   CHECK_THROWS_WITH_AS(bpe_parse(with("300"), "t.json"), doctest::Contains("but its merges give 258"), BpeError);
+}
+
+TEST_CASE("bpe_parse: a key named twice in one object is refused naming it; the same key in two objects is not") {
+  const std::string merges = R"("merges":[[116,104],[256,101]])";
+  CHECK(bpe_parse(R"({"type":"byte-level BPE","vocab_size":258,)" + merges + "}", "t.json").vocab_size() == 258);
+  // The parser alone kept the last vocab_size (and then blamed the merges) or the last merges list.
+  CHECK_THROWS_WITH_AS(bpe_parse(R"({"type":"byte-level BPE","vocab_size":258,"vocab_size":300,)" + merges + "}", "d/t.json"),
+                       doctest::Contains("d/t.json names the key \"vocab_size\" twice"), BpeError);
+  CHECK_THROWS_WITH_AS(bpe_parse(R"({"type":"byte-level BPE","vocab_size":258,)" + merges + "," + merges + "}", "d/t.json"),
+                       doctest::Contains("names the key \"merges\" twice"), BpeError);
+  std::string twice;
+  const nlohmann::json j = json_parse_unique_keys(R"({"a":{"k":1},"b":{"k":2}})", &twice);
+  CHECK(twice.empty());
+  CHECK(j["b"]["k"] == 2);
 }
