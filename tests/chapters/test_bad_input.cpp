@@ -16,6 +16,7 @@
 #include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
 #include "attn/data/safetensors.hpp"
+#include "../hostile_support.hpp"
 #include "run_program.hpp"
 
 using namespace attn;
@@ -34,23 +35,7 @@ void copy_shipped(const std::string& rel, const fs::path& root) {
 
 // The shipped checkpoint rel with every value replaced by f(value), same metadata unless given.
 void rewrite_checkpoint(const std::string& rel, const fs::path& to, float (*f)(float), const Metadata* meta = nullptr) {
-  Metadata m;
-  TensorMap t = read_safetensors(require_data_file(rel), &m);
-  for (auto& [name, tensor] : t)
-    for (float& x : tensor.data) x = f(x);
-  fs::create_directories(to.parent_path());
-  write_safetensors(to.string(), t, meta ? *meta : m);
-}
-
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::ifstream f(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    out[e.path().filename().string()] = ss.str();
-  }
-  return out;
+  hostile::rewrite_checkpoint(require_data_file(rel), to, f, meta);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -187,9 +172,9 @@ TEST_CASE("case 7: chapter 03 --export killed before, during and after the swap 
   const fs::path dir = root / "out";
   fs::create_directories(root);  // --export makes DIR itself, not the folders above it
   REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "2"}).status == 0);
-  const auto second = snapshot(dir);
+  const auto second = hostile::snapshot(dir);
   REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "1"}).status == 0);
-  const auto first = snapshot(dir);
+  const auto first = hostile::snapshot(dir);
   REQUIRE(first.size() == 23);  // 22 tensors and the manifest
   // Points: 0–21 after each tensor, 22 after the manifest (before the swap), 23 after the swap.
   for (int at : {0, 11, 22, 23}) {
@@ -197,9 +182,9 @@ TEST_CASE("case 7: chapter 03 --export killed before, during and after the swap 
     const RunResult r = run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "2"},
                                     {"ATTN_EXPORT_KILL_AT=" + std::to_string(at)});
     CHECK(r.status == 128 + 9);  // SIGKILL
-    CHECK(snapshot(dir) == (at < 23 ? first : second));
+    CHECK(hostile::snapshot(dir) == (at < 23 ? first : second));
     REQUIRE(run_program("03_self_attention", {"--quiet", "--export", dir.string(), "--seed", "1"}).status == 0);
-    CHECK(snapshot(dir) == first);
+    CHECK(hostile::snapshot(dir) == first);
     for (const auto& e : fs::directory_iterator(root)) CHECK(e.path().filename() == "out");  // leftovers removed
   }
   fs::remove_all(root);

@@ -20,6 +20,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/data/safetensors.hpp"
+#include "../hostile_support.hpp"
 #include "run_program.hpp"
 
 using namespace attn;
@@ -32,23 +33,6 @@ const char* const kChapters[] = {"00_seq2seq_bottleneck", "01_bahdanau", "02_luo
                                  "07_cross_attention", "08_transformer", "09_modern_decoder",
                                  "10_interpretability", "11_fast_attention", "12_beyond_attention"};
 
-// A copy of the shipped data/<folder> under root/<folder>.
-void hn_copy_folder(const std::string& folder, const fs::path& root) {
-  const fs::path from = fs::path(ATTN_DATA_DIR) / folder;
-  fs::create_directories(root / folder);
-  for (const auto& e : fs::directory_iterator(from))
-    if (e.is_regular_file()) fs::copy_file(e.path(), root / folder / e.path().filename(), fs::copy_options::overwrite_existing);
-}
-
-// Rewrites the checkpoint at path (a copy) with every value replaced by f(value).
-void hn_rewrite(const fs::path& path, float (*f)(float)) {
-  Metadata m;
-  TensorMap t = read_safetensors(path.string(), &m);
-  for (auto& [name, tensor] : t)
-    for (float& x : tensor.data) x = f(x);
-  write_safetensors(path.string(), t, m);
-}
-
 // Sets one float of the first tensor (by name) to NaN, in place: the copy is otherwise intact.
 void hn_poison_one(const fs::path& path) {
   Metadata m;
@@ -57,15 +41,6 @@ void hn_poison_one(const fs::path& path) {
   write_safetensors(path.string(), t, m);
 }
 
-std::string hn_read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void hn_write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-bool hn_crashed(const RunResult& r) { return r.status >= 128 || r.err_has("terminate called") || r.err_has("double free"); }
 
 }  // namespace
 
@@ -96,7 +71,7 @@ TEST_CASE("every FLOAT option of every chapter refuses nan, inf and -inf, naming
 
 TEST_CASE("a checkpoint with one NaN is refused by chapters 08, 09 and 10, naming the file and the tensor") {
   const fs::path root = scratch_dir("hn-nan");
-  for (const char* f : {"ch08", "ch09", "ch10"}) hn_copy_folder(f, root);
+  for (const char* f : {"ch08", "ch09", "ch10"}) hostile::copy_data_folder(f, root);
   const std::vector<std::string> env = {"ATTN_DATA_DIR=" + root.string()};
   struct Case {
     const char* program;
@@ -110,13 +85,13 @@ TEST_CASE("a checkpoint with one NaN is refused by chapters 08, 09 and 10, namin
   };
   for (const Case& c : cases) {
     CAPTURE(c.program);
-    const std::string good = hn_read(c.file);
+    const std::string good = hostile::read_bytes(c.file);
     hn_poison_one(c.file);
     const RunResult r = run_program(c.program, c.args, env);
     CHECK(r.status == 1);
     CHECK(r.err_has(c.file.string()));
     CHECK(r.err_has("holds a non-finite value (nan)"));
-    hn_write(c.file, good);
+    hostile::write_bytes(c.file, good);
   }
   // Chapter 08 named explicitly with --checkpoint, as the report's reproduction did.
   const fs::path copy = root / "mine.safetensors";
@@ -131,16 +106,16 @@ TEST_CASE("a checkpoint with one NaN is refused by chapters 08, 09 and 10, namin
 
 TEST_CASE("weights of 1e38 stop chapters 01, 08 and 10 naming what turned non-finite; no crash, no verdict on NaN") {
   const fs::path root = scratch_dir("hn-huge");
-  for (const char* f : {"ch01", "ch08", "ch10"}) hn_copy_folder(f, root);
+  for (const char* f : {"ch01", "ch08", "ch10"}) hostile::copy_data_folder(f, root);
   const std::vector<std::string> env = {"ATTN_DATA_DIR=" + root.string()};
   const auto huge = [](float) { return 1e38f; };
-  hn_rewrite(root / "ch01/bahdanau.safetensors", huge);
-  hn_rewrite(root / "ch08/transformer_post.safetensors", huge);
-  hn_rewrite(root / "ch10/induction.safetensors", huge);
+  hostile::rewrite_checkpoint(root / "ch01/bahdanau.safetensors", root / "ch01/bahdanau.safetensors", huge);
+  hostile::rewrite_checkpoint(root / "ch08/transformer_post.safetensors", root / "ch08/transformer_post.safetensors", huge);
+  hostile::rewrite_checkpoint(root / "ch10/induction.safetensors", root / "ch10/induction.safetensors", huge);
   for (const char* program : {"01_bahdanau", "08_transformer", "10_interpretability"}) {
     CAPTURE(program);
     const RunResult r = run_program(program, {"--quiet"}, env);
-    CHECK_FALSE(hn_crashed(r));
+    CHECK_FALSE(hostile::crashed(r.status, r.err));
     CHECK_MESSAGE(r.status == 1, r.err);
     CHECK(r.err_has("non-finite"));
     CHECK_FALSE(r.has("nan"));
@@ -151,10 +126,10 @@ TEST_CASE("weights of 1e38 stop chapters 01, 08 and 10 naming what turned non-fi
 
 TEST_CASE("tokenizer.json with wrong JSON types, huge ids or a repeated merge: the file named, exit 1") {
   const fs::path root = scratch_dir("hn-tok");
-  hn_copy_folder("ch09", root);
+  hostile::copy_data_folder("ch09", root);
   const std::vector<std::string> env = {"ATTN_DATA_DIR=" + root.string()};
   const fs::path tok = root / "ch09/tokenizer.json";
-  const std::string good = hn_read(tok);
+  const std::string good = hostile::read_bytes(tok);
   const auto with = [&](const std::string& from, const std::string& to) {
     std::string s = good;
     const std::size_t at = s.find(from);
@@ -170,11 +145,11 @@ TEST_CASE("tokenizer.json with wrong JSON types, huge ids or a repeated merge: t
   };
   for (const auto& [text, what] : cases) {
     CAPTURE(what);
-    hn_write(tok, text);
+    hostile::write_bytes(tok, text);
     for (const std::vector<std::string>& args : {std::vector<std::string>{"--quiet", "--tokens", "5"},
                                                  std::vector<std::string>{"--quiet", "--prompt", "In the"}}) {
       const RunResult r = run_program("09_modern_decoder", args, env);
-      CHECK_FALSE(hn_crashed(r));
+      CHECK_FALSE(hostile::crashed(r.status, r.err));
       CHECK(r.status == 1);
       CHECK(r.err_has(tok.string()));
       CHECK(r.err_has(what));
@@ -196,7 +171,7 @@ TEST_CASE("--norm pre with a Post-Norm file is refused instead of narrated as Pr
 
 TEST_CASE("chapter 10 with the same model in both seed files refuses the seed baseline") {
   const fs::path root = scratch_dir("hn-seeds");
-  hn_copy_folder("ch10", root);
+  hostile::copy_data_folder("ch10", root);
   fs::copy_file(root / "ch10/induction_seed2.safetensors", root / "ch10/induction.safetensors",
                 fs::copy_options::overwrite_existing);
   const RunResult r = run_program("10_interpretability", {"--quiet"}, {"ATTN_DATA_DIR=" + root.string()});

@@ -18,19 +18,12 @@
 #include <sstream>
 
 #include "attn/data/data_files.hpp"
+#include "../hostile_support.hpp"
 #include "run_program.hpp"
 
 namespace fs = std::filesystem;
 
 namespace hostile_own_test {
-
-std::string ho_read(const fs::path& p) { return file_bytes(p); }
-void ho_write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-bool is_link(const fs::path& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
 
 // A fresh scratch folder holding victim.txt (a file of the user's that no program may touch).
 struct Scratch {
@@ -38,7 +31,7 @@ struct Scratch {
   std::string victim_text = "the learner's notes\n";
   explicit Scratch(const std::string& name) : dir(scratch_dir("own-" + name)) {
     fs::create_directories(dir);
-    ho_write(victim(), victim_text);
+    hostile::write_bytes(victim(), victim_text);
   }
   ~Scratch() {
     std::error_code ec;
@@ -46,7 +39,7 @@ struct Scratch {
     fs::remove_all(dir, ec);
   }
   fs::path victim() const { return dir / "victim.txt"; }
-  bool victim_intact() const { return ho_read(victim()) == victim_text; }
+  bool victim_intact() const { return hostile::read_bytes(victim()) == victim_text; }
   // Every entry of the folder, names only: to check that nothing was created.
   std::size_t entries() const {
     std::size_t n = 0;
@@ -67,30 +60,6 @@ void check_html_refused(const Scratch& s, const std::string& path, const std::st
   CHECK(s.victim_intact());
 }
 
-bool crashed(const RunResult& r) { return r.status >= 128 || r.err_has("terminate called") || r.err_has("Aborted"); }
-
-// A copy of the shipped data/<folder> under root/<folder>.
-void copy_folder(const std::string& folder, const fs::path& root) {
-  fs::create_directories(root / folder);
-  for (const auto& e : fs::directory_iterator(fs::path(ATTN_DATA_DIR) / folder))
-    if (e.is_regular_file()) fs::copy_file(e.path(), root / folder / e.path().filename());
-}
-
-// A safetensors file rebuilt from a header text and the data bytes (header padded to 8 bytes).
-std::string safetensors_bytes(std::string header, const std::string& data) {
-  header.append((8 - header.size() % 8) % 8, ' ');
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[std::size_t(i)] = char((std::uint64_t(header.size()) >> (8 * i)) & 0xff);
-  return out + header + data;
-}
-struct SafetensorsParts {
-  std::string header, data;
-};
-SafetensorsParts split_safetensors(const std::string& bytes) {
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | std::uint8_t(bytes[std::size_t(i)]);
-  return {bytes.substr(8, n), bytes.substr(8 + n)};
-}
 std::string replaced(std::string s, const std::string& from, const std::string& to) {
   const std::size_t at = s.find(from);
   REQUIRE_MESSAGE(at != std::string::npos, from);
@@ -100,15 +69,15 @@ std::string replaced(std::string s, const std::string& from, const std::string& 
 // Chapter 05 on a copy of data/ch05 whose rope.safetensors is `bytes`: the run's result.
 RunResult ch05_with_rope(const Scratch& s, const std::string& bytes) {
   const fs::path root = s.dir / "data";
-  if (!fs::exists(root / "ch05")) copy_folder("ch05", root);
-  ho_write(root / "ch05/rope.safetensors", bytes);
+  if (!fs::exists(root / "ch05")) hostile::copy_data_folder("ch05", root);
+  hostile::write_bytes(root / "ch05/rope.safetensors", bytes);
   return run_program("05_positional_encoding", {"--quiet"}, {"ATTN_DATA_DIR=" + root.string()});
 }
-std::string shipped_rope() { return ho_read(require_data_file("ch05/rope.safetensors")); }
+std::string shipped_rope() { return hostile::read_bytes(require_data_file("ch05/rope.safetensors")); }
 // Chapter 05 with rope.safetensors' header text edited (from → to, the data as shipped).
 RunResult ch05_with_header(const Scratch& s, const std::string& from, const std::string& to) {
-  const SafetensorsParts p = split_safetensors(shipped_rope());
-  return ch05_with_rope(s, safetensors_bytes(replaced(p.header, from, to), p.data));
+  const hostile::SafetensorsParts p = hostile::split_safetensors(shipped_rope());
+  return ch05_with_rope(s, hostile::safetensors_bytes(replaced(p.header, from, to), p.data));
 }
 // The run failed (exit 1) naming the file and saying `what`.
 void check_rope_refused(const RunResult& r, const std::string& what) {
@@ -143,8 +112,8 @@ TEST_CASE("own 1: --html at a loop of symbolic links is refused, the links stay"
   CHECK(r.err_has("--html"));
   CHECK(r.err_has("symbolic links"));
   CHECK(r.out.empty());
-  CHECK(is_link(s.dir / "a"));
-  CHECK(is_link(s.dir / "b"));
+  CHECK(hostile::is_link(s.dir / "a"));
+  CHECK(hostile::is_link(s.dir / "b"));
   CHECK(s.entries() == 3);
 }
 
@@ -156,11 +125,11 @@ TEST_CASE("own 2: --html NAME/ with a trailing slash names a folder; nothing is 
 TEST_CASE("own 3: --html at an existing folder written with a trailing slash leaves the folder alone") {
   Scratch s("html-dir-slash");
   fs::create_directories(s.dir / "mine");
-  ho_write(s.dir / "mine/keep.txt", "keep");
+  hostile::write_bytes(s.dir / "mine/keep.txt", "keep");
   const RunResult r = run_program("03_self_attention", {"--quiet", "--html", (s.dir / "mine").string() + "/"});
   CHECK(r.status == 2);
   CHECK(r.err_has("is a folder"));
-  CHECK(ho_read(s.dir / "mine/keep.txt") == "keep");
+  CHECK(hostile::read_bytes(s.dir / "mine/keep.txt") == "keep");
   CHECK(fs::is_directory(s.dir / "mine"));
 }
 
@@ -181,7 +150,7 @@ TEST_CASE("own 5: --export at a link to a file outside the folder is refused; th
   CHECK(r.status == 2);
   CHECK(r.err_has("--export"));
   CHECK(outside.victim_intact());
-  CHECK(is_link(s.dir / "out"));
+  CHECK(hostile::is_link(s.dir / "out"));
 }
 
 TEST_CASE("own 6: --export at a loop of symbolic links is refused; nothing is created") {
@@ -191,7 +160,7 @@ TEST_CASE("own 6: --export at a loop of symbolic links is refused; nothing is cr
   const RunResult r = run_program("03_self_attention", {"--quiet", "--export", (s.dir / "a").string()});
   CHECK(r.status == 2);
   CHECK(r.err_has("--export"));
-  CHECK(is_link(s.dir / "a"));
+  CHECK(hostile::is_link(s.dir / "a"));
   CHECK(s.entries() == 3);
 }
 
@@ -202,7 +171,7 @@ TEST_CASE("own 7: --html and --export past PATH_MAX are refused with a message, 
   for (const char* flag : {"--html", "--export"}) {
     CAPTURE(flag);
     const RunResult r = run_program("03_self_attention", {"--quiet", flag, deep + "/x"});
-    CHECK_FALSE(crashed(r));
+    CHECK_FALSE(hostile::crashed(r.status, r.err));
     CHECK(r.status == 2);
     CHECK(r.err_has(flag));
     CHECK(r.out.empty());
@@ -275,7 +244,7 @@ TEST_CASE("own 12: --train --checkpoint at a link to a text file outside the tre
   CHECK(r.err_has("is not a checkpoint"));
   CHECK(r.err_has(link.string()));
   CHECK(outside.victim_intact());
-  CHECK(is_link(link));
+  CHECK(hostile::is_link(link));
   CHECK(r.out.find("loss") == std::string::npos);  // refused before training
 }
 
@@ -301,7 +270,7 @@ TEST_CASE("own 14: --checkpoint and --transformer at a loop of links name the fi
     CHECK(r.err_has(a + ": cannot read the checkpoint"));
     CHECK_FALSE(r.err_has("filesystem error"));
   }
-  CHECK(is_link(s.dir / "a"));
+  CHECK(hostile::is_link(s.dir / "a"));
 }
 
 TEST_CASE("own 15: --checkpoint-dir naming a file, with and without --train, leaves the file alone") {
@@ -321,11 +290,11 @@ TEST_CASE("own 15: --checkpoint-dir naming a file, with and without --train, lea
 
 TEST_CASE("own 16: a checkpoint whose header names one tensor twice is refused, naming the tensor") {
   Scratch s("dup-tensor");
-  const SafetensorsParts p = split_safetensors(shipped_rope());
+  const hostile::SafetensorsParts p = hostile::split_safetensors(shipped_rope());
   std::string header = p.header.substr(0, p.header.find_last_not_of(' ') + 1);
   header.pop_back();  // the closing brace
   header += R"(,"attn.k.w":{"dtype":"F32","shape":[32,32],"data_offsets":[4096,8192]}})";
-  check_rope_refused(ch05_with_rope(s, safetensors_bytes(header, p.data)), "names 'attn.k.w' twice");
+  check_rope_refused(ch05_with_rope(s, hostile::safetensors_bytes(header, p.data)), "names 'attn.k.w' twice");
 }
 
 TEST_CASE("own 17: a header length beyond the file's size is refused as truncated") {
@@ -373,15 +342,14 @@ TEST_CASE("own 22: a metadata value that is a JSON number, not a string, is refu
 TEST_CASE("own 23: tokenizer.json's vocab_size of the wrong JSON type names the file, the key, expected and found") {
   Scratch s("vocab-type");
   const fs::path root = s.dir / "data";
-  copy_folder("ch09", root);
-  const fs::path tok = root / "ch09/tokenizer.json";
-  const std::string good = ho_read(tok);
+  const fs::path tok = hostile::copy_of_shipped("ch09/tokenizer.json", root);
+  const std::string good = hostile::read_bytes(tok);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"\"512\"", "found a JSON string"}, {"null", "found a JSON null"}, {"[512]", "found a JSON array"},
       {"512.5", "found a number with a fraction"}, {"-512", "found a negative number"}, {"true", "found a JSON boolean"}};
   for (const auto& [value, found] : cases) {
     CAPTURE(value);
-    ho_write(tok, replaced(good, "\"vocab_size\":512", "\"vocab_size\":" + value));
+    hostile::write_bytes(tok, replaced(good, "\"vocab_size\":512", "\"vocab_size\":" + value));
     const RunResult r = run_program("09_modern_decoder", {"--quiet", "--tokens", "5"}, {"ATTN_DATA_DIR=" + root.string()});
     CHECK(r.status == 1);
     CHECK(r.err_has(tok.string()));
@@ -393,14 +361,13 @@ TEST_CASE("own 23: tokenizer.json's vocab_size of the wrong JSON type names the 
 TEST_CASE("own 24: tokenizer.json with NaN or 1e999 inside is refused naming the file; no crash") {
   Scratch s("tok-nan");
   const fs::path root = s.dir / "data";
-  copy_folder("ch09", root);
-  const fs::path tok = root / "ch09/tokenizer.json";
-  const std::string good = ho_read(tok);
+  const fs::path tok = hostile::copy_of_shipped("ch09/tokenizer.json", root);
+  const std::string good = hostile::read_bytes(tok);
   for (const std::string& text : {replaced(good, "[116,104]", "[NaN,104]"), replaced(good, "\"vocab_size\":512", "\"vocab_size\":1e999"),
                                   replaced(good, "[116,104]", "[116.0,104]")}) {
-    ho_write(tok, text);
+    hostile::write_bytes(tok, text);
     const RunResult r = run_program("09_modern_decoder", {"--quiet", "--tokens", "5"}, {"ATTN_DATA_DIR=" + root.string()});
-    CHECK_FALSE(crashed(r));
+    CHECK_FALSE(hostile::crashed(r.status, r.err));
     CHECK(r.status == 1);
     CHECK(r.err_has(tok.string()));
   }
@@ -409,15 +376,15 @@ TEST_CASE("own 24: tokenizer.json with NaN or 1e999 inside is refused naming the
 TEST_CASE("own 25: chapter 10 with weights of 1e38 names the file and the tensor, not a function") {
   Scratch s("ch10-huge");
   const fs::path root = s.dir / "data";
-  copy_folder("ch10", root);
+  hostile::copy_data_folder("ch10", root);
   const fs::path model = root / "ch10/induction.safetensors";
-  const SafetensorsParts p = split_safetensors(ho_read(model));
+  const hostile::SafetensorsParts p = hostile::split_safetensors(hostile::read_bytes(model));
   std::string data = p.data;
   const float huge = 1e38f;
   for (std::size_t i = 0; i + 4 <= data.size(); i += 4) data.replace(i, 4, reinterpret_cast<const char*>(&huge), 4);
-  ho_write(model, safetensors_bytes(p.header, data));
+  hostile::write_bytes(model, hostile::safetensors_bytes(p.header, data));
   const RunResult r = run_program("10_interpretability", {"--quiet"}, {"ATTN_DATA_DIR=" + root.string()});
-  CHECK_FALSE(crashed(r));
+  CHECK_FALSE(hostile::crashed(r.status, r.err));
   CHECK(r.status == 1);
   CHECK(r.err_has(model.string()));
   CHECK(r.err_has("tensor 'w_e'"));
@@ -499,7 +466,7 @@ TEST_CASE("own 32: ATTN_DATA_DIR naming a file is refused by name; the file is u
 
 TEST_CASE("own 33: a relative ATTN_DATA_DIR is read from the working folder") {
   Scratch s("datadir-relative");
-  copy_folder("ch05", s.dir / "mydata");
+  hostile::copy_data_folder("ch05", s.dir / "mydata");
   const RunResult r = run_program("05_positional_encoding", {"--quiet"}, {"-C", s.dir.string(), "ATTN_DATA_DIR=mydata"});
   CHECK(r.status == 0);
   // The control: from another folder the same relative name names nothing, and that is said.
@@ -515,5 +482,5 @@ TEST_CASE("own 34: ATTN_DATA_DIR at a loop of symbolic links is refused by name"
   const RunResult r = run_program("05_positional_encoding", {"--quiet"}, {"ATTN_DATA_DIR=" + (s.dir / "a").string()});
   CHECK(r.status == 1);
   CHECK(r.err_has("ATTN_DATA_DIR="));
-  CHECK(is_link(s.dir / "a"));
+  CHECK(hostile::is_link(s.dir / "a"));
 }

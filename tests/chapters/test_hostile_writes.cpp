@@ -18,24 +18,13 @@
 #include <sstream>
 
 #include "attn/data/data_files.hpp"
+#include "../hostile_support.hpp"
 #include "run_program.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace hostile_writes_test {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-mode_t type_of(const fs::path& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 ? (st.st_mode & S_IFMT) : 0;
-}
 
 // A shell line run with the programs' folder first on PATH; returns the exit status.
 int shell(const std::string& line) {
@@ -66,11 +55,11 @@ TEST_CASE("--html and --checkpoint never replace a FIFO, socket, folder or devic
     CHECK(h.status == 2);
     CHECK(h.err_has("--html"));
     CHECK(h.out.empty());  // before any work: not even the header
-    CHECK(type_of(p) == type);
+    CHECK(hostile::type_of(p) == type);
     const RunResult t = run_program("00_seq2seq_bottleneck", {"--quiet", "--train", "--steps", "1", "--checkpoint", p});
     CHECK(t.status == 1);
     CHECK(t.err_has("--train"));
-    CHECK(type_of(p) == type);
+    CHECK(hostile::type_of(p) == type);
   }
   for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
   fs::remove_all(d);
@@ -106,19 +95,19 @@ TEST_CASE("--train with ATTN_DATA_DIR writes there; the source tree's checkpoint
   const fs::path d = scratch_dir("hostile-datadir");
   fs::create_directories(d);
   const std::string shipped = require_data_file("ch00/no_attention.safetensors");
-  const std::string before = slurp(shipped);
+  const std::string before = hostile::read_bytes(shipped);
   const RunResult r = run_program("00_seq2seq_bottleneck", {"--no-color", "--train", "--steps", "2"},
                                   {"ATTN_DATA_DIR=" + d.string()});
   CHECK(r.status == 0);
   CHECK(fs::is_regular_file(d / "ch00" / "no_attention.safetensors"));
   CHECK(r.has((d / "ch00" / "no_attention.safetensors").string()));
-  CHECK(slurp(shipped) == before);
+  CHECK(hostile::read_bytes(shipped) == before);
   // A variable naming no folder is said at once, not ignored.
   const RunResult missing = run_program("00_seq2seq_bottleneck", {"--quiet", "--train", "--steps", "1"},
                                         {"ATTN_DATA_DIR=" + (d / "nowhere").string()});
   CHECK(missing.status == 1);
   CHECK(missing.err_has("is not a folder"));
-  CHECK(slurp(shipped) == before);
+  CHECK(hostile::read_bytes(shipped) == before);
   fs::remove_all(d);
 }
 

@@ -26,17 +26,12 @@
 #include "attn/present/export.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/tensor/memory.hpp"
+#include "../hostile_support.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path fresh(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("attn-bad-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 
 // A .npy file whose header says `shape` (any text) over `data_bytes` zero bytes.
 std::string npy_with_shape(const std::string& shape, std::size_t data_bytes, const std::string& descr = "<f4",
@@ -48,13 +43,6 @@ std::string npy_with_shape(const std::string& shape, std::size_t data_bytes, con
   out.push_back(char(header.size() & 0xff));
   out.push_back(char(header.size() >> 8));
   return out + header + std::string(data_bytes, '\0');
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -106,7 +94,7 @@ TEST_CASE("npy: wrong dtype, byte order, fortran order, missing keys and trailin
 }
 
 TEST_CASE("npy: a folder or a device is refused by name, never read without bound") {
-  const fs::path dir = fresh("npydir");
+  const fs::path dir = hostile::fresh_dir("bad-npydir", false);
   fs::create_directories(dir);
   CHECK_THROWS_WITH_AS(read_npy(dir.string()), doctest::Contains("not a regular file"), NpyError);
   CHECK_THROWS_WITH_AS(read_npy("/dev/zero"), doctest::Contains("/dev/zero: not a regular file"), NpyError);
@@ -126,7 +114,7 @@ TEST_CASE("npy: expect_npy_shape blames the file it is given, with the shape it 
 // ---------------------------------------------------------------- cases 4, 5: checkpoints
 
 TEST_CASE("load_checkpoint: NaN, +inf and -inf are refused naming the tensor, and nothing is copied") {
-  const fs::path dir = fresh("finite");
+  const fs::path dir = hostile::fresh_dir("bad-finite", false);
   fs::create_directories(dir);
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                     -std::numeric_limits<float>::infinity()}) {
@@ -147,7 +135,7 @@ TEST_CASE("load_checkpoint: NaN, +inf and -inf are refused naming the tensor, an
 }
 
 TEST_CASE("load_checkpoint: the expected metadata must be there and match, before anything is copied") {
-  const fs::path dir = fresh("meta");
+  const fs::path dir = hostile::fresh_dir("bad-meta", false);
   fs::create_directories(dir);
   const std::string path = (dir / "m.safetensors").string();
   TensorMap t;
@@ -224,13 +212,6 @@ ExportRecorder recorder_with(float value, std::size_t tensors) {
   return rec;
 }
 
-// DIR's files by name and bytes.
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out[e.path().filename().string()] = slurp(e.path());
-  return out;
-}
-
 std::size_t leftovers(const fs::path& dir) {
   std::size_t n = 0;
   for (const auto& e : fs::directory_iterator(dir.parent_path()))
@@ -241,14 +222,14 @@ std::size_t leftovers(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("export: killed at every point, DIR holds the whole old export or the whole new one") {
-  const fs::path root = fresh("export-kill");
+  const fs::path root = hostile::fresh_dir("bad-export-kill", false);
   const fs::path dir = root / "out";
   fs::create_directories(root);
   const ExportRecorder old_rec = recorder_with(1.0f, 9), new_rec = recorder_with(100.0f, 9);
   REQUIRE(write_in_child(new_rec, dir, -1, 2) == 0);
-  const auto new_files = snapshot(dir);
+  const auto new_files = hostile::snapshot(dir);
   REQUIRE(write_in_child(old_rec, dir, -1, 1) == 0);
-  const auto old_files = snapshot(dir);
+  const auto old_files = hostile::snapshot(dir);
   REQUIRE(old_files.size() == 11);  // 9 tensors, results.json, manifest.json
   REQUIRE(old_files != new_files);
   // Points 0–10: after each of the 9 tensors, the extra file and the manifest in staging; 11: after the swap.
@@ -258,21 +239,21 @@ TEST_CASE("export: killed at every point, DIR holds the whole old export or the 
     const int status = write_in_child(new_rec, dir, at, 2);
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGKILL);
-    const auto now = snapshot(dir);
+    const auto now = hostile::snapshot(dir);
     const bool is_old = now == old_files, is_new = now == new_files;
     CHECK((is_old || is_new));
     seen.insert(is_old ? "old" : is_new ? "new" : "mixed");
     CHECK(leftovers(dir) >= 1);  // the killed run's staging folder (or the old export) remains …
     REQUIRE(write_in_child(old_rec, dir, -1, 1) == 0);
     CHECK(leftovers(dir) == 0);  // … until the next export removes it
-    CHECK(snapshot(dir) == old_files);
+    CHECK(hostile::snapshot(dir) == old_files);
   }
   CHECK(seen == std::set<std::string>{"old", "new"});  // both sides of the swap were reached
   fs::remove_all(root);
 }
 
 TEST_CASE("export: a folder holding anything but an export is refused before work; empty names too") {
-  const fs::path root = fresh("export-foreign");
+  const fs::path root = hostile::fresh_dir("bad-export-foreign", false);
   fs::create_directories(root / "out");
   std::ofstream(root / "out" / "notes.txt") << "mine";
   CHECK_THROWS_WITH_AS(prepare_export_dir((root / "out").string()),

@@ -13,25 +13,17 @@
 
 #include "attn/data/bpe.hpp"
 #include "attn/data/data_files.hpp"
+#include "attn/data/json_fields.hpp"
 #include "attn/data/safetensors.hpp"
 #include "attn/present/cli.hpp"
+#include "../hostile_support.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path hf_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("attn-hf-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-std::string hf_safetensors(std::string header) {
-  header.append((8 - header.size() % 8) % 8, ' ');
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[std::size_t(i)] = char((header.size() >> (8 * i)) & 0xff);
-  return out + header + std::string(16, '\0');
-}
+// A safetensors file with this header over 16 zero bytes of data.
+std::string hf_safetensors(std::string header) { return hostile::safetensors_bytes(std::move(header), std::string(16, '\0')); }
 }  // namespace
 
 TEST_CASE("decimal_integer_problem: decimal digits pass; octal, hex, binary, separators and spaces do not") {
@@ -48,7 +40,7 @@ TEST_CASE("decimal_integer_problem: decimal digits pass; octal, hex, binary, sep
 }
 
 TEST_CASE("require_checkpoint_file: missing, a folder, a FIFO or a loop of links, each said by name") {
-  const fs::path d = hf_dir("ckpt");
+  const fs::path d = hostile::fresh_dir("hf-ckpt");
   const std::string good = require_data_file("ch05/rope.safetensors");
   CHECK_NOTHROW(require_checkpoint_file(good));
   CHECK_THROWS_WITH_AS(require_checkpoint_file((d / "none").string(), " (hint)"),
@@ -68,7 +60,7 @@ TEST_CASE("require_checkpoint_file: missing, a folder, a FIFO or a loop of links
 }
 
 TEST_CASE("looks_like_safetensors: a checkpoint yes; text, an empty file, a bare length or a lying length no") {
-  const fs::path d = hf_dir("looks");
+  const fs::path d = hostile::fresh_dir("hf-looks");
   CHECK(looks_like_safetensors(require_data_file("ch05/rope.safetensors")));
   std::ofstream(d / "tiny", std::ios::binary) << hf_safetensors("{}");
   CHECK(looks_like_safetensors((d / "tiny").string()));
@@ -87,7 +79,7 @@ TEST_CASE("looks_like_safetensors: a checkpoint yes; text, an empty file, a bare
 }
 
 TEST_CASE("read_safetensors: a header that names a tensor or a metadata key twice is refused naming it") {
-  const fs::path d = hf_dir("twice");
+  const fs::path d = hostile::fresh_dir("hf-twice");
   const std::string path = (d / "m.safetensors").string();
   const std::string t = R"("dtype":"F32","shape":[2],"data_offsets":[0,8])";
   std::ofstream(path, std::ios::binary) << hf_safetensors("{\"w\":{" + t + "},\"v\":{\"dtype\":\"F32\",\"shape\":[2],"
@@ -119,4 +111,18 @@ TEST_CASE("bpe_parse: vocab_size of the wrong type says the file, the key, what 
     CHECK_THROWS_WITH_AS(bpe_parse(with(value), "dir/t.json"), doctest::Contains(found.c_str()), BpeError);
   }
   CHECK_THROWS_WITH_AS(bpe_parse(with("300"), "t.json"), doctest::Contains("but its merges give 258"), BpeError);
+}
+
+TEST_CASE("bpe_parse: a key named twice in one object is refused naming it; the same key in two objects is not") {
+  const std::string merges = R"("merges":[[116,104],[256,101]])";
+  CHECK(bpe_parse(R"({"type":"byte-level BPE","vocab_size":258,)" + merges + "}", "t.json").vocab_size() == 258);
+  // The parser alone kept the last vocab_size (and then blamed the merges) or the last merges list.
+  CHECK_THROWS_WITH_AS(bpe_parse(R"({"type":"byte-level BPE","vocab_size":258,"vocab_size":300,)" + merges + "}", "d/t.json"),
+                       doctest::Contains("d/t.json names the key \"vocab_size\" twice"), BpeError);
+  CHECK_THROWS_WITH_AS(bpe_parse(R"({"type":"byte-level BPE","vocab_size":258,)" + merges + "," + merges + "}", "d/t.json"),
+                       doctest::Contains("names the key \"merges\" twice"), BpeError);
+  std::string twice;
+  const nlohmann::json j = json_parse_unique_keys(R"({"a":{"k":1},"b":{"k":2}})", &twice);
+  CHECK(twice.empty());
+  CHECK(j["b"]["k"] == 2);
 }

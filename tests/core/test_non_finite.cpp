@@ -20,17 +20,12 @@
 #include "attn/present/cli.hpp"
 #include "attn/present/narrate.hpp"
 #include "attn/studies/extrapolation.hpp"
+#include "../hostile_support.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path nf_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("attn-nf-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 std::string nf_check(const CLI::Validator& v, std::string s) { return v(s); }
 }  // namespace
 
@@ -52,7 +47,7 @@ TEST_CASE("finite_range refuses nan, ±inf and overflow, and values outside its 
 }
 
 TEST_CASE("read_safetensors refuses a NaN or ±inf in any tensor, and a shape larger than the file") {
-  const fs::path dir = nf_dir("st");
+  const fs::path dir = hostile::fresh_dir("nf-st");
   const std::string path = (dir / "m.safetensors").string();
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                     -std::numeric_limits<float>::infinity()}) {
@@ -145,7 +140,7 @@ TEST_CASE("copying_score refuses a non-finite matrix instead of handing it to LA
 }
 
 TEST_CASE("bpe_load: wrong JSON types, ids past 2^31 and repeated merges are BpeErrors naming the file") {
-  const fs::path dir = nf_dir("bpe");
+  const fs::path dir = hostile::fresh_dir("nf-bpe");
   const std::string path = (dir / "tokenizer.json").string();
   const std::string ok = R"({"type":"byte-level BPE","vocab_size":258,"merges":[[116,104],[256,101]],"counts":[5,3]})";
   std::ofstream(path) << ok;

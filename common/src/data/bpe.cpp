@@ -1,6 +1,7 @@
 // Byte-level BPE: training, encoding, decoding, files (see attn/data/bpe.hpp).
 #include "attn/data/bpe.hpp"
 
+#include "attn/data/json_fields.hpp"
 #include "attn/data/output_file.hpp"
 
 #include <algorithm>
@@ -214,11 +215,14 @@ BpeTokenizer bpe_parse(const std::string& text, const std::string& path) {
 namespace {
 BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& path) {
   nlohmann::json j;
+  std::string twice;
   try {
-    j = nlohmann::json::parse(text);
+    j = json_parse_unique_keys(text, &twice);
   } catch (const std::exception& e) {
     throw BpeError("bpe_load: " + path + " is not valid JSON (" + e.what() + ")");
   }
+  // Two "vocab_size" or "merges" keys: the parser would keep the last without a word.
+  if (!twice.empty()) throw BpeError("bpe_load: " + path + " names the key \"" + twice + "\" twice in one object");
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || j["type"].get<std::string>() != "byte-level BPE" ||
       !j.contains("merges") || !j["merges"].is_array())
     throw BpeError("bpe_load: " + path + " is not a byte-level BPE file (needs \"type\": \"byte-level BPE\" and "

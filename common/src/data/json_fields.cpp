@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -41,6 +43,19 @@ std::string json_text(const nlohmann::json& j, const std::string& key) {
   const nlohmann::json& v = field(j, key);
   if (!v.is_string()) throw std::runtime_error(fmt::format("\"{}\" is {}, not a string", key, shown(v)));
   return v.get<std::string>();
+}
+
+nlohmann::json json_parse_unique_keys(const std::string& text, std::string* twice) {
+  std::vector<std::set<std::string>> keys;
+  twice->clear();
+  return nlohmann::json::parse(text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && twice->empty())
+      *twice = parsed.get<std::string>();
+    return true;
+  });
 }
 
 }  // namespace attn

@@ -110,6 +110,9 @@ std::string output_target(const std::string& path) {
 std::string output_file_problem(const std::string& path, bool new_folder) {
   if (path.empty()) return "needs a file name, got an empty string (an unset variable?)";
   const fs::path target = output_target(path);
+  // The kernel's own reading of the path first: a link such as /proc/self/fd/1 (/dev/stdout)
+  // reads as "pipe:[123]", which names nothing, yet opening it reaches the pipe.
+  if (std::string p = target_problem(path, path); !p.empty()) return p;
   if (std::string p = target_problem(path, target); !p.empty()) return p;
   if (!target.has_filename() || target.filename() == "." || target.filename() == "..")
     return fmt::format("{} names a folder, not a file", path);

@@ -1,6 +1,7 @@
 // safetensors reader and writer with full validation (see attn/data/safetensors.hpp).
 #include "attn/data/safetensors.hpp"
 
+#include "attn/data/json_fields.hpp"
 #include "attn/data/output_file.hpp"
 
 #include <sys/stat.h>
@@ -125,16 +126,8 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   nlohmann::json header;
   try {
     // A name given twice would silently keep the last one: each object's keys are checked.
-    std::vector<std::set<std::string>> keys;
     std::string twice;
-    header = nlohmann::json::parse(text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-      using E = nlohmann::json::parse_event_t;
-      if (event == E::object_start) keys.emplace_back();
-      if (event == E::object_end && !keys.empty()) keys.pop_back();
-      if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && twice.empty())
-        twice = parsed.get<std::string>();
-      return true;
-    });
+    header = json_parse_unique_keys(text, &twice);
     if (!twice.empty()) fail(path, "the header names '" + twice + "' twice");
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("the header is not valid JSON: ") + e.what());

@@ -112,6 +112,23 @@ std::string range_message(const CLI::App& app, const std::string& what) {
   return "";
 }
 
+// A value of thousands of characters (a pasted file, a runaway $(...)) would flood the terminal:
+// a word of the message longer than 80 bytes is shown by its first 40 and its length.
+std::string shorten_long_words(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i <= s.size();) {
+    std::size_t j = s.find_first_of(" \n", i);
+    if (j == std::string::npos) j = s.size();
+    const std::string w = s.substr(i, j - i);
+    std::size_t cut = 40;
+    while (cut > 0 && cut < w.size() && (static_cast<unsigned char>(w[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8
+    out += w.size() > 80 ? _f("{}… ({} characters)", w.substr(0, cut), w.size()) : w;
+    if (j < s.size()) out += s[j];
+    i = j + 1;
+  }
+  return out;
+}
+
 // Standard output could not take everything printed (closed, a full disk): the run failed.
 bool stdout_failed() {
   std::cout.flush();
@@ -273,7 +290,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
   } catch (const CLI::ParseError& e) {
     // CLI11's own message stays as it is (it names the flag); the lines around it are translated.
     const std::string clearer = range_message(app_, e.what());
-    std::cerr << info_.folder << ": " << escape_control(clearer.empty() ? e.what() : clearer) << "\n"
+    std::cerr << info_.folder << ": " << escape_control(shorten_long_words(clearer.empty() ? e.what() : clearer)) << "\n"
               << _f("Run '{} --help' for the options.", info_.folder) << "\n";
     return kExitUsage;
   }

@@ -18,5 +18,8 @@ std::size_t json_whole(const nlohmann::json& j, const std::string& key, std::siz
 double json_number(const nlohmann::json& j, const std::string& key, double lo, double hi);
 // j[key]: a string.
 std::string json_text(const nlohmann::json& j, const std::string& key);
+// text parsed as nlohmann::json::parse does (throwing its parse_error), and *twice set to the
+// first key that one object names twice ("" when none): the parser alone keeps the last silently.
+nlohmann::json json_parse_unique_keys(const std::string& text, std::string* twice);
 
 }  // namespace attn
