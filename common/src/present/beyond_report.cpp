@@ -97,7 +97,8 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
   if (v.same_bytes_differ.holds())
     return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}, while linear attention "
                                 "with about the same bytes ({} against {}) keeps {:.2f}: here the SSM's wall is "
-                                "how it writes and trains its state, not the state's size.",
+                                "how it writes and trains its state, not the state's size (one training seed "
+                                "per model).",
                                 v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
                                 ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear));
   return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: where its state is ample it learns the lookup, "
