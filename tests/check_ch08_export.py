@@ -26,18 +26,7 @@ import struct
 import sys
 from collections import Counter
 
-try:
-    import numpy as np
-except ImportError:
-    print("skipped: numpy is not installed for /usr/bin/python3 (apt-get install python3-numpy)")
-    sys.exit(77)
-
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
+from export_check import check, failures, np, report
 
 
 def close(a, b, tol, what):
@@ -235,12 +224,7 @@ def main(d):
     check(c["source_table"] == cfg["src_vocab"] * cfg["d_model"], "source table")
     check(c["built"] == round(c["ours_formula_params"]) + c["source_table"] + cfg["tgt_vocab"], "parameters as built")
 
-    if failures:
-        for f in failures:
-            print("FAIL:", f)
-        return 1
-    print(f"ok: chapter 08's export ({d}) recomputed with numpy")
-    return 0
+    return report("08", d)
 
 
 if __name__ == "__main__":

@@ -20,18 +20,7 @@ import json
 import os
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("skipped: numpy is not installed for /usr/bin/python3 (apt-get install python3-numpy)")
-    sys.exit(77)
-
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
+from export_check import check, failures, np, report
 
 
 def near(a, b, tol, what):
@@ -127,12 +116,7 @@ def main(d):
     share = (at["hybrid"][-1, -1] - at["ssm"][-1, -1]) / gap if gap > 0.05 else float("nan")
     check(mq["hybrid_closes_gap"] == outcome_at_least(share, 0.8, 0.4), "verdict hybrid_closes_gap")
 
-    if failures:
-        for f in failures:
-            print("FAIL:", f)
-        return 1
-    print(f"ok: chapter 12's export ({d}) recomputed with numpy")
-    return 0
+    return report("12", d)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,19 @@ TEST_CASE("judge_roofs: sgemm below the FMA peak holds, above it fails; the bett
   CHECK(judge_roofs(r).sgemm_within_peak.outcome == Outcome::fails);
 }
 
+TEST_CASE("judge_roofs: a peak above two FMAs per cycle at the OS's clock fails; no clock is inconclusive") {
+  Roofs r;
+  r.threads = 2, r.lanes = 8, r.clock_ghz = 2.6;  // one FMA per cycle: 2 · 8 · 2 · 2.6 = 83.2 GFLOP/s
+  r.fma_before = 140, r.fma_after = 150;
+  r = judge_roofs(r);
+  CHECK(r.best_fma_per_cycle() == doctest::Approx(150 / 83.2));
+  CHECK(r.peak_within_clock.holds());
+  r.fma_after = 187;  // 2.25 per cycle
+  CHECK(judge_roofs(r).peak_within_clock.outcome == Outcome::fails);
+  r.clock_ghz = 0;
+  CHECK(judge_roofs(r).peak_within_clock.outcome == Outcome::inconclusive);
+}
+
 namespace {
 NaivePhases phases(double qk, double sm, double pv, double cached, double gbs) {
   NaivePhases p;

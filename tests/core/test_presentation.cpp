@@ -349,6 +349,13 @@ TEST_CASE("header_lines: one line ending at column 92 when it fits, else two, ne
   CHECK(display_width(two.back()) == 92);  // right-aligned at the rule's end
   for (const std::string& line : two) CHECK(display_width(line) <= 100);
   for (const std::string& line : header_lines(std::string(150, 'L'), std::string(150, 'R'))) CHECK(display_width(line) <= 100);
+  // 99 columns of title and right part: one space between them would read as one phrase; two lines.
+  const std::vector<std::string> tight = header_lines(std::string(60, 'L'), std::string(39, 'R'));
+  REQUIRE(tight.size() == 2);
+  CHECK(tight[0] == std::string(60, 'L'));
+  const std::vector<std::string> gap = header_lines(std::string(60, 'L'), std::string(38, 'R'));
+  REQUIRE(gap.size() == 1);
+  CHECK(gap[0] == std::string(60, 'L') + "  " + std::string(38, 'R'));
 }
 
 TEST_CASE("escape_control: bidirectional controls and invisible characters are shown escaped; other text stays") {

@@ -97,7 +97,8 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
   if (v.same_bytes_differ.holds())
     return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}, while linear attention "
                                 "with about the same bytes ({} against {}) keeps {:.2f}: here the SSM's wall is "
-                                "how it writes and trains its state, not the state's size.",
+                                "how it writes and trains its state, not the state's size (one training seed "
+                                "per model).",
                                 v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
                                 ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear));
   return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: where its state is ample it learns the lookup, "
@@ -452,6 +453,8 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
     default:
       nar.result(_("the hybrid's share of the gap is not measurable: attention and the SSM are within 0.05"));
   }
+  nar.result(_("each model here was trained once, with one seed: how far another seed would move these "
+               "accuracies is not measured, so the two sentences above are one seed's evidence, not a proof"));
   const double window_most = v.window_falls.measured + v.gap_attention;
   if (v.window_falls.holds())
     nar.result(_f("the window (w = {}) falls once the pairs leave it: {:.2f} at n = {}, d = {}", cfg.window,
@@ -508,20 +511,28 @@ void export_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
 }
 
 void report_decode_cost(Narrator& nar, const DecodeCost& c) {
-  Table t({_("context"), _("attention µs"), _("KV cache"), _("SSM µs"), _("SSM state")},
+  Table t({_("context"), _("attention µs"), _("median"), _("KV cache"), _("SSM µs"), _("median"), _("SSM state")},
           _f("one decode step of one layer, d_model = {}, h = {}, P = {}, N = {}, one thread", c.d_model, c.heads,
              c.heads ? c.d_model / c.heads : 0, c.state_n));
   for (const auto& r : c.rows)
-    t.add({std::to_string(r.context), ch12_us(r.attention_s), ch12_bytes(double(r.kv_bytes)), ch12_us(r.ssm_s),
+    t.add({std::to_string(r.context), ch12_us(r.attention_s),
+           ch12_us(r.attention_median_s > 0 ? r.attention_median_s : r.attention_s), ch12_bytes(double(r.kv_bytes)),
+           ch12_us(r.ssm_s), ch12_us(r.ssm_median_s > 0 ? r.ssm_median_s : r.ssm_s),
            ch12_bytes(double(r.state_bytes))});
   nar.table(t, true);
+  nar.say(_f("µs: the best of {} runs; median: their median", c.runs));
   nar.result(_f("log-log slopes of step time against context: attention {:.2f} (grows: {}), SSM {:.2f} "
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
-  if (c.attention_linear.holds())
-    nar.result(_f("attention's slope {:.2f} is the 1 that its t·d term counts: each step reads every cached "
-                  "key and value once", c.attention_slope));
-  else if (c.attention_slope > 1.0 && c.steepest_to > 0) {
+  if (c.attention_linear.holds()) {
+    nar.result(_f("attention's slope {:.2f} is within {:.2f} of the 1 that its t·d term counts: each step reads "
+                  "every cached key and value once", c.attention_slope, c.attention_linear.bound));
+    if (c.steepest_to > 0)
+      nar.result(_f("the slope is one fit over the whole table; its steepest step is {} → {} tokens: ×{:.1f} in "
+                    "time for ×{:.0f} in context (KV cache {} → {})", c.steepest_from, c.steepest_to,
+                    c.steepest_growth, c.steepest_context_growth, ch12_bytes(double(c.steepest_kv_from)),
+                    ch12_bytes(double(c.steepest_kv_to))));
+  } else if (c.attention_slope > 1.0 && c.steepest_to > 0) {
     nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts; the steepest step is "
                   "{} → {} tokens: ×{:.1f} in time for ×{:.0f} in context (KV cache {} → {})", c.attention_slope,
                   c.steepest_from, c.steepest_to, c.steepest_growth, c.steepest_context_growth,

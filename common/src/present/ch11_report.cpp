@@ -89,9 +89,12 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
   const NaivePass& slow = p.slowest();
   if (&slow == &p.softmax)
     nar.result(p.softmax_exp_bound.holds()
-                   ? _f("the limit here is the softmax's arithmetic: {:.0f}% of the time, and the same exps on one "
-                        "cached row take {:.1f} ms against {:.1f} ms — its exp, max and sum passes, not cache misses",
-                        100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3, slow.seconds * 1e3)
+                   ? _f("the limit here is mostly the softmax's arithmetic: {:.0f}% of the time, and the same exps "
+                        "on one cached row take {:.1f} ms against {:.1f} ms ({:.0f}%) — mostly its exp, max and sum "
+                        "passes; the other {:.0f}% is what the n×n matrix's trips through memory add",
+                        100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3, slow.seconds * 1e3,
+                        100.0 * p.cached_softmax_seconds / slow.seconds,
+                        100.0 - 100.0 * p.cached_softmax_seconds / slow.seconds)
                    : _f("the limit here is the softmax's cache misses: {:.0f}% of the time, and the same exps on one "
                         "cached row take only {:.1f} ms against {:.1f} ms", 100.0 * slow.seconds / p.seconds(),
                         p.cached_softmax_seconds * 1e3, slow.seconds * 1e3));
@@ -170,6 +173,15 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                 again(r.sgemm_before, r.sgemm_after), r.sgemm()));
   nar.result(_f("FMA peak again after the sweep: {:.0f} GFLOP/s{}; percentages use the better, {:.0f}", r.fma_after,
                 again(r.fma_before, r.fma_after), r.peak()));
+  if (r.peak_within_clock.holds())
+    nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
+                  "(at most {:.0f}: the FMA units a core has)", r.best_fma_per_cycle(), r.clock_ghz,
+                  kMaxFmaPerCycle));
+  else if (r.peak_within_clock.outcome == Outcome::fails)
+    nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports, "
+                  "more than the {:.0f} FMA units a core has: the cores ran above that clock (turbo), at least "
+                  "{:.2f} GHz with {:.0f} FMAs per cycle", r.best_fma_per_cycle(), r.clock_ghz, kMaxFmaPerCycle,
+                  r.clock_ghz * r.best_fma_per_cycle() / kMaxFmaPerCycle, kMaxFmaPerCycle));
   Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), "GFLOP/s", _("% peak"), _("% sgemm"), _("work MiB"),
              _("RSS+ MiB")});
   Mat sweep = xt::zeros<float>({rows.size(), std::size_t(11)});
@@ -201,7 +213,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                         "while OpenBLAS's {} kernel reached {:.0f}% of the FMA peak in this run.", s.above_sgemm, r.unit,
                         r.blas_kernel, 100.0 * r.sgemm() / r.peak())
                    : _f("* above 100% of sgemm (rows: {}): sgemm runs OpenBLAS's {} kernel, not this CPU's best ({}), "
-                        "while the tiled kernel drives the {} unit with its own code.", s.above_sgemm, r.blas_kernel,
+                        "while the tiled kernel drives the {} unit with its own code: a likely cause, not measured "
+                        "here (sgemm is not timed with the other kernel).", s.above_sgemm, r.blas_kernel,
                         r.better_kernel, r.unit));
   if (!s.within_peak.holds() && s.highest_peak_n > 0)
     nar.result(_f("† above 100% of the FMA peak (rows: {}; the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "

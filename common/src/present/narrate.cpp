@@ -178,8 +178,9 @@ std::string blas_kernel_note(const std::string& kernel, const char* user_coretyp
 
 std::vector<std::string> header_lines(const std::string& left, const std::string& right) {
   const std::size_t lw = display_width(left), rw = display_width(right);
-  if (lw + 1 + rw <= kMaxColumns)  // one line, the right part ending at the rule's end when it fits
-    return {left + std::string(lw + rw < kWidth ? kWidth - lw - rw : 1, ' ') + right};
+  constexpr std::size_t kGap = 2;  // the least space between the title and the right part
+  if (lw + kGap + rw <= kMaxColumns)  // one line, the right part ending at the rule's end when it fits
+    return {left + std::string(lw + rw + kGap <= kWidth ? kWidth - lw - rw : kGap, ' ') + right};
   // Too long for one line (a long title in Chinese beside a long kernel note): the right part on
   // its own line(s), right-aligned at the rule's end, broken between its " · " parts.
   std::vector<std::string> lines = wrap_text(left, kMaxColumns), parts;

@@ -27,6 +27,7 @@ namespace attn {
 
 Roofs judge_roofs(Roofs r) {
   r.sgemm_within_peak = judge_at_most(r.sgemm() - r.peak(), 0.0);
+  r.peak_within_clock = judge_at_most(r.clock_ghz > 0 ? r.best_fma_per_cycle() : NAN, kMaxFmaPerCycle);
   return r;
 }
 

@@ -43,9 +43,15 @@ struct Roofs {
   // What the measured peak means in that formula: vector FMAs per cycle per thread (0: clock unknown).
   double measured_fma_per_cycle() const { return clock_ghz > 0 ? fma_before / theory_gflops(1.0) : 0.0; }
   double sgemm() const { return std::max(sgemm_before, sgemm_after); }
+  // The better peak in that formula: vector FMAs per cycle per thread (0: clock unknown).
+  double best_fma_per_cycle() const { return clock_ghz > 0 ? peak() / theory_gflops(1.0) : 0.0; }
   // sgemm_within_peak: sgemm ≤ the FMA peak (fails when other programs slowed the peak loop).
   Verdict sgemm_within_peak;
+  // peak_within_clock: best_fma_per_cycle ≤ kMaxFmaPerCycle, the FMA units a core has at most; above
+  // it the cores ran faster than the OS's clock (turbo); inconclusive when the clock is unknown.
+  Verdict peak_within_clock;
 };
+inline constexpr double kMaxFmaPerCycle = 2.0;
 Roofs judge_roofs(Roofs r);
 // The FMA peak, sgemm and the copy bandwidth, before the sweep (the "after" fields equal them).
 Roofs measure_roofs(int threads);
