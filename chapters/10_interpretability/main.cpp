@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     nar.step(_("Claim 2: attention learns word alignments"), "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");
     report_alignment(nar, f.alignment, example, choice);
 
-    nar.step(_("Claim 3: some heads collapse to uniform"), "H_i / log n_i ≥ 0.95", "Clark et al. 2019");
+    nar.step(_("Claim 3: some heads collapse to uniform"), "max_h H / log n ≥ 0.95", "Clark et al. 2019");
     report_uniform(nar, _("induction model"), f.uniform = uniform_heads(im.model, eval, f.circuit.eval_stats),
                    &f.circuit.eval_stats);
     if (lm) report_uniform(nar, _("chapter 09 LM on held-out text"), *(f.lm_uniform = uniform_heads(lm_text)), nullptr);
