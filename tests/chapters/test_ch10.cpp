@@ -54,6 +54,20 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
   for (std::size_t a = 0, b; (b = r.out.find('\n', a)) != std::string::npos; a = b + 1)
     CHECK_MESSAGE(display_width_ok(r.out.substr(a, b - a)), r.out.substr(a, b - a));
   const std::string flat = squeeze_spaces(r.out);
+  // Step 7's "vs random (gap; 2 SE)" cells: the word follows the printed numbers, and a gap that is not
+  // its bound never prints as the bound (more digits then), so each cell can be checked by eye.
+  const std::regex cell(R"((above|below|within noise) \(([+-][0-9]+\.[0-9]+); ([0-9]+\.[0-9]+)\))");
+  int cells = 0;
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), cell), end; it != end; ++it, ++cells) {
+    const std::string word = (*it)[1], gap_text = (*it)[2], bound_text = (*it)[3];
+    const double gap = std::stod(gap_text), bound = std::stod(bound_text);
+    INFO((*it)[0].str());
+    if (word == "above") CHECK(gap > bound);
+    if (word == "below") CHECK(gap < -bound);
+    if (word == "within noise") CHECK(std::abs(gap) <= bound);
+    if (gap_text.substr(1) == bound_text) CHECK(word == "within noise");
+  }
+  CHECK(cells == 3);
   std::ifstream mf(dir / "manifest.json");
   REQUIRE(mf.good());
   const auto j = nlohmann::json::parse(mf);

@@ -244,3 +244,11 @@ TEST_CASE("explain_uniform_encoder: said only when most encoder heads are near u
   a.cross.reset();  // no cross-attention measured
   CHECK(said().find("encoder heads") == std::string::npos);
 }
+
+TEST_CASE("gap_and_bound prints a gap and its bound apart whenever they differ") {
+  CHECK(gap_and_bound(0.028, 0.085) == "+0.028; 0.085");
+  CHECK(gap_and_bound(0.09503, 0.09521) == "+0.0950; 0.0952");  // equal at three decimals
+  CHECK(gap_and_bound(-0.09503, 0.09521) == "-0.0950; 0.0952");
+  CHECK(gap_and_bound(0.095, 0.095) == "+0.095; 0.095");        // truly equal: no extra digits
+  CHECK(gap_and_bound(0.1000001, 0.1000002) == "+0.100000; 0.100000");  // at most six decimals
+}

@@ -580,6 +580,14 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
   nar.why(_("if a head's weights can be shuffled freely, they cannot be what the prediction rests on."));
 }
 
+std::string gap_and_bound(double gap, double bound) {
+  int digits = 3;
+  while (digits < 6 && std::abs(gap) != bound &&
+         fmt::format("{:.{}f}", std::abs(gap), digits) == fmt::format("{:.{}f}", bound, digits))
+    ++digits;
+  return fmt::format("{:+.{}f}; {:.{}f}", gap, digits, bound, digits);
+}
+
 void report_importance(Narrator& nar, const ImportanceClaim& c) {
   const ImportanceAgreement& a = c.agreement;
   nar.say(_("leave-one-out (LOO): how much the loss rises when one earlier token is hidden from every query; "
@@ -588,8 +596,8 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   nar.say(_("Kendall τ: +1 when two rankings of the tokens agree, 0 when unrelated, −1 when reversed; ± is the "
             "standard error of the mean over the sequences"));
   auto vs_random = [&](const Verdict& v) {  // measured: the gap to random scores' τ; bound: 2 combined SE
-    return fmt::format("{} ({:+.3f}; {:.3f})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
-                       v.measured, v.bound);
+    return fmt::format("{} ({})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
+                       gap_and_bound(v.measured, v.bound));
   };
   Table t({_("ranking"), _("τ vs LOO"), _("τ vs gradient"), _("top-1 = LOO's"),
            _("vs random (gap; 2 SE)")});

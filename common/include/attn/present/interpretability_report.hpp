@@ -63,6 +63,9 @@ void explain_uniform_encoder(Narrator& nar, const UniformClaim& encoder, const A
 void report_perturbation(Narrator& nar, const PerturbationSweep& p, const InductionModel& a, const InductionModel& b);
 // Step 7 (claim 5).
 void report_importance(Narrator& nar, const ImportanceClaim& c);
+// "+0.028; 0.085": a signed gap and its noise bound at three decimals, or at as many more (up to six) as
+// it takes for two different values to print differently, so a verdict on |gap| ≤ bound can be checked.
+std::string gap_and_bound(double gap, double bound);
 
 // Step 8: what held, and the takeaway, from every finding above (the optional ones when their
 // model was shipped).
