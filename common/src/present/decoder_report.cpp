@@ -160,6 +160,9 @@ void report_shift(Narrator& nar, const ShiftStudy& s) {
 }
 
 void report_kv_heads(Narrator& nar, const std::vector<KvCacheRow>& rows) {
+  nar.say(_("MHA: multi-head attention, one K/V head per query head (G = H; chapter 04); GQA: grouped-query "
+            "attention, each group of H / G query heads shares one K/V head (Ainslie et al. 2023); MQA: "
+            "multi-query attention, G = 1 (Shazeer 2019)"));
   nar.say(_("H: query heads, G: K/V heads; bytes: per stored number, 4 for float32 and 2 for bf16 "
             "(bfloat16: 16 bits with float32's exponent range, as large models store their caches)"));
   Table t({_("model"), _("layers"), "H / G", "d_k", _("bytes"), _("per token"), _("4096 tokens")});
@@ -386,10 +389,11 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
                 s.uncached_slope, 2.0 * s.uncached_slope_se));
   nar.result(_f("cached ≈ linear: {}; uncached ≈ quadratic: {}", outcome_word(s.cached_linear.outcome),
                 outcome_word(s.uncached_quadratic.outcome)));
-  nar.say(_f("(fitted to {0} lengths of {1} to {2} tokens, cached times {3:.3f} to {4:.3f} s; on a shared "
-             "machine the slopes change from run to run. not judged (too noisy): noise over {5}; otherwise "
-             "holds: within {5} of 1 or 2; within noise: within {5} + noise)", s.rows.size(), s.rows.front().tokens,
-             s.rows.back().tokens, s.rows.front().cached_seconds, s.rows.back().cached_seconds, kKvSlopeTolerance));
+  nar.say(_f("(fitted to {0} lengths of {1} to {2} tokens, cached times {3:.3f} to {4:.3f} s; with {0} points the "
+             "± is a rough guide, and on a shared machine the slopes change from run to run)", s.rows.size(),
+             s.rows.front().tokens, s.rows.back().tokens, s.rows.front().cached_seconds, s.rows.back().cached_seconds));
+  nar.say(_f("verdict rules: holds = the slope within {0} of its exponent (1 or 2); within noise = within {0} + "
+             "the noise; not judged (too noisy) = a noise over {0}", kKvSlopeTolerance));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)

@@ -239,6 +239,8 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
   t.add({parts.final_norms ? _("output bias and final norms") : _("output bias"), std::to_string(parts.rest)});
   t.add({_("total"), std::to_string(parts.total)});
   nar.table(t);
+  nar.say(_f("N: layers per stack, here {} encoder and {} decoder layers (the paper's base model: N = 6, "
+             "Vaswani et al. 2017, §3.1)", mc.enc_layers, mc.dec_layers));
   nar.say(_f("d_model {}, {} heads of d_k = {}, d_ff {}, {}, LayerNorm ε = 1e-5, sinusoidal positions",
              mc.d_model, mc.n_heads, mc.d_model / mc.n_heads, mc.d_ff, norm_title(norm)));
   nar.say(_f("x = E[w]·√d_model + PE: E[w] is row w of the embedding table E (the vector of word w, not an "
@@ -750,7 +752,8 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
   const TrainingTimeAccount& a = f.time;
   const StepTiming& st = f.step;
   nar.result(_f("one training step, measured now: {:.1f} ms CPU, {:.1f} ms wall (median of {} steps after 2 warm-up "
-                "steps; batch {} × source {} → target {}; {} OpenBLAS thread(s); forward + backward + Adam)",
+                "steps; batch {} × source {} → target {}; OpenBLAS threads: {}, set by --threads, while the header counts "
+                "those of the rest of the run; forward + backward + Adam)",
                 st.median_cpu_ms, st.median_ms, st.reps, st.batch, st.src_len, st.tgt_len, f.threads));
   nar.say(_f("training sentences average {:.1f} source words, close to the 30 timed here", a.mean_train_length));
   nar.result(_f("the checkpoint records {:.1f} s of training: the wall clock of the whole run, {} steps and {} greedy "
