@@ -47,7 +47,9 @@ void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
                 "Here, from {} to {} words, it is {}: {}",
                 kArticleBleuAt10, kArticleBleuAt50, 100.0 * s.collapses.bound, s.eval.buckets.front().bucket.label(),
                 s.eval.buckets.back().bucket.label(), percent_lower(s.collapses),
-                sentence_for(s.collapses.outcome, _("at least as steep — the claim holds"),
+                sentence_for(s.collapses.outcome,
+                             _("as steep or steeper in relative terms — the claim of a fall holds; the BLEU "
+                               "values themselves differ (a toy task, other buckets)"),
                              _("far less steep — the claim does not hold here"),
                              s.collapses.outcome == Outcome::partly ? _("less steep — it holds only in part")
                                                                     : _("not measurable"))));
