@@ -242,6 +242,9 @@ TEST_CASE("export: only an earlier export of this program is replaced; never dat
   spit(d / "mine" / ".attn-mine" / "notes.txt", "mine");
   CHECK_THROWS_WITH_AS(prepare_export_dir((d / "mine").string()), doctest::Contains("no manifest.json"), ExportError);
   CHECK(fs::exists(d / "mine" / ".attn-mine" / "notes.txt"));
+  // A missing folder is checked, not created: it appears only when the export is complete.
+  prepare_export_dir((d / "out").string());
+  CHECK_FALSE(fs::exists(d / "out"));
   // An earlier export is replaced; the same with a file the user added beside it is refused.
   ExportRecorder rec;
   const float x[2] = {1.0f, 2.0f};
@@ -280,6 +283,20 @@ TEST_CASE("data dir: with ATTN_DATA_DIR set, --train writes there or nowhere") {
   spit(d / "ch05" / "rope.safetensors", "x");
   ::setenv("ATTN_DATA_DIR", (d / "ch05").c_str(), 1);
   CHECK_THROWS_WITH_AS(data_dir(), doctest::Contains("not one of them"), DataFileError);
+  // A newline or escape in the variable is shown escaped: it cannot add a line to the message.
+  ::setenv("ATTN_DATA_DIR", (d.string() + "/a\nb\x1b[31m").c_str(), 1);
+  try {
+    (void)data_dir();
+    FAIL("a missing folder was accepted");
+  } catch (const DataFileError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("a\\nb\\x1b[31m") != std::string::npos);
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.find('\x1b') == std::string::npos);
+  }
+  CHECK(shown_path("x\ty\rz\x7f") == "x\\ty\\rz\\x7f");
+  CHECK(shown_path("/plain/path ü") == "/plain/path ü");
+  CHECK(missing_data_file_message("ch05/a", {{"/d\nx", "$ATTN_DATA_DIR"}}).find("/d\\nx") != std::string::npos);
   fs::remove_all(d);
 }
 

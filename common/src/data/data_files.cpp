@@ -47,6 +47,19 @@ std::optional<DataPlace> data_place_holding(const std::string& path) {
   return std::nullopt;
 }
 
+std::string shown_path(const std::string& path) {
+  std::string out;
+  for (char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += ch;
+  }
+  return out;
+}
+
 // $ATTN_DATA_DIR, when set, must name a data folder: not a missing path, not a file, and not a
 // chapter's folder inside one (ATTN_DATA_DIR=data/ch05, one level too deep), which would otherwise
 // be passed over without a word for the shipped files behind it. An empty folder is fine (a
@@ -57,7 +70,7 @@ void check_data_dir_variable() {
   std::error_code ec;
   if (!fs::is_directory(env, ec))
     throw DataFileError(fmt::format("ATTN_DATA_DIR={} is not a folder (set it to a copy of the project's data/, "
-                                    "or unset it)", env));
+                                    "or unset it)", shown_path(env)));
   bool empty = true, layout = false;
   for (const auto& e : fs::directory_iterator(env, ec)) {
     empty = false;
@@ -68,7 +81,7 @@ void check_data_dir_variable() {
   }
   if (!empty && !layout)
     throw DataFileError(fmt::format("ATTN_DATA_DIR={} holds no chNN/ or golden/ folder: it should name the folder "
-                                    "that holds them (a copy of data/), not one of them", env));
+                                    "that holds them (a copy of data/), not one of them", shown_path(env)));
 }
 
 std::optional<std::string> find_data_file(const std::string& relative) {
@@ -83,7 +96,7 @@ std::optional<std::string> find_data_file(const std::string& relative) {
 
 std::string missing_data_file_message(const std::string& relative, const std::vector<DataPlace>& places) {
   std::string where;
-  for (const DataPlace& p : places) where += fmt::format("\n  {} ({})", p.dir, p.why);
+  for (const DataPlace& p : places) where += fmt::format("\n  {} ({})", shown_path(p.dir), p.why);
   return fmt::format("shipped data file {} not found; looked in:{}\nSet ATTN_DATA_DIR to the folder that holds "
                      "the project's data/ contents, or reinstall.",
                      relative, where.empty() ? " nowhere (no places known)" : where);
@@ -100,7 +113,7 @@ std::string data_dir() {
     std::error_code ec;
     if (!fs::is_directory(env, ec))
       throw DataFileError(fmt::format("ATTN_DATA_DIR={} is not a folder; --train writes its files there "
-                                      "(create it first, or unset ATTN_DATA_DIR)", env));
+                                      "(create it first, or unset ATTN_DATA_DIR)", shown_path(env)));
     check_data_dir_variable();  // not a chapter's folder: data/ch05/ch05/… could never be read back
     return env;
   }

@@ -323,7 +323,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     std::string err = output_file_problem(html_file_);
     if (const auto place = data_place_holding(html_file_); err.empty() && place)
       err = _f("{} is inside the shipped data folder {} ({}); write the page somewhere else", html_file_,
-               place->dir, place->why);
+               shown_path(place->dir), place->why);
     if (!err.empty()) {
       std::cerr << info_.folder << ": --html: " << escape_control(err, /*keep_newlines=*/false) << "\n";
       return kExitUsage;

@@ -147,7 +147,7 @@ std::string not_an_export(const fs::path& dir, const std::string& shown) {
 void refuse_data_tree(const fs::path& target, const std::string& shown) {
   if (const auto place = data_place_holding(target.string()))
     throw ExportError(fmt::format("--export: {} is inside the shipped data folder {} ({}); write the export "
-                                  "somewhere else", shown, place->dir, place->why));
+                                  "somewhere else", shown, shown_path(place->dir), place->why));
 }
 
 // A file of our own made and removed in dir: created exclusively and never through a link, so a
@@ -222,12 +222,12 @@ void prepare_export_dir(const std::string& dir) {
   if (!fs::is_directory(p.parent, ec))
     throw ExportError(fmt::format("--export: folder {} does not exist (create it first; only the export folder "
                                   "itself is created)", p.parent.string()));
-  if (!fs::is_directory(p.target, ec)) {
-    fs::create_directory(p.target, ec);
-    if (ec) throw ExportError(fmt::format("--export: cannot create folder {}: {}", dir, ec.message()));
+  // A missing DIR is not created here: it appears only when the export is complete (write() renames
+  // the staging folder into place), so a run that fails or is stopped before then leaves nothing.
+  if (fs::is_directory(p.target, ec)) {
+    if (const std::string why = not_an_export(p.target, dir); !why.empty()) throw ExportError(why);
+    probe_writable(p.target, p.target / fmt::format(".attn-probe-{}", ::getpid()), "folder");
   }
-  if (const std::string why = not_an_export(p.target, dir); !why.empty()) throw ExportError(why);
-  probe_writable(p.target, p.target / fmt::format(".attn-probe-{}", ::getpid()), "folder");
   probe_writable(p.parent, p.sibling("probe", ::getpid()), "the folder holding the export,");
 }
 
@@ -272,8 +272,12 @@ void ExportRecorder::write(const std::string& dir, const std::string& chapter, s
     m.close();
     if (!m) throw ExportError("could not write manifest.json (disk full?)");
     kill_point(point);
-    // The swap: DIR becomes the new export in one step and the staging name holds the old one.
-    if (!exchange(staging, p.target)) {
+    // No DIR yet: the staging folder becomes DIR in one rename. Otherwise the swap: DIR becomes the
+    // new export in one step and the staging name holds the old one.
+    std::error_code absent;
+    const bool fresh = !fs::exists(fs::symlink_status(p.target, absent)) &&
+                       ::rename(staging.c_str(), p.target.c_str()) == 0;
+    if (!fresh && !exchange(staging, p.target)) {
       // No RENAME_EXCHANGE here (some network filesystems): move the old folder aside, then the
       // new one in. A kill between the two renames leaves DIR missing but the old export whole
       // under the hidden name, which the next export removes.

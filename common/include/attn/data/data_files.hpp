@@ -24,6 +24,10 @@ struct DataPlace {
   std::string why;   // "$ATTN_DATA_DIR", "next to the program", "source tree", "install prefix"
 };
 
+// A path as a message shows it: control characters (a newline or escape in $ATTN_DATA_DIR) written
+// as \n, \t, \r or \xNN, so that a path cannot add lines or terminal codes to a message.
+std::string shown_path(const std::string& path);
+
 // Every place searched, in order (existing or not).
 std::vector<DataPlace> data_places();
 

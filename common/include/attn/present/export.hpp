@@ -14,7 +14,9 @@
 // export of this program: a manifest.json carrying "written_by": "attention_step_by_step" and
 // nothing the manifest does not list. Anything else (a folder of someone's .npy files, a file added
 // beside an export) is refused before any work starts, and so is any folder inside the shipped
-// data (data/, $ATTN_DATA_DIR). DIR itself is created when missing, never the folders above it.
+// data (data/, $ATTN_DATA_DIR). A missing DIR appears only once the export is complete (the staging
+// folder is renamed into place), so a run that fails first leaves no folder; the folders above DIR
+// are never created.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +58,7 @@ class ExportRecorder {
   void add_manifest_field(const std::string& key, const std::string& json_text);
   const std::vector<RecordedTensor>& tensors() const { return tensors_; }
 
-  // Writes every tensor and the manifest into dir (created if missing).
+  // Writes every tensor and the manifest into dir (which appears, complete, if it was missing).
   void write(const std::string& dir, const std::string& chapter, std::uint64_t seed) const;
 
  private:
@@ -65,7 +67,7 @@ class ExportRecorder {
   std::vector<std::pair<std::string, std::string>> fields_;  // extra manifest fields: key, JSON text
 };
 
-// Creates dir if needed (its parent must exist), checks that it is empty or holds an earlier export
+// Checks that dir's parent exists, that dir is missing, empty or holds an earlier export
 // of this program only, that it is not inside the shipped data, and proves that it
 // and the folder holding it are writable (probe files). Throws ExportError with the reason
 // otherwise (an empty name too). Called before any work starts.
