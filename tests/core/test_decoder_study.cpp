@@ -51,6 +51,12 @@ TEST_CASE("judge_within: both estimates inside holds, both outside fails, one ea
   CHECK(v.from_median == doctest::Approx(-0.05));
 }
 
+TEST_CASE("judge_disturbed: a median far above its best run, either timing") {
+  CHECK(judge_disturbed(spread(1.0, 35.0), spread(1.0, 1.1)).holds());
+  CHECK(judge_disturbed(spread(1.0, 1.1), spread(2.0, 4.0)).holds());
+  CHECK(judge_disturbed(spread(1.0, 1.2), spread(1.0, 1.05)).outcome == Outcome::fails);
+}
+
 TEST_CASE("judge_slower: beyond the runs' spread either way, or within it") {
   CHECK(judge_slower(spread(17.0, 17.2), spread(10.0, 10.3)).outcome == Outcome::holds);
   CHECK(judge_slower(spread(10.0, 10.3), spread(17.0, 17.2)).outcome == Outcome::fails);
@@ -103,8 +109,8 @@ TEST_CASE("judge_shift_invariant, judge_repetition, judge_same_tokens: both ways
   CHECK(judge_repetition(0.23, 0.0).holds());
   CHECK(judge_repetition(0.0, 0.3).outcome == Outcome::fails);
   CHECK(judge_repetition(0.05, 0.0).outcome == Outcome::inconclusive);
-  CHECK(judge_same_tokens({{16, 1, 2, true}, {32, 1, 2, true}}).holds());
-  CHECK(judge_same_tokens({{16, 1, 2, true}, {32, 1, 2, false}}).outcome == Outcome::fails);
+  CHECK(judge_same_tokens({{16, 1, 2, 1, 2, true}, {32, 1, 2, 1, 2, true}}).holds());
+  CHECK(judge_same_tokens({{16, 1, 2, 1, 2, true}, {32, 1, 2, 1, 2, false}}).outcome == Outcome::fails);
   CHECK(judge_same_tokens({}).outcome == Outcome::inconclusive);
 }
 

@@ -109,6 +109,10 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   nar.result(sentence_for(v.outcome, _("verdict: RMSNorm is faster in both the best and the median runs"),
                   _("verdict: RMSNorm is slower in both the best and the median runs"),
                   _("verdict: faster in one figure, slower in the other: within this machine's noise")));
+  if (s.disturbed.holds())
+    nar.say(_f("(a median is {:.1f}× its best run, beyond {:.1f}×: the machine's load disturbed those runs, so the "
+               "median figure says more about the load than about the norms; the best runs are the steadier guide)",
+               s.disturbed.measured, kDisturbed));
   nar.say(_f("paper: {:.0f}%–{:.0f}% less running time for whole models (Zhang & Sennrich 2019); this step times one "
              "operation alone, which is not comparable to that range (the figures above also vary from run to run)",
              100.0 * kRmsNormSavingLo, 100.0 * kRmsNormSavingHi));
@@ -411,7 +415,7 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
   nar.say(_f("t: the tokens already in the cache (prompt and generated so far); the context, {} tokens, is the "
              "longest sequence the model was built for, so the cache never holds more", c.context));
   nar.say(_f("one cached step at position t: {:.2f}M FLOPs that do not grow with t (the projections, SwiGLU and "
-             "the output layer: the d_model² terms) + {:.0f}·t (the scores over the t cached keys and the weighted "
+             "the output layer: the d_model² and d_model·V terms) + {:.0f}·t (the scores over the t cached keys and the weighted "
              "sum of their values: the t·d_model term)", c.fixed / 1e6, c.per_position));
   nar.say(words_for(c.fixed_dominates.outcome,
                     _f("the t term equals the rest at t ≈ {:.0f}, past the context of {}: at t = {} it adds {:.0f}% "
@@ -499,8 +503,9 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
       if (r.shipped) shipped = r.bytes_per_token;
     }
   std::vector<std::string> lines;
-  lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters.",
-                     format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
+  lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters; can it write? "
+                     "step 8's texts are its answer: this chapter measures the loss, not whether the text makes "
+                     "sense.", format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
   lines.push_back(_f("KV cache: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians ({} runs "
                      "with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging {:.0f} of "
                      "{} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,

@@ -27,6 +27,11 @@ RangeVerdict judge_rmsnorm_saving(const TimeSpread& rms, const TimeSpread& layer
   return judge_within(1.0 - rms.best / layer.best, 1.0 - rms.median / layer.median, 0.0, 1.0);
 }
 
+Verdict judge_disturbed(const TimeSpread& a, const TimeSpread& b) {
+  auto ratio = [](const TimeSpread& t) { return t.best > 0.0 ? t.median / t.best : 0.0; };
+  return judge_at_least(std::max(ratio(a), ratio(b)), kDisturbed);
+}
+
 Verdict judge_slower(const TimeSpread& a, const TimeSpread& b) {
   return judge_greater(a.median, b.median, std::max(a.median - a.best, b.median - b.best));
 }
@@ -78,6 +83,7 @@ NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::si
   std::tie(s.rms, s.layer) = time_interleaved([&] { rmsnorm_forward(y, rstd, big, rms, eps); },
                                               [&] { layernorm_forward(y, mean, rstd, big, ln, eps); }, repeats);
   s.saving = judge_rmsnorm_saving(s.rms, s.layer);
+  s.disturbed = judge_disturbed(s.rms, s.layer);
   return s;
 }
 

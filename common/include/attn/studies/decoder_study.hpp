@@ -49,7 +49,12 @@ struct NormStudy {
   std::size_t rows = 0, channels = 0;  // the timed input (random normal)
   TimeSpread rms, layer;               // forward times, run alternately
   RangeVerdict saving;                 // 1 − t_rms / t_ln against the paper's range
+  Verdict disturbed;                   // judge_disturbed(rms, layer)
 };
+// A median more than kDisturbed × its best run says the machine's load disturbed the runs: the
+// larger median / best of a and b ≥ kDisturbed holds (disturbed), below fails.
+constexpr double kDisturbed = 1.5;
+Verdict judge_disturbed(const TimeSpread& a, const TimeSpread& b);
 NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t rows = 4096,
                      int repeats = 15);
 
