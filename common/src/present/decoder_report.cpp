@@ -419,7 +419,8 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
              "sum of their values: the t·d_model term)", c.fixed / 1e6, c.per_position));
   nar.say(words_for(c.fixed_dominates.outcome,
                     _f("the t term equals the rest at t ≈ {:.0f}, past the context of {}: at t = {} it adds {:.0f}% "
-                       "to a step, so the cached total grows nearly linearly in the tokens generated",
+                       "to a step, so by the FLOP count the cached total grows nearly linearly in the tokens generated (the "
+                       "slope below tests it)",
                        c.crossover, c.context, c.context, 100.0 * c.growth),
                     _f("the t term equals the rest at t ≈ {:.0f}, inside the context of {}: past it the cached "
                        "total grows faster than linearly", c.crossover, c.context),
