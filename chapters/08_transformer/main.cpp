@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     TransformerFindings f;  // what steps 7–9 and the takeaway sum up
     f.norm = norm;
     f.threads = std::size_t(threads);
+    f.layers = m.cfg.enc_layers;
 
     nar.step(_("The model"), _("x = E[w]·√d_model + PE;  N × encoder layer;  N × decoder layer"), "Vaswani et al. 2017, §3");
     report_model(nar, ct, f.parts = parameter_parts(m));
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
     nar.step(_("The decoder's causal mask"), _("M_ij = 0 if j ≤ i, −∞ if j > i;  softmax(Q·Kᵀ/√d_k + M)"));
     report_decoder_mask(nar, run, f.causal = decoder_mask_check(run.att.dec_self), tv);
 
-    nar.step(_("Cross-attention"), "softmax(Q_dec·K_encᵀ/√d_k)·V_enc  (T × S)", "Vaswani et al. 2017, §3.2.3");
+    nar.step(_("Cross-attention"), "A = softmax(Q_dec·K_encᵀ/√d_k) (T × S), then A·V_enc", "Vaswani et al. 2017, §3.2.3");
     report_cross(nar, ex, run, f.cross = cross_head_alignment(run.att.cross, ex.alignment), tv);
 
     nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y", "Vaswani et al. 2017, §3.1");

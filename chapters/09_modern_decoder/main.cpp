@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
     nar.step(_("GQA vs MHA: the cache"), "bytes/token = 2·layers·G·d_k·bytes", "Ainslie et al. 2023");
     report_kv_heads(nar, f.caches = kv_cache_table(m.cfg));
 
-    nar.step(_("The LLaMA-style block, every shape"), "x + Attn(RMSNorm(x)) + SwiGLU(…)", "Touvron et al. 2023");
+    nar.step(_("The LLaMA-style block, every shape"), "x' = x + Attn(RMSNorm(x)),  y = x' + SwiGLU(RMSNorm(x'))",
+             "Touvron et al. 2023");
     report_block(nar, m, decoder_lm_trace(m, prompt_ids), token_labels(lm.tokenizer, prompt_ids));
 
     nar.step(_("The trained model: validation loss"), "bits/byte = loss · tokens / (bytes · ln 2)");

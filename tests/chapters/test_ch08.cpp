@@ -249,6 +249,16 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(r.has("where the two differ (" + std::to_string(b["differ"].get<int>()) + " sentences): beam's output has the "
               "higher s(Y) in " + std::to_string(b["beam_higher"].get<int>())));
   CHECK(r.has(b["model_error"]["outcome"] == "holds" ? "a model error, not a search error" : "search errors"));
+  // Exact matches over every sentence, and whether BLEU agrees with them (from the export's counts).
+  const long beam_exact = b["beam_exact_all"], greedy_exact = b["greedy_exact_all"];
+  CHECK(r.has(fmt::format("exact matches over all {} sentences: beam {} vs greedy {}", b["sentences"].get<int>(),
+                          beam_exact, greedy_exact)));
+  const double bleu_diff = t["beam_bleu"].get<double>() - t["test_bleu"].get<double>();
+  const double agree = bleu_diff * double(beam_exact - greedy_exact);
+  CHECK(b["metrics_agree"]["outcome"] == (agree > 0 ? "holds" : agree < 0 ? "fails" : "inconclusive"));
+  CHECK(flat.find(agree > 0 ? "BLEU and exact match agree" : agree < 0 ? "BLEU and exact match disagree"
+                                                                       : "neither measure separates them") !=
+        std::string::npos);
   const std::string early = b["ends_early"]["outcome"];
   CHECK(flat.find(early == "holds" ? "beam still stops short of the reference more often than greedy"
                   : early == "fails" ? "beam stops short of the reference less often than greedy"
@@ -264,6 +274,7 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
     const auto& test = tj["test"];
     const auto& outs = test["outputs"]["transformer_post_greedy"];
     std::vector<std::size_t> wrong;
+    std::size_t length_only = 0, same_length = 0, other_length = 0;
     long first = -1;
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const std::string src = test["sources"][i], ref = test["references"][i], hyp = outs[i];
@@ -280,6 +291,7 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
       for (std::size_t j = 0; j < rw.size(); ++j) k += j >= hw.size() || hw[j] != rw[j];
       if (first < 0) first = long(k);
       wrong.push_back(k);
+      (k == 0 ? length_only : hw.size() == rw.size() ? same_length : other_length) += 1;
     }
     REQUIRE(first >= 0);
     std::size_t milder = 0, worse = 0;
@@ -291,6 +303,11 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
                     " of ") != std::string::npos);
     CHECK(flat.find(fmt::format("of the bucket's {} failures, {} have fewer words wrong and {} more", wrong.size(),
                                 milder, worse)) != std::string::npos);
+    CHECK(length_only + same_length + other_length == wrong.size());
+    CHECK(flat.find(fmt::format("the failures by cause: {} have every reference word right and fail on length alone",
+                                length_only)) != std::string::npos);
+    CHECK(flat.find(fmt::format("{} have words wrong at the reference's length, {} have words wrong and another length",
+                                same_length, other_length)) != std::string::npos);
     const double most = double(std::max(milder, worse)) / double(wrong.size());
     CHECK(flat.find(most <= 0.75 ? "a typical one" : worse > milder ? "milder than most" : "worse than most") !=
           std::string::npos);

@@ -51,16 +51,22 @@ TEST_CASE("judge_within: both estimates inside holds, both outside fails, one ea
   CHECK(v.from_median == doctest::Approx(-0.05));
 }
 
+TEST_CASE("judge_disturbed: a median far above its best run, either timing") {
+  CHECK(judge_disturbed(spread(1.0, 35.0), spread(1.0, 1.1)).holds());
+  CHECK(judge_disturbed(spread(1.0, 1.1), spread(2.0, 4.0)).holds());
+  CHECK(judge_disturbed(spread(1.0, 1.2), spread(1.0, 1.05)).outcome == Outcome::fails);
+}
+
 TEST_CASE("judge_slower: beyond the runs' spread either way, or within it") {
   CHECK(judge_slower(spread(17.0, 17.2), spread(10.0, 10.3)).outcome == Outcome::holds);
   CHECK(judge_slower(spread(10.0, 10.3), spread(17.0, 17.2)).outcome == Outcome::fails);
   CHECK(judge_slower(spread(10.0, 12.0), spread(9.0, 11.5)).outcome == Outcome::inconclusive);  // 0.5 < 2.5
 }
 
-TEST_CASE("judge_kv_slopes: linear and quadratic within 0.5, fails beyond, not judged when too noisy") {
+TEST_CASE("judge_kv_slopes: each slope's ± range against the midpoint 1.5, both ways and across it") {
   KvCacheStudy s;
-  s.cached_slope = 1.1, s.cached_slope_se = 0.1;       // 1.1 ± 0.2: linear
-  s.uncached_slope = 2.01, s.uncached_slope_se = 0.1;  // 2.01 ± 0.2: quadratic
+  s.cached_slope = 1.1, s.cached_slope_se = 0.1;       // 1.1 ± 0.2: wholly below 1.5, nearer linear
+  s.uncached_slope = 2.01, s.uncached_slope_se = 0.1;  // 2.01 ± 0.2: wholly above 1.5, nearer quadratic
   judge_kv_slopes(s);
   CHECK(s.cached_linear.holds());
   CHECK(s.uncached_quadratic.holds());
@@ -69,9 +75,29 @@ TEST_CASE("judge_kv_slopes: linear and quadratic within 0.5, fails beyond, not j
   judge_kv_slopes(s);
   CHECK(s.cached_linear.outcome == Outcome::fails);
   CHECK(s.uncached_quadratic.outcome == Outcome::fails);
-  s.cached_slope = 0.26, s.cached_slope_se = 0.75;  // 0.26 ± 1.50: neither, and not judged
+  s.cached_slope = 1.59, s.cached_slope_se = 0.209;  // 1.59 ± 0.418: across 1.5, either exponent
+  s.uncached_slope = 2.09, s.uncached_slope_se = 0.9;
   judge_kv_slopes(s);
-  CHECK(s.cached_linear.outcome == Outcome::too_noisy);
+  CHECK(s.cached_linear.outcome == Outcome::inconclusive);
+  CHECK(s.uncached_quadratic.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("judge_prefill_faster: decode / prefill above 1 holds, below fails, no prefill time inconclusive") {
+  CHECK(judge_prefill_faster(1.0, 2.3).holds());
+  CHECK(judge_prefill_faster(2.0, 1.0).outcome == Outcome::fails);
+  CHECK(judge_prefill_faster(0.0, 1.0).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("decode_step_cost: the shapes' FLOPs, and whether the t term stays below the rest within the context") {
+  DecoderLMConfig c;  // d 128, 5 layers, 8 heads of 16, 2 K/V heads, d_ff 344, V 512, context 256
+  const DecodeStepCost k = decode_step_cost(c);
+  CHECK(k.fixed == doctest::Approx(5.0 * (2 * 128 * 128 + 4 * 128 * 32 + 2 * 128 * 128 + 6 * 128 * 344) + 2 * 128 * 512));
+  CHECK(k.per_position == doctest::Approx(5.0 * 4 * 128));
+  CHECK(k.crossover == doctest::Approx(1861632.0 / 2560.0));
+  CHECK(k.growth == doctest::Approx(256.0 * 2560.0 / 1861632.0));
+  CHECK(k.fixed_dominates.holds());
+  c.context = 4096;  // a long context: the t term overtakes the rest inside it
+  CHECK(decode_step_cost(c).fixed_dominates.outcome == Outcome::fails);
 }
 
 TEST_CASE("judge_shift_invariant, judge_repetition, judge_same_tokens: both ways") {
@@ -83,8 +109,8 @@ TEST_CASE("judge_shift_invariant, judge_repetition, judge_same_tokens: both ways
   CHECK(judge_repetition(0.23, 0.0).holds());
   CHECK(judge_repetition(0.0, 0.3).outcome == Outcome::fails);
   CHECK(judge_repetition(0.05, 0.0).outcome == Outcome::inconclusive);
-  CHECK(judge_same_tokens({{16, 1, 2, true}, {32, 1, 2, true}}).holds());
-  CHECK(judge_same_tokens({{16, 1, 2, true}, {32, 1, 2, false}}).outcome == Outcome::fails);
+  CHECK(judge_same_tokens({{16, 1, 2, 1, 2, true}, {32, 1, 2, 1, 2, true}}).holds());
+  CHECK(judge_same_tokens({{16, 1, 2, 1, 2, true}, {32, 1, 2, 1, 2, false}}).outcome == Outcome::fails);
   CHECK(judge_same_tokens({}).outcome == Outcome::inconclusive);
 }
 
@@ -149,6 +175,11 @@ TEST_CASE("decoder studies on a small model: figures recomputed by hand") {
   CHECK(ps.lengths == std::vector<std::size_t>{8, 24});  // prompt + new − 1
   CHECK(ps.blocks == std::vector<std::size_t>{2, 6});
   CHECK(ps.unused_total == 0);
+  CHECK(ps.mean_length == doctest::Approx(16.0));
+  CHECK(ps.ratio == doctest::Approx(double(ps.contiguous_bytes) / double(ps.paged_bytes)));
+  CHECK(ps.ratio > ps.full_ratio);  // short sequences save more than full ones
+  CHECK(ps.full_ratio == doctest::Approx(double(m.cfg.context) /
+                                         double((m.cfg.context + 3) / 4 * 4)));  // blocks of 4 at the context
 }
 
 TEST_CASE("printable_text: whole UTF-8 characters and ASCII kept, half characters and control bytes as '?'") {

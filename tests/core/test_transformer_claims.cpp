@@ -56,6 +56,16 @@ TEST_CASE("chapter 08 verdicts, each both ways") {
   CHECK(judge_accounted(1.1).holds());
   CHECK(judge_accounted(15.5).outcome == Outcome::fails);
   CHECK(judge_accounted(kClaimsNaN).outcome == Outcome::inconclusive);
+  CHECK(judge_alone_matches(1.06).holds());
+  CHECK(judge_alone_matches(0.9).holds());
+  CHECK(judge_alone_matches(0.75).outcome == Outcome::fails);
+  CHECK(judge_alone_matches(1.4).outcome == Outcome::fails);
+  CHECK(judge_alone_matches(kClaimsNaN).outcome == Outcome::inconclusive);
+  CHECK(judge_metrics_agree(+1.1, +12.0).holds());          // both prefer beam
+  CHECK(judge_metrics_agree(-1.1, -3.0).holds());           // both prefer greedy
+  CHECK(judge_metrics_agree(-1.1, +12.0).outcome == Outcome::fails);  // BLEU prefers greedy, exact beam
+  CHECK(judge_metrics_agree(0.0, 5.0).outcome == Outcome::inconclusive);
+  CHECK(judge_metrics_agree(kClaimsNaN, 5.0).outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("label_smoothing_floor: the smoothed target's entropy, summed term by term; 0 without smoothing") {
@@ -81,6 +91,9 @@ TEST_CASE("encoder_sharpness, decoder_mask_check, cross_head_alignment on hand-m
   REQUIRE(s.heads.size() == 2);
   CHECK(s.heads[0].mean_max == doctest::Approx(1.0 / 3.0));
   CHECK(s.heads[1].mean_max == doctest::Approx(1.0));
+  CHECK(s.heads[0].mean_entropy == doctest::Approx(std::log(3.0)));  // uniform rows: ln S
+  CHECK(s.heads[1].mean_entropy == doctest::Approx(0.0));            // one word per row
+  CHECK(s.uniform_entropy == doctest::Approx(std::log(3.0)));
   CHECK(s.sharpest == 1);
   CHECK(s.broad == 0);  // 1/3 is above kBroadHead
   CHECK(s.uniform == doctest::Approx(1.0 / 3.0));
@@ -161,6 +174,12 @@ TEST_CASE("length_counts, compare_buckets, first_failure on known outputs") {
   CHECK(f.index == 0);
   CHECK(f.first_wrong == corpus.test[0].tgt.size() - 1);
   CHECK(f.wrong_words == 1);
+  // the three failures by cause: [1] longer with every reference word right, [2] a wrong word at the
+  // reference's length, [0] shorter (its missing last word is wrong)
+  CHECK(f.failures == 3);
+  CHECK(f.length_only == 1);
+  CHECK(f.wrong_same_length == 1);
+  CHECK(f.wrong_other_length == 1);
   const FailureExample g = first_failure(corpus.test, b, LengthBucket{1, 100});
   CHECK(g.hyp == damaged[0]);
   CHECK_FALSE(first_failure(corpus.test, a, LengthBucket{1, 100}).found);
@@ -209,6 +228,9 @@ TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities
   CHECK(d.beam_higher <= d.differ);
   CHECK(d.beam_exact + d.beam_wrong == d.differ);
   CHECK(d.reference_lower <= d.beam_wrong);
+  CHECK(d.sentences == corpus.test.size());
+  CHECK(d.beam_bleu == b.overall.bleu);
+  CHECK(d.greedy_bleu == g.overall.bleu);
   const BeamDiagnosis same = diagnose_beam(m, corpus.test, g, g, corpus.source_vocab, corpus.target_vocab);
   CHECK(same.differ == 0);
   CHECK(same.search_works.outcome == Outcome::inconclusive);
@@ -221,6 +243,12 @@ TEST_CASE("beam_score is Σ log p / lp from the teacher-forced log-probabilities
   CHECK(diagnose_beam(m, corpus.test, full, shorter, corpus.source_vocab, corpus.target_vocab).ends_early.holds());
   CHECK(diagnose_beam(m, corpus.test, shorter, full, corpus.source_vocab, corpus.target_vocab).ends_early.outcome ==
         Outcome::fails);
+  // exact matches over every sentence, and whether BLEU agrees with them: perfect beam against cut greedy
+  // agrees (beam better by both)
+  const BeamDiagnosis fb = diagnose_beam(m, corpus.test, shorter, full, corpus.source_vocab, corpus.target_vocab);
+  CHECK(fb.beam_exact_all == corpus.test.size());
+  CHECK(fb.greedy_exact_all == 0);
+  CHECK(fb.metrics_agree.holds());
 }
 
 TEST_CASE("run_evaluations: job order kept, every job reported done, CPU time counted") {
@@ -525,9 +553,16 @@ TEST_CASE("retrained_alone_seconds: README's figures; account_training_time judg
   CHECK(retrained_alone_seconds("pre") == 114.4);
   CHECK(retrained_alone_seconds("x") == 0.0);
   const ToyCorpus corpus = claims_corpus();
-  const TrainingTimeAccount a = account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 6.0);
-  CHECK(a.alone_s == 6.0);
-  CHECK(a.alone_accounted.holds());  // 6 s against an estimate of 10 s
-  CHECK(account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 60.0).alone_accounted.outcome == Outcome::fails);
+  const double estimate = account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus).estimate_s;
+  const TrainingTimeAccount a = account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 1.1 * estimate);
+  CHECK(a.alone_s == 1.1 * estimate);
+  CHECK(a.alone_accounted.holds());  // within 25% of the estimate
+  CHECK(a.step_wall_ratio == doctest::Approx(80.0 / 50.0));
+  CHECK(a.step_waited.holds());  // 80 ms wall for 50 ms CPU
+  CHECK(account_training_time(1000.0, 100, 2, 50.0, 51.0, 3.0, corpus).step_waited.outcome == Outcome::fails);
+  CHECK(account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 6.0 * estimate).alone_accounted.outcome ==
+        Outcome::fails);  // far more than the work
+  CHECK(account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus, 0.6 * estimate).alone_accounted.outcome ==
+        Outcome::fails);  // far less: the estimate, not the retraining, is off
   CHECK(account_training_time(1000.0, 100, 2, 50.0, 80.0, 3.0, corpus).alone_accounted.outcome == Outcome::inconclusive);
 }

@@ -23,6 +23,10 @@ Mat rows_of(const Mat& x, std::size_t n, std::size_t cols) {
 }
 std::string us(double seconds) { return fmt::format("{:.0f} µs", seconds * 1e6); }
 std::string ms(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3); }
+// sentence_for with composed sentences: the one the outcome picks.
+std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& otherwise) {
+  return sentence_for(o, holds.c_str(), fails.c_str(), otherwise.c_str());
+}
 }  // namespace
 
 TinyLm train_tiny_lm_narrated(Narrator& nar, TinyLmTrainSetup& setup) {
@@ -51,6 +55,8 @@ Labels token_labels(const BpeTokenizer& tok, const std::vector<int>& ids) {
 
 void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, const std::string& sentence) {
   const BpeTokenizer& tok = lm.tokenizer;
+  nar.say(_("the text: the King James Version of the Bible (KJV, 1611); the tokenizer below and the model "
+            "every later step uses are learned from it; a few held-out chapters are kept for validation"));
   Table t({_("merge"), _("left"), _("right"), _("new token"), _("pair count")},
           _("the first merges learned (␣ marks a space)"));
   for (std::size_t r = 0; r < std::min(n_merges, tok.merges.size()); ++r) {
@@ -75,11 +81,16 @@ void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, con
   nar.result(_f("held-out text: {} bytes -> {} tokens = {:.2f} bytes per token (bytes alone: 1.00)",
                 format_count(lm.valid_text.size()), format_count(lm.valid_tokens.size()), per_token));
   nar.code("attn/data/bpe.hpp: bpe_train, bpe_encode");
-  nar.why(_f("a frequent word becomes one token, so 256 tokens of context cover ~{:.0f} bytes of text; "
-             "any byte still encodes.", 256 * per_token));
+  nar.why(_f("a frequent word becomes one token, so the model's context, the {} tokens it reads at once, "
+             "covers ~{:.0f} bytes of text; any byte still encodes.", lm.model.cfg.context,
+             double(lm.model.cfg.context) * per_token));
 }
 
 void report_norms(Narrator& nar, const NormStudy& s) {
+  nar.say(_("LLaMA: Meta's family of open decoder models (Touvron et al. 2023), whose block this chapter builds "
+            "piece by piece"));
+  nar.say(_f("x: the residual stream after block 0 for the prompt's first {} tokens, one row per token, d_model = "
+             "{} wide (the model's width)", s.x.shape(0), s.x.shape(1)));
   nar.say(_("μ and σ²: the mean and variance of the row's entries; ε: a small constant that keeps the "
             "division finite; γ: a learned gain, β: a learned shift (one per channel)"));
   nar.record("rmsnorm_x", s.x);
@@ -98,6 +109,10 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   nar.result(sentence_for(v.outcome, _("verdict: RMSNorm is faster in both the best and the median runs"),
                   _("verdict: RMSNorm is slower in both the best and the median runs"),
                   _("verdict: faster in one figure, slower in the other: within this machine's noise")));
+  if (s.disturbed.holds())
+    nar.say(_f("(a median is {:.1f}× its best run, beyond {:.1f}×: the machine's load disturbed those runs, so the "
+               "median figure says more about the load than about the norms; the best runs are the steadier guide)",
+               s.disturbed.measured, kDisturbed));
   nar.say(_f("paper: {:.0f}%–{:.0f}% less running time for whole models (Zhang & Sennrich 2019); this step times one "
              "operation alone, which is not comparable to that range (the figures above also vary from run to run)",
              100.0 * kRmsNormSavingLo, 100.0 * kRmsNormSavingHi));
@@ -125,8 +140,9 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
   nar.result(_f("SwiGLU / ReLU time: {:.2f}× (medians), {:.2f}× (best runs)", c.swiglu.median / c.relu.median,
                 c.swiglu.best / c.relu.best));
   nar.result(sentence_for(c.swiglu_slower.outcome,
-                  _("SwiGLU is slower here although its matrix work is the same: it also computes silu (one exp "
-                    "per hidden unit) and the product with x·W_up, and splits the work into three narrower products"),
+                  _("SwiGLU is slower here although its matrix work is the same; likely causes, not timed one by one "
+                    "here: it also computes silu (one exp per hidden unit) and the product with x·W_up, and splits "
+                    "the work into three narrower products"),
                   _("SwiGLU is faster here, despite its extra silu and product: the ReLU pass is the slower "
                     "one on this machine"),
                   _f("SwiGLU took {:.2f}× ReLU's time in this run (medians), but the gap is inside the runs' spread "
@@ -142,7 +158,11 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
 void report_shift(Narrator& nar, const ShiftStudy& s) {
   nar.say(_f("q, k: head 0's query of the prompt's first token and key of its second, from the trained "
              "block 0 (d_k = {}); RoPE score: (R_m q)·(R_{{m+{}}} k); sinusoidal-added score: (q + PE(m))·(k + "
-             "PE(m + {})), the table added to q and k", s.d_k, s.distance, s.distance));
+             "PE(m + {})), the table added to q and k themselves", s.d_k, s.distance, s.distance));
+  nar.say(_("(a simplification: a sinusoidal model such as chapter 08's adds PE to the input x, before W_Q and "
+            "W_K, so its q·k holds the same cross terms through the projections; either way the score depends "
+            "on m, not only on the distance; PE(m)·PE(m + 3) alone is the same for every m, a sum of cos(3·ω_i), so "
+            "what moves are the cross terms q·PE(m + 3) and PE(m)·k)"));
   Table t({_("query at m"), _f("key at m + {}", s.distance), _("RoPE score"), _("sinusoidal-added score")});
   for (const ShiftScore& r : s.rows)
     t.add({std::to_string(r.m), std::to_string(r.m + s.distance), fmt::format("{:.5f}", r.rope),
@@ -163,8 +183,12 @@ void report_kv_heads(Narrator& nar, const std::vector<KvCacheRow>& rows) {
   nar.say(_("MHA: multi-head attention, one K/V head per query head (G = H; chapter 04); GQA: grouped-query "
             "attention, each group of H / G query heads shares one K/V head (Ainslie et al. 2023); MQA: "
             "multi-query attention, G = 1 (Shazeer 2019)"));
-  nar.say(_("H: query heads, G: K/V heads; bytes: per stored number, 4 for float32 and 2 for bf16 "
-            "(bfloat16: 16 bits with float32's exponent range, as large models store their caches)"));
+  nar.say(_("H: query heads, G: K/V heads; the leading 2: one key and one value vector per K/V head; bytes: per "
+            "stored number, 4 for float32 and 2 for bf16 (bfloat16: 16 bits with float32's exponent range, as "
+            "large models store their caches)"));
+  nar.say(_("70B-like: the shape of Llama 2 70B as released (its configuration: 80 layers, 64 query heads of 128, "
+            "8 K/V heads); its paper gives the 70B model GQA (Touvron et al. 2023b, \"Llama 2: Open Foundation and "
+            "Fine-Tuned Chat Models\", §2.2 and Table 1)"));
   Table t({_("model"), _("layers"), "H / G", "d_k", _("bytes"), _("per token"), _("4096 tokens")});
   std::size_t mha = 0, gqa = 0, big_mha = 0, big_gqa = 0, g = 0;
   for (const KvCacheRow& r : rows) {
@@ -173,7 +197,7 @@ void report_kv_heads(Narrator& nar, const std::vector<KvCacheRow>& rows) {
     std::string name = here ? _f("this model, {}", kind) : _f("70B-like, {}", kind);
     if (r.shipped) name += here ? _(" (as trained)") : " (LLaMA 2)";
     t.add({name, std::to_string(r.layers), fmt::format("{} / {}", r.query_heads, r.kv_heads), std::to_string(r.d_k),
-           std::to_string(r.bytes_per_number), format_bytes(double(r.bytes_per_token)),
+           std::to_string(r.bytes_per_number), format_count(r.bytes_per_token) + " B",
            format_bytes(double(r.bytes_per_token) * 4096)});
     if (kind == "MHA") (here ? mha : big_mha) = r.bytes_per_token;
     if (r.shipped) {
@@ -275,7 +299,6 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
             "the row's valid loss measures (the held-out chapters at that step); that is why it can be the higher"));
   Table a({_("model"), _("parameters"), _("text"), _("vocabulary"), _("valid loss"), "bits/byte"},
           _("for scale only: different text, vocabulary and size"));
-  nar.say(_("KJV: the King James Version of the Bible (1611), the text this model was trained on"));
   a.add({_("this model"), format_count(parameter_count(lm.model)), _("KJV Bible"),
          std::to_string(lm.model.cfg.vocab) + " BPE", _f("{:.3f} / token", v.loss), fmt::format("{:.3f}", v.bits_per_byte)});
   a.add({"llama2.c 260K", "260K", "TinyStories", "512 BPE", _f("{:.2f} / token", 1.30), "—"});
@@ -311,8 +334,20 @@ void report_sampling(Narrator& nar, const TinyLm& lm, const NextTokenStudy& s, c
   nar.result(_f("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
                 s.kept, s.final_p.size(), s.kept_mass));
   nar.code("attn/models/decoder_lm_generate.hpp: sampling_distribution, generate_tokens");
-  nar.why(_("the raw distribution leaves a long tail of unlikely tokens; drawn often enough, one of them derails "
-            "the text, so top-p cuts the tail off and τ < 1 moves mass towards the likelier tokens."));
+  std::string cut;  // the filters this run used
+  if (sc.top_k > 0) cut = _f("top-k = {}", sc.top_k);
+  if (sc.top_p < 1.0f) cut += (cut.empty() ? "" : _(" and ")) + _f("top-p = {}", sc.top_p);
+  nar.why(sc.temperature <= 0.0f
+              ? std::string(_("the raw distribution leaves a long tail of unlikely tokens; with τ = 0 this run draws "
+                              "nothing: it takes the most probable token every time."))
+          : cut.empty()
+              ? _f("the raw distribution leaves a long tail of unlikely tokens; drawn often enough, one of them "
+                   "derails the text; this run cuts nothing off (top-k and top-p off), only τ = {} reshapes it.",
+                   sc.temperature)
+              : _f("the raw distribution leaves a long tail of unlikely tokens; drawn often enough, one of them "
+                   "derails the text, so this run's {} cuts the tail off{}.", cut,
+                   sc.temperature < 1.0f ? _f(" and τ = {} moves mass towards the likelier tokens", sc.temperature)
+                                         : std::string()));
 }
 
 std::string printable_text(const std::string& raw) {
@@ -362,8 +397,9 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
   nar.result(_("greedy: τ = 0, the most probable token every time:"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.greedy));
   nar.say(_f("(each text stops after --tokens {} new tokens, even mid-word)", d.greedy.size()));
-  nar.result(_f("4-token spans that already occurred earlier in the same text: greedy {:.0f}%, sampled {:.0f}%",
-                100.0 * d.greedy_repeats, 100.0 * d.sampled_repeats));
+  nar.result(_f("4-token spans that already occurred earlier in the same text: greedy {:.0f}%, sampled {:.0f}% "
+                "(one text each, from one seed: an example, not a rate)", 100.0 * d.greedy_repeats,
+                100.0 * d.sampled_repeats));
   nar.result(sentence_for(d.greedy_loops.outcome,
                   _f("greedy text repeats itself more ({:.0f}% of its 4-token spans against {:.0f}%): once a "
                      "phrase is its own likeliest continuation it tends to come back; sampling breaks away by chance",
@@ -375,25 +411,42 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
 }
 
 void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, bool bench) {
+  const DecodeStepCost& c = s.cost;
+  nar.say(_f("t: the tokens already in the cache (prompt and generated so far); the context, {} tokens, is the "
+             "longest sequence the model was built for, so the cache never holds more", c.context));
+  nar.say(_f("one cached step at position t: {:.2f}M FLOPs that do not grow with t (the projections, SwiGLU and "
+             "the output layer: the d_model² and d_model·V terms) + {:.0f}·t (the scores over the t cached keys and the weighted "
+             "sum of their values: the t·d_model term)", c.fixed / 1e6, c.per_position));
+  nar.say(words_for(c.fixed_dominates.outcome,
+                    _f("the t term equals the rest at t ≈ {:.0f}, past the context of {}: at t = {} it adds {:.0f}% "
+                       "to a step, so by the FLOP count the cached total grows nearly linearly in the tokens generated (the "
+                       "slope below tests it)",
+                       c.crossover, c.context, c.context, 100.0 * c.growth),
+                    _f("the t term equals the rest at t ≈ {:.0f}, inside the context of {}: past it the cached "
+                       "total grows faster than linearly", c.crossover, c.context),
+                    _("the step's cost could not be split")));
   Table t({_("new tokens"), _("cached"), _("tokens/s"), _("no cache"), _("tokens/s"), _("speed-up"), _("same tokens")},
           _f("generation after the prompt, best of {} runs with the cache and {} without", s.cached_repeats,
              s.repeats));
   for (const KvSpeedRow& r : s.rows)
-    t.add({std::to_string(r.tokens), fmt::format("{:.3f} s", r.cached_seconds),
+    t.add({std::to_string(r.tokens), fmt::format("{:.4f} s", r.cached_seconds),
            fmt::format("{:.0f}", double(r.tokens) / r.cached_seconds), fmt::format("{:.3f} s", r.uncached_seconds),
            fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
-  nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.3f}, uncached {:.2f} ± {:.3f} (± 2 standard "
-                "errors of the fit; 1 = linear, 2 = quadratic)", s.cached_slope, 2.0 * s.cached_slope_se,
-                s.uncached_slope, 2.0 * s.uncached_slope_se));
-  nar.result(_f("cached ≈ linear: {}; uncached ≈ quadratic: {}", outcome_word(s.cached_linear.outcome),
-                outcome_word(s.uncached_quadratic.outcome)));
-  nar.say(_f("(fitted to {0} lengths of {1} to {2} tokens, cached times {3:.3f} to {4:.3f} s; with {0} points the "
-             "± is a rough guide, and on a shared machine the slopes change from run to run)", s.rows.size(),
-             s.rows.front().tokens, s.rows.back().tokens, s.rows.front().cached_seconds, s.rows.back().cached_seconds));
-  nar.say(_f("verdict rules: holds = the slope within {0} of its exponent (1 or 2); within noise = within {0} + "
-             "the noise; not judged (too noisy) = a noise over {0}", kKvSlopeTolerance));
+  nar.result(_f("speed-up at {} tokens: {:.1f}× from the best runs, {:.1f}× from the medians; the two differ by the "
+                "runs' spread on a shared machine, so read it as {:.0f}–{:.0f}×, not to the decimal",
+                s.rows.back().tokens, s.speedup, s.speedup_median, std::floor(std::min(s.speedup, s.speedup_median)),
+                std::ceil(std::max(s.speedup, s.speedup_median))));
+  nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
+                "errors of the fit to {} lengths, {} to {} tokens; 1 = linear, 2 = quadratic)", s.cached_slope,
+                2.0 * s.cached_slope_se, s.uncached_slope, 2.0 * s.uncached_slope_se, s.rows.size(),
+                s.rows.front().tokens, s.rows.back().tokens));
+  nar.result(_f("cached nearer linear than quadratic: {}; uncached nearer quadratic than linear: {}",
+                outcome_word(s.cached_linear.outcome), outcome_word(s.uncached_quadratic.outcome)));
+  nar.say(_f("verdict rule: holds = the slope's whole ± range lies on its exponent's side of {0} (halfway between 1 "
+             "and 2); does not hold = wholly on the other side; within noise = the range crosses {0} (on a shared "
+             "machine the slopes change from run to run)", kKvSlopeMidpoint));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)
@@ -403,12 +456,19 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
   nar.say(_("prefill: feeding a whole prompt in one pass, every row at once, which fills the cache before "
             "the first new token"));
   nar.result(_f("prefill of {} tokens in one pass: {:.1f} µs/token; the same tokens decoded one at a "
-                "time: {:.1f} µs/token (decode / prefill = {:.2f}); final logits differ by {:.1e}",
-                pd.tokens, pd.prefill_seconds / double(pd.tokens) * 1e6, pd.decode_seconds / double(pd.tokens) * 1e6,
-                pd.decode_seconds / pd.prefill_seconds, pd.max_logit_diff));
-  nar.code("attn/studies/decoder_study.hpp: kv_cache_study, kv_speed_sweep, prefill_vs_decode");
-  nar.why(_("prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a time, "
-            "in smaller pieces. Without the cache each step would redo the whole prefix: O(t²) in total."));
+                "time: {:.1f} µs/token (best of {} runs each; decode / prefill = {:.2f}); final logits differ by "
+                "{:.1e}", pd.tokens, pd.prefill_seconds / double(pd.tokens) * 1e6,
+                pd.decode_seconds / double(pd.tokens) * 1e6, pd.repeats, pd.decode_seconds / pd.prefill_seconds,
+                pd.max_logit_diff));
+  nar.code("attn/studies/decoder_study.hpp: kv_cache_study, kv_speed_sweep, decode_step_cost, prefill_vs_decode");
+  nar.why(sentence_for(pd.prefill_faster.outcome,
+                       _("prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a "
+                         "time, in smaller pieces. Without the cache each step would redo the whole prefix: O(t²) in "
+                         "total."),
+                       _("prefill multiplies whole matrices at once and should be the faster per token, but in this "
+                         "run it was not: the machine's load decided it (run again). Without the cache each step "
+                         "would redo the whole prefix: O(t²) in total."),
+                       _("without the cache each step would redo the whole prefix: O(t²) in total.")));
 }
 
 void report_paged(Narrator& nar, const PagedStudy& s) {
@@ -423,8 +483,11 @@ void report_paged(Narrator& nar, const PagedStudy& s) {
   nar.result(_f("paged: {} blocks = {} for {} stored tokens ({} exactly; {} slots unused in last blocks); "
                 "contiguous, {} × {} reserved: {} — {:.1f}× the paged memory",
                 s.blocks_used, format_bytes(double(s.paged_bytes)), s.tokens_stored, format_bytes(double(s.exact_bytes)),
-                s.unused_total, s.sequences, s.max_len, format_bytes(double(s.contiguous_bytes)),
-                double(s.contiguous_bytes) / double(s.paged_bytes)));
+                s.unused_total, s.sequences, s.max_len, format_bytes(double(s.contiguous_bytes)), s.ratio));
+  nar.say(_f("the ratio rests on these lengths: the sequences store {:.1f} rows on average of the {} reserved for "
+             "each; paged memory follows the rows stored, contiguous memory the rows reserved, so {} sequences "
+             "that each filled the context would give {:.1f}×", s.mean_length, s.max_len, s.sequences,
+             s.full_ratio));
   nar.result(_f("tokens equal to each sequence decoded alone with the contiguous cache: {}",
                 s.identical ? _("yes") : _("NO")));
   nar.code("attn/models/decoder_lm_generate.hpp: generate_batch_paged; attn/studies/decoder_study.hpp: paged_study");
@@ -441,14 +504,18 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
       if (r.shipped) shipped = r.bytes_per_token;
     }
   std::vector<std::string> lines;
-  lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters.",
-                     format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
-  lines.push_back(_f("KV cache: {:.1f}× faster at the longest length, {}; paged: {:.1f}× less memory.", f.kv.speedup,
-                     same ? _("the same tokens") : _("but different tokens"),
-                     double(f.paged.contiguous_bytes) / double(f.paged.paged_bytes)));
+  lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters; can it write? "
+                     "step 8's texts are its answer: this chapter measures the loss, not whether the text makes "
+                     "sense.", format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
+  lines.push_back(_f("KV cache: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians ({} runs "
+                     "with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging {:.0f} of "
+                     "{} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,
+                     f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
+                     same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
+                     f.paged.max_len));
   lines.push_back(_f("Measured here: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
-                     "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time ({}), RoPE's scores {} under a shift, GQA's "
-                     "cache {}× smaller.",
+                     "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time ({}), RoPE's scores {} under a shift; computed "
+                     "from the shapes: GQA's cache {}× smaller.",
                      100.0 * f.norms.saving.from_best, 100.0 * f.norms.saving.from_median,
                      sentence_for(f.norms.saving.outcome, _("faster in both, as one operation alone"),
                                   _("slower in both"), _("within noise")),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "attn/attention/gqa.hpp"
@@ -24,6 +25,11 @@ RangeVerdict judge_within(double from_best, double from_median, double lo, doubl
 
 RangeVerdict judge_rmsnorm_saving(const TimeSpread& rms, const TimeSpread& layer) {
   return judge_within(1.0 - rms.best / layer.best, 1.0 - rms.median / layer.median, 0.0, 1.0);
+}
+
+Verdict judge_disturbed(const TimeSpread& a, const TimeSpread& b) {
+  auto ratio = [](const TimeSpread& t) { return t.best > 0.0 ? t.median / t.best : 0.0; };
+  return judge_at_least(std::max(ratio(a), ratio(b)), kDisturbed);
 }
 
 Verdict judge_slower(const TimeSpread& a, const TimeSpread& b) {
@@ -77,6 +83,7 @@ NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::si
   std::tie(s.rms, s.layer) = time_interleaved([&] { rmsnorm_forward(y, rstd, big, rms, eps); },
                                               [&] { layernorm_forward(y, mean, rstd, big, ln, eps); }, repeats);
   s.saving = judge_rmsnorm_saving(s.rms, s.layer);
+  s.disturbed = judge_disturbed(s.rms, s.layer);
   return s;
 }
 
@@ -258,19 +265,41 @@ std::vector<KvSpeedRow> kv_speed_sweep(const DecoderLM& m, const std::vector<int
     KvSpeedRow r;
     r.tokens = n;
     // the cached runs are short, so more of them (and a warm-up) cost little and steady the best
-    r.cached_seconds = best_seconds([&] { a = generate_tokens(mm, prompt, n, sc, seed, CacheMode::Contiguous); },
-                                    cached_repeats > 0 ? cached_repeats : repeats, /*warmup=*/cached_repeats > 0);
-    r.uncached_seconds = best_seconds([&] { b = generate_tokens(mm, prompt, n, sc, seed, CacheMode::None); },
-                                      repeats, false);
+    const TimeSpread c = time_runs([&] { a = generate_tokens(mm, prompt, n, sc, seed, CacheMode::Contiguous); },
+                                   cached_repeats > 0 ? cached_repeats : repeats, /*warmup=*/cached_repeats > 0);
+    const TimeSpread u = time_runs([&] { b = generate_tokens(mm, prompt, n, sc, seed, CacheMode::None); }, repeats,
+                                   false);
+    r.cached_seconds = c.best, r.cached_median = c.median;
+    r.uncached_seconds = u.best, r.uncached_median = u.median;
     r.identical = a == b;
     rows.push_back(r);
   }
   return rows;
 }
 
+Verdict judge_prefill_faster(double prefill_seconds, double decode_seconds) {
+  const double r = prefill_seconds > 0.0 ? decode_seconds / prefill_seconds : std::numeric_limits<double>::quiet_NaN();
+  Verdict v = judge_greater(r, 1.0, 0.0);
+  v.measured = r;
+  return v;
+}
+
 void judge_kv_slopes(KvCacheStudy& s) {
-  s.cached_linear = judge_exponent(s.cached_slope, 1.0, 2.0 * s.cached_slope_se, kKvSlopeTolerance);
-  s.uncached_quadratic = judge_exponent(s.uncached_slope, 2.0, 2.0 * s.uncached_slope_se, kKvSlopeTolerance);
+  s.cached_linear = judge_greater(kKvSlopeMidpoint, s.cached_slope, 2.0 * s.cached_slope_se);
+  s.uncached_quadratic = judge_greater(s.uncached_slope, kKvSlopeMidpoint, 2.0 * s.uncached_slope_se);
+}
+
+DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg) {
+  const double d = double(cfg.d_model), hd = double(cfg.n_heads * cfg.d_head()),
+               gd = double(cfg.n_kv_heads * cfg.d_head()), L = double(cfg.n_layers);
+  DecodeStepCost c;
+  c.fixed = L * (2.0 * d * hd + 4.0 * d * gd + 2.0 * hd * d + 6.0 * d * double(cfg.d_ff)) + 2.0 * d * double(cfg.vocab);
+  c.per_position = L * 4.0 * hd;
+  c.crossover = c.fixed / c.per_position;
+  c.context = cfg.context;
+  c.growth = c.per_position * double(cfg.context) / c.fixed;
+  c.fixed_dominates = judge_at_most(c.growth, 1.0);
+  return c;
 }
 
 PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& tokens, int repeats) {
@@ -290,16 +319,20 @@ PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& toke
       },
       repeats);
   p.max_logit_diff = double(xt::amax(xt::abs(a - b))());
+  p.repeats = repeats;
+  p.prefill_faster = judge_prefill_faster(p.prefill_seconds, p.decode_seconds);
   return p;
 }
 
 KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
                             std::uint64_t seed, bool bench) {
   KvCacheStudy s;
+  // the default sweep: seven short lengths, cheap even without the cache, so that the fit can tell a
+  // slope of 1 from one of 2
   const std::vector<std::size_t> lengths = bench ? std::vector<std::size_t>{16, 32, 64, 128, 256, 512}
-                                                 : std::vector<std::size_t>{16, 32, 64};
+                                                 : std::vector<std::size_t>{8, 12, 16, 24, 32, 48, 64};
   s.repeats = bench ? 2 : 3;  // best of: the least disturbed run on a shared machine
-  s.cached_repeats = bench ? 3 : 7;
+  s.cached_repeats = bench ? 3 : 15;
   s.rows = kv_speed_sweep(lm.model, prompt, lengths, sc, seed, s.repeats, s.cached_repeats);
   std::vector<double> n, tc, tu;
   for (const KvSpeedRow& r : s.rows) {
@@ -313,6 +346,8 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   s.uncached_slope_se = loglog_fit(n, tu).standard_error;
   judge_kv_slopes(s);
   s.speedup = s.rows.back().uncached_seconds / s.rows.back().cached_seconds;
+  s.speedup_median = s.rows.back().uncached_median / s.rows.back().cached_median;
+  s.cost = decode_step_cost(lm.model.cfg);
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
   s.same_tokens = judge_same_tokens(s.rows);
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
@@ -347,6 +382,11 @@ PagedStudy paged_study(const DecoderLM& m, const std::vector<std::vector<int>>& 
   s.paged_bytes = paged_kv_bytes_in_use(cache);
   s.contiguous_bytes = contiguous_kv_bytes(layers, width, prompts.size(), m.cfg.context);
   s.exact_bytes = 2 * layers * s.tokens_stored * width * 4;
+  s.mean_length = s.sequences ? double(s.tokens_stored) / double(s.sequences) : 0.0;
+  s.ratio = s.paged_bytes ? double(s.contiguous_bytes) / double(s.paged_bytes) : 0.0;
+  const std::size_t full_blocks = (m.cfg.context + block_size - 1) / block_size;  // per sequence at the context
+  const double full_paged = double(prompts.size() * full_blocks * block_size * 2 * layers * width * 4);
+  s.full_ratio = full_paged > 0 ? double(s.contiguous_bytes) / full_paged : 0.0;
   return s;
 }
 

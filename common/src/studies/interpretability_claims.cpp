@@ -206,7 +206,7 @@ DistanceClaim distance_claim(const std::vector<HeadStat>& heads, const std::vect
   return c;
 }
 
-Verdict judge_alignment(double accuracy) { return judge_at_least(accuracy, 0.8, 0.5); }
+Verdict judge_alignment(double accuracy) { return judge_at_least(accuracy, kAlignsHolds, kAlignsPartly); }
 
 ExampleChoice pick_alignment_example(const std::vector<SentencePair>& pairs, std::size_t max_words,
                                      std::size_t min_reordered) {

@@ -71,14 +71,20 @@ Verdict judge_mostly_broad(std::size_t broad, std::size_t heads) {
 EncoderSharpness encoder_sharpness(const Tensor4& enc_self) {
   EncoderSharpness s;
   s.uniform = enc_self.shape(3) ? 1.0 / double(enc_self.shape(3)) : 0.0;
+  s.uniform_entropy = enc_self.shape(3) ? std::log(double(enc_self.shape(3))) : 0.0;
   for (std::size_t l = 0; l < enc_self.shape(0); ++l)
     for (std::size_t h = 0; h < enc_self.shape(1); ++h) {
       const Mat w = head_map(enc_self, l, h);
-      double sum = 0.0;
-      for (std::size_t i = 0; i < w.shape(0); ++i) sum += double(xt::amax(xt::view(w, i, xt::all()))());
+      double sum = 0.0, entropy = 0.0;
+      for (std::size_t i = 0; i < w.shape(0); ++i) {
+        sum += double(xt::amax(xt::view(w, i, xt::all()))());
+        for (std::size_t j = 0; j < w.shape(1); ++j)
+          if (w(i, j) > 0.0f) entropy -= double(w(i, j)) * std::log(double(w(i, j)));
+      }
       const double v = w.shape(0) ? sum / double(w.shape(0)) : 0.0;
+      const double e = w.shape(0) ? entropy / double(w.shape(0)) : 0.0;
       if (s.heads.empty() || v > s.heads[s.sharpest].mean_max) s.sharpest = s.heads.size();
-      s.heads.push_back({l, h, v});
+      s.heads.push_back({l, h, v, e});
       s.broad += v < kBroadHead;
     }
   s.mostly_broad = judge_mostly_broad(s.broad, s.heads.size());
@@ -290,6 +296,10 @@ void place_failure(FailureExample& f, const std::vector<SentencePair>& pairs, co
     const std::size_t len = pairs[i].src.size();
     if (len < bucket.lo || len > bucket.hi || r.hyps[i] == pairs[i].tgt) continue;
     wrong.push_back(wrong_words(r.hyps[i], pairs[i].tgt));
+    const bool same_length = r.hyps[i].size() == pairs[i].tgt.size();
+    f.length_only += wrong.back() == 0;
+    f.wrong_same_length += wrong.back() > 0 && same_length;
+    f.wrong_other_length += wrong.back() > 0 && !same_length;
     f.milder += wrong.back() < f.wrong_words;
     f.worse += wrong.back() > f.wrong_words;
   }
@@ -340,6 +350,14 @@ double beam_score(const Transformer& m, const std::vector<int>& src, const std::
   return sum / gnmt_length_penalty(out.size() + 1, alpha);
 }
 
+Verdict judge_metrics_agree(double bleu_diff, double exact_diff) {
+  Verdict v;
+  v.measured = bleu_diff * exact_diff;
+  if (!std::isfinite(v.measured)) return v;
+  v.outcome = v.measured > 0.0 ? Outcome::holds : v.measured < 0.0 ? Outcome::fails : Outcome::inconclusive;
+  return v;
+}
+
 Verdict judge_search_works(std::size_t beam_higher, std::size_t differ) {
   return judge_at_least(differ ? double(beam_higher) / double(differ) : std::numeric_limits<double>::quiet_NaN(), 0.9);
 }
@@ -354,6 +372,14 @@ BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair
   d.alpha = alpha;
   d.greedy = length_counts(greedy);
   d.beam = length_counts(beam);
+  d.greedy_bleu = greedy.overall.bleu;
+  d.beam_bleu = beam.overall.bleu;
+  for (std::size_t i = 0; i < pairs.size() && i < greedy.hyps.size() && i < beam.hyps.size(); ++i) {
+    ++d.sentences;
+    d.greedy_exact_all += greedy.hyps[i] == pairs[i].tgt;
+    d.beam_exact_all += beam.hyps[i] == pairs[i].tgt;
+  }
+  d.metrics_agree = judge_metrics_agree(d.beam_bleu - d.greedy_bleu, double(d.beam_exact_all) - double(d.greedy_exact_all));
   for (std::size_t i = 0; i < pairs.size() && i < greedy.hyps.size() && i < beam.hyps.size(); ++i) {
     if (greedy.hyps[i] == beam.hyps[i]) continue;
     ++d.differ;
@@ -571,10 +597,16 @@ CostStudy cost_study(const Transformer& m) {
   s.source_words = mc.src_vocab;
   s.d_model = mc.d_model;
   s.output_bias = mc.tgt_vocab;
+  s.final_norms = parameter_parts(m).final_norms;
   return s;
 }
 
 Verdict judge_accounted(double r) { return judge_at_most(r, 1.5); }
+Verdict judge_alone_matches(double r) {
+  Verdict v{r, kAloneMatch, 1.0 / kAloneMatch, Outcome::inconclusive};
+  if (std::isfinite(r)) v.outcome = r <= kAloneMatch && r >= 1.0 / kAloneMatch ? Outcome::holds : Outcome::fails;
+  return v;
+}
 
 double retrained_alone_seconds(const std::string& norm) {
   return norm == "post" ? 125.2 : norm == "pre" ? 114.4 : 0.0;  // README.md, chapter 08's training times
@@ -588,8 +620,12 @@ TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, 
   a.steps = steps;
   a.validations = validations;
   a.valid_sentences = corpus.valid.size();
+  a.test_cpu_s = test_greedy_cpu_s;
+  a.test_sentences = corpus.test.size();
   a.step_cpu_ms = step_cpu_ms;
   a.step_wall_ms = step_wall_ms;
+  a.step_wall_ratio = ratio_or_nan(step_wall_ms, step_cpu_ms);
+  a.step_waited = judge_at_least(a.step_wall_ratio, kStepWaited);
   a.valid_cpu_s = corpus.test.empty() ? 0.0 : test_greedy_cpu_s * double(corpus.valid.size()) / double(corpus.test.size());
   a.estimate_s = double(steps) * step_cpu_ms / 1000.0 + double(validations) * a.valid_cpu_s;
   a.ratio = ratio_or_nan(recorded_s, a.estimate_s);
@@ -598,7 +634,7 @@ TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, 
   a.mean_train_length = corpus.train.empty() ? 0.0 : words / double(corpus.train.size());
   a.accounted = judge_accounted(a.ratio);
   a.alone_s = alone_s;
-  if (alone_s > 0.0) a.alone_accounted = judge_accounted(ratio_or_nan(alone_s, a.estimate_s));
+  if (alone_s > 0.0) a.alone_accounted = judge_alone_matches(ratio_or_nan(alone_s, a.estimate_s));
   return a;
 }
 

@@ -146,6 +146,10 @@ StepTiming time_transformer_step(const TransformerModelConfig& c, const ToyCorpu
   StepTiming t;
   t.median_ms = median(ms);
   t.median_cpu_ms = median(cpu);
+  if (!cpu.empty()) {
+    t.min_cpu_ms = *std::min_element(cpu.begin(), cpu.end());
+    t.max_cpu_ms = *std::max_element(cpu.begin(), cpu.end());
+  }
   t.batch = batch;
   t.src_len = src_len;
   t.tgt_len = b.tgt_len;

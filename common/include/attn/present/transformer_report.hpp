@@ -65,6 +65,7 @@ struct TransformerFindings {
   TrainingTimeAccount time;
   std::optional<PeerStepTime> peer;
   std::size_t threads = 1;
+  std::size_t layers = 0;            // layers per stack of the trained models (step 7's)
 };
 
 void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts);

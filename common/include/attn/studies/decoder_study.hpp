@@ -49,7 +49,12 @@ struct NormStudy {
   std::size_t rows = 0, channels = 0;  // the timed input (random normal)
   TimeSpread rms, layer;               // forward times, run alternately
   RangeVerdict saving;                 // 1 − t_rms / t_ln against the paper's range
+  Verdict disturbed;                   // judge_disturbed(rms, layer)
 };
+// A median more than kDisturbed × its best run says the machine's load disturbed the runs: the
+// larger median / best of a and b ≥ kDisturbed holds (disturbed), below fails.
+constexpr double kDisturbed = 1.5;
+Verdict judge_disturbed(const TimeSpread& a, const TimeSpread& b);
 NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t rows = 4096,
                      int repeats = 15);
 
@@ -67,8 +72,9 @@ FfnCost ffn_cost(std::size_t d_model, std::size_t swiglu_hidden, std::size_t row
                  int repeats = 7);
 
 // ---- step 4: RoPE vs sinusoidal under a shift --------------------------------------------------
-// Score of q at position m and k at position m + distance, for several m: with RoPE it stays put,
-// with sinusoidal encodings added to the inputs it moves.
+// Score of q at position m and k at position m + distance, for several m: with RoPE it stays put;
+// with the sinusoidal table added to q and k themselves (a simplification: a sinusoidal model adds
+// it to x, before W_Q and W_K) it moves.
 struct ShiftScore {
   std::size_t m = 0;
   double rope = 0.0, sinusoidal = 0.0;
@@ -147,11 +153,12 @@ DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& 
 // ---- step 9: the KV cache ----------------------------------------------------------------------
 struct KvSpeedRow {
   std::size_t tokens = 0;
-  double cached_seconds = 0.0, uncached_seconds = 0.0;
+  double cached_seconds = 0.0, uncached_seconds = 0.0;  // best runs
+  double cached_median = 0.0, uncached_median = 0.0;    // median runs
   bool identical = false;  // the two produced the same tokens
 };
-// Generates n tokens after the prompt for each n, with and without the cache (best of `repeats`
-// without it, best of `cached_repeats` with it, after one untimed run; 0: `repeats`). The model's
+// Generates n tokens after the prompt for each n, with and without the cache (`repeats` runs
+// without it, `cached_repeats` with it, after one untimed run; 0: `repeats`). The model's
 // RoPE tables are extended when prompt + n exceeds its context (timing only).
 std::vector<KvSpeedRow> kv_speed_sweep(const DecoderLM& m, const std::vector<int>& prompt,
                                        const std::vector<std::size_t>& lengths, const SamplerConfig& sc,
@@ -162,29 +169,52 @@ struct PrefillDecode {
   double prefill_seconds = 0.0;  // all tokens in one feed
   double decode_seconds = 0.0;   // the same tokens one feed each
   double max_logit_diff = 0.0;   // between the two final logits
+  int repeats = 0;               // best of
+  Verdict prefill_faster;        // judge_prefill_faster(prefill_seconds, decode_seconds)
 };
+// Prefill is faster per token than decoding one token at a time: decode / prefill > 1 holds, < 1
+// fails (the machine's load, not the method), NaN inconclusive. measured = decode / prefill.
+Verdict judge_prefill_faster(double prefill_seconds, double decode_seconds);
 PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& tokens, int repeats = 3);
 
-// "Roughly linear or quadratic": a fitted slope within 0.5 of 1 or 2, judged only when its noise
-// (2 standard errors) is at most that (judge_exponent with this tolerance).
-constexpr double kKvSlopeTolerance = 0.5;
+// The FLOPs of one cached decoding step at position t (t keys already cached), per the model's
+// shapes: fixed = layers·(2·d·H·d_k + 4·d·G·d_k + 2·H·d_k·d + 6·d·d_ff) + 2·d·V (projections,
+// SwiGLU, output layer), which do not depend on t, plus per_position·t with per_position =
+// layers·4·H·d_k (the scores q·k over t keys and the weighted sum of t values).
+struct DecodeStepCost {
+  double fixed = 0.0, per_position = 0.0;
+  double crossover = 0.0;      // fixed / per_position: the t at which the t term equals the rest
+  double growth = 0.0;         // per_position·context / fixed: the t term's share at the full context
+  std::size_t context = 0;
+  Verdict fixed_dominates;     // judge_at_most(growth, 1): within the context the t term stays smaller
+};
+DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg);
+
+// Linear or quadratic? The slope against the midpoint 1.5 of the two exponents: the cached slope
+// plus its noise (2 standard errors) below 1.5 holds (nearer 1 than 2 across its whole ± range),
+// minus its noise above 1.5 fails, a ± range across 1.5 is inconclusive; the uncached slope the
+// other way round (judge_greater against the midpoint).
+constexpr double kKvSlopeMidpoint = 1.5;
 struct KvCacheStudy {
   int repeats = 0, cached_repeats = 0;  // best of: without the cache, with it
   std::vector<KvSpeedRow> rows;
   double cached_slope = 0.0, uncached_slope = 0.0;  // log-log slope of time against tokens
   double cached_slope_se = 0.0, uncached_slope_se = 0.0;  // their standard errors (loglog_fit)
   Verdict cached_linear, uncached_quadratic;  // judge_kv_slopes
-  double speedup = 0.0;                             // uncached / cached at the longest length
+  double speedup = 0.0;                             // uncached / cached at the longest length, best runs
+  double speedup_median = 0.0;                      // the same from the median runs
+  DecodeStepCost cost;                              // decode_step_cost of the model
   bool past_context = false;                        // the sweep ran past the trained positions
   Verdict same_tokens;   // judge_same_tokens(rows)
   PrefillDecode prefill; // the first 128 held-out tokens
 };
-// The two slopes against 1 (cached) and 2 (uncached), noise = 2 standard errors, tolerance
-// kKvSlopeTolerance (judge_exponent); fills s.cached_linear and s.uncached_quadratic.
+// The two slopes against kKvSlopeMidpoint, noise = 2 standard errors; fills s.cached_linear and
+// s.uncached_quadratic.
 void judge_kv_slopes(KvCacheStudy& s);
 // Holds when every row gave the same tokens with and without the cache; no rows: inconclusive.
 Verdict judge_same_tokens(const std::vector<KvSpeedRow>& rows);
-// lengths 16, 32, 64 (best of 3 without the cache, 7 with it), or to 512 with bench (2 and 3).
+// lengths 8, 12, 16, 24, 32, 48, 64 (3 runs without the cache, 15 with it), or 16 to 512 with bench
+// (2 and 3).
 KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, const SamplerConfig& sc,
                             std::uint64_t seed, bool bench);
 
@@ -197,6 +227,9 @@ struct PagedStudy {
   std::vector<std::size_t> blocks;   // blocks per sequence, ⌈length / block_size⌉
   std::vector<std::size_t> unused;   // slots left empty in each sequence's last block
   std::size_t unused_total = 0;
+  double mean_length = 0.0;  // tokens_stored / sequences: what the ratio below rests on
+  // contiguous / paged bytes for these sequences, and for as many that each filled the context
+  double ratio = 0.0, full_ratio = 0.0;
   std::vector<std::vector<int>> generated;
 };
 PagedStudy paged_study(const DecoderLM& m, const std::vector<std::vector<int>>& prompts,

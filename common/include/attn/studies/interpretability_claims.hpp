@@ -168,6 +168,7 @@ struct AlignmentStudy {
   std::vector<std::size_t> reordered;                      // reordered_rows of the example
 };
 // Attention aligns words: a share of argmax hits ≥ 0.8 holds, ≥ 0.5 partly.
+constexpr double kAlignsHolds = 0.8, kAlignsPartly = 0.5;  // judge_alignment's cut-offs
 Verdict judge_alignment(double accuracy);
 AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* transformer,
                                const std::vector<SentencePair>& pairs, const SentencePair& example,

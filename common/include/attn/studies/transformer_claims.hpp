@@ -58,11 +58,13 @@ constexpr double kBroadHead = 0.25;  // a head whose rows' largest weight averag
 struct HeadSharpness {
   std::size_t layer = 0, head = 0;
   double mean_max = 0.0;  // the mean over rows of the row's largest weight
+  double mean_entropy = 0.0;  // the mean over rows of −Σ w·ln w, in nats (ln S: uniform; 0: one word)
 };
 struct EncoderSharpness {
   std::vector<HeadSharpness> heads;  // layer by layer
   std::size_t sharpest = 0;          // index into heads
   double uniform = 0.0;              // 1/S: every weight equal
+  double uniform_entropy = 0.0;      // ln S: a uniform row's entropy
   std::size_t broad = 0;             // heads with mean_max < kBroadHead
   Verdict mostly_broad;              // judge_mostly_broad(broad, heads)
   // In the sharpest head: the source column that is the largest weight of the most rows.
@@ -213,6 +215,10 @@ struct FailureExample {
   std::size_t failures = 0, milder = 0, worse = 0;
   double median_wrong = 0.0;
   Verdict typical;
+  // The failures by cause (they add up to `failures`): every reference word right and words added
+  // after its end (length alone); words wrong at the reference's length; words wrong and a
+  // different length.
+  std::size_t length_only = 0, wrong_same_length = 0, wrong_other_length = 0;
   // The word written at first_wrong, when the reference has it earlier: its last position there
   // (-1: it does not), and the source words the two positions translate (-1: no alignment).
   int copied_from = -1;
@@ -239,11 +245,21 @@ struct BeamDiagnosis {
   std::size_t beam_wrong = 0;         // of those, beam's output is not the reference
   std::size_t reference_lower = 0;    // of beam_wrong, the reference has the lower s(Y)
   std::size_t beam_shorter = 0;       // of `differ`, beam's output is the shorter one
+  // Over every sentence: exactly the reference, each search; and the BLEU of each (overall).
+  std::size_t beam_exact_all = 0, greedy_exact_all = 0, sentences = 0;
+  double beam_bleu = 0.0, greedy_bleu = 0.0;
+  // Do BLEU and exact match rank beam and greedy the same way? judge_metrics_agree(beam − greedy
+  // BLEU, beam − greedy exact matches).
+  Verdict metrics_agree;
   double alpha = 0.0;
   Verdict ends_early;                 // judge_greater(beam.shorter, greedy.shorter, 0): beam stops sooner
   Verdict search_works;               // judge_search_works(beam_higher, differ)
   Verdict model_error;                // judge_model_error(reference_lower, beam_wrong)
 };
+// Two measures of one comparison agree when their differences have the same sign: holds; opposite
+// signs fail (one prefers beam, the other greedy); a tie in either is inconclusive. measured = the
+// product of the two differences.
+Verdict judge_metrics_agree(double bleu_diff, double exact_diff);
 // The search finds what it looks for: beam's score is the higher in ≥ 90% of the differing sentences.
 Verdict judge_search_works(std::size_t beam_higher, std::size_t differ);
 // The losses are the model's: the reference scores below beam's wrong output in ≥ 50% of them.
@@ -362,6 +378,7 @@ struct CostStudy {
   std::size_t source_table = 0;        // src_vocab · d_model: the table the formula shares with the target
   std::size_t source_words = 0, d_model = 0;
   std::size_t output_bias = 0;         // tgt_vocab: the output layer's bias, which the formula leaves out
+  std::size_t final_norms = 0;         // Pre-Norm's final LayerNorms (parameter_parts), also left out
 };
 CostStudy cost_study(const Transformer& m);
 
@@ -370,16 +387,27 @@ struct TrainingTimeAccount {
   double recorded_s = 0.0;               // the checkpoint's train_seconds: wall clock of the whole run
   std::size_t steps = 0, validations = 0, valid_sentences = 0;
   double step_cpu_ms = 0.0, step_wall_ms = 0.0;  // one step, measured now (time_transformer_step)
+  double step_wall_ratio = 0.0;          // step_wall / step_cpu
+  Verdict step_waited;                   // judge_at_least(step_wall_ratio, kStepWaited): the step waited for a core
+  double test_cpu_s = 0.0;               // this run's greedy pass over the test split, CPU seconds
+  std::size_t test_sentences = 0;
   double valid_cpu_s = 0.0;              // one validation pass: this run's greedy test CPU time × valid/test
   double estimate_s = 0.0;               // steps · step_cpu + validations · valid_cpu
   double ratio = 0.0;                    // recorded / estimate
   double mean_train_length = 0.0;        // source words per training sentence (the step is timed at 30)
   Verdict accounted;                     // judge_accounted(ratio)
   double alone_s = 0.0;                  // the same training on an idle machine, when known (0: not known)
-  Verdict alone_accounted;               // judge_accounted(alone_s / estimate_s)
+  Verdict alone_accounted;               // judge_alone_matches(alone_s / estimate_s)
 };
+// A step whose wall clock is at least kStepWaited × its CPU time spent the difference waiting.
+constexpr double kStepWaited = 1.1;
 // The recording is the work: recorded / estimate ≤ 1.5 holds; beyond it the run mostly waited.
 Verdict judge_accounted(double recorded_over_estimate);
+// An idle machine's wall clock matches the CPU work estimated now: within kAloneMatch either way
+// (1/1.25 ≤ alone / estimate ≤ 1.25) holds, outside fails; NaN inconclusive. Two-sided, because
+// the estimate rests on this run's step time, which a loaded machine inflates too.
+constexpr double kAloneMatch = 1.25;  // this course's cut-off
+Verdict judge_alone_matches(double alone_over_estimate);
 // A stored figure (README.md, "Retrained one at a time on the idle machine"): the wall clock of
 // training the shipped model again with nothing else running, 125.2 s for "post", 114.4 s for
 // "pre"; 0 for another name.

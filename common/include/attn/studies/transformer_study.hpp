@@ -54,6 +54,7 @@ std::vector<WarmupRun> warmup_study(const TransformerModelConfig& cfg, const Toy
 struct StepTiming {
   double median_ms = 0.0;
   double median_cpu_ms = 0.0;
+  double min_cpu_ms = 0.0, max_cpu_ms = 0.0;  // the spread of the timed steps' CPU times
   std::size_t batch = 0, src_len = 0, tgt_len = 0, reps = 0;
 };
 StepTiming time_transformer_step(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
