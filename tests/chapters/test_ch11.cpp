@@ -107,9 +107,9 @@ TEST_CASE("chapter 11's printed figures agree with its export; a skipped naive r
 
   // Step 4: every measured row recomputes from its seconds; percentages from the better roofs.
   const attn::Mat sw = load("sweep");
-  REQUIRE(sw.shape(1) == 11);
+  REQUIRE(sw.shape(1) == 13);
   const double sgemm = std::max(roofs(2), roofs(3)), peak = std::max(roofs(0), roofs(1));
-  std::size_t skipped = 0, above = 0, above_peak = 0;
+  std::size_t skipped = 0, above = 0, above_peak = 0, noisy = 0;
   for (std::size_t i = 0; i < sw.shape(0); ++i) {
     if (sw(i, 10) == 1.0f) {
       ++skipped;
@@ -123,6 +123,18 @@ TEST_CASE("chapter 11's printed figures agree with its export; a skipped naive r
     CHECK(double(sw(i, 7)) == doctest::Approx(100.0 * sw(i, 6) / sgemm).epsilon(1e-4));
     CHECK(double(sw(i, 8)) == doctest::Approx(100.0 * sw(i, 6) / peak).epsilon(1e-4));
     CHECK(r.has(fmt::format("{:.0f}%", sw(i, 7))));
+    // The spread cell: the median run over the best; "noisy" exactly when above 1.25× with 2 or more runs.
+    const double median = sw(i, 11), runs = sw(i, 12);
+    CHECK(median >= double(sw(i, 5)) * (1 - 1e-6));
+    if (runs > 1) {
+      const std::string cell = fmt::format("{:+.0f}%", 100.0 * (median / double(sw(i, 5)) - 1.0));
+      CHECK_MESSAGE(r.has(cell), cell);
+      if (median > 1.25 * double(sw(i, 5)) * (1 + 1e-5)) CHECK(r.has(cell + " noisy"));
+      if (median < 1.25 * double(sw(i, 5)) * (1 - 1e-5)) CHECK_FALSE(r.has(cell + " noisy"));
+      noisy += median > 1.25 * double(sw(i, 5));
+    } else {
+      CHECK(r.has("1 run"));
+    }
     above += sw(i, 7) > 100.0f;
     above_peak += sw(i, 8) > 100.0f;
   }
@@ -132,6 +144,12 @@ TEST_CASE("chapter 11's printed figures agree with its export; a skipped naive r
   // A row above the FMA peak is marked and explained with both peak runs, and only then.
   CHECK(r.has("† above 100% of the FMA peak (rows: ") == (above_peak > 0));
   CHECK(r.has("†  ") == (above_peak > 0));
+  has(fmt::format("rows: {} noisy, their median more than 25% above their best", noisy));
+  // The roofs measured twice: the sentence says whether they moved, from the exported figures.
+  const bool sgemm_moved = std::max(roofs(2), roofs(3)) > 1.25f * std::min(roofs(2), roofs(3));
+  CHECK(r.has("more than 1.25×: the load moved between the two") ==
+        (sgemm_moved || std::max(roofs(0), roofs(1)) > 1.25f * std::min(roofs(0), roofs(1))));
+  if (sgemm_moved) has("claim 'tiled runs near matrix-product speed'"), CHECK(r.has("not judged (too noisy)"));
   // Step 5: the naive rows at n ≥ 2048 were all skipped: said so, not "0% of sgemm".
   has("at n ≥ 2048: naive: skipped at every such size (rows skipped: 2;");
   CHECK_FALSE(r.has("naive reaches up to 0%"));

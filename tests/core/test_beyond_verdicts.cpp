@@ -178,6 +178,22 @@ TEST_CASE("decode cost verdicts: attention grows with the context, the SSM stays
   CHECK(later.median_ratio_at_longest == doctest::Approx(2560.0));  // no medians: the best runs
   CHECK(judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}, {1024, 4e-5, 1e-6, 2 << 20, 1024},
                            {4096, 256e-5, 1e-6, 8 << 20, 1024}}, 8, 2, 4, 0).jump_at_cache.outcome == Outcome::inconclusive);
+  // Is the steepest step measured? Its ends' medians against their best runs, then a second timing.
+  CHECK(at.steepest_spread == doctest::Approx(2.0));  // 2e-5 / 1e-5 at 256 tokens
+  CHECK(at.steepest_steady.outcome == Outcome::fails);
+  CHECK_FALSE(at.steepest_measured());
+  DecodeCost again = later;
+  CHECK(again.steepest_spread == doctest::Approx(1.0));  // no medians: the best runs
+  CHECK(again.steepest_steady.holds());
+  CHECK(again.steepest_repeats.outcome == Outcome::inconclusive);  // not re-timed yet
+  CHECK_FALSE(again.steepest_measured());
+  judge_steepest_repeat(again, 56.0);  // ×64 the first time, ×56 again: 1.14× apart
+  CHECK(again.steepest_repeats.holds());
+  CHECK(again.steepest_measured());
+  judge_steepest_repeat(again, 8.0);  // ×8 the second time: the first jump was load
+  CHECK(again.steepest_repeats.outcome == Outcome::fails);
+  CHECK(again.steepest_repeat_growth == doctest::Approx(8.0));
+  CHECK_FALSE(again.steepest_measured());
 }
 
 TEST_CASE("family demo: the delta rule reads the latest value, linear attention a blend") {

@@ -40,6 +40,21 @@ TEST_CASE("judge_roofs: a peak above two FMAs per cycle at the OS's clock fails;
   CHECK(judge_roofs(r).peak_within_clock.outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("judge_roofs: a roof whose two measurements differ by more than 1.25× moved; within it, steady") {
+  Roofs r;
+  r.fma_before = 200, r.fma_after = 210, r.sgemm_before = 150, r.sgemm_after = 160;
+  r = judge_roofs(r);
+  CHECK(r.sgemm_steady.holds());
+  CHECK(r.peak_steady.holds());
+  r.sgemm_after = 100, r.fma_after = 300;  // 1.5× apart both
+  r = judge_roofs(r);
+  CHECK(r.sgemm_steady.outcome == Outcome::fails);
+  CHECK(r.sgemm_steady.measured == doctest::Approx(1.5));
+  CHECK(r.peak_steady.outcome == Outcome::fails);
+  r.sgemm_after = 0;  // not measured
+  CHECK(judge_roofs(r).sgemm_steady.outcome == Outcome::inconclusive);
+}
+
 namespace {
 NaivePhases phases(double qk, double sm, double pv, double cached, double gbs) {
   NaivePhases p;
@@ -111,6 +126,28 @@ TEST_CASE("judge_roofline: the ridge is peak / bandwidth; each kernel's side of 
   CHECK(judge_roofline(18.0, 9.7, 64).naive_below_ridge.outcome == Outcome::fails);
   CHECK(judge_roofline(200.0, 2.3, 64).tiled_above_ridge.outcome == Outcome::fails);
   CHECK(judge_roofline(46.0, 0.0, 64).naive_below_ridge.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("judge_roofline: an intensity within the ridge's uncertainty is on neither side") {
+  // Peaks 141.8 and 139 GFLOP/s over 8.7 GB/s: ridge 16.3 ± 1.63 (10%, more than the peaks' gap 0.32);
+  // naive at d = 64 (16) is within it: neither memory- nor compute-bound by the roofline.
+  const Roofline close = judge_roofline(141.8, 8.7, 64, kTiledBlockRows, 139.0);
+  CHECK(close.ridge == doctest::Approx(16.3).epsilon(0.01));
+  CHECK(close.margin == doctest::Approx(1.63).epsilon(0.01));
+  CHECK(close.naive_below_ridge.outcome == Outcome::inconclusive);
+  CHECK(close.tiled_above_ridge.holds());
+  // Peaks 200 and 100 over 10 GB/s: ridge 20, margin 10 (the peaks' gap): naive (16) and d = 128's 32 inconclusive.
+  const Roofline wide = judge_roofline(200.0, 10.0, 128, kTiledBlockRows, 100.0);
+  CHECK(wide.margin == doctest::Approx(10.0));
+  CHECK(wide.naive_below_ridge.outcome == Outcome::inconclusive);
+  CHECK(judge_roofline(200.0, 10.0, 64, kTiledBlockRows, 180.0).naive_below_ridge.holds());  // 16 < 20 − 2
+  // From the roofs: the better peak and the other one.
+  Roofs r;
+  r.fma_before = 100, r.fma_after = 141.8, r.copy_gbs = 8.7;
+  const Roofline from = judge_roofline(r, 64);
+  CHECK(from.peak_gflops == doctest::Approx(141.8));
+  CHECK(from.peak_low_gflops == doctest::Approx(100.0));
+  CHECK(from.margin == doctest::Approx((141.8 - 100.0) / 8.7));
 }
 
 TEST_CASE("online_softmax_example: the tiles by hand match the plain softmax; a changed sum fails") {
@@ -207,6 +244,60 @@ TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are co
   apply_roofs(close, roofs);
   CHECK(summarize_sweep(close).tiled_faster.outcome == Outcome::fails);  // 1.2×
   CHECK(summarize_sweep(close).tiled_near_sgemm.outcome == Outcome::partly);
+}
+
+TEST_CASE("summarize_sweep: noisy rows are left out of the figures and verdicts; all noisy: too noisy") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = roofs.sgemm_after = 100;
+  roofs = judge_roofs(roofs);
+  auto timed = [](AttentionBenchRow r, double median, int runs) {
+    r.runs = runs, r.median_seconds = median * r.seconds;
+    return r;
+  };
+  CHECK_FALSE(row_noisy(timed(row("tiled", 2048, 90), 1.2, 3)));
+  CHECK(row_noisy(timed(row("tiled", 2048, 90), 1.3, 3)));
+  CHECK_FALSE(row_noisy(timed(row("tiled", 2048, 90), 1.3, 1)));  // one run: no spread to judge
+  CHECK_FALSE(row_noisy(row("naive", 2048, 0, true)));
+  // A fast but noisy tiled row would carry the median; left out, the steady 40% rows fail.
+  std::vector<AttentionBenchRow> rows = {timed(row("naive", 2048, 10), 1.0, 3), timed(row("tiled", 2048, 95), 1.5, 3),
+                                         timed(row("tiled", 4096, 40), 1.1, 3), timed(row("tiled", 8192, 40), 1.0, 1)};
+  apply_roofs(rows, roofs);
+  const SweepSummary s = summarize_sweep(rows, roofs);
+  CHECK(s.tiled_noisy == 1);
+  CHECK(s.tiled_measured == 2);
+  CHECK(s.single_run == 1);
+  CHECK(s.tiled_sgemm == doctest::Approx(40.0));
+  CHECK(s.tiled_near_sgemm.outcome == Outcome::fails);
+  CHECK(s.speedup_n == 0);  // the only pair has a noisy row
+  CHECK(s.tiled_faster.outcome == Outcome::too_noisy);
+  rows[1].median_seconds = rows[1].seconds;  // the same row steady: it counts, and the pair too
+  const SweepSummary steady = summarize_sweep(rows, roofs);
+  CHECK(steady.tiled_noisy == 0);
+  CHECK(steady.tiled_sgemm_median == doctest::Approx(40.0));  // 40, 40, 95
+  CHECK(steady.speedup_n == 2048);
+  CHECK(steady.tiled_faster.holds());
+  std::vector<AttentionBenchRow> all = {timed(row("tiled", 2048, 90), 2.0, 3)};
+  apply_roofs(all, roofs);
+  CHECK(summarize_sweep(all).tiled_near_sgemm.outcome == Outcome::too_noisy);
+}
+
+TEST_CASE("summarize_sweep with the roofs: sgemm that moved between its two runs makes near-sgemm too noisy") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = 100, roofs.sgemm_after = 95;
+  roofs = judge_roofs(roofs);
+  std::vector<AttentionBenchRow> rows = {row("tiled", 2048, 90), row("tiled", 4096, 85)};
+  apply_roofs(rows, roofs);
+  const SweepSummary steady = summarize_sweep(rows, roofs);
+  CHECK_FALSE(steady.sgemm_moved);
+  CHECK(steady.tiled_near_sgemm.holds());
+  roofs.sgemm_after = 60;  // 1.67× apart
+  roofs = judge_roofs(roofs);
+  apply_roofs(rows, roofs);
+  const SweepSummary moved = summarize_sweep(rows, roofs);
+  CHECK(moved.sgemm_moved);
+  CHECK(moved.tiled_near_sgemm.outcome == Outcome::too_noisy);
+  CHECK(moved.tiled_sgemm_median == doctest::Approx(87.5));  // still measured and printed
+  CHECK(moved.tiled_faster.outcome == steady.tiled_faster.outcome);  // a ratio of two rows: no roof in it
 }
 
 TEST_CASE("summarize_sweep: a row above the FMA peak fails within_peak and names itself; none holds") {

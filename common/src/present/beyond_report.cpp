@@ -168,10 +168,11 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   for (const auto& row : r.rows)
     t.add({std::to_string(row.t), ch12_us(row.scan_s), ch12_us(row.quadratic_s), ch12_us(row.chunked_s)});
   nar.table(t, true);
-  nar.result(_f("log-log slopes against T: scan {:.2f} (expected 1: {}), quadratic {:.2f} (expected 2: {}), "
-                "chunked {:.2f} (expected 1: {})", r.scan_slope, outcome_word(r.scan_linear.outcome),
+  nar.result(_f("log-log slopes against T, each a least-squares line through all {} lengths: scan {:.2f} (expected "
+                "1: {}), quadratic {:.2f} (expected 2: {}), chunked {:.2f} (expected 1: {}); within {:.2f} of the "
+                "exponent holds, within {:.2f} partly", r.rows.size(), r.scan_slope, outcome_word(r.scan_linear.outcome),
                 r.quadratic_slope, outcome_word(r.quadratic_square.outcome), r.chunked_slope,
-                outcome_word(r.chunked_linear.outcome)));
+                outcome_word(r.chunked_linear.outcome), r.scan_linear.bound, r.scan_linear.partly));
   for (const SsdTimingOutlier& o : r.outliers) {
     const std::string form = std::string(o.form) == "scan"        ? _("scan")
                              : std::string(o.form) == "quadratic" ? _("quadratic")
@@ -510,6 +511,17 @@ void export_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
                                          outcome_id(v.ssm_wall.outcome), outcome_id(v.hybrid_closes_gap.outcome)));
 }
 
+namespace {
+// The steepest step's runs: their spread at both ends, and the step timed again.
+void report_steepest_check(Narrator& nar, const DecodeCost& c) {
+  nar.result(_f("checked: at {} and {} tokens the median run took up to {:.2f}× the best (steady when at most "
+                "{:.2f}×: {}); timed again, the two contexts alternately, the step grew ×{:.1f} against ×{:.1f} "
+                "the first time (the same within {:.2f}×: {})", c.steepest_from, c.steepest_to, c.steepest_spread,
+                kDecodeSteadyRatio, outcome_word(c.steepest_steady.outcome), c.steepest_repeat_growth,
+                c.steepest_growth, kDecodeSteadyRatio, outcome_word(c.steepest_repeats.outcome)));
+}
+}  // namespace
+
 void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   Table t({_("context"), _("attention µs"), _("median"), _("KV cache"), _("SSM µs"), _("median"), _("SSM state")},
           _f("one decode step of one layer, d_model = {}, h = {}, P = {}, N = {}, one thread", c.d_model, c.heads,
@@ -532,12 +544,17 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                     "time for ×{:.0f} in context (KV cache {} → {})", c.steepest_from, c.steepest_to,
                     c.steepest_growth, c.steepest_context_growth, ch12_bytes(double(c.steepest_kv_from)),
                     ch12_bytes(double(c.steepest_kv_to))));
+    if (c.steepest_to > 0) report_steepest_check(nar, c);
   } else if (c.attention_slope > 1.0 && c.steepest_to > 0) {
     nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts; the steepest step is "
                   "{} → {} tokens: ×{:.1f} in time for ×{:.0f} in context (KV cache {} → {})", c.attention_slope,
                   c.steepest_from, c.steepest_to, c.steepest_growth, c.steepest_context_growth,
                   ch12_bytes(double(c.steepest_kv_from)), ch12_bytes(double(c.steepest_kv_to))));
-    if (c.jump_at_cache.holds())
+    report_steepest_check(nar, c);
+    if (!c.steepest_measured())
+      nar.result(_("so this jump is not the step's cost alone: the machine's load moved it, and no cause in the "
+                   "program can be read from it"));
+    else if (c.jump_at_cache.holds())
       nar.result(_f("that is where the KV cache outgrows this core's {} L2 cache: each step then fetches it from "
                     "farther away, a likely cause", ch12_bytes(double(c.cache_bytes))));
     else if (c.jump_at_cache.outcome == Outcome::fails)

@@ -164,15 +164,16 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
       nar.say(_f("skipped {} n = {} (rows: {}; the largest, n = {}, d = {}: {})", impl, sizes, count, largest->n,
                  largest->d, largest->note));
   }
-  auto again = [](double before, double after) {  // the step-1 figure beside the new one when they differ
-    return std::max(before, after) > 1.25 * std::min(before, after)
-               ? _f(" (step 1 measured {:.0f}: the load moved between the two)", before)
-               : std::string();
+  auto again = [](double before, double after, const Verdict& steady) {  // the step-1 figure beside the new one
+    return steady.outcome == Outcome::fails
+               ? _f(" (step 1 measured {:.0f}: {:.2f}× apart, more than {:.2f}×: the load moved between the two)",
+                    before, steady.measured, kRoofSteadyRatio)
+               : _f(" (step 1 measured {:.0f}: within {:.2f}× of it)", before, kRoofSteadyRatio);
   };
   nar.result(_f("sgemm again after the sweep: {:.0f} GFLOP/s{}; percentages use the better, {:.0f}", r.sgemm_after,
-                again(r.sgemm_before, r.sgemm_after), r.sgemm()));
+                again(r.sgemm_before, r.sgemm_after, r.sgemm_steady), r.sgemm()));
   nar.result(_f("FMA peak again after the sweep: {:.0f} GFLOP/s{}; percentages use the better, {:.0f}", r.fma_after,
-                again(r.fma_before, r.fma_after), r.peak()));
+                again(r.fma_before, r.fma_after, r.peak_steady), r.peak()));
   if (r.peak_within_clock.holds())
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
                   "(at most {:.0f}: the FMA units a core has)", r.best_fma_per_cycle(), r.clock_ghz,
@@ -182,21 +183,25 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                   "more than the {:.0f} FMA units a core has: the cores ran above that clock (turbo), at least "
                   "{:.2f} GHz with {:.0f} FMAs per cycle", r.best_fma_per_cycle(), r.clock_ghz, kMaxFmaPerCycle,
                   r.clock_ghz * r.best_fma_per_cycle() / kMaxFmaPerCycle, kMaxFmaPerCycle));
-  Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), "GFLOP/s", _("% peak"), _("% sgemm"), _("work MiB"),
-             _("RSS+ MiB")});
-  Mat sweep = xt::zeros<float>({rows.size(), std::size_t(11)});
+  Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), _("spread"), "GFLOP/s", _("% peak"), _("% sgemm"),
+             _("work MiB"), _("RSS+ MiB")});
+  Mat sweep = xt::zeros<float>({rows.size(), std::size_t(13)});
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& x = rows[i];
     const double vals[] = {x.impl == "tiled" ? 1.0 : 0.0, double(x.n), double(x.d), double(x.heads), x.causal ? 1.0 : 0.0,
                            x.skipped ? NAN : x.seconds, x.skipped ? NAN : x.gflops, x.skipped ? NAN : x.pct_of_sgemm,
-                           x.skipped ? NAN : x.pct_of_peak, x.peak_mib, x.skipped ? 1.0 : 0.0};
-    for (std::size_t c = 0; c < 11; ++c) sweep(i, c) = float(vals[c]);
+                           x.skipped ? NAN : x.pct_of_peak, x.peak_mib, x.skipped ? 1.0 : 0.0,
+                           x.skipped ? NAN : x.median_seconds, x.skipped ? NAN : double(x.runs)};
+    for (std::size_t c = 0; c < 13; ++c) sweep(i, c) = float(vals[c]);
     if (x.skipped) continue;
     const std::string impl = (x.impl == "tiled" ? "tiled/" + x.path : "naive/" + r.blas_kernel) +
                              (x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
                              (x.pct_of_peak > 100.0 ? "†" : "");    // '†': above the FMA peak, explained below
+    const std::string spread = x.runs <= 1 ? std::string(_("1 run"))
+                               : fmt::format("{:+.0f}%", 100.0 * (x.median_seconds / x.seconds - 1.0)) +
+                                     (row_noisy(x) ? std::string(" ") + _("noisy") : std::string());
     tbl.add({impl, std::to_string(x.n), std::to_string(x.d), x.causal ? _("yes") : _("no"),
-             fmt::format("{:.1f}", x.seconds * 1e3), fmt::format("{:.1f}", x.gflops),
+             fmt::format("{:.1f}", x.seconds * 1e3), spread, fmt::format("{:.1f}", x.gflops),
              fmt::format("{:.0f}%", x.pct_of_peak), fmt::format("{:.0f}%", x.pct_of_sgemm),
              fmt::format("{:.1f}", x.peak_mib), x.rss_mib < 0 ? _("n/a") : fmt::format("{:.1f}", x.rss_mib)});
   }
@@ -228,6 +233,12 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                   r.load_after));
   else if (s.above_sgemm > 0)
     nar.result(_("against the FMA peak every row stays below 100%."));
+  std::size_t noisy = 0, single = 0;
+  for (const auto& x : rows) noisy += row_noisy(x), single += !x.skipped && x.runs == 1;
+  nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took (rows: {} noisy, "
+             "their median more than {:.0f}% above their best: the load moved while they ran, and step 5 leaves "
+             "them out of its figures and verdicts; {} timed once, their first run over 1 s, so their spread is "
+             "not measured)", noisy, 100.0 * (kNoisyRowRatio - 1.0), single));
   nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers); "
             "RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, "
             "allocator slack): it depends on the order of the rows, and a row that needs no more than an "
@@ -239,18 +250,35 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                           const Roofs& r) {
   const std::string where = s.has_large ? _("at n ≥ 2048") : _("at the sizes measured, all below 2048");
   const std::string naive =
-      s.naive_measured == 0
+      s.naive_measured == 0 && s.naive_noisy > 0
+          ? _f("naive: no row there left to compare (noisy: {}, skipped: {})", s.naive_noisy, s.naive_skipped)
+      : s.naive_measured == 0
           ? _f("naive: skipped at every such size (rows skipped: {}; its n×n matrices exceed --max-naive-mib)",
                s.naive_skipped)
           : s.naive_skipped > 0
                 ? _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; rows skipped: {})", s.naive_sgemm,
                      s.naive_peak, s.naive_skipped)
                 : _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak)", s.naive_sgemm, s.naive_peak);
-  nar.result(_f("{}: {}; tiled up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; best at n = {}, d = {}, {})", where,
-                naive, s.tiled_sgemm, s.tiled_peak, s.best_n, s.best_d, s.best_causal ? _("causal") : _("non-causal")));
-  nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
-                "(at least {:.0f}%: {})", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm,
-                outcome_word(s.tiled_near_sgemm.outcome)));
+  if (s.tiled_measured > 0)
+    nar.result(_f("{}: {}; tiled up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; best at n = {}, d = {}, {})", where,
+                  naive, s.tiled_sgemm, s.tiled_peak, s.best_n, s.best_d, s.best_causal ? _("causal") : _("non-causal")));
+  else
+    nar.result(_f("{}: {}; tiled: no row there left to compare", where, naive));
+  if (s.tiled_noisy + s.naive_noisy + s.single_run > 0)
+    nar.result(_f("rows there: {} tiled and {} naive left out as noisy (step 4's spread); {} timed once, kept, "
+                  "with no spread to judge them by", s.tiled_noisy, s.naive_noisy, s.single_run));
+  if (s.tiled_measured == 0)
+    nar.result(_f("claim 'tiled runs near matrix-product speed': no tiled row there is left to judge it: {}",
+                  outcome_word(s.tiled_near_sgemm.outcome)));
+  else if (s.sgemm_moved)
+    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
+                  "(at least {:.0f}%), but sgemm itself measured {:.0f} and {:.0f} GFLOP/s, {:.2f}× apart (more "
+                  "than {:.2f}×): {}", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm, r.sgemm_before,
+                  r.sgemm_after, r.sgemm_steady.measured, kRoofSteadyRatio, outcome_word(s.tiled_near_sgemm.outcome)));
+  else
+    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
+                  "(at least {:.0f}%: {})", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm,
+                  outcome_word(s.tiled_near_sgemm.outcome)));
   if (s.speedup_n > 0 && s.speedup_pairs > 1)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive over {} rows "
                   "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}", s.speedup_n, s.speedup_min,
@@ -259,21 +287,37 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
   else if (s.speedup_n > 0)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}× as fast as naive (claim: at least "
                   "{:.0f}×): {}", s.speedup_n, s.speedup, kSpeedup, outcome_word(s.tiled_faster.outcome)));
+  else if (s.tiled_faster.outcome == Outcome::too_noisy)
+    nar.result(_f("every size with both a naive and a tiled row has a noisy one: the speedup is {}",
+                  outcome_word(s.tiled_faster.outcome)));
   else
     nar.result(_("no size has both a naive and a tiled row: the speedup is not measured"));
   // The roofline with the whole run's roofs.
   nar.result(_f("flops per byte of main-memory traffic: naive d/4 = {:.0f} (d = {}), tiled {}/2 = {:.0f}; the "
-                "ridge where the roofs meet, FMA peak / copy bandwidth = {:.0f} / {:.2f} = {:.1f} flop/B",
-                rl.naive_intensity, rl.d, rl.block_rows, rl.tiled_intensity, rl.peak_gflops, rl.copy_gbs,
-                rl.ridge));
-  const std::string naive_side = rl.naive_below_ridge.holds() ? _("below the ridge: the roofline calls it memory-bound")
-                                                              : _("above the ridge: the roofline calls it compute-bound");
-  const std::string tiled_side = rl.tiled_above_ridge.holds() ? _("above it: compute-bound")
-                                                              : _("below it: memory-bound even so");
+                "ridge where the roofs meet, FMA peak / copy bandwidth = {:.0f} / {:.2f} = {:.1f} flop/B, ± {:.1f}: "
+                "the lower FMA peak ({:.0f}) gives {:.1f}, and the copy bandwidth, measured once, is taken as "
+                "uncertain by {:.0f}%, so the margin is the larger of the two gaps", rl.naive_intensity, rl.d,
+                rl.block_rows, rl.tiled_intensity, rl.peak_gflops, rl.copy_gbs, rl.ridge, rl.margin,
+                rl.peak_low_gflops, rl.peak_low_gflops / rl.copy_gbs, 100.0 * kRidgeMargin));
+  auto side = [&](const Verdict& v, const std::string& on_side, const std::string& off_side, double x) {
+    if (v.outcome == Outcome::inconclusive)
+      return _f("within the ridge's uncertainty ({:.0f} against {:.1f} ± {:.1f}): the roofline cannot say which "
+                "roof binds it", x, rl.ridge, rl.margin);
+    return v.holds() ? on_side : off_side;
+  };
+  const std::string naive_side = side(rl.naive_below_ridge, _("below the ridge: the roofline calls it memory-bound"),
+                                      _("above the ridge: the roofline calls it compute-bound"), rl.naive_intensity);
+  const std::string tiled_side = side(rl.tiled_above_ridge, _("above it: compute-bound"),
+                                      _("below it: memory-bound even so"), rl.tiled_intensity);
+  const bool undecided = rl.naive_below_ridge.outcome == Outcome::inconclusive;
   const bool agree = rl.naive_below_ridge.holds() == p.memory_sets_speed.holds();
   const double share = 100.0 * p.memory_sets_speed.measured;
   const std::string measured =
-      agree ? (p.memory_sets_speed.holds()
+      undecided ? (p.memory_sets_speed.holds()
+                       ? _f("step 2 measured memory at {:.0f}% of its time", share)
+                       : _f("step 2 measured memory at only {:.0f}% of its time: {} binds it", share,
+                            p.slowest().name))
+      : agree ? (p.memory_sets_speed.holds()
                    ? _f("step 2 measured memory at {:.0f}% of its time, as the roofline says", share)
                    : _f("step 2 measured memory at {:.0f}% of its time, as the roofline says: {} binds it", share,
                         p.slowest().name))

@@ -196,8 +196,11 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
   nar.say(_f("input: {} random tokens, repeated to {} tokens: {}", period, seq.size(), fmt::join(toks, " ")));
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
-             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence "
-             "(layer 0: previous-token, layer {}: prefix matching)", seq.size() - 1, c.last_layer));
+             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence: "
+             "\"prev\" (layer 0), its previous-token score, the mean weight a row puts on the position just before "
+             "it; \"match\" (layer {}), its prefix-matching score, the mean weight on the token that followed an "
+             "earlier copy of the row's token (step 2 also averages both over {} evaluation sequences)",
+             seq.size() - 1, c.last_layer, c.eval_sequences));
   const std::vector<Tensor3> w = attn_only_weights(m, seq);
   std::string legend;
   for (std::size_t l = 0; l < L && !nar.quiet(); ++l) {
@@ -336,8 +339,9 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
                 head_name(last, c.induction_head), ind.prefix_eval, c.induction_prefix_without_previous,
                 sentence_for(c.composes.outcome,
-                             _("it matches through that head's output (K- or Q-composition: zeroing the head "
-                               "changes layer 1's keys and queries alike, so this cannot tell which)"),
+                             _("it matches through that head's output: layer 1 builds its keys (K-composition) "
+                               "or its queries (Q-composition) from what that head wrote; zeroing the head "
+                               "changes layer 1's keys and queries alike, so this cannot tell which"),
                              _("it matches without it"), _("not measurable"))));
   const InductionHeadRow& needed = c.heads[last * H + c.most_needed];
   nar.result(_f("layer {}: {} matches prefixes best ({:.3f}), but zeroing {} costs most ({:.3f}); with all {} heads "
@@ -450,6 +454,8 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
                             choice.index, choice.max_words, choice.min_reordered));
   nar.say(_f("source (columns, left to right): {}", fmt::join(example.src, " ")));
   nar.say(_f("target (rows, top to bottom): {}", fmt::join(example.tgt, " ")));
+  nar.say(_("a(i): the source word that target word i translates, which the corpus generator records; the title's "
+            "claim: the largest weight of row i, argmax_j α_ij, falls on a(i)"));
   nar.say(_("teacher-forced: the decoder is fed the true previous target words, so each row shows where it "
             "looks given the right history"));
   if (!nar.quiet()) {
@@ -490,6 +496,8 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
       t.add(row);
     }
     nar.table(t, true);
+    nar.say(_f("each cell: the share of the {} target words whose largest cross-attention weight in that head "
+               "lies on their true source word a(i), as Bahdanau's figure above counts its α", format_count(a.cross->words)));
     nar.record("alignment_accuracy", a.cross->accuracy);
     nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words; the "
                   "Transformer's figure is the best of {} heads picked on these words, an optimistic one beside "

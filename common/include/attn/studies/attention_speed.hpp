@@ -18,6 +18,8 @@ struct AttentionBenchRow {
   std::size_t n = 0, d = 0, heads = 0;
   bool causal = false;
   double seconds = 0.0;      // best of the timed runs
+  double median_seconds = 0.0;  // the median of the timed runs (equal to seconds when runs == 1)
+  int runs = 0;              // timed runs (one when the first took over ~1 s)
   double gflops = 0.0;       // attention_forward_flops / seconds
   double pct_of_sgemm = 0.0;
   double pct_of_peak = 0.0;  // of the CPU's FMA peak (attn/studies/peak_flops.hpp), when measured
