@@ -237,8 +237,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
   for (const auto& x : rows) noisy += row_noisy(x), single += !x.skipped && x.runs == 1;
   nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took (rows: {} noisy, "
              "their median more than {:.0f}% above their best: the load moved while they ran, and step 5 leaves "
-             "them out of its figures and verdicts; {} timed once, their first run over 1 s, so their spread is "
-             "not measured)", noisy, 100.0 * (kNoisyRowRatio - 1.0), single));
+             "them out of its figures and verdicts; {} timed once, their first run over {:.0f} s, so their spread "
+             "is not measured)", noisy, 100.0 * (kNoisyRowRatio - 1.0), single, kRepeatOnceS));
   nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers); "
             "RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, "
             "allocator slack): it depends on the order of the rows, and a row that needs no more than an "

@@ -65,10 +65,11 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
   });
   row.rss_mib = grown < 0 ? -1.0 : double(grown) / kMiB;
   if (!naive) let_blas_threads_sleep(0.05);
-  const int more = first > 1.0 ? 0 : std::max(0, opts.repeats - 1);
+  const int more = first > kRepeatOnceS ? 0 : first > kRepeatAllS ? std::min(1, opts.repeats - 1)
+                                                                   : std::max(0, opts.repeats - 1);
   std::vector<double> times = {first};  // every timed run, for the best and the median
   double spent = first;
-  for (int i = 0; i < more && spent <= 3.0; ++i) spent += times.emplace_back(best_seconds(run, 1, false));
+  for (int i = 0; i < more && (i == 0 || spent <= 3.0); ++i) spent += times.emplace_back(best_seconds(run, 1, false));
   std::sort(times.begin(), times.end());
   row.runs = int(times.size());
   row.seconds = times.front();

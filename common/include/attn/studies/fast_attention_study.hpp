@@ -142,7 +142,8 @@ void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
 
 // A sweep row is noisy when its median run took more than kNoisyRowRatio × its best run: the load
 // moved while it was timed. Noisy rows are marked in the table and kept out of the summary's
-// figures and verdicts; a row timed once (its first run took over ~1 s) has no spread and is kept.
+// figures and verdicts; a row timed once (its first run took over kRepeatOnceS) has no spread and is
+// kept.
 inline constexpr double kNoisyRowRatio = 1.25;
 bool row_noisy(const AttentionBenchRow& r);
 
