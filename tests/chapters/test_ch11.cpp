@@ -129,8 +129,8 @@ TEST_CASE("chapter 11's printed figures agree with its export; a skipped naive r
     if (runs > 1) {
       const std::string cell = fmt::format("{:+.0f}%", 100.0 * (median / double(sw(i, 5)) - 1.0));
       CHECK_MESSAGE(r.has(cell), cell);
-      if (median > 1.25 * double(sw(i, 5)) * (1 + 1e-5)) CHECK(r.has(cell + " noisy"));
-      if (median < 1.25 * double(sw(i, 5)) * (1 - 1e-5)) CHECK_FALSE(r.has(cell + " noisy"));
+      if (median > 1.25 * double(sw(i, 5)) * (1 + 1e-5)) CHECK(r.has(cell + "!"));
+      if (median < 1.25 * double(sw(i, 5)) * (1 - 1e-5)) CHECK_FALSE(r.has(cell + "!"));
       noisy += median > 1.25 * double(sw(i, 5));
     } else {
       CHECK(r.has("1 run"));
@@ -144,7 +144,7 @@ TEST_CASE("chapter 11's printed figures agree with its export; a skipped naive r
   // A row above the FMA peak is marked and explained with both peak runs, and only then.
   CHECK(r.has("† above 100% of the FMA peak (rows: ") == (above_peak > 0));
   CHECK(r.has("†  ") == (above_peak > 0));
-  has(fmt::format("rows: {} noisy, their median more than 25% above their best", noisy));
+  has(fmt::format("('!' marks the {} noisy rows, their median more than 25% above their best", noisy));
   // The roofs measured twice: the sentence says whether they moved, from the exported figures.
   const bool sgemm_moved = std::max(roofs(2), roofs(3)) > 1.25f * std::min(roofs(2), roofs(3));
   const bool said_moved = joined.find("more than 1.25×: the load moved between the two") != std::string::npos;

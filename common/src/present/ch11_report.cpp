@@ -199,7 +199,7 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                              (x.pct_of_peak > 100.0 ? "†" : "");    // '†': above the FMA peak, explained below
     const std::string spread = x.runs <= 1 ? std::string(_("1 run"))
                                : fmt::format("{:+.0f}%", 100.0 * (x.median_seconds / x.seconds - 1.0)) +
-                                     (row_noisy(x) ? std::string(" ") + _("noisy") : std::string());
+                                     (row_noisy(x) ? "!" : "");  // '!': noisy, explained below
     tbl.add({impl, std::to_string(x.n), std::to_string(x.d), x.causal ? _("yes") : _("no"),
              fmt::format("{:.1f}", x.seconds * 1e3), spread, fmt::format("{:.1f}", x.gflops),
              fmt::format("{:.0f}%", x.pct_of_peak), fmt::format("{:.0f}%", x.pct_of_sgemm),
@@ -235,7 +235,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
     nar.result(_("against the FMA peak every row stays below 100%."));
   std::size_t noisy = 0, single = 0;
   for (const auto& x : rows) noisy += row_noisy(x), single += !x.skipped && x.runs == 1;
-  nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took (rows: {} noisy, "
+  nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took ('!' marks the {} "
+             "noisy rows, "
              "their median more than {:.0f}% above their best: the load moved while they ran, and step 5 leaves "
              "them out of its figures and verdicts; {} timed once, their first run over {:.0f} s, so their spread "
              "is not measured)", noisy, 100.0 * (kNoisyRowRatio - 1.0), single, kRepeatOnceS));
