@@ -25,6 +25,8 @@ namespace {
 const char* kModelFiles[] = {"ch10/induction.safetensors", "ch10/induction_seed2.safetensors"};
 
 std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
+// a − b as a reader recomputes it from the two figures printed with three decimals.
+double printed_diff(double a, double b) { return std::round(a * 1000.0) / 1000.0 - std::round(b * 1000.0) / 1000.0; }
 std::string metadata_value(const Metadata& md, const std::string& key) {
   const auto it = md.find(key);
   return it == md.end() ? "?" : it->second;
@@ -263,7 +265,7 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
                 metadata_value(lm_metadata, "steps"), r.sequences, r.period));
   nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
                 "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
-                s.chance, r.first - r.second, r.difference_se));
+                s.chance, printed_diff(r.first, r.second), r.difference_se));
   nar.result(_f("  best prefix matching: {} (a head with uniform weights: {:.3f}); {} of {} heads score above 0.4 "
                 "(this LM's heads are only measured, never zeroed: its forward pass has no way to switch a head "
                 "off)", best, r.uniform_prefix, s.strong, r.heads.size()));
@@ -340,7 +342,7 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
              "position ≤ {}: an induction head can always find its answer there, and marks at those positions "
              "are enough", c.max_period, c.max_period));
   nar.result(_f("second-period loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
-                head_name(0, c.previous_head), c.second_without_previous, c.second_without_previous - c.base.second));
+                head_name(0, c.previous_head), c.second_without_previous, printed_diff(c.second_without_previous, c.base.second)));
   nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
                 head_name(last, c.induction_head), ind.prefix_eval, c.induction_prefix_without_previous,
                 sentence_for(c.composes.outcome,
@@ -353,9 +355,10 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
                 "zeroed the loss is {:.3f}", last, head_name(last, c.induction_head), ind.prefix_eval,
                 head_name(last, c.most_needed), needed.second_if_zeroed, H, c.second_without_last_layer));
   const std::string share = _f("the costliest single head adds {:+.3f} to the loss, {:.0f}% of the {:+.3f} that "
-                               "losing all {} adds; redundant when at most {:.0f}%", needed.second_if_zeroed -
-                               c.base.second, 100.0 * c.redundant.measured, c.second_without_last_layer -
-                               c.base.second, H, 100.0 * c.redundant.bound);
+                               "losing all {} adds; redundant when at most {:.0f}%",
+                               printed_diff(needed.second_if_zeroed, c.base.second), 100.0 * c.redundant.measured,
+                               printed_diff(c.second_without_last_layer, c.base.second), H,
+                               100.0 * c.redundant.bound);
   nar.result(sentence_for(c.redundant.outcome,
                   _f("the last layer's heads are redundant: each one does the induction, so losing any one costs "
                      "little ({})", share),
@@ -418,6 +421,11 @@ void report_distance(Narrator& nar, const std::string& label, const std::string&
 void report_distances(Narrator& nar, const InterpretabilityFindings& f, const std::string& norm,
                       std::size_t sentences) {
   report_distance(nar, _("induction"), _f("{} evaluation sequences", f.circuit.eval_sequences), f.distance);
+  const InductionCircuit& c = f.circuit;
+  nar.say(_f("layer 0 here is not step 1's picture: that sequence has {} tokens, these have {}, and after position "
+             "{} the previous-token head {} puts only {:.2f} on the token before (step 2): most of its weight there lies "
+             "elsewhere", c.max_period + 1, c.eval_length, c.max_period, head_name(0, c.previous_head),
+             c.previous_late));
   nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
             "H / log n: H over its largest value (1: uniform over the n keys a row may see); the verdict "
             "'grows with depth' needs the last layer's distance to exceed the first's by more than 10%; the row \"uniform\": a head that "
@@ -669,7 +677,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
                 sentence_for(c.gradients_win.outcome, _("gradients agree with leave-one-out better"),
                      _("attention agrees with leave-one-out better"),
                      _("neither agrees with leave-one-out better beyond the noise")),
-                a.grad_vs_loo, best, a.grad_vs_loo - best, a.sequences, 2.0 * c.difference_se));
+                a.grad_vs_loo, best, printed_diff(a.grad_vs_loo, best), a.sequences, 2.0 * c.difference_se));
   if (!c.informative.holds() && !a.attn_top1.empty() && a.chance_top1 > 0.0)
     nar.result(_f("but no ranking's τ is above random scores' beyond the noise, so this τ test cannot decide claim 5 "
                   "here: τ ranks every earlier token, and the order of those that matter little counts as much as "
