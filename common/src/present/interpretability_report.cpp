@@ -231,6 +231,12 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
              "of a row is there in: {} (step 2 gives each head's prefix matching averaged over {} evaluation "
              "sequences)", head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
              pattern_list(c.drawn_patterns), c.eval_sequences));
+  std::size_t on_first = 0;
+  for (const DrawnPattern& d : c.drawn_patterns) on_first += d.first_token;
+  if (on_first > 0)
+    nar.say(_("token 0: a head with nothing to find in a row often parks its weight on the first token, the "
+              "'attention sink' of Xiao et al. 2023 (Efficient Streaming Language Models with Attention Sinks, "
+              "§3.1); a likely reading here, not measured"));
   nar.record("attn_weights_induction", stack_layers(w));
   nar.record_tokens("attn_weights_induction", toks, toks);
   nar.record("previous_token", per_head(c.drawn_stats, L, H, &HeadStat::previous_token));
