@@ -128,6 +128,15 @@ TEST_CASE("judge_roofline: the ridge is peak / bandwidth; each kernel's side of 
   CHECK(judge_roofline(46.0, 0.0, 64).naive_below_ridge.outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("near_bound: within 10% of a threshold either side is at the edge; farther, or NaN, is not") {
+  CHECK(near_bound(1.93, 2.0));
+  CHECK(near_bound(2.15, 2.0));
+  CHECK(near_bound(74.6, 75.0));
+  CHECK_FALSE(near_bound(2.3, 2.0));
+  CHECK_FALSE(near_bound(45.0, 75.0));
+  CHECK_FALSE(near_bound(NAN, 2.0));
+}
+
 TEST_CASE("judge_roofline: an intensity within the ridge's uncertainty is on neither side") {
   // Peaks 141.8 and 139 GFLOP/s over 8.7 GB/s: ridge 16.3 ± 1.63 (10%, more than the peaks' gap 0.32);
   // naive at d = 64 (16) is within it: neither memory- nor compute-bound by the roofline.
@@ -213,6 +222,7 @@ TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are co
   CHECK(s.tiled_work_mib == doctest::Approx(4.096));
   CHECK(s.tiled_work_smallest_mib == doctest::Approx(0.512));
   CHECK(s.naive_work_mib == doctest::Approx(16.777216));
+  CHECK(s.naive_work_skipped);  // n = 4096: the naive row was skipped, its need counted
   // The median, not the best row, carries the verdict: one 90% row among 40% rows fails.
   std::vector<AttentionBenchRow> one = {row("tiled", 2048, 90), row("tiled", 4096, 40), row("tiled", 8192, 40)};
   apply_roofs(one, roofs);

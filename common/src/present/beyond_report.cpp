@@ -60,8 +60,10 @@ std::string window_gap_cause(const RecallTable& t, const RecallVerdicts& v, std:
   const std::string steps = win < att ? _f("The window ran fewer steps ({} against attention's {})", win, att)
                                       : _f("Not a shorter run: the window ran {} steps, attention {}", win, att);
   if (!std::isfinite(v.blind_share)) return steps + ".";
-  return _f("{}; in training's mix of pair counts, drawn alike, {:.0f}% of the queries (counted on step 6's "
-            "sequences) have their value beyond the window's reach, a likely cause.", steps, 100 * v.blind_share);
+  return _f("{}; in training's mix of pair counts, drawn alike, {:.0f}% of the training loss's weight (each "
+            "batch's loss a mean over its queries; the pair counts' shares of queries beyond reach averaged, "
+            "counted on step 6's sequences) falls on queries whose value is beyond the window's reach, a likely "
+            "cause.", steps, 100 * v.blind_share);
 }
 
 std::string recall_steps_range(const RecallTable& t, bool ssm) {
@@ -179,11 +181,19 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
                                                                   : _("chunked");
     const std::string grew = _f("{}: from T = {} to {} the time grew {:.1f}× where its cost predicts {:.0f}×",
                                 form, o.from_t, o.to_t, o.growth, o.expected);
-    nar.result(std::string(o.form) == "quadratic"
-                   ? _f("{} — other programs' load on this shared machine, or its T × T matrix ({} at T = {}) "
-                        "outgrowing a cache: this run does not tell them apart", grew,
+    bool others_on_cost = true;  // the other two forms, timed in the same passes, grew as their costs say here
+    for (const SsdTimingOutlier& q : r.outliers)
+      others_on_cost = others_on_cost && (q.from_t != o.from_t || std::string(q.form) == o.form);
+    nar.result(std::string(o.form) != "quadratic"
+                   ? _f("{} — most likely other programs' load on this shared machine", grew)
+               : others_on_cost
+                   ? _f("{} — the scan and the chunked form, timed in the same passes, grew as their costs say "
+                        "over that interval, so the cause lies in the quadratic form's own T × T work (its matrix, "
+                        "{} at T = {}, outgrowing a cache is one candidate; not measured)", grew,
                         ch12_bytes(4.0 * double(o.to_t) * double(o.to_t)), o.to_t)
-                   : _f("{} — most likely other programs' load on this shared machine", grew));
+                   : _f("{} — other programs' load on this shared machine, or its T × T matrix ({} at T = {}) "
+                        "outgrowing a cache: this run does not tell them apart", grew,
+                        ch12_bytes(4.0 * double(o.to_t) * double(o.to_t)), o.to_t));
   }
   if (r.crossover_t > 0)
     nar.result(_f("crossover in this run: from T = {} the quadratic form is slower than the scan",
@@ -311,6 +321,7 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
                 model, d_model, c.pairs, c.every));
   const auto [lo, hi] = std::minmax_element(c.accuracy.begin(), c.accuracy.end());
   nar.result(fmt::format("  {:.2f} {} {:.2f}", *lo, sparkline(series, 60), *hi));
+  nar.say(_f("the labels are the curve's lowest and highest value; its last: {:.2f}", double(c.accuracy.back())));
   nar.result(p.long_plateau.holds()
                  ? _f("from step {} to {} it recalled {:.2f} on average, about 1/n = {:.2f} (within ±{:.2f}; claim "
                       "'it sits at 1/n for at least {} steps': {}): as if it picked one of the sequence's {} values, "
@@ -533,6 +544,12 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
            ch12_bytes(double(r.state_bytes))});
   nar.table(t, true);
   nar.say(_f("µs: the best of {} runs; median: their median", c.runs));
+  if (c.rows.size() > 1) {  // the SSM step's work does not depend on the context: its spread is the machine's
+    double lo = c.rows.front().ssm_s, hi = lo;
+    for (const auto& r : c.rows) lo = std::min(lo, r.ssm_s), hi = std::max(hi, r.ssm_s);
+    nar.say(_f("the SSM step does the same work at every context, yet its best runs range {}–{} µs (×{:.1f}): "
+               "this run's noise on a step this short", ch12_us(lo), ch12_us(hi), lo > 0 ? hi / lo : NAN));
+  }
   nar.result(_f("log-log slopes of step time against context: attention {:.2f} (grows: {}), SSM {:.2f} "
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));

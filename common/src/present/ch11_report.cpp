@@ -13,6 +13,15 @@
 
 namespace attn {
 
+namespace {
+// x with as many decimals as it takes not to print as `bound` when it is not bound ("74.6", not "75").
+std::string apart_from(double x, double bound) {
+  int digits = 0;
+  while (digits < 3 && x != bound && fmt::format("{:.{}f}", x, digits) == fmt::format("{:.{}f}", bound, digits)) ++digits;
+  return fmt::format("{:.{}f}", x, digits);
+}
+}  // namespace
+
 void report_roofs(Narrator& nar, const Roofs& r) {
   nar.say(_("FMA: a fused multiply-add, a·b + c in one instruction (2 flops); sgemm: OpenBLAS's single-precision "
             "matrix product; GFLOP/s: 10⁹ flops per second; a roofline draws the speed a kernel can reach "
@@ -87,7 +96,12 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
                 100.0 * kMemoryBoundShare, outcome_word(p.memory_sets_speed.outcome)));
   if (p.memory_sets_speed.holds()) return;
   const NaivePass& slow = p.slowest();
-  if (&slow == &p.softmax)
+  if (&slow == &p.softmax && p.cached_softmax_seconds >= (1.0 - kNearShare) * slow.seconds)
+    nar.result(_f("the limit here is the softmax's arithmetic: {:.0f}% of the time, and the same exps on one cached "
+                  "row take about as long ({:.1f} ms against {:.1f} ms, within {:.0f}%): memory adds little, within "
+                  "this machine's noise", 100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3,
+                  slow.seconds * 1e3, 100.0 * kNearShare));
+  else if (&slow == &p.softmax)
     nar.result(p.softmax_exp_bound.holds()
                    ? _f("the limit here is mostly the softmax's arithmetic: {:.0f}% of the time, and the same exps "
                         "on one cached row take {:.1f} ms against {:.1f} ms ({:.0f}%) — mostly its exp, max and sum "
@@ -139,8 +153,8 @@ void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>
              "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} "
              "(portable, the fallback without AVX-512: one OpenBLAS product per tile).", threads, path));
   for (const FastKernelCheck& c : checks) {
-    nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} ({})", c.n, c.d,
-                  c.causal ? _("causal") : _("non-causal"), c.max_diff, outcome_word(c.exact.outcome)));
+    nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} (≤ {:.0e}: {})", c.n, c.d,
+                  c.causal ? _("causal") : _("non-causal"), c.max_diff, kTiledTol, outcome_word(c.exact.outcome)));
     if (!c.causal) {
       nar.record("check_output", c.output);
       nar.record("check_reference", c.reference);
@@ -277,14 +291,21 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                   "than {:.2f}×): {}", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm, r.sgemm_before,
                   r.sgemm_after, r.sgemm_steady.measured, kRoofSteadyRatio, outcome_word(s.tiled_near_sgemm.outcome)));
   else
-    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
-                  "(at least {:.0f}%: {})", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm,
-                  outcome_word(s.tiled_near_sgemm.outcome)));
+    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {}% of sgemm "
+                  "(at least {:.0f}%: {}){}", s.tiled_measured, apart_from(s.tiled_sgemm_median, kNearSgemm),
+                  kNearSgemm, outcome_word(s.tiled_near_sgemm.outcome),
+                  near_bound(s.tiled_sgemm_median, kNearSgemm) || near_bound(s.tiled_sgemm_median, kNearSgemmPartly)
+                      ? _f(" — at the edge: within {:.0f}% of a threshold, so the load can tip it", 100.0 * kNearShare)
+                      : std::string()));
   if (s.speedup_n > 0 && s.speedup_pairs > 1)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive over {} rows "
-                  "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}", s.speedup_n, s.speedup_min,
+                  "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}{}", s.speedup_n, s.speedup_min,
                   s.speedup, s.speedup_pairs, s.speedup_d, s.speedup_causal ? _("causal") : _("non-causal"),
-                  kSpeedup, outcome_word(s.tiled_faster.outcome)));
+                  kSpeedup, outcome_word(s.tiled_faster.outcome),
+                  near_bound(s.speedup_min, kSpeedup)
+                      ? _f(" — at the edge: the least row, {:.2f}×, is within {:.0f}% of {:.0f}×, so the load can "
+                           "tip it", s.speedup_min, 100.0 * kNearShare, kSpeedup)
+                      : std::string()));
   else if (s.speedup_n > 0)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}× as fast as naive (claim: at least "
                   "{:.0f}×): {}", s.speedup_n, s.speedup, kSpeedup, outcome_word(s.tiled_faster.outcome)));
@@ -320,8 +341,8 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                             p.slowest().name))
       : agree ? (p.memory_sets_speed.holds()
                    ? _f("step 2 measured memory at {:.0f}% of its time, as the roofline says", share)
-                   : _f("step 2 measured memory at {:.0f}% of its time, as the roofline says: {} binds it", share,
-                        p.slowest().name))
+                   : _f("the roofline says only that memory does not bind it, and step 2 agrees (memory at {:.0f}% "
+                        "of its time); what does, {}, step 2 measured", share, p.slowest().name))
             : (p.memory_sets_speed.holds()
                    ? _f("yet step 2 measured memory at {:.0f}% of its time: it streams slower than the roofline "
                         "expects", share)
@@ -407,14 +428,22 @@ std::vector<std::string> ch11_takeaway(const Roofs& r, const NaivePhases& p, con
                      s.above_peak, s.highest_peak_pct));
   const NaivePass& slow = p.slowest();
   out.push_back(p.memory_sets_speed.holds()
-                    ? _f("Naive attention at n = {}: memory sets its speed ({:.1f} GFLOP/s).", p.n, p.gflops())
-                    : _f("Naive attention at n = {}: {:.1f} GFLOP/s, limited by {} ({:.0f}% of its time), not by memory.",
+                    ? _f("Naive attention at n = {} (step 2's pass-by-pass run): memory sets its speed ({:.1f} "
+                         "GFLOP/s).", p.n, p.gflops())
+                    : _f("Naive attention at n = {} (step 2's pass-by-pass run): {:.1f} GFLOP/s, limited by {} ({:.0f}% "
+                         "of its time), not by memory.",
                          p.n, p.gflops(), slow.name, 100.0 * slow.seconds / p.seconds()));
   if (s.work_n > 0)
-    out.push_back(_f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
-                     "(d = {}; the packed Kᵀ of a head per thread), naive {:.0f} MiB there (heads·n²·4 bytes).",
-                     s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
-                     s.naive_work_mib));
+    out.push_back(s.naive_work_skipped
+                      ? _f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
+                           "(d = {}; the packed Kᵀ of a head per thread); naive would need {:.0f} MiB there "
+                           "(heads·n²·4 bytes, counted: that row was skipped).",
+                           s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
+                           s.naive_work_mib)
+                      : _f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
+                           "(d = {}; the packed Kᵀ of a head per thread), naive {:.0f} MiB there (heads·n²·4 bytes).",
+                           s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
+                           s.naive_work_mib));
   bool exact = !checks.empty();
   for (const auto& c : checks) exact = exact && c.exact.holds();
   out.push_back(exact ? _("Same numbers, different order of summation: tiled == reference to ~1e-6.")

@@ -365,12 +365,13 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
                                printed_diff(needed.second_if_zeroed, c.base.second), 100.0 * c.redundant.measured,
                                printed_diff(c.second_without_last_layer, c.base.second), H,
                                100.0 * c.redundant.bound);
-  nar.result(sentence_for(c.redundant.outcome,
-                  _f("the last layer's heads are redundant: each one does the induction, so losing any one costs "
-                     "little ({})", share),
-                  _f("the last layer's heads are not redundant: one of them alone costs much of what losing them "
-                     "all costs ({})", share),
-                  _("redundancy: not measurable")));
+  nar.result(c.redundant.holds()
+                 ? _f("the last layer's heads are redundant: each one does the induction, so losing any one costs "
+                      "little ({})", share)
+             : c.redundant.outcome == Outcome::fails
+                 ? _f("the last layer's heads are not redundant: one of them alone costs much of what losing them "
+                      "all costs ({})", share)
+                 : std::string(_("redundancy: not measurable")));
   double lo0 = 1e9, hi0 = -1e9, lo1 = 1e9;
   for (const InductionHeadRow& r : c.heads) {
     if (r.layer == 0) lo0 = std::min(lo0, r.copying), hi0 = std::max(hi0, r.copying);

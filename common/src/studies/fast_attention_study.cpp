@@ -218,6 +218,10 @@ void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs) {
   }
 }
 
+bool near_bound(double x, double bound) {
+  return std::isfinite(x) && bound > 0 && std::abs(x - bound) <= kNearShare * bound;
+}
+
 bool row_noisy(const AttentionBenchRow& r) {
   return !r.skipped && r.runs > 1 && r.seconds > 0 && r.median_seconds > kNoisyRowRatio * r.seconds;
 }
@@ -278,6 +282,7 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   for (const auto& r : rows) {
     if (r.d != s.work_d) continue;
     if (r.n == s.work_n) (r.impl == "tiled" ? s.tiled_work_mib : s.naive_work_mib) = r.peak_mib;
+    if (r.n == s.work_n && r.impl == "naive") s.naive_work_skipped = r.skipped;
     if (r.impl == "tiled" && r.n <= s.work_smallest_n) s.work_smallest_n = r.n, s.tiled_work_smallest_mib = r.peak_mib;
   }
   s.tiled_near_sgemm =

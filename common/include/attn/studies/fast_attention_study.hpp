@@ -147,6 +147,11 @@ void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
 inline constexpr double kNoisyRowRatio = 1.25;
 bool row_noisy(const AttentionBenchRow& r);
 
+// A figure within kNearShare of a threshold (|x − bound| ≤ kNearShare · bound) is at the edge: the
+// verdict stands, and the chapter says the load could tip it.
+inline constexpr double kNearShare = 0.10;
+bool near_bound(double x, double bound);
+
 inline constexpr std::size_t kLargeN = 2048;             // "large": n ≥ 2048
 inline constexpr double kNearSgemm = 75.0, kNearSgemmPartly = 50.0;  // % of sgemm
 inline constexpr double kSpeedup = 2.0;                   // tiled over naive at the same size
@@ -175,6 +180,7 @@ struct SweepSummary {
   // Working memory at the largest n and d of the sweep (beyond Q, K, V, O; counted, not measured):
   std::size_t work_n = 0, work_d = 0;
   double tiled_work_mib = 0.0, naive_work_mib = 0.0;  // naive: what it needs there, run or skipped
+  bool naive_work_skipped = false;                    // the naive row there was skipped
   double tiled_work_smallest_mib = 0.0;               // the tiled kernel's at the smallest n, same d
   std::size_t work_smallest_n = 0;
   // tiled_near_sgemm: the median tiled % of sgemm in range ≥ kNearSgemm (partly ≥ kNearSgemmPartly);
