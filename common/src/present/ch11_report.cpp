@@ -190,7 +190,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                 again(r.fma_before, r.fma_after, r.peak_steady), r.peak()));
   if (r.peak_within_clock.holds())
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
-                  "(at most {:.0f}: the FMA units a core has)", r.best_fma_per_cycle(), r.clock_ghz,
+                  "(at most {:.0f}: AVX-512 x86 cores such as Skylake-SP and Zen 4 have two FMA pipes per core, per "
+                  "Intel's optimization reference manual and AMD's Family 19h software optimization guide)", r.best_fma_per_cycle(), r.clock_ghz,
                   kMaxFmaPerCycle));
   else if (r.peak_within_clock.outcome == Outcome::fails)
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports, "
@@ -315,6 +316,8 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
   else
     nar.result(_("no size has both a naive and a tiled row: the speedup is not measured"));
   // The roofline with the whole run's roofs.
+  nar.say(_f("tiled: a block of {} query rows does 4·{}·n·d flops while K and V stream past it once, 8·n·d bytes "
+             "(K and V, n × d floats of 4 bytes each): {}/2 flop per byte", rl.block_rows, rl.block_rows, rl.block_rows));
   nar.result(_f("flops per byte of main-memory traffic: naive d/4 = {:.0f} (d = {}), tiled {}/2 = {:.0f}; the "
                 "ridge where the roofs meet, FMA peak / copy bandwidth = {:.0f} / {:.2f} = {:.1f} flop/B, ± {:.1f}: "
                 "the lower FMA peak ({:.0f}) gives {:.1f}, and the copy bandwidth, measured once, is taken as "
@@ -362,7 +365,7 @@ std::string ch11_why_faster(const NaivePhases& p) {
     return _("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip "
              "through memory (Dao et al. 2022), and here memory is what held the naive way back.");
   return _f("on a GPU FlashAttention's point is the n×n round trip through memory (Dao et al. 2022); on this CPU "
-            "step 2 found the naive way held back by {}, not by memory, so the tiled kernel wins mainly by its "
+            "step 2 found the naive way held back by {}, not by memory, so the tiled kernel likely wins mainly by its "
             "fused, vectorised softmax.", p.slowest().name);
 }
 
