@@ -339,7 +339,7 @@ TEST_CASE("recall verdicts: the window at its ceiling, and why it misses where t
   t.steps = {{RecallArch::sliding_window, 16, 1500}, {RecallArch::attention, 16, 1100}};
   CHECK(window_gap_cause(t, at, 16).find("Not a shorter run: the window ran 1500 steps, attention 1100") !=
         std::string::npos);
-  CHECK(window_gap_cause(t, at, 16).find("46% of the queries") != std::string::npos);
+  CHECK(window_gap_cause(t, at, 16).find("46% of the training loss's weight") != std::string::npos);
   t.steps = {{RecallArch::sliding_window, 16, 500}, {RecallArch::attention, 16, 1100}};
   CHECK(window_gap_cause(t, at, 16).find("fewer steps (500 against attention's 1100)") != std::string::npos);
   CHECK(recall_steps_range(t, false) == "500–1100");

@@ -145,10 +145,12 @@ TEST_CASE("judge_roofline: an intensity within the ridge's uncertainty is on nei
   CHECK(close.margin == doctest::Approx(1.63).epsilon(0.01));
   CHECK(close.naive_below_ridge.outcome == Outcome::inconclusive);
   CHECK(close.tiled_above_ridge.holds());
-  // Peaks 200 and 100 over 10 GB/s: ridge 20, margin 10 (the peaks' gap): naive (16) and d = 128's 32 inconclusive.
-  const Roofline wide = judge_roofline(200.0, 10.0, 128, kTiledBlockRows, 100.0);
+  // Peaks 200 and 100 over 10 GB/s: ridge 20, margin 10 (the peaks' gap): naive at d = 64 (16) is inconclusive,
+  // at d = 128 (32) above the ridge beyond the margin.
+  const Roofline wide = judge_roofline(200.0, 10.0, 64, kTiledBlockRows, 100.0);
   CHECK(wide.margin == doctest::Approx(10.0));
   CHECK(wide.naive_below_ridge.outcome == Outcome::inconclusive);
+  CHECK(judge_roofline(200.0, 10.0, 128, kTiledBlockRows, 100.0).naive_below_ridge.outcome == Outcome::fails);
   CHECK(judge_roofline(200.0, 10.0, 64, kTiledBlockRows, 180.0).naive_below_ridge.holds());  // 16 < 20 − 2
   // From the roofs: the better peak and the other one.
   Roofs r;

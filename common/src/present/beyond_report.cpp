@@ -568,9 +568,11 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                   c.steepest_from, c.steepest_to, c.steepest_growth, c.steepest_context_growth,
                   ch12_bytes(double(c.steepest_kv_from)), ch12_bytes(double(c.steepest_kv_to))));
     report_steepest_check(nar, c);
-    if (!c.steepest_measured())
+    if (c.steepest_steady.outcome == Outcome::fails || c.steepest_repeats.outcome == Outcome::fails)
       nar.result(_("so this jump is not the step's cost alone: the machine's load moved it, and no cause in the "
                    "program can be read from it"));
+    else if (!c.steepest_measured())
+      nar.result(_("the jump was not checked against a second timing: no cause is named for it"));
     else if (c.jump_at_cache.holds())
       nar.result(_f("that is where the KV cache outgrows this core's {} L2 cache: each step then fetches it from "
                     "farther away, a likely cause", ch12_bytes(double(c.cache_bytes))));
