@@ -110,7 +110,7 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
 
 void show_ssd_example(Narrator& nar, const SsdExample& e) {
   const Labels rows = ch12_rows(e.x.shape(0));
-  nar.show("ssd_x", e.x, rows, {"x0", "x1"}, _("X: one value row per token (P = 2 value channels; the state keeps N = 1 entry per channel)"));
+  nar.show("ssd_x", e.x, rows, {"x0", "x1"}, _("X: one value row per token (P = 2 value channels, N = 1 state entry per channel)"));
   nar.show("ssd_b", e.b, rows, {"B"}, _("B_t (N = 1): how strongly token t is written"));
   nar.show("ssd_c", e.c, rows, {"C"}, _("C_t: how strongly the state is read at t"));
   nar.show("ssd_a", Vec(xt::exp(e.log_a)), rows,
