@@ -209,7 +209,7 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                            x.skipped ? NAN : x.median_seconds, x.skipped ? NAN : double(x.runs)};
     for (std::size_t c = 0; c < 13; ++c) sweep(i, c) = float(vals[c]);
     if (x.skipped) continue;
-    const std::string impl = (x.impl == "tiled" ? "tiled/" + x.path : "naive/" + r.blas_kernel) +
+    const std::string impl = x.impl +  // the kernels each runs: named under the table
                              (x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
                              (x.pct_of_peak > 100.0 ? "†" : "");    // '†': above the FMA peak, explained below
     const std::string spread = x.runs <= 1 ? std::string(_("1 run"))
@@ -248,6 +248,11 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                   r.load_after));
   else if (s.above_sgemm > 0)
     nar.result(_("against the FMA peak every row stays below 100%."));
+  std::string tiled_path;
+  for (const auto& x : rows)
+    if (x.impl == "tiled" && !x.skipped) tiled_path = x.path;
+  nar.say(_f("impl: naive's products run OpenBLAS's {} kernel, tiled its own {} path",
+             r.blas_kernel, tiled_path.empty() ? std::string("—") : tiled_path));
   std::size_t noisy = 0, single = 0;
   for (const auto& x : rows) noisy += row_noisy(x), single += !x.skipped && x.runs == 1;
   nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took ('!' marks the {} "
