@@ -336,7 +336,7 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
     return v.holds() ? on_side : off_side;
   };
   const std::string naive_side = side(rl.naive_below_ridge, _("below the ridge: the roofline calls it memory-bound"),
-                                      _("above the ridge: the roofline calls it compute-bound"), rl.naive_intensity);
+                                      _("above the ridge, so by the roofline memory does not bind it"), rl.naive_intensity);
   const std::string tiled_side = side(rl.tiled_above_ridge, _("above it: compute-bound"),
                                       _("below it: memory-bound even so"), rl.tiled_intensity);
   const bool undecided = rl.naive_below_ridge.outcome == Outcome::inconclusive;
@@ -349,8 +349,8 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                             p.slowest().name))
       : agree ? (p.memory_sets_speed.holds()
                    ? _f("step 2 measured memory at {:.0f}% of its time, as the roofline says", share)
-                   : _f("the roofline says only that memory does not bind it, and step 2 agrees (memory at {:.0f}% "
-                        "of its time); what does, {}, step 2 measured", share, p.slowest().name))
+                   : _f("step 2 agrees (memory at {:.0f}% of its time); what binds it instead, {}, lies outside "
+                        "the roofline's two roofs and was measured in step 2", share, p.slowest().name))
             : (p.memory_sets_speed.holds()
                    ? _f("yet step 2 measured memory at {:.0f}% of its time: it streams slower than the roofline "
                         "expects", share)
