@@ -8,7 +8,7 @@
 //                                                        times the CUDA kernels (common/cuda) too
 // Export names: naive_phases (per pass: seconds, flops, bytes, seconds at copy speed, cached
 // softmax seconds), online_softmax_example (per tile: begin, end, m, rescale, ℓ, O), check_output, check_reference, sweep (columns: impl (0 naive, 1 tiled), n, d,
-// heads, causal, seconds, gflops, pct_of_sgemm, pct_of_peak, peak_mib, skipped; NaN where
+// heads, causal, seconds, gflops, pct_of_sgemm, pct_of_peak, peak_mib, skipped, median seconds, runs; NaN where
 // skipped), roofs (FMA peak before, after; sgemm before, after; copy GB/s). Studies:
 // attn/studies/fast_attention_study.hpp; reports: attn/present/ch11_report.hpp.
 #include <thread>
@@ -96,9 +96,11 @@ int main(int argc, char** argv) {
     report_naive_phases(nar, phases);
     nar.code("attn/studies/fast_attention_study.hpp: measure_naive_phases; attn/attention/fast_attention.hpp: "
              "naive_attention_forward");
-    nar.why(_("frameworks that run attention as three operations do this (PyTorch 1.13's CPU path: matmul, softmax, "
-              "matmul), so the naive rows are this machine's measure of that approach (PyTorch itself is not run: "
-              "the suite needs no Python); the n×n matrices set its size limit, the table what sets its speed."));
+    nar.why(_("frameworks that run attention as three operations do this (PyTorch's nn.MultiheadAttention with "
+              "need_weights=True, its default: torch.bmm, softmax, torch.bmm, in multi_head_attention_forward, "
+              "torch/nn/functional.py), so the naive rows are this machine's measure of that approach (PyTorch "
+              "itself is not run: the suite needs no Python); the n×n matrices set its size limit, the table what "
+              "sets its speed."));
 
     nar.step(_("Tiles and an online softmax"), _("a running max m, sum ℓ and output O per query row"),
              _("Milakov & Gimelshein 2018; Dao et al. 2022"));
@@ -119,8 +121,8 @@ int main(int argc, char** argv) {
               "before and after the sweep, so one burst of load on a roof does not inflate the percentages."));
 
     nar.step(_("Why the tiled kernel is faster"), _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows/2 flop/B"));
-    const SweepSummary summary = summarize_sweep(rows);
-    report_sweep_summary(nar, summary, judge_roofline(roofs.peak(), roofs.copy_gbs, phases.d), phases, roofs);
+    const SweepSummary summary = summarize_sweep(rows, roofs);
+    report_sweep_summary(nar, summary, judge_roofline(roofs, phases.d), phases, roofs);
     nar.code("attn/studies/fast_attention_study.hpp: summarize_sweep, judge_roofline");
     nar.why(ch11_why_faster(phases));
 

@@ -54,6 +54,12 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
   for (std::size_t a = 0, b; (b = r.out.find('\n', a)) != std::string::npos; a = b + 1)
     CHECK_MESSAGE(display_width_ok(r.out.substr(a, b - a)), r.out.substr(a, b - a));
   const std::string flat = squeeze_spaces(r.out);
+  // Every word a title, a table or a formula uses is defined where it first appears.
+  for (const char* defined : {"\"prev\" (layer 0), its previous-token score", "\"match\" (layer 1), its "
+                              "prefix-matching score", "(K-composition) or its queries (Q-composition)",
+                              "a(i): the source word that target word i translates",
+                              "each cell: the share of the 4,600 target words whose largest cross-attention weight"})
+    CHECK_MESSAGE(flat.find(defined) != std::string::npos, defined);
   // Step 7's "vs random (gap; 2 SE)" cells: the word follows the printed numbers, and a gap that is not
   // its bound never prints as the bound (more digits then), so each cell can be checked by eye.
   const std::regex cell(R"((above|below|within noise) \(([+-][0-9]+\.[0-9]+); ([0-9]+\.[0-9]+)\))");

@@ -178,6 +178,22 @@ TEST_CASE("decode cost verdicts: attention grows with the context, the SSM stays
   CHECK(later.median_ratio_at_longest == doctest::Approx(2560.0));  // no medians: the best runs
   CHECK(judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}, {1024, 4e-5, 1e-6, 2 << 20, 1024},
                            {4096, 256e-5, 1e-6, 8 << 20, 1024}}, 8, 2, 4, 0).jump_at_cache.outcome == Outcome::inconclusive);
+  // Is the steepest step measured? Its ends' medians against their best runs, then a second timing.
+  CHECK(at.steepest_spread == doctest::Approx(2.0));  // 2e-5 / 1e-5 at 256 tokens
+  CHECK(at.steepest_steady.outcome == Outcome::fails);
+  CHECK_FALSE(at.steepest_measured());
+  DecodeCost again = later;
+  CHECK(again.steepest_spread == doctest::Approx(1.0));  // no medians: the best runs
+  CHECK(again.steepest_steady.holds());
+  CHECK(again.steepest_repeats.outcome == Outcome::inconclusive);  // not re-timed yet
+  CHECK_FALSE(again.steepest_measured());
+  judge_steepest_repeat(again, 56.0);  // ×64 the first time, ×56 again: 1.14× apart
+  CHECK(again.steepest_repeats.holds());
+  CHECK(again.steepest_measured());
+  judge_steepest_repeat(again, 8.0);  // ×8 the second time: the first jump was load
+  CHECK(again.steepest_repeats.outcome == Outcome::fails);
+  CHECK(again.steepest_repeat_growth == doctest::Approx(8.0));
+  CHECK_FALSE(again.steepest_measured());
 }
 
 TEST_CASE("family demo: the delta rule reads the latest value, linear attention a blend") {
@@ -323,7 +339,7 @@ TEST_CASE("recall verdicts: the window at its ceiling, and why it misses where t
   t.steps = {{RecallArch::sliding_window, 16, 1500}, {RecallArch::attention, 16, 1100}};
   CHECK(window_gap_cause(t, at, 16).find("Not a shorter run: the window ran 1500 steps, attention 1100") !=
         std::string::npos);
-  CHECK(window_gap_cause(t, at, 16).find("46% of the queries") != std::string::npos);
+  CHECK(window_gap_cause(t, at, 16).find("46% of the training loss's weight") != std::string::npos);
   t.steps = {{RecallArch::sliding_window, 16, 500}, {RecallArch::attention, 16, 1100}};
   CHECK(window_gap_cause(t, at, 16).find("fewer steps (500 against attention's 1100)") != std::string::npos);
   CHECK(recall_steps_range(t, false) == "500–1100");
@@ -391,4 +407,34 @@ TEST_CASE("format_heatmap: the legend says what '·' stands for") {
   const std::string h = format_heatmap(m, {}, {}, st);
   CHECK(h.find("'·' 0 (masked future)") != std::string::npos);
   CHECK(h.find("−∞") == std::string::npos);
+}
+
+TEST_CASE("report_ssd_timing: a quadratic jump beside two forms on their cost is its own; beside a scan jump, undecided") {
+  // ×16 quadratic where 4× is due; the scan and chunked grow 2× as due: the quadratic form's own work.
+  const SsdTiming own = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 20e-6, 80e-6, 12e-6}}, 4, 4, 64);
+  const std::string a = narrated([&](Narrator& n) { report_ssd_timing(n, own); });
+  CHECK(a.find("the scan and the chunked form, timed in the same passes, grew as their costs say") != std::string::npos);
+  CHECK(a.find("this run does not tell them apart") == std::string::npos);
+  // The scan jumps ×8 over the same interval: load cannot be ruled out.
+  const SsdTiming both = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 80e-6, 80e-6, 12e-6}}, 4, 4, 64);
+  REQUIRE(both.outliers.size() == 2);
+  const std::string b = narrated([&](Narrator& n) { report_ssd_timing(n, both); });
+  CHECK(b.find("this run does not tell them apart") != std::string::npos);
+  CHECK(b.find("grew as their costs say") == std::string::npos);
+}
+
+TEST_CASE("report_decode_cost: a cause is named for the steepest step only when its runs agree and it repeats") {
+  // ×64 for ×4 from 1024 to 4096 tokens, the KV cache already beyond the 1 MiB cache before it.
+  DecodeCost c = judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024}, {1024, 4e-5, 1e-6, 2 << 20, 1024},
+                                    {4096, 256e-5, 1e-6, 8 << 20, 1024}}, 8, 2, 4, 1 << 20);
+  judge_steepest_repeat(c, 60.0);
+  const std::string steady = narrated([&](Narrator& n) { report_decode_cost(n, c); });
+  CHECK(steady.find("the same within 1.25×: holds") != std::string::npos);
+  CHECK(steady.find("the KV cache was already larger than this core's") != std::string::npos);
+  CHECK(steady.find("so this jump is not the step's cost alone") == std::string::npos);
+  judge_steepest_repeat(c, 6.0);  // timed again it grew ×6: the first jump was the load
+  const std::string moved = narrated([&](Narrator& n) { report_decode_cost(n, c); });
+  CHECK(moved.find("the same within 1.25×: does not hold") != std::string::npos);
+  CHECK(moved.find("so this jump is not the step's cost alone") != std::string::npos);
+  CHECK(moved.find("the KV cache was already larger than this core's") == std::string::npos);
 }

@@ -40,6 +40,21 @@ TEST_CASE("judge_roofs: a peak above two FMAs per cycle at the OS's clock fails;
   CHECK(judge_roofs(r).peak_within_clock.outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("judge_roofs: a roof whose two measurements differ by more than 1.25× moved; within it, steady") {
+  Roofs r;
+  r.fma_before = 200, r.fma_after = 210, r.sgemm_before = 150, r.sgemm_after = 160;
+  r = judge_roofs(r);
+  CHECK(r.sgemm_steady.holds());
+  CHECK(r.peak_steady.holds());
+  r.sgemm_after = 100, r.fma_after = 300;  // 1.5× apart both
+  r = judge_roofs(r);
+  CHECK(r.sgemm_steady.outcome == Outcome::fails);
+  CHECK(r.sgemm_steady.measured == doctest::Approx(1.5));
+  CHECK(r.peak_steady.outcome == Outcome::fails);
+  r.sgemm_after = 0;  // not measured
+  CHECK(judge_roofs(r).sgemm_steady.outcome == Outcome::inconclusive);
+}
+
 namespace {
 NaivePhases phases(double qk, double sm, double pv, double cached, double gbs) {
   NaivePhases p;
@@ -113,6 +128,39 @@ TEST_CASE("judge_roofline: the ridge is peak / bandwidth; each kernel's side of 
   CHECK(judge_roofline(46.0, 0.0, 64).naive_below_ridge.outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("near_bound: within 10% of a threshold either side is at the edge; farther, or NaN, is not") {
+  CHECK(near_bound(1.93, 2.0));
+  CHECK(near_bound(2.15, 2.0));
+  CHECK(near_bound(74.6, 75.0));
+  CHECK_FALSE(near_bound(2.3, 2.0));
+  CHECK_FALSE(near_bound(45.0, 75.0));
+  CHECK_FALSE(near_bound(NAN, 2.0));
+}
+
+TEST_CASE("judge_roofline: an intensity within the ridge's uncertainty is on neither side") {
+  // Peaks 141.8 and 139 GFLOP/s over 8.7 GB/s: ridge 16.3 ± 1.63 (10%, more than the peaks' gap 0.32);
+  // naive at d = 64 (16) is within it: neither memory- nor compute-bound by the roofline.
+  const Roofline close = judge_roofline(141.8, 8.7, 64, kTiledBlockRows, 139.0);
+  CHECK(close.ridge == doctest::Approx(16.3).epsilon(0.01));
+  CHECK(close.margin == doctest::Approx(1.63).epsilon(0.01));
+  CHECK(close.naive_below_ridge.outcome == Outcome::inconclusive);
+  CHECK(close.tiled_above_ridge.holds());
+  // Peaks 200 and 100 over 10 GB/s: ridge 20, margin 10 (the peaks' gap): naive at d = 64 (16) is inconclusive,
+  // at d = 128 (32) above the ridge beyond the margin.
+  const Roofline wide = judge_roofline(200.0, 10.0, 64, kTiledBlockRows, 100.0);
+  CHECK(wide.margin == doctest::Approx(10.0));
+  CHECK(wide.naive_below_ridge.outcome == Outcome::inconclusive);
+  CHECK(judge_roofline(200.0, 10.0, 128, kTiledBlockRows, 100.0).naive_below_ridge.outcome == Outcome::fails);
+  CHECK(judge_roofline(200.0, 10.0, 64, kTiledBlockRows, 180.0).naive_below_ridge.holds());  // 16 < 20 − 2
+  // From the roofs: the better peak and the other one.
+  Roofs r;
+  r.fma_before = 100, r.fma_after = 141.8, r.copy_gbs = 8.7;
+  const Roofline from = judge_roofline(r, 64);
+  CHECK(from.peak_gflops == doctest::Approx(141.8));
+  CHECK(from.peak_low_gflops == doctest::Approx(100.0));
+  CHECK(from.margin == doctest::Approx((141.8 - 100.0) / 8.7));
+}
+
 TEST_CASE("online_softmax_example: the tiles by hand match the plain softmax; a changed sum fails") {
   // s = (1, 2, 3, 0.5), v = (1, 2, 3, 4), 2 keys per tile: tile 0 has m = 2, ℓ = e⁻¹ + 1, O = e⁻¹ + 2;
   // tile 1 raises m to 3, so both are rescaled by e⁻¹ before its keys are added.
@@ -176,6 +224,7 @@ TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are co
   CHECK(s.tiled_work_mib == doctest::Approx(4.096));
   CHECK(s.tiled_work_smallest_mib == doctest::Approx(0.512));
   CHECK(s.naive_work_mib == doctest::Approx(16.777216));
+  CHECK(s.naive_work_skipped);  // n = 4096: the naive row was skipped, its need counted
   // The median, not the best row, carries the verdict: one 90% row among 40% rows fails.
   std::vector<AttentionBenchRow> one = {row("tiled", 2048, 90), row("tiled", 4096, 40), row("tiled", 8192, 40)};
   apply_roofs(one, roofs);
@@ -207,6 +256,60 @@ TEST_CASE("summarize_sweep: near sgemm holds or fails; skipped naive rows are co
   apply_roofs(close, roofs);
   CHECK(summarize_sweep(close).tiled_faster.outcome == Outcome::fails);  // 1.2×
   CHECK(summarize_sweep(close).tiled_near_sgemm.outcome == Outcome::partly);
+}
+
+TEST_CASE("summarize_sweep: noisy rows are left out of the figures and verdicts; all noisy: too noisy") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = roofs.sgemm_after = 100;
+  roofs = judge_roofs(roofs);
+  auto timed = [](AttentionBenchRow r, double median, int runs) {
+    r.runs = runs, r.median_seconds = median * r.seconds;
+    return r;
+  };
+  CHECK_FALSE(row_noisy(timed(row("tiled", 2048, 90), 1.2, 3)));
+  CHECK(row_noisy(timed(row("tiled", 2048, 90), 1.3, 3)));
+  CHECK_FALSE(row_noisy(timed(row("tiled", 2048, 90), 1.3, 1)));  // one run: no spread to judge
+  CHECK_FALSE(row_noisy(row("naive", 2048, 0, true)));
+  // A fast but noisy tiled row would carry the median; left out, the steady 40% rows fail.
+  std::vector<AttentionBenchRow> rows = {timed(row("naive", 2048, 10), 1.0, 3), timed(row("tiled", 2048, 95), 1.5, 3),
+                                         timed(row("tiled", 4096, 40), 1.1, 3), timed(row("tiled", 8192, 40), 1.0, 1)};
+  apply_roofs(rows, roofs);
+  const SweepSummary s = summarize_sweep(rows, roofs);
+  CHECK(s.tiled_noisy == 1);
+  CHECK(s.tiled_measured == 2);
+  CHECK(s.single_run == 1);
+  CHECK(s.tiled_sgemm == doctest::Approx(40.0));
+  CHECK(s.tiled_near_sgemm.outcome == Outcome::fails);
+  CHECK(s.speedup_n == 0);  // the only pair has a noisy row
+  CHECK(s.tiled_faster.outcome == Outcome::too_noisy);
+  rows[1].median_seconds = rows[1].seconds;  // the same row steady: it counts, and the pair too
+  const SweepSummary steady = summarize_sweep(rows, roofs);
+  CHECK(steady.tiled_noisy == 0);
+  CHECK(steady.tiled_sgemm_median == doctest::Approx(40.0));  // 40, 40, 95
+  CHECK(steady.speedup_n == 2048);
+  CHECK(steady.tiled_faster.holds());
+  std::vector<AttentionBenchRow> all = {timed(row("tiled", 2048, 90), 2.0, 3)};
+  apply_roofs(all, roofs);
+  CHECK(summarize_sweep(all).tiled_near_sgemm.outcome == Outcome::too_noisy);
+}
+
+TEST_CASE("summarize_sweep with the roofs: sgemm that moved between its two runs makes near-sgemm too noisy") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = 100, roofs.sgemm_after = 95;
+  roofs = judge_roofs(roofs);
+  std::vector<AttentionBenchRow> rows = {row("tiled", 2048, 90), row("tiled", 4096, 85)};
+  apply_roofs(rows, roofs);
+  const SweepSummary steady = summarize_sweep(rows, roofs);
+  CHECK_FALSE(steady.sgemm_moved);
+  CHECK(steady.tiled_near_sgemm.holds());
+  roofs.sgemm_after = 60;  // 1.67× apart
+  roofs = judge_roofs(roofs);
+  apply_roofs(rows, roofs);
+  const SweepSummary moved = summarize_sweep(rows, roofs);
+  CHECK(moved.sgemm_moved);
+  CHECK(moved.tiled_near_sgemm.outcome == Outcome::too_noisy);
+  CHECK(moved.tiled_sgemm_median == doctest::Approx(87.5));  // still measured and printed
+  CHECK(moved.tiled_faster.outcome == steady.tiled_faster.outcome);  // a ratio of two rows: no roof in it
 }
 
 TEST_CASE("summarize_sweep: a row above the FMA peak fails within_peak and names itself; none holds") {
@@ -251,7 +354,7 @@ TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with b
   std::vector<AttentionBenchRow> rows = {row("tiled", 512, 104), row("tiled", 2048, 70)};
   apply_roofs(rows, roofs);
   const std::string over = sweep_report(rows, roofs);
-  CHECK(over.find("tiled/*†") != std::string::npos);
+  CHECK(over.find("tiled*†") != std::string::npos);
   CHECK(over.find("† above 100% of the FMA peak (rows: 1; the highest, n = 512, d = 64, non-causal: 104.0 GFLOP/s, "
                   "104%)") != std::string::npos);
   CHECK(over.find("0.041 s before the sweep (100 GFLOP/s, load average 3.5)") != std::string::npos);

@@ -245,6 +245,22 @@ TEST_CASE("explain_uniform_encoder: said only when most encoder heads are near u
   CHECK(said().find("encoder heads") == std::string::npos);
 }
 
+TEST_CASE("uniform_previous_token: a uniform causal head's weight on the position before, by hand") {
+  CHECK(uniform_previous_token({2}) == doctest::Approx(0.5));                   // row 1: 1/2
+  CHECK(uniform_previous_token({3}) == doctest::Approx((0.5 + 1.0 / 3) / 2));  // rows 1, 2
+  CHECK(uniform_previous_token({2, 3}) == doctest::Approx((0.5 + 5.0 / 12) / 2));
+  CHECK(uniform_previous_token({}) == 0.0);
+}
+
+TEST_CASE("at_noise_edge: a gap within 5% of its bound, either side, is at the edge; farther is not") {
+  CHECK(at_noise_edge(0.0950, 0.0952));   // 0.2% below
+  CHECK(at_noise_edge(-0.0990, 0.0952));  // 4% above, negative gap
+  CHECK_FALSE(at_noise_edge(0.028, 0.085));
+  CHECK_FALSE(at_noise_edge(0.147, 0.139 * 1.0));  // 5.8% above
+  CHECK_FALSE(at_noise_edge(NAN, 0.1));
+  CHECK_FALSE(at_noise_edge(0.1, 0.0));
+}
+
 TEST_CASE("gap_and_bound prints a gap and its bound apart whenever they differ") {
   CHECK(gap_and_bound(0.028, 0.085) == "+0.028; 0.085");
   CHECK(gap_and_bound(0.09503, 0.09521) == "+0.0950; 0.0952");  // equal at three decimals

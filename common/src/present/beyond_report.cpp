@@ -60,8 +60,10 @@ std::string window_gap_cause(const RecallTable& t, const RecallVerdicts& v, std:
   const std::string steps = win < att ? _f("The window ran fewer steps ({} against attention's {})", win, att)
                                       : _f("Not a shorter run: the window ran {} steps, attention {}", win, att);
   if (!std::isfinite(v.blind_share)) return steps + ".";
-  return _f("{}; in training's mix of pair counts, drawn alike, {:.0f}% of the queries (counted on step 6's "
-            "sequences) have their value beyond the window's reach, a likely cause.", steps, 100 * v.blind_share);
+  return _f("{}; in training's mix of pair counts, drawn alike, {:.0f}% of the training loss's weight (each "
+            "batch's loss a mean over its queries; the pair counts' shares of queries beyond reach averaged, "
+            "counted on step 6's sequences) falls on queries whose value is beyond the window's reach, a likely "
+            "cause.", steps, 100 * v.blind_share);
 }
 
 std::string recall_steps_range(const RecallTable& t, bool ssm) {
@@ -108,7 +110,7 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
 
 void show_ssd_example(Narrator& nar, const SsdExample& e) {
   const Labels rows = ch12_rows(e.x.shape(0));
-  nar.show("ssd_x", e.x, rows, {"x0", "x1"}, _("X: one value row per token (P = 2)"));
+  nar.show("ssd_x", e.x, rows, {"x0", "x1"}, _("X: one value row per token (P = 2 value channels, N = 1 state entry per channel)"));
   nar.show("ssd_b", e.b, rows, {"B"}, _("B_t (N = 1): how strongly token t is written"));
   nar.show("ssd_c", e.c, rows, {"C"}, _("C_t: how strongly the state is read at t"));
   nar.show("ssd_a", Vec(xt::exp(e.log_a)), rows,
@@ -168,21 +170,30 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   for (const auto& row : r.rows)
     t.add({std::to_string(row.t), ch12_us(row.scan_s), ch12_us(row.quadratic_s), ch12_us(row.chunked_s)});
   nar.table(t, true);
-  nar.result(_f("log-log slopes against T: scan {:.2f} (expected 1: {}), quadratic {:.2f} (expected 2: {}), "
-                "chunked {:.2f} (expected 1: {})", r.scan_slope, outcome_word(r.scan_linear.outcome),
+  nar.result(_f("log-log slopes against T, each a least-squares line through all {} lengths: scan {:.2f} (expected "
+                "1: {}), quadratic {:.2f} (expected 2: {}), chunked {:.2f} (expected 1: {}); within {:.2f} of the "
+                "exponent holds, within {:.2f} partly", r.rows.size(), r.scan_slope, outcome_word(r.scan_linear.outcome),
                 r.quadratic_slope, outcome_word(r.quadratic_square.outcome), r.chunked_slope,
-                outcome_word(r.chunked_linear.outcome)));
+                outcome_word(r.chunked_linear.outcome), r.scan_linear.bound, r.scan_linear.partly));
   for (const SsdTimingOutlier& o : r.outliers) {
     const std::string form = std::string(o.form) == "scan"        ? _("scan")
                              : std::string(o.form) == "quadratic" ? _("quadratic")
                                                                   : _("chunked");
     const std::string grew = _f("{}: from T = {} to {} the time grew {:.1f}× where its cost predicts {:.0f}×",
                                 form, o.from_t, o.to_t, o.growth, o.expected);
-    nar.result(std::string(o.form) == "quadratic"
-                   ? _f("{} — other programs' load on this shared machine, or its T × T matrix ({} at T = {}) "
-                        "outgrowing a cache: this run does not tell them apart", grew,
+    bool others_on_cost = true;  // the other two forms, timed in the same passes, grew as their costs say here
+    for (const SsdTimingOutlier& q : r.outliers)
+      others_on_cost = others_on_cost && (q.from_t != o.from_t || std::string(q.form) == o.form);
+    nar.result(std::string(o.form) != "quadratic"
+                   ? _f("{} — most likely other programs' load on this shared machine", grew)
+               : others_on_cost
+                   ? _f("{} — the scan and the chunked form, timed in the same passes, grew as their costs say "
+                        "over that interval, so the cause lies in the quadratic form's own T × T work (its matrix, "
+                        "{} at T = {}, outgrowing a cache is one candidate; not measured)", grew,
                         ch12_bytes(4.0 * double(o.to_t) * double(o.to_t)), o.to_t)
-                   : _f("{} — most likely other programs' load on this shared machine", grew));
+                   : _f("{} — other programs' load on this shared machine, or its T × T matrix ({} at T = {}) "
+                        "outgrowing a cache: this run does not tell them apart", grew,
+                        ch12_bytes(4.0 * double(o.to_t) * double(o.to_t)), o.to_t));
   }
   if (r.crossover_t > 0)
     nar.result(_f("crossover in this run: from T = {} the quadratic form is slower than the scan",
@@ -310,6 +321,7 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
                 model, d_model, c.pairs, c.every));
   const auto [lo, hi] = std::minmax_element(c.accuracy.begin(), c.accuracy.end());
   nar.result(fmt::format("  {:.2f} {} {:.2f}", *lo, sparkline(series, 60), *hi));
+  nar.say(_f("the labels are the curve's lowest and highest value; its last: {:.2f}", double(c.accuracy.back())));
   nar.result(p.long_plateau.holds()
                  ? _f("from step {} to {} it recalled {:.2f} on average, about 1/n = {:.2f} (within ±{:.2f}; claim "
                       "'it sits at 1/n for at least {} steps': {}): as if it picked one of the sequence's {} values, "
@@ -510,6 +522,17 @@ void export_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v)
                                          outcome_id(v.ssm_wall.outcome), outcome_id(v.hybrid_closes_gap.outcome)));
 }
 
+namespace {
+// The steepest step's runs: their spread at both ends, and the step timed again.
+void report_steepest_check(Narrator& nar, const DecodeCost& c) {
+  nar.result(_f("checked: at {} and {} tokens the median run took up to {:.2f}× the best (steady when at most "
+                "{:.2f}×: {}); timed again, the two contexts alternately, the step grew ×{:.1f} against ×{:.1f} "
+                "the first time (the same within {:.2f}×: {})", c.steepest_from, c.steepest_to, c.steepest_spread,
+                kDecodeSteadyRatio, outcome_word(c.steepest_steady.outcome), c.steepest_repeat_growth,
+                c.steepest_growth, kDecodeSteadyRatio, outcome_word(c.steepest_repeats.outcome)));
+}
+}  // namespace
+
 void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   Table t({_("context"), _("attention µs"), _("median"), _("KV cache"), _("SSM µs"), _("median"), _("SSM state")},
           _f("one decode step of one layer, d_model = {}, h = {}, P = {}, N = {}, one thread", c.d_model, c.heads,
@@ -521,6 +544,12 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
            ch12_bytes(double(r.state_bytes))});
   nar.table(t, true);
   nar.say(_f("µs: the best of {} runs; median: their median", c.runs));
+  if (c.rows.size() > 1) {  // the SSM step's work does not depend on the context: its spread is the machine's
+    double lo = c.rows.front().ssm_s, hi = lo;
+    for (const auto& r : c.rows) lo = std::min(lo, r.ssm_s), hi = std::max(hi, r.ssm_s);
+    nar.say(_f("the SSM step does the same work at every context, yet its best runs range {}–{} µs (×{:.1f}): "
+               "this run's noise on a step this short", ch12_us(lo), ch12_us(hi), lo > 0 ? hi / lo : NAN));
+  }
   nar.result(_f("log-log slopes of step time against context: attention {:.2f} (grows: {}), SSM {:.2f} "
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
@@ -532,12 +561,19 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                     "time for ×{:.0f} in context (KV cache {} → {})", c.steepest_from, c.steepest_to,
                     c.steepest_growth, c.steepest_context_growth, ch12_bytes(double(c.steepest_kv_from)),
                     ch12_bytes(double(c.steepest_kv_to))));
+    if (c.steepest_to > 0) report_steepest_check(nar, c);
   } else if (c.attention_slope > 1.0 && c.steepest_to > 0) {
     nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts; the steepest step is "
                   "{} → {} tokens: ×{:.1f} in time for ×{:.0f} in context (KV cache {} → {})", c.attention_slope,
                   c.steepest_from, c.steepest_to, c.steepest_growth, c.steepest_context_growth,
                   ch12_bytes(double(c.steepest_kv_from)), ch12_bytes(double(c.steepest_kv_to))));
-    if (c.jump_at_cache.holds())
+    report_steepest_check(nar, c);
+    if (c.steepest_steady.outcome == Outcome::fails || c.steepest_repeats.outcome == Outcome::fails)
+      nar.result(_("so this jump is not the step's cost alone: the machine's load moved it, and no cause in the "
+                   "program can be read from it"));
+    else if (!c.steepest_measured())
+      nar.result(_("the jump was not checked against a second timing: no cause is named for it"));
+    else if (c.jump_at_cache.holds())
       nar.result(_f("that is where the KV cache outgrows this core's {} L2 cache: each step then fetches it from "
                     "farther away, a likely cause", ch12_bytes(double(c.cache_bytes))));
     else if (c.jump_at_cache.outcome == Outcome::fails)

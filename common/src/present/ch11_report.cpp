@@ -13,6 +13,15 @@
 
 namespace attn {
 
+namespace {
+// x with as many decimals as it takes not to print as `bound` when it is not bound ("74.6", not "75").
+std::string apart_from(double x, double bound) {
+  int digits = 0;
+  while (digits < 3 && x != bound && fmt::format("{:.{}f}", x, digits) == fmt::format("{:.{}f}", bound, digits)) ++digits;
+  return fmt::format("{:.{}f}", x, digits);
+}
+}  // namespace
+
 void report_roofs(Narrator& nar, const Roofs& r) {
   nar.say(_("FMA: a fused multiply-add, a·b + c in one instruction (2 flops); sgemm: OpenBLAS's single-precision "
             "matrix product; GFLOP/s: 10⁹ flops per second; a roofline draws the speed a kernel can reach "
@@ -87,7 +96,12 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
                 100.0 * kMemoryBoundShare, outcome_word(p.memory_sets_speed.outcome)));
   if (p.memory_sets_speed.holds()) return;
   const NaivePass& slow = p.slowest();
-  if (&slow == &p.softmax)
+  if (&slow == &p.softmax && p.cached_softmax_seconds >= (1.0 - kNearShare) * slow.seconds)
+    nar.result(_f("the limit here is the softmax's arithmetic: {:.0f}% of the time, and the same exps on one cached "
+                  "row take about as long ({:.1f} ms against {:.1f} ms, within {:.0f}%): memory adds little, within "
+                  "this machine's noise", 100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3,
+                  slow.seconds * 1e3, 100.0 * kNearShare));
+  else if (&slow == &p.softmax)
     nar.result(p.softmax_exp_bound.holds()
                    ? _f("the limit here is mostly the softmax's arithmetic: {:.0f}% of the time, and the same exps "
                         "on one cached row take {:.1f} ms against {:.1f} ms ({:.0f}%) — mostly its exp, max and sum "
@@ -139,8 +153,8 @@ void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>
              "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} "
              "(portable, the fallback without AVX-512: one OpenBLAS product per tile).", threads, path));
   for (const FastKernelCheck& c : checks) {
-    nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} ({})", c.n, c.d,
-                  c.causal ? _("causal") : _("non-causal"), c.max_diff, outcome_word(c.exact.outcome)));
+    nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} (≤ {:.0e}: {})", c.n, c.d,
+                  c.causal ? _("causal") : _("non-causal"), c.max_diff, kTiledTol, outcome_word(c.exact.outcome)));
     if (!c.causal) {
       nar.record("check_output", c.output);
       nar.record("check_reference", c.reference);
@@ -164,39 +178,45 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
       nar.say(_f("skipped {} n = {} (rows: {}; the largest, n = {}, d = {}: {})", impl, sizes, count, largest->n,
                  largest->d, largest->note));
   }
-  auto again = [](double before, double after) {  // the step-1 figure beside the new one when they differ
-    return std::max(before, after) > 1.25 * std::min(before, after)
-               ? _f(" (step 1 measured {:.0f}: the load moved between the two)", before)
-               : std::string();
+  auto again = [](double before, double after, const Verdict& steady) {  // the step-1 figure beside the new one
+    return steady.outcome == Outcome::fails
+               ? _f(" (step 1 measured {:.0f}: {:.2f}× apart, more than {:.2f}×: the load moved between the two)",
+                    before, steady.measured, kRoofSteadyRatio)
+               : _f(" (step 1 measured {:.0f}: within {:.2f}× of it)", before, kRoofSteadyRatio);
   };
   nar.result(_f("sgemm again after the sweep: {:.0f} GFLOP/s{}; percentages use the better, {:.0f}", r.sgemm_after,
-                again(r.sgemm_before, r.sgemm_after), r.sgemm()));
+                again(r.sgemm_before, r.sgemm_after, r.sgemm_steady), r.sgemm()));
   nar.result(_f("FMA peak again after the sweep: {:.0f} GFLOP/s{}; percentages use the better, {:.0f}", r.fma_after,
-                again(r.fma_before, r.fma_after), r.peak()));
+                again(r.fma_before, r.fma_after, r.peak_steady), r.peak()));
   if (r.peak_within_clock.holds())
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
-                  "(at most {:.0f}: the FMA units a core has)", r.best_fma_per_cycle(), r.clock_ghz,
+                  "(at most {:.0f}: AVX-512 x86 cores such as Skylake-SP and Zen 4 have two FMA pipes per core, per "
+                  "Intel's optimization reference manual and AMD's Family 19h software optimization guide)", r.best_fma_per_cycle(), r.clock_ghz,
                   kMaxFmaPerCycle));
   else if (r.peak_within_clock.outcome == Outcome::fails)
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports, "
                   "more than the {:.0f} FMA units a core has: the cores ran above that clock (turbo), at least "
                   "{:.2f} GHz with {:.0f} FMAs per cycle", r.best_fma_per_cycle(), r.clock_ghz, kMaxFmaPerCycle,
                   r.clock_ghz * r.best_fma_per_cycle() / kMaxFmaPerCycle, kMaxFmaPerCycle));
-  Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), "GFLOP/s", _("% peak"), _("% sgemm"), _("work MiB"),
-             _("RSS+ MiB")});
-  Mat sweep = xt::zeros<float>({rows.size(), std::size_t(11)});
+  Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), _("spread"), "GFLOP/s", _("% peak"), _("% sgemm"),
+             _("work MiB"), _("RSS+ MiB")});
+  Mat sweep = xt::zeros<float>({rows.size(), std::size_t(13)});
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& x = rows[i];
     const double vals[] = {x.impl == "tiled" ? 1.0 : 0.0, double(x.n), double(x.d), double(x.heads), x.causal ? 1.0 : 0.0,
                            x.skipped ? NAN : x.seconds, x.skipped ? NAN : x.gflops, x.skipped ? NAN : x.pct_of_sgemm,
-                           x.skipped ? NAN : x.pct_of_peak, x.peak_mib, x.skipped ? 1.0 : 0.0};
-    for (std::size_t c = 0; c < 11; ++c) sweep(i, c) = float(vals[c]);
+                           x.skipped ? NAN : x.pct_of_peak, x.peak_mib, x.skipped ? 1.0 : 0.0,
+                           x.skipped ? NAN : x.median_seconds, x.skipped ? NAN : double(x.runs)};
+    for (std::size_t c = 0; c < 13; ++c) sweep(i, c) = float(vals[c]);
     if (x.skipped) continue;
-    const std::string impl = (x.impl == "tiled" ? "tiled/" + x.path : "naive/" + r.blas_kernel) +
+    const std::string impl = x.impl +  // the kernels each runs: named under the table
                              (x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
                              (x.pct_of_peak > 100.0 ? "†" : "");    // '†': above the FMA peak, explained below
+    const std::string spread = x.runs <= 1 ? std::string(_("1 run"))
+                               : fmt::format("{:+.0f}%", 100.0 * (x.median_seconds / x.seconds - 1.0)) +
+                                     (row_noisy(x) ? "!" : "");  // '!': noisy, explained below
     tbl.add({impl, std::to_string(x.n), std::to_string(x.d), x.causal ? _("yes") : _("no"),
-             fmt::format("{:.1f}", x.seconds * 1e3), fmt::format("{:.1f}", x.gflops),
+             fmt::format("{:.1f}", x.seconds * 1e3), spread, fmt::format("{:.1f}", x.gflops),
              fmt::format("{:.0f}%", x.pct_of_peak), fmt::format("{:.0f}%", x.pct_of_sgemm),
              fmt::format("{:.1f}", x.peak_mib), x.rss_mib < 0 ? _("n/a") : fmt::format("{:.1f}", x.rss_mib)});
   }
@@ -228,6 +248,18 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                   r.load_after));
   else if (s.above_sgemm > 0)
     nar.result(_("against the FMA peak every row stays below 100%."));
+  std::string tiled_path;
+  for (const auto& x : rows)
+    if (x.impl == "tiled" && !x.skipped) tiled_path = x.path;
+  nar.say(_f("impl: naive's products run OpenBLAS's {} kernel, tiled its own {} path",
+             r.blas_kernel, tiled_path.empty() ? std::string("—") : tiled_path));
+  std::size_t noisy = 0, single = 0;
+  for (const auto& x : rows) noisy += row_noisy(x), single += !x.skipped && x.runs == 1;
+  nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took ('!' marks the {} "
+             "noisy rows, "
+             "their median more than {:.0f}% above their best: the load moved while they ran, and step 5 leaves "
+             "them out of its figures and verdicts; {} timed once, their first run over {:.0f} s, so their spread "
+             "is not measured)", noisy, 100.0 * (kNoisyRowRatio - 1.0), single, kRepeatOnceS));
   nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers); "
             "RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, "
             "allocator slack): it depends on the order of the rows, and a row that needs no more than an "
@@ -239,44 +271,86 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                           const Roofs& r) {
   const std::string where = s.has_large ? _("at n ≥ 2048") : _("at the sizes measured, all below 2048");
   const std::string naive =
-      s.naive_measured == 0
+      s.naive_measured == 0 && s.naive_noisy > 0
+          ? _f("naive: no row there left to compare (noisy: {}, skipped: {})", s.naive_noisy, s.naive_skipped)
+      : s.naive_measured == 0
           ? _f("naive: skipped at every such size (rows skipped: {}; its n×n matrices exceed --max-naive-mib)",
                s.naive_skipped)
           : s.naive_skipped > 0
                 ? _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; rows skipped: {})", s.naive_sgemm,
                      s.naive_peak, s.naive_skipped)
                 : _f("naive reaches up to {:.0f}% of sgemm ({:.0f}% of the FMA peak)", s.naive_sgemm, s.naive_peak);
-  nar.result(_f("{}: {}; tiled up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; best at n = {}, d = {}, {})", where,
-                naive, s.tiled_sgemm, s.tiled_peak, s.best_n, s.best_d, s.best_causal ? _("causal") : _("non-causal")));
-  nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
-                "(at least {:.0f}%: {})", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm,
-                outcome_word(s.tiled_near_sgemm.outcome)));
+  if (s.tiled_measured > 0)
+    nar.result(_f("{}: {}; tiled up to {:.0f}% of sgemm ({:.0f}% of the FMA peak; best at n = {}, d = {}, {})", where,
+                  naive, s.tiled_sgemm, s.tiled_peak, s.best_n, s.best_d, s.best_causal ? _("causal") : _("non-causal")));
+  else
+    nar.result(_f("{}: {}; tiled: no row there left to compare", where, naive));
+  if (s.tiled_noisy + s.naive_noisy + s.single_run > 0)
+    nar.result(_f("rows there: {} tiled and {} naive left out as noisy (step 4's spread); {} timed once, kept, "
+                  "with no spread to judge them by", s.tiled_noisy, s.naive_noisy, s.single_run));
+  if (s.tiled_measured == 0)
+    nar.result(_f("claim 'tiled runs near matrix-product speed': no tiled row there is left to judge it: {}",
+                  outcome_word(s.tiled_near_sgemm.outcome)));
+  else if (s.sgemm_moved)
+    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
+                  "(at least {:.0f}%), but sgemm itself measured {:.0f} and {:.0f} GFLOP/s, {:.2f}× apart (more "
+                  "than {:.2f}×): {}", s.tiled_measured, s.tiled_sgemm_median, kNearSgemm, r.sgemm_before,
+                  r.sgemm_after, r.sgemm_steady.measured, kRoofSteadyRatio, outcome_word(s.tiled_near_sgemm.outcome)));
+  else
+    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {}% of sgemm "
+                  "(at least {:.0f}%: {}){}", s.tiled_measured, apart_from(s.tiled_sgemm_median, kNearSgemm),
+                  kNearSgemm, outcome_word(s.tiled_near_sgemm.outcome),
+                  near_bound(s.tiled_sgemm_median, kNearSgemm) || near_bound(s.tiled_sgemm_median, kNearSgemmPartly)
+                      ? _f(" — at the edge: within {:.0f}% of a threshold, so the load can tip it", 100.0 * kNearShare)
+                      : std::string()));
   if (s.speedup_n > 0 && s.speedup_pairs > 1)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive over {} rows "
-                  "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}", s.speedup_n, s.speedup_min,
+                  "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}{}", s.speedup_n, s.speedup_min,
                   s.speedup, s.speedup_pairs, s.speedup_d, s.speedup_causal ? _("causal") : _("non-causal"),
-                  kSpeedup, outcome_word(s.tiled_faster.outcome)));
+                  kSpeedup, outcome_word(s.tiled_faster.outcome),
+                  near_bound(s.speedup_min, kSpeedup)
+                      ? _f(" — at the edge: the least row, {:.2f}×, is within {:.0f}% of {:.0f}×, so the load can "
+                           "tip it", s.speedup_min, 100.0 * kNearShare, kSpeedup)
+                      : std::string()));
   else if (s.speedup_n > 0)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}× as fast as naive (claim: at least "
                   "{:.0f}×): {}", s.speedup_n, s.speedup, kSpeedup, outcome_word(s.tiled_faster.outcome)));
+  else if (s.tiled_faster.outcome == Outcome::too_noisy)
+    nar.result(_f("every size with both a naive and a tiled row has a noisy one: the speedup is {}",
+                  outcome_word(s.tiled_faster.outcome)));
   else
     nar.result(_("no size has both a naive and a tiled row: the speedup is not measured"));
   // The roofline with the whole run's roofs.
+  nar.say(_f("tiled: a block of {} query rows does 4·{}·n·d flops while K and V stream past it once, 8·n·d bytes "
+             "(K and V, n × d floats of 4 bytes each): {}/2 flop per byte", rl.block_rows, rl.block_rows, rl.block_rows));
   nar.result(_f("flops per byte of main-memory traffic: naive d/4 = {:.0f} (d = {}), tiled {}/2 = {:.0f}; the "
-                "ridge where the roofs meet, FMA peak / copy bandwidth = {:.0f} / {:.2f} = {:.1f} flop/B",
-                rl.naive_intensity, rl.d, rl.block_rows, rl.tiled_intensity, rl.peak_gflops, rl.copy_gbs,
-                rl.ridge));
-  const std::string naive_side = rl.naive_below_ridge.holds() ? _("below the ridge: the roofline calls it memory-bound")
-                                                              : _("above the ridge: the roofline calls it compute-bound");
-  const std::string tiled_side = rl.tiled_above_ridge.holds() ? _("above it: compute-bound")
-                                                              : _("below it: memory-bound even so");
+                "ridge where the roofs meet, FMA peak / copy bandwidth = {:.0f} / {:.2f} = {:.1f} flop/B, ± {:.1f}: "
+                "the lower FMA peak ({:.0f}) gives {:.1f}, and the copy bandwidth, measured once, is taken as "
+                "uncertain by {:.0f}%, so the margin is the larger of the two gaps", rl.naive_intensity, rl.d,
+                rl.block_rows, rl.tiled_intensity, rl.peak_gflops, rl.copy_gbs, rl.ridge, rl.margin,
+                rl.peak_low_gflops, rl.peak_low_gflops / rl.copy_gbs, 100.0 * kRidgeMargin));
+  auto side = [&](const Verdict& v, const std::string& on_side, const std::string& off_side, double x) {
+    if (v.outcome == Outcome::inconclusive)
+      return _f("within the ridge's uncertainty ({:.0f} against {:.1f} ± {:.1f}): the roofline cannot say which "
+                "roof binds it", x, rl.ridge, rl.margin);
+    return v.holds() ? on_side : off_side;
+  };
+  const std::string naive_side = side(rl.naive_below_ridge, _("below the ridge: the roofline calls it memory-bound"),
+                                      _("above the ridge, so by the roofline memory does not bind it"), rl.naive_intensity);
+  const std::string tiled_side = side(rl.tiled_above_ridge, _("above it: compute-bound"),
+                                      _("below it: memory-bound even so"), rl.tiled_intensity);
+  const bool undecided = rl.naive_below_ridge.outcome == Outcome::inconclusive;
   const bool agree = rl.naive_below_ridge.holds() == p.memory_sets_speed.holds();
   const double share = 100.0 * p.memory_sets_speed.measured;
   const std::string measured =
-      agree ? (p.memory_sets_speed.holds()
+      undecided ? (p.memory_sets_speed.holds()
+                       ? _f("step 2 measured memory at {:.0f}% of its time", share)
+                       : _f("step 2 measured memory at only {:.0f}% of its time: {} binds it", share,
+                            p.slowest().name))
+      : agree ? (p.memory_sets_speed.holds()
                    ? _f("step 2 measured memory at {:.0f}% of its time, as the roofline says", share)
-                   : _f("step 2 measured memory at {:.0f}% of its time, as the roofline says: {} binds it", share,
-                        p.slowest().name))
+                   : _f("step 2 agrees (memory at {:.0f}% of its time); what binds it instead, {}, lies outside "
+                        "the roofline's two roofs and was measured in step 2", share, p.slowest().name))
             : (p.memory_sets_speed.holds()
                    ? _f("yet step 2 measured memory at {:.0f}% of its time: it streams slower than the roofline "
                         "expects", share)
@@ -296,7 +370,7 @@ std::string ch11_why_faster(const NaivePhases& p) {
     return _("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip "
              "through memory (Dao et al. 2022), and here memory is what held the naive way back.");
   return _f("on a GPU FlashAttention's point is the n×n round trip through memory (Dao et al. 2022); on this CPU "
-            "step 2 found the naive way held back by {}, not by memory, so the tiled kernel wins mainly by its "
+            "step 2 found the naive way held back by {}, not by memory, so the tiled kernel likely wins mainly by its "
             "fused, vectorised softmax.", p.slowest().name);
 }
 
@@ -362,14 +436,22 @@ std::vector<std::string> ch11_takeaway(const Roofs& r, const NaivePhases& p, con
                      s.above_peak, s.highest_peak_pct));
   const NaivePass& slow = p.slowest();
   out.push_back(p.memory_sets_speed.holds()
-                    ? _f("Naive attention at n = {}: memory sets its speed ({:.1f} GFLOP/s).", p.n, p.gflops())
-                    : _f("Naive attention at n = {}: {:.1f} GFLOP/s, limited by {} ({:.0f}% of its time), not by memory.",
+                    ? _f("Naive attention at n = {} (step 2's pass-by-pass run): memory sets its speed ({:.1f} "
+                         "GFLOP/s).", p.n, p.gflops())
+                    : _f("Naive attention at n = {} (step 2's pass-by-pass run): {:.1f} GFLOP/s, limited by {} ({:.0f}% "
+                         "of its time), not by memory.",
                          p.n, p.gflops(), slow.name, 100.0 * slow.seconds / p.seconds()));
   if (s.work_n > 0)
-    out.push_back(_f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
-                     "(d = {}; the packed Kᵀ of a head per thread), naive {:.0f} MiB there (heads·n²·4 bytes).",
-                     s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
-                     s.naive_work_mib));
+    out.push_back(s.naive_work_skipped
+                      ? _f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
+                           "(d = {}; the packed Kᵀ of a head per thread); naive would need {:.0f} MiB there "
+                           "(heads·n²·4 bytes, counted: that row was skipped).",
+                           s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
+                           s.naive_work_mib)
+                      : _f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
+                           "(d = {}; the packed Kᵀ of a head per thread), naive {:.0f} MiB there (heads·n²·4 bytes).",
+                           s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
+                           s.naive_work_mib));
   bool exact = !checks.empty();
   for (const auto& c : checks) exact = exact && c.exact.holds();
   out.push_back(exact ? _("Same numbers, different order of summation: tiled == reference to ~1e-6.")

@@ -25,6 +25,8 @@ namespace {
 const char* kModelFiles[] = {"ch10/induction.safetensors", "ch10/induction_seed2.safetensors"};
 
 std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
+// a − b as a reader recomputes it from the two figures printed with three decimals.
+double printed_diff(double a, double b) { return std::round(a * 1000.0) / 1000.0 - std::round(b * 1000.0) / 1000.0; }
 std::string metadata_value(const Metadata& md, const std::string& key) {
   const auto it = md.find(key);
   return it == md.end() ? "?" : it->second;
@@ -83,6 +85,8 @@ std::string pattern_list(std::vector<DrawnPattern> ps) {
     std::vector<std::string> elsewhere;
     if (p.later_copy) elsewhere.push_back(_f("{} after a later copy", p.later_copy));
     if (p.first_token) elsewhere.push_back(_f("{} on token 0", p.first_token));
+    const std::size_t other = p.rows - std::min(p.rows, p.first_copy + p.later_copy + p.first_token);
+    if (other && !elsewhere.empty()) elsewhere.push_back(_f("{} elsewhere", other));
     const std::string detail =
         elsewhere.empty() ? std::string(word)
                           : _f("{}: {}", word, fmt::format("{}", fmt::join(elsewhere, _(", "))));
@@ -196,8 +200,12 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
   nar.say(_f("input: {} random tokens, repeated to {} tokens: {}", period, seq.size(), fmt::join(toks, " ")));
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
-             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence "
-             "(layer 0: previous-token, layer {}: prefix matching)", seq.size() - 1, c.last_layer));
+             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence: "
+             "\"prev\" (layer 0), its previous-token score, the mean weight a row puts on the position just before "
+             "it; \"match\" (layer {}), its prefix-matching score, the mean weight on the token that followed an "
+             "earlier copy of the row's token (step 2 also averages both over {} evaluation sequences)",
+             seq.size() - 1, c.last_layer, c.eval_sequences));
+  nar.say(_("M: the causal mask, 0 where row i may see key j (j ≤ i) and −∞ on later keys, drawn '·'"));
   const std::vector<Tensor3> w = attn_only_weights(m, seq);
   std::string legend;
   for (std::size_t l = 0; l < L && !nar.quiet(); ++l) {
@@ -219,9 +227,16 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   if (!legend.empty()) nar.say(trimmed(legend));
   nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
              "from row {} on: the token after the current token's first copy, in the first period, is {} columns "
-             "left of the diagonal in the second period and {} in the third; the darkest cell of a row is there "
-             "in: {}", head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
-             pattern_list(c.drawn_patterns)));
+             "left of the diagonal in the second period and {} in the third; on this one sequence the darkest cell "
+             "of a row is there in: {} (step 2 gives each head's prefix matching averaged over {} evaluation "
+             "sequences)", head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
+             pattern_list(c.drawn_patterns), c.eval_sequences));
+  std::size_t on_first = 0;
+  for (const DrawnPattern& d : c.drawn_patterns) on_first += d.first_token;
+  if (on_first > 0)
+    nar.say(_("token 0: a head with nothing to find in a row often parks its weight on the first token, the "
+              "'attention sink' of Xiao et al. 2023 (Efficient Streaming Language Models with Attention Sinks, "
+              "§3.1); a likely reading here, not measured"));
   nar.record("attn_weights_induction", stack_layers(w));
   nar.record_tokens("attn_weights_induction", toks, toks);
   nar.record("previous_token", per_head(c.drawn_stats, L, H, &HeadStat::previous_token));
@@ -256,7 +271,7 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
                 metadata_value(lm_metadata, "steps"), r.sequences, r.period));
   nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
                 "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
-                s.chance, r.first - r.second, r.difference_se));
+                s.chance, printed_diff(r.first, r.second), r.difference_se));
   nar.result(_f("  best prefix matching: {} (a head with uniform weights: {:.3f}); {} of {} heads score above 0.4 "
                 "(this LM's heads are only measured, never zeroed: its forward pass has no way to switch a head "
                 "off)", best, r.uniform_prefix, s.strong, r.heads.size()));
@@ -303,8 +318,9 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   nar.table(t, /*as_result=*/true);
   nar.say(_f("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
              "score, the mean weight on the token that followed an earlier copy of the current token (a head with "
-             "uniform weights scores {:.3f} on the evaluation set); last column: the loss on the second period "
-             "(the first repetition) with that head's output set to zero", c.uniform_prefix));
+             "uniform weights scores {:.3f} prefix and {:.3f} prev on the evaluation set); last column: the loss "
+             "on the second period (the first repetition) with that head's output set to zero", c.uniform_prefix,
+             c.uniform_previous));
   nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
             "writes (embedding, the head's value and output maps, unembedding): a vocabulary × vocabulary matrix; "
             "copying = Σ Re λ / Σ |λ| over its eigenvalues λ (Elhage et al. 2021), +1 when reading a token "
@@ -332,23 +348,30 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
              "position ≤ {}: an induction head can always find its answer there, and marks at those positions "
              "are enough", c.max_period, c.max_period));
   nar.result(_f("second-period loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
-                head_name(0, c.previous_head), c.second_without_previous, c.second_without_previous - c.base.second));
+                head_name(0, c.previous_head), c.second_without_previous, printed_diff(c.second_without_previous, c.base.second)));
   nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
                 head_name(last, c.induction_head), ind.prefix_eval, c.induction_prefix_without_previous,
                 sentence_for(c.composes.outcome,
-                             _("it matches through that head's output (K- or Q-composition: zeroing the head "
-                               "changes layer 1's keys and queries alike, so this cannot tell which)"),
+                             _("it matches through that head's output: layer 1 builds its keys (K-composition) "
+                               "or its queries (Q-composition) from what that head wrote; zeroing the head "
+                               "changes layer 1's keys and queries alike, so this cannot tell which"),
                              _("it matches without it"), _("not measurable"))));
   const InductionHeadRow& needed = c.heads[last * H + c.most_needed];
   nar.result(_f("layer {}: {} matches prefixes best ({:.3f}), but zeroing {} costs most ({:.3f}); with all {} heads "
                 "zeroed the loss is {:.3f}", last, head_name(last, c.induction_head), ind.prefix_eval,
                 head_name(last, c.most_needed), needed.second_if_zeroed, H, c.second_without_last_layer));
-  nar.result(sentence_for(c.redundant.outcome,
-                  _("the last layer's heads are redundant: each one does the induction, so losing any one costs "
-                    "little (at most a quarter of losing them all)"),
-                  _("the last layer's heads are not redundant: one of them alone costs more than a quarter of "
-                    "losing them all"),
-                  _("redundancy: not measurable")));
+  const std::string share = _f("the costliest single head adds {:+.3f} to the loss, {:.0f}% of the {:+.3f} that "
+                               "losing all {} adds; redundant when at most {:.0f}%",
+                               printed_diff(needed.second_if_zeroed, c.base.second), 100.0 * c.redundant.measured,
+                               printed_diff(c.second_without_last_layer, c.base.second), H,
+                               100.0 * c.redundant.bound);
+  nar.result(c.redundant.holds()
+                 ? _f("the last layer's heads are redundant: each one does the induction, so losing any one costs "
+                      "little ({})", share)
+             : c.redundant.outcome == Outcome::fails
+                 ? _f("the last layer's heads are not redundant: one of them alone costs much of what losing them "
+                      "all costs ({})", share)
+                 : std::string(_("redundancy: not measurable")));
   double lo0 = 1e9, hi0 = -1e9, lo1 = 1e9;
   for (const InductionHeadRow& r : c.heads) {
     if (r.layer == 0) lo0 = std::min(lo0, r.copying), hi0 = std::max(hi0, r.copying);
@@ -357,8 +380,8 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   if (hi0 < 0.0 && lo1 > 0.0)
     nar.say(_f("copying is {:+.3f} or more in layer {}: read straight to the logits, those heads raise the token they "
                "attend to. Layer 0's heads score {:.2f} … {:.2f}: straight to the logits they lower the token they "
-               "read, which helps here, since a period's tokens are distinct and the next token is never one just "
-               "seen; their main output feeds layer {}'s keys, which this direct path leaves out",
+               "read, which would help here (not measured), since a period's tokens are distinct and the next token is "
+               "never one just seen; their main output feeds layer {}'s keys, which this direct path leaves out",
                lo1, last, lo0, hi0, last));
   Mat copying = xt::zeros<float>({L, H});
   for (const InductionHeadRow& r : c.heads) copying(r.layer, r.head) = float(r.copying);
@@ -405,9 +428,14 @@ void report_distance(Narrator& nar, const std::string& label, const std::string&
 void report_distances(Narrator& nar, const InterpretabilityFindings& f, const std::string& norm,
                       std::size_t sentences) {
   report_distance(nar, _("induction"), _f("{} evaluation sequences", f.circuit.eval_sequences), f.distance);
+  const InductionCircuit& c = f.circuit;
+  nar.say(_f("layer 0 here is not step 1's picture: that sequence has {} tokens, these have {}, and after position "
+             "{} the previous-token head {} puts only {:.2f} on the token before (step 2): most of its weight there lies "
+             "elsewhere", c.max_period + 1, c.eval_length, c.max_period, head_name(0, c.previous_head),
+             c.previous_late));
   nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
-            "H / log n: H over its largest value (1: uniform over the n keys a row may see); a layer's distance "
-            "grows when the last layer's exceeds the first's by more than 10%; the row \"uniform\": a head that "
+            "H / log n: H over its largest value (1: uniform over the n keys a row may see); the verdict "
+            "'grows with depth' needs the last layer's distance to exceed the first's by more than 10%; the row \"uniform\": a head that "
             "weights every key a row may see alike, on the same inputs (a causal row i: i/2 on average), so a "
             "layer near it looks everywhere rather than far"));
   nar.say(_("papers: the ViT paper (Dosovitskiy et al. 2021, Fig. 7) finds attention distance growing with depth, "
@@ -450,6 +478,8 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
                             choice.index, choice.max_words, choice.min_reordered));
   nar.say(_f("source (columns, left to right): {}", fmt::join(example.src, " ")));
   nar.say(_f("target (rows, top to bottom): {}", fmt::join(example.tgt, " ")));
+  nar.say(_("a(i): the source word that target word i translates, which the corpus generator records; the title's "
+            "claim: the largest weight of row i, argmax_j α_ij, falls on a(i)"));
   nar.say(_("teacher-forced: the decoder is fed the true previous target words, so each row shows where it "
             "looks given the right history"));
   if (!nar.quiet()) {
@@ -490,6 +520,16 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
       t.add(row);
     }
     nar.table(t, true);
+    nar.say(_f("each cell: the share of the {} target words whose largest cross-attention weight in that head "
+               "lies on their true source word a(i), as Bahdanau's figure above counts its α", format_count(a.cross->words)));
+    std::vector<std::string> ranges;  // each layer's heads, lowest to highest
+    for (std::size_t l = 0; l < a.cross->accuracy.shape(0); ++l) {
+      double lo = 1.0, hi = 0.0;
+      for (std::size_t h = 0; h < a.cross->accuracy.shape(1); ++h)
+        lo = std::min(lo, double(a.cross->accuracy(l, h))), hi = std::max(hi, double(a.cross->accuracy(l, h)));
+      ranges.push_back(_f("layer {} {:.1f}–{:.1f}%", l, 100.0 * lo, 100.0 * hi));
+    }
+    nar.say(_f("look at: the heads of each layer, lowest to highest: {}", fmt::format("{}", fmt::join(ranges, _(", ")))));
     nar.record("alignment_accuracy", a.cross->accuracy);
     nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words; the "
                   "Transformer's figure is the best of {} heads picked on these words, an optimistic one beside "
@@ -564,6 +604,10 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
   nar.say(_("Δ loss, periods 2…: the change of the mean loss over every period after the first; step 2's "
             "\"2nd period if zeroed\" is the second period alone, so the two columns differ"));
   nar.result(_f("{} of {} single-head edits change the output less than another seed does", p.below, p.rows.size()));
+  std::size_t loss_below = 0;  // the other yardstick: the seed's |Δloss|
+  for (const PerturbationRow& r : p.rows) loss_below += std::abs(r.change.loss_change) <= std::abs(p.seeds.loss_change);
+  nar.result(_f("by Δ loss instead: {} of {} edits stay within the seed's |Δloss| {:.4f} (the verdict below uses "
+                "TVD)", loss_below, p.rows.size(), std::abs(p.seeds.loss_change)));
   nar.result(_f("verdict: {} (holds: ≥ 75% of the edits; partly: ≥ 25%)", outcome_word(p.little_change.outcome)));
   if (p.below < p.rows.size()) {
     double lo = 1e300, hi = 0.0;
@@ -580,6 +624,10 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
   nar.why(_("if a head's weights can be shuffled freely, they cannot be what the prediction rests on."));
 }
 
+bool at_noise_edge(double gap, double bound) {
+  return std::isfinite(gap) && bound > 0 && std::abs(std::abs(gap) - bound) <= kNoiseEdge * bound;
+}
+
 std::string gap_and_bound(double gap, double bound) {
   int digits = 3;
   while (digits < 6 && std::abs(gap) != bound &&
@@ -594,7 +642,8 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
             "gradient × input: for each earlier token j, |Σ_c ∂loss/∂x_j,c · x_j,c| with x_j its embedding plus "
             "position, the first-order guess of the loss change if x_j were zeroed"));
   nar.say(_("Kendall τ: +1 when two rankings of the tokens agree, 0 when unrelated, −1 when reversed; ± is the "
-            "standard error of the mean over the sequences"));
+            "standard error of the mean over the sequences; attention, layer L: the mean over that layer's heads "
+            "of the last query's weights on the earlier tokens"));
   auto vs_random = [&](const Verdict& v) {  // measured: the gap to random scores' τ; bound: 2 combined SE
     return fmt::format("{} ({})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
                        gap_and_bound(v.measured, v.bound));
@@ -615,6 +664,14 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
          fmt::format("{:.0f}%", 100.0 * a.random_top1), "—"});
   nar.table(t, true);
   nar.record("kendall_tau", tau);
+  std::vector<std::string> edges;  // cells whose gap is within 5% of its bound, either side
+  for (std::size_t l = 0; l < c.attn_vs_random.size(); ++l)
+    if (at_noise_edge(c.attn_vs_random[l].measured, c.attn_vs_random[l].bound))
+      edges.push_back(_f("attention, layer {}", l));
+  if (at_noise_edge(c.grad_vs_random.measured, c.grad_vs_random.bound)) edges.push_back(_("gradient × input"));
+  if (!edges.empty())
+    nar.result(_f("at the edge of the noise: {} (gap within {:.0f}% of its bound): another set of sequences "
+                  "can flip that cell", fmt::format("{}", fmt::join(edges, _(", "))), 100.0 * kNoiseEdge));
   nar.result(_f("over {} sequences of the evaluation set, each at the last token of its second period (one earlier "
                 "copy to find); vs random scores: the gap to random scores' τ, then 2 standard errors of that gap, "
                 "2·√(SE² + SE_random²); 'within noise' when the gap is no larger; the verdicts are about τ only: the top-1 "
@@ -627,7 +684,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
                 sentence_for(c.gradients_win.outcome, _("gradients agree with leave-one-out better"),
                      _("attention agrees with leave-one-out better"),
                      _("neither agrees with leave-one-out better beyond the noise")),
-                a.grad_vs_loo, best, a.grad_vs_loo - best, a.sequences, 2.0 * c.difference_se));
+                a.grad_vs_loo, best, printed_diff(a.grad_vs_loo, best), a.sequences, 2.0 * c.difference_se));
   if (!c.informative.holds() && !a.attn_top1.empty() && a.chance_top1 > 0.0)
     nar.result(_f("but no ranking's τ is above random scores' beyond the noise, so this τ test cannot decide claim 5 "
                   "here: τ ranks every earlier token, and the order of those that matter little counts as much as "

@@ -65,10 +65,17 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
   });
   row.rss_mib = grown < 0 ? -1.0 : double(grown) / kMiB;
   if (!naive) let_blas_threads_sleep(0.05);
-  const int more = first > 1.0 ? 0 : std::max(0, opts.repeats - 1);
-  double best = first;
-  if (more > 0) best = std::min(best, best_seconds(run, more, false, 3.0));
-  row.seconds = best;
+  const int more = first > kRepeatOnceS ? 0 : first > kRepeatAllS ? std::min(1, opts.repeats - 1)
+                                                                   : std::max(0, opts.repeats - 1);
+  std::vector<double> times = {first};  // every timed run, for the best and the median
+  double spent = first;
+  for (int i = 0; i < more && (i == 0 || spent <= 3.0); ++i) spent += times.emplace_back(best_seconds(run, 1, false));
+  std::sort(times.begin(), times.end());
+  row.runs = int(times.size());
+  row.seconds = times.front();
+  const std::size_t m = times.size() / 2;
+  row.median_seconds = times.size() % 2 ? times[m] : 0.5 * (times[m - 1] + times[m]);
+  const double best = row.seconds;
   row.gflops = flops / best * 1e-9;
   row.pct_of_sgemm = sgemm > 0 ? 100.0 * row.gflops / sgemm : 0.0;
   return row;

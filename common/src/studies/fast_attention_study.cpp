@@ -28,6 +28,9 @@ namespace attn {
 Roofs judge_roofs(Roofs r) {
   r.sgemm_within_peak = judge_at_most(r.sgemm() - r.peak(), 0.0);
   r.peak_within_clock = judge_at_most(r.clock_ghz > 0 ? r.best_fma_per_cycle() : NAN, kMaxFmaPerCycle);
+  auto ratio = [](double a, double b) { return a > 0 && b > 0 ? std::max(a, b) / std::min(a, b) : NAN; };
+  r.sgemm_steady = judge_at_most(ratio(r.sgemm_before, r.sgemm_after), kRoofSteadyRatio);
+  r.peak_steady = judge_at_most(ratio(r.fma_before, r.fma_after), kRoofSteadyRatio);
   return r;
 }
 
@@ -215,10 +218,19 @@ void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs) {
   }
 }
 
+bool near_bound(double x, double bound) {
+  return std::isfinite(x) && bound > 0 && std::abs(x - bound) <= kNearShare * bound;
+}
+
+bool row_noisy(const AttentionBenchRow& r) {
+  return !r.skipped && r.runs > 1 && r.seconds > 0 && r.median_seconds > kNoisyRowRatio * r.seconds;
+}
+
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   SweepSummary s;
   for (const auto& r : rows) s.has_large = s.has_large || (!r.skipped && r.n >= kLargeN);
   std::vector<double> tiled_pcts;
+  bool noisy_pair = false;  // a naive and a tiled row at one size, one of them noisy
   for (const auto& r : rows) {
     if (!r.skipped) s.above_sgemm += r.pct_of_sgemm > 100.0, s.above_peak += r.pct_of_peak > 100.0;
     if (!r.skipped && r.pct_of_peak > s.highest_peak_pct)
@@ -230,6 +242,11 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
       s.naive_skipped += naive;
       continue;
     }
+    if (row_noisy(r)) {
+      (naive ? s.naive_noisy : s.tiled_noisy) += 1;
+      continue;
+    }
+    s.single_run += r.runs == 1;
     s.naive_measured += naive;
     if (!naive) {
       tiled_pcts.push_back(r.pct_of_sgemm);
@@ -249,6 +266,9 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   for (const auto& a : rows)
     for (const auto& b : rows)
       if (a.impl == "tiled" && b.impl == "naive" && !a.skipped && !b.skipped && a.n == b.n && a.d == b.d &&
+          a.causal == b.causal && (row_noisy(a) || row_noisy(b)))
+        noisy_pair = true;
+      else if (a.impl == "tiled" && b.impl == "naive" && !a.skipped && !b.skipped && a.n == b.n && a.d == b.d &&
           a.causal == b.causal && a.n >= s.speedup_n && b.gflops > 0) {
         const double x = a.gflops / b.gflops;
         if (a.n > s.speedup_n) s.speedup = 0.0, s.speedup_min = x, s.speedup_pairs = 0;
@@ -262,24 +282,43 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   for (const auto& r : rows) {
     if (r.d != s.work_d) continue;
     if (r.n == s.work_n) (r.impl == "tiled" ? s.tiled_work_mib : s.naive_work_mib) = r.peak_mib;
+    if (r.n == s.work_n && r.impl == "naive") s.naive_work_skipped = r.skipped;
     if (r.impl == "tiled" && r.n <= s.work_smallest_n) s.work_smallest_n = r.n, s.tiled_work_smallest_mib = r.peak_mib;
   }
   s.tiled_near_sgemm =
       judge_at_least(s.tiled_measured > 0 ? s.tiled_sgemm_median : NAN, kNearSgemm, kNearSgemmPartly);
+  if (s.tiled_measured == 0 && s.tiled_noisy > 0) s.tiled_near_sgemm.outcome = Outcome::too_noisy;
   s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup_min : NAN, kSpeedup);
+  if (s.speedup_n == 0 && noisy_pair) s.tiled_faster.outcome = Outcome::too_noisy;
   s.within_peak = judge_at_most(s.highest_peak_n > 0 ? s.highest_peak_pct : NAN, 100.0);
   return s;
 }
 
-Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows) {
+SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows, const Roofs& roofs) {
+  SweepSummary s = summarize_sweep(rows);
+  s.sgemm_moved = roofs.sgemm_steady.outcome == Outcome::fails;
+  if (s.sgemm_moved && s.tiled_near_sgemm.outcome != Outcome::inconclusive)
+    s.tiled_near_sgemm.outcome = Outcome::too_noisy;
+  return s;
+}
+
+Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows,
+                        double peak_low_gflops) {
   Roofline r;
   r.peak_gflops = peak_gflops, r.copy_gbs = copy_gbs, r.d = d, r.block_rows = block_rows;
+  r.peak_low_gflops = peak_low_gflops > 0 && peak_low_gflops <= peak_gflops ? peak_low_gflops : peak_gflops;
   r.ridge = copy_gbs > 0 && peak_gflops > 0 ? peak_gflops / copy_gbs : NAN;
+  r.margin = std::max(r.ridge - r.peak_low_gflops / copy_gbs, kRidgeMargin * r.ridge);
   r.naive_intensity = double(d) / 4.0;
   r.tiled_intensity = double(block_rows) / 2.0;
-  r.naive_below_ridge = judge_at_most(r.naive_intensity - r.ridge, 0.0);
-  r.tiled_above_ridge = judge_at_least(r.tiled_intensity - r.ridge, 0.0);
+  // Beyond the margin on its side holds, beyond it on the other side fails, within it inconclusive.
+  r.naive_below_ridge = judge_greater(r.ridge, r.naive_intensity, r.margin);
+  r.tiled_above_ridge = judge_greater(r.tiled_intensity, r.ridge, r.margin);
   return r;
+}
+
+Roofline judge_roofline(const Roofs& roofs, std::size_t d) {
+  return judge_roofline(roofs.peak(), roofs.copy_gbs, d, kTiledBlockRows, std::min(roofs.fma_before, roofs.fma_after));
 }
 
 }  // namespace attn

@@ -62,6 +62,12 @@ double uniform_prefix_matching(const std::vector<std::vector<int>>& tokens) {
   return tokens.empty() ? 0.0 : s / double(tokens.size());
 }
 
+double uniform_previous_token(const std::vector<std::size_t>& lengths) {
+  double s = 0.0;
+  for (std::size_t n : lengths) s += previous_token_score(uniform_weights(n, true));
+  return lengths.empty() ? 0.0 : s / double(lengths.size());
+}
+
 std::vector<LayerStat> layer_means(const std::vector<HeadStat>& heads) {
   std::vector<LayerStat> out;
   std::vector<std::size_t> count;

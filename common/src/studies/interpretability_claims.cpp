@@ -120,6 +120,9 @@ InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& ta
   const std::vector<Tensor3> drawn_w = attn_only_weights(m, drawn.sequence(0));
   c.drawn_stats = head_stats({drawn_w}, {drawn.sequence(0)}, true);
   c.uniform_prefix = uniform_prefix_matching(tokens);
+  std::vector<std::size_t> lengths;
+  for (const auto& t : tokens) lengths.push_back(t.size());
+  c.uniform_previous = uniform_previous_token(lengths);
   for (std::size_t h = 0; h < H; ++h) {
     c.drawn_patterns.push_back(drawn_pattern(slice_of(drawn_w[L - 1], h), drawn.sequence(0)));
     c.drawn_patterns.back().layer = L - 1, c.drawn_patterns.back().head = h;

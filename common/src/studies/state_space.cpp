@@ -241,7 +241,21 @@ DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_mode
   c.jump_at_cache = cache_bytes == 0 || c.steepest_to == 0 || c.attention_linear.holds()
                         ? Verdict{NAN, 0.0, 0.0, Outcome::inconclusive}
                         : Verdict{crosses ? 1.0 : 0.0, 1.0, 1.0, crosses ? Outcome::holds : Outcome::fails};
+  c.steepest_spread = NAN;
+  for (const auto& r : c.rows)
+    if ((r.context == c.steepest_from || r.context == c.steepest_to) && c.steepest_to > 0 && r.attention_s > 0) {
+      const double sp = (r.attention_median_s > 0 ? r.attention_median_s : r.attention_s) / r.attention_s;
+      c.steepest_spread = std::isnan(c.steepest_spread) ? sp : std::max(c.steepest_spread, sp);
+    }
+  c.steepest_steady = judge_at_most(c.steepest_spread, kDecodeSteadyRatio);
+  c.steepest_repeats = Verdict{NAN, kDecodeSteadyRatio, kDecodeSteadyRatio, Outcome::inconclusive};
   return c;
+}
+
+void judge_steepest_repeat(DecodeCost& c, double repeat_growth) {
+  c.steepest_repeat_growth = repeat_growth;
+  const double a = c.steepest_growth, b = repeat_growth;
+  c.steepest_repeats = judge_at_most(a > 0 && b > 0 ? std::max(a, b) / std::min(a, b) : NAN, kDecodeSteadyRatio);
 }
 
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
@@ -273,6 +287,14 @@ DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_m
   }
   DecodeCost c = judge_decode_cost(std::move(rows), d_model, heads, state_n, l2_cache_bytes());
   c.runs = runs;
+  if (c.steepest_to > 0) {  // the steepest step again, its two contexts timed alternately
+    KVCache from = kv_cache_make(att, c.steepest_from + 1), to = kv_cache_make(att, c.steepest_to + 1);
+    for (KVCache* kv : {&from, &to}) kv->k = rng.normal_mat(kv->k.shape(0), d_model), kv->v = rng.normal_mat(kv->v.shape(0), d_model);
+    Mat out;
+    const auto [a, b] = time_interleaved([&] { from.len = c.steepest_from; out = decoder_attention_step(att, from, x); },
+                                         [&] { to.len = c.steepest_to; out = decoder_attention_step(att, to, x); }, 7);
+    judge_steepest_repeat(c, a.best > 0 ? b.best / a.best : NAN);
+  }
   return c;
 }
 

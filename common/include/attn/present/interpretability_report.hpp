@@ -66,6 +66,10 @@ void report_importance(Narrator& nar, const ImportanceClaim& c);
 // "+0.028; 0.085": a signed gap and its noise bound at three decimals, or at as many more (up to six) as
 // it takes for two different values to print differently, so a verdict on |gap| ≤ bound can be checked.
 std::string gap_and_bound(double gap, double bound);
+// A gap at the edge of its noise bound: | |gap| − bound | ≤ kNoiseEdge · bound (a verdict another
+// sample could flip either way).
+inline constexpr double kNoiseEdge = 0.05;
+bool at_noise_edge(double gap, double bound);
 
 // Step 8: what held, and the takeaway, from every finding above (the optional ones when their
 // model was shipped).

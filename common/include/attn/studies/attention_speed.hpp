@@ -18,6 +18,8 @@ struct AttentionBenchRow {
   std::size_t n = 0, d = 0, heads = 0;
   bool causal = false;
   double seconds = 0.0;      // best of the timed runs
+  double median_seconds = 0.0;  // the median of the timed runs (equal to seconds when runs == 1)
+  int runs = 0;              // timed runs (see kRepeatAllS)
   double gflops = 0.0;       // attention_forward_flops / seconds
   double pct_of_sgemm = 0.0;
   double pct_of_peak = 0.0;  // of the CPU's FMA peak (attn/studies/peak_flops.hpp), when measured
@@ -26,6 +28,11 @@ struct AttentionBenchRow {
   bool skipped = false;
   std::string note;          // why it was skipped
 };
+
+// How often bench_attention times a row: `repeats` runs when the first takes at most kRepeatAllS
+// seconds, two when it takes at most kRepeatOnceS (so that every row but the slowest has a spread),
+// else that one run.
+inline constexpr double kRepeatAllS = 1.0, kRepeatOnceS = 5.0;
 
 struct AttentionBenchOptions {
   int threads = 0;                 // 0: all cores (tiled threads; OpenBLAS keeps its own count)

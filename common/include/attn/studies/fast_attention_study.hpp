@@ -50,8 +50,13 @@ struct Roofs {
   // peak_within_clock: best_fma_per_cycle ≤ kMaxFmaPerCycle, the FMA units a core has at most; above
   // it the cores ran faster than the OS's clock (turbo); inconclusive when the clock is unknown.
   Verdict peak_within_clock;
+  // sgemm_steady, peak_steady: the larger of a roof's two measurements over the smaller ≤
+  // kRoofSteadyRatio; when it fails the roof moved with the load between them, and a verdict that
+  // divides by that roof is not judged (Outcome::too_noisy). Inconclusive when a measurement is ≤ 0.
+  Verdict sgemm_steady, peak_steady;
 };
 inline constexpr double kMaxFmaPerCycle = 2.0;
+inline constexpr double kRoofSteadyRatio = 1.25;
 Roofs judge_roofs(Roofs r);
 // The FMA peak, sgemm and the copy bandwidth, before the sweep (the "after" fields equal them).
 Roofs measure_roofs(int threads);
@@ -135,6 +140,18 @@ std::vector<AttentionBenchRow> run_sweep(const std::vector<std::size_t>& sizes, 
 // pct_of_sgemm and pct_of_peak of every measured row from the final roofs.
 void apply_roofs(std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
 
+// A sweep row is noisy when its median run took more than kNoisyRowRatio × its best run: the load
+// moved while it was timed. Noisy rows are marked in the table and kept out of the summary's
+// figures and verdicts; a row timed once (its first run took over kRepeatOnceS) has no spread and is
+// kept.
+inline constexpr double kNoisyRowRatio = 1.25;
+bool row_noisy(const AttentionBenchRow& r);
+
+// A figure within kNearShare of a threshold (|x − bound| ≤ kNearShare · bound) is at the edge: the
+// verdict stands, and the chapter says the load could tip it.
+inline constexpr double kNearShare = 0.10;
+bool near_bound(double x, double bound);
+
 inline constexpr std::size_t kLargeN = 2048;             // "large": n ≥ 2048
 inline constexpr double kNearSgemm = 75.0, kNearSgemmPartly = 50.0;  // % of sgemm
 inline constexpr double kSpeedup = 2.0;                   // tiled over naive at the same size
@@ -145,7 +162,9 @@ struct SweepSummary {
   std::size_t tiled_measured = 0;      // tiled rows in range
   std::size_t best_n = 0, best_d = 0;  // the best tiled row in range (with best_causal)
   bool best_causal = false;
-  std::size_t naive_measured = 0, naive_skipped = 0;  // naive rows in range
+  std::size_t naive_measured = 0, naive_skipped = 0;  // naive rows in range (measured: not noisy)
+  std::size_t tiled_noisy = 0, naive_noisy = 0;       // rows in range left out as noisy (row_noisy)
+  std::size_t single_run = 0;                         // measured rows in range timed once (no spread)
   std::size_t above_sgemm = 0, above_peak = 0;        // measured rows above 100%
   // The measured row with the highest % of the FMA peak (any n), and the verdict that no row
   // passes 100% (it fails only when the peak was measured at another moment of the load).
@@ -161,30 +180,48 @@ struct SweepSummary {
   // Working memory at the largest n and d of the sweep (beyond Q, K, V, O; counted, not measured):
   std::size_t work_n = 0, work_d = 0;
   double tiled_work_mib = 0.0, naive_work_mib = 0.0;  // naive: what it needs there, run or skipped
+  bool naive_work_skipped = false;                    // the naive row there was skipped
   double tiled_work_smallest_mib = 0.0;               // the tiled kernel's at the smallest n, same d
   std::size_t work_smallest_n = 0;
   // tiled_near_sgemm: the median tiled % of sgemm in range ≥ kNearSgemm (partly ≥ kNearSgemmPartly);
   // tiled_faster: the least speedup at speedup_n ≥ kSpeedup (inconclusive when no size has both).
+  // Both use rows that are not noisy only; too_noisy when every row they could use is noisy, and
+  // tiled_near_sgemm too_noisy when sgemm itself moved (summarize_sweep with the roofs).
   Verdict tiled_near_sgemm, tiled_faster;
+  bool sgemm_moved = false;  // the roofs' sgemm_steady failed: tiled_near_sgemm is not judged
 };
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows);
+// The same, with the run's roofs: when sgemm's two measurements differ by more than kRoofSteadyRatio
+// (roofs.sgemm_steady fails), tiled_near_sgemm, a percentage of sgemm, becomes too_noisy.
+SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
 
 // ---- the roofline, with the roofs of the whole run -----------------------------------------------
 // Flops per byte of main-memory traffic: naive 4·d flops per 16 bytes of S and P (d/4); tiled: a
 // block of `block_rows` queries does 4·block_rows·n·d flops while K and V (8·n·d bytes) stream past
 // it (block_rows/2). The ridge, peak / copy bandwidth, is where the two roofs meet: below it the
 // roofline calls a kernel memory-bound, above it compute-bound.
+// The ridge is uncertain: the FMA peak was measured twice and may differ, and the copy bandwidth once
+// (best of 3). Its margin is the larger of the gap between the two peaks' ridges and kRidgeMargin of
+// the ridge; an intensity within the margin of the ridge is on neither side (inconclusive).
 inline constexpr std::size_t kTiledBlockRows = 96;  // FastAttentionConfig's default block_q
+inline constexpr double kRidgeMargin = 0.10;
 struct Roofline {
   double peak_gflops = 0.0, copy_gbs = 0.0;
-  double ridge = 0.0;            // flop/B
+  double peak_low_gflops = 0.0;  // the lower of the two FMA-peak measurements
+  double ridge = 0.0;            // flop/B, with the better peak
+  double margin = 0.0;           // flop/B: max(ridge − peak_low / copy, kRidgeMargin · ridge)
   std::size_t d = 0, block_rows = 0;
   double naive_intensity = 0.0, tiled_intensity = 0.0;  // flop/B
-  // naive_below_ridge: naive_intensity ≤ ridge (the roofline calls it memory-bound);
-  // tiled_above_ridge: tiled_intensity ≥ ridge (compute-bound). NaN roofs: inconclusive.
+  // naive_below_ridge: naive_intensity ≤ ridge − margin holds (the roofline calls it memory-bound),
+  // ≥ ridge + margin fails, between them inconclusive; tiled_above_ridge: tiled_intensity ≥ ridge +
+  // margin holds (compute-bound), ≤ ridge − margin fails. NaN roofs: inconclusive.
   Verdict naive_below_ridge, tiled_above_ridge;
 };
-Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows = kTiledBlockRows);
+// peak_low_gflops: the other FMA-peak measurement (NaN or above peak_gflops: the peak alone).
+Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows = kTiledBlockRows,
+                        double peak_low_gflops = NAN);
+// With the run's roofs: the better FMA peak, the other one for the margin.
+Roofline judge_roofline(const Roofs& roofs, std::size_t d);
 
 // ---- the GPU step ------------------------------------------------------------------------------
 struct GpuStep {

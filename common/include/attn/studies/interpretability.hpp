@@ -43,9 +43,11 @@ struct LayerStat {
 std::vector<LayerStat> layer_means(const std::vector<HeadStat>& heads);
 // Baselines: what a head with uniform weights over the keys each row may see (causal: 0 … i)
 // scores, on inputs of these lengths / tokens, by the same definitions as head_stats. The mean
-// over the inputs of mean_attention_distance; of prefix_matching_score (0 when none is given).
+// over the inputs of mean_attention_distance; of prefix_matching_score (0 when none is given); of
+// previous_token_score, causal (0 when none is given).
 double uniform_distance(const std::vector<std::size_t>& lengths, bool causal);
 double uniform_prefix_matching(const std::vector<std::vector<int>>& tokens);
+double uniform_previous_token(const std::vector<std::size_t>& lengths);
 
 // ---- alignment -------------------------------------------------------------------------------
 // Teacher-forced α of a seq2seq model with attention for one pair: (len(tgt), S), row i = the

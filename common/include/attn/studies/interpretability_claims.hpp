@@ -90,6 +90,7 @@ struct InductionCircuit {
   // head's keys and queries alike, so this cannot tell K- from Q-composition.
   double induction_prefix_without_previous = 0.0;
   double uniform_prefix = 0.0;  // uniform_prefix_matching of the evaluation set: a head that points nowhere
+  double uniform_previous = 0.0;  // uniform_previous_token of the evaluation set's lengths, likewise
   std::vector<DrawnPattern> drawn_patterns;  // the last layer's heads on the drawn sequence, head by head
   Verdict composes;   // judge_composition: the induction head reads the previous-token head's output
   Verdict redundant;  // judge_redundancy: the last layer's heads can stand in for each other

@@ -123,7 +123,19 @@ struct DecodeCost {
   std::size_t cache_bytes = 0;                 // one core's L2 cache (0: unknown)
   std::size_t cache_passed_at = 0;             // first context whose KV cache exceeds it (0: none)
   Verdict jump_at_cache;
+  // Is the steepest step measured, or the load? steepest_spread: the larger median / best of its two
+  // ends (steepest_steady: ≤ kDecodeSteadyRatio); the same two contexts timed again, alternately, so
+  // that a change of load falls on both (steepest_repeat_growth: the growth of those best runs, 0
+  // when not re-timed), against the first growth (steepest_repeats: the larger over the smaller ≤
+  // kDecodeSteadyRatio; inconclusive until judge_steepest_repeat).
+  double steepest_spread = 0, steepest_repeat_growth = 0;
+  Verdict steepest_steady, steepest_repeats;
+  // The jump is a measured cost only when both hold (a cause is then worth naming).
+  bool steepest_measured() const { return steepest_steady.holds() && steepest_repeats.holds(); }
 };
+inline constexpr double kDecodeSteadyRatio = 1.25;
+// steepest_repeat_growth and steepest_repeats from a second timing of the steepest interval.
+void judge_steepest_repeat(DecodeCost& c, double repeat_growth);
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
                        std::size_t state_n);
 DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
