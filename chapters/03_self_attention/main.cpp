@@ -120,9 +120,9 @@ int main(int argc, char** argv) {
     const PermutationCheck permutation = check_permutation(full.attn.output, Op, perm);
     report_permutation(nar, permutation, sentence, fmt::format("{}", fmt::join(shuffled, " ")));
     nar.code("attn/studies/self_attention_study.hpp: check_permutation; attn/studies/lookup.hpp: permute_rows");
-    nar.why(_("nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. The source "
-              "article \"Attention: from Seq2Seq to the Transformer revolution\" calls this 'invariant'; per word "
-              "it is equivariant, and only a pooled summary is invariant."));
+    nar.why(_f("nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. The source "
+               "article {} calls this 'invariant'; per word it is equivariant, and only a pooled summary is invariant.",
+               source_article()));
 
     nar.step(_("A soft database lookup"), _("o = Σ_j softmax_j(q·k_j / τ) v_j"));
     const Labels animals = {"cat", "dog", "fish", "bird"};

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/present/chapters.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -55,10 +56,10 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
                 "1.25×): {}",
                 last.d_k, s.raw_vanishes.measured, outcome_word(s.raw_vanishes.outcome), s.scaled_steady.measured,
                 outcome_word(s.scaled_steady.outcome)));
-  nar.say(_f("the source article \"注意力机制 (Attention Mechanism)\" writes softmax(QKᵀ/d_k); the divisor is √d_k "
+  nar.say(_f("the source article's companion card {} writes softmax(QKᵀ/d_k); the divisor is √d_k "
              "— dividing by "
              "d_k would leave Var = {:.1f}/{}² = {:.4f} at d_k = {}: scores squeezed towards 0.",
-             last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
+             source_card(), last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
 }
 
 void report_permutation(Narrator& nar, const PermutationCheck& c, const std::string& sentence,

@@ -15,8 +15,8 @@ namespace attn {
 void report_row_sums(Narrator& nar, const RowSumCheck& c);
 // Step 6: the masked weights drawn with '·' for the masked pairs, and the three causal checks.
 void report_causal(Narrator& nar, const Mat& weights, const Mat& mask, const Labels& words, const CausalCheck& c);
-// Step 7: the √d_k table (recorded as "scaling"), its verdicts, and the 1/d_k slip of the
-// source article "Attention mechanism".
+// Step 7: the √d_k table (recorded as "scaling"), its verdicts, and the 1/d_k slip of the source article's
+// companion card "Attention mechanism" (attn/present/chapters.hpp: source_card).
 void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, std::size_t trials);
 // Step 8: equivariance per word, invariance of the pooled summary.
 void report_permutation(Narrator& nar, const PermutationCheck& c, const std::string& sentence,
