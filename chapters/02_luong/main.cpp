@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
     report_training_records(nar, described);
-    nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3)."));
+    nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
+              "h̃_{t−1}: the previous step's attentional state (defined below)."));
     const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);
     auto trace = [&](const Seq2Seq& m) { return greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10); };
     const DecodeTrace tr = trace(general);
@@ -64,8 +65,8 @@ int main(int argc, char** argv) {
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.say(_f("decoder step t = {} of the global-general model, the first word whose source is elsewhere; Bahdanau "
-               "scored with s_(t−1), Luong with h_t", t + 1));
-    nar.show("h_t", row_of(gv.h_t, 0), {}, _f("the decoder's state after its GRU step ({})", gv.h_t.shape(1)));
+               "scored with s_{{t−1}}, Luong with h_t", t + 1));
+    nar.show("h_t", row_of(gv.h_t, 0), {}, _("the decoder's state after its GRU step"));
     nar.show("H", gv.H, ex.src, {}, _f("encoder states h̄_s (S × {})", gv.H.shape(1)));
     nar.say(_("after attending, h̃_t = tanh(W_c[c_t; h_t]) (the attentional state, eq. 5; this W_c is the paper's output "
             "layer, not the concat score's W_c of step 2) predicts the word and is fed to the next step's input (input "
@@ -84,12 +85,14 @@ int main(int argc, char** argv) {
     nar.why(_("dot and general are one matrix product per step; concat is Bahdanau's network with h_t in place of s_{t−1}."));
 
     nar.step(_("Global vs local windows"),
-             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)"), "eq. 9–10");
+             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t))"), "eq. 9–10");
+    nar.say(_("local-p then weights α by a Gaussian around p_t: α_t(s) × exp(−(s − p_t)² / (2σ²)). Here t counts "
+              "from 1 and s from 0, so local-m centres on s = t − 1."));
     const std::size_t shown_d = 2;  // local-m's D here: a window visibly narrower than the sentence
     report_windows(nar, {general, tr, lp, trace(lp)}, ex, t, shown_d, tv);
     nar.code("attn/attention/luong_attention.hpp: luong_forward (LuongWindow::LocalM, LocalP)");
     nar.why(_("local attention looks at 2D + 1 words; local-m assumes monotonic order (the step above shows where "
-              "that fails), local-p learns where to look — which the reorderings here require."));
+              "that fails); local-p learns where to look, as near as the table above shows."));
 
     // ---------------------------------------------------------------- quality and cost, measured
     nar.step(_("BLEU by sentence length, beside Bahdanau"), _("same test split, greedy decoding"));
@@ -101,7 +104,8 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_("all five share the encoder, sizes, data, training steps and seed; they differ in the attention and where "
+    nar.why(_("all five share the encoder, sizes, data, training steps and seed; each kept its best validation step (step "
+              "1) and is one training run, so gaps of a few points may be seed-to-seed noise. They differ in the attention and where "
               "the decoder uses it (Luong after the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU)."));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));

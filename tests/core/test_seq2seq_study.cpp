@@ -206,6 +206,21 @@ TEST_CASE("judge_score_cost: each row's dot gain is judged against that row's ow
   CHECK(mixed.growth_noise == doctest::Approx((7.81 / 1.1) * (6.82 / 2.0)));
 }
 
+TEST_CASE("parameter_groups: the parts of a model sum to its parameter count") {
+  Rng rng(1);
+  for (const char* name : {"no_attention", "bahdanau", "luong_general"}) {
+    Seq2SeqConfig cfg = config_for(name, 20, 20);
+    cfg.emb = 8, cfg.enc_hidden = 8, cfg.dec_hidden = 8, cfg.attn = 8;
+    const Seq2Seq m = seq2seq_init(cfg, rng);
+    const auto g = parameter_groups(m);
+    std::size_t sum = 0;
+    for (const auto& [part, n] : g) sum += n;
+    CHECK(sum == parameter_count(m));
+    CHECK(g.count("encoder") == 1);
+    CHECK(g.count("attention") == (std::string(name) != "no_attention" ? 1u : 0u));
+  }
+}
+
 TEST_CASE("cosine_to_last: 1 for the last row, -1 for its opposite, 0 for an orthogonal or zero row") {
   const Mat rows = {{0.0f, 2.0f}, {0.0f, 0.0f}, {0.0f, -1.0f}, {3.0f, 0.0f}, {1.0f, 0.0f}};
   const Vec c = cosine_to_last(rows);
@@ -273,7 +288,16 @@ TEST_CASE("judge_train_steps: the article's 1.5-2x claim holds, is just short, f
   const std::vector<std::string> names = {"bahdanau", "luong_dot", "luong_general"};
   CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}).claim.outcome == Outcome::holds);
   CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}).beyond.outcome == Outcome::fails);
-  CHECK(judge_train_steps(names, {14.5, 10.0, 10.0}).claim.outcome == Outcome::partly);
+  CHECK(judge_train_steps(names, {14.5, 10.0, 10.0}).claim.outcome == Outcome::fails);  // no spread: 1.45 < 1.5
+  // with spreads: 1.45× within a ratio spread of 1.1 × 1.1 gets no verdict; 1.6× beyond 1.02 × 1.02 holds;
+  // 1.1× below 1.5 by more than 1.2 × 1.1 fails
+  const TrainStepStudy noisy = judge_train_steps(names, {14.5, 10.0, 10.0}, {1.1, 1.0, 1.1});
+  CHECK(noisy.general_spread == doctest::Approx(1.21));
+  CHECK(noisy.claim.outcome == Outcome::inconclusive);
+  CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}, {1.02, 1.0, 1.02}).claim.outcome == Outcome::holds);
+  CHECK(judge_train_steps(names, {11.0, 10.0, 10.0}, {1.2, 1.0, 1.1}).claim.outcome == Outcome::fails);
+  CHECK(judge_train_steps(names, {21.0, 10.0, 10.0}, {1.1, 1.0, 1.1}).beyond.outcome == Outcome::inconclusive);
+  CHECK_THROWS_AS(judge_train_steps(names, {16.0, 10.0, 10.0}, {1.0}), std::invalid_argument);
   const TrainStepStudy f = judge_train_steps(names, {11.0, 10.0, 10.0});
   CHECK(f.claim.outcome == Outcome::fails);
   CHECK(f.general_speedup == doctest::Approx(1.1));

@@ -93,6 +93,18 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
   const Labels out = output_words(m.local_p_trace, tv);
   nar.show("local_p_positions", local_p_positions(m.local_p_trace, pair), out, {"p_t", _("true s")},
            _("predicted p_t vs the word translated (from 0; <eos>: S, past the end)"));
+  {
+    const Mat pos = local_p_positions(m.local_p_trace, pair);
+    std::size_t worst = pos.shape(0);
+    double miss = 0.0;
+    for (std::size_t r = 0; r < pos.shape(0); ++r)
+      if (double(pos(r, 1)) < double(pair.src.size()) && std::abs(double(pos(r, 0) - pos(r, 1))) > miss)
+        miss = std::abs(double(pos(r, 0) - pos(r, 1))), worst = r;
+    if (worst < pos.shape(0))
+      nar.result(_f("largest miss: \"{}\" translates s = {}, local-p predicted p_t = {:.2f}, {:.2f} positions away "
+                    "(window D = {})", out[worst], int(pos(worst, 1)), double(pos(worst, 0)), miss,
+                    m.local_p.cfg.luong.half_width));
+  }
   nar.heatmap("local_p_alignment", m.local_p_trace.alignment, out, pair.src,
               _("the local-p model's α (rows: output words)"), {0.0, 1.0});
   nar.record("general_alignment", m.general_trace.alignment);
@@ -123,6 +135,16 @@ void report_match(Narrator& nar, const std::vector<NamedResult>& results, const 
   const MatchStudy& g = match_of(matches, "luong_general");
   nar.result(_f("global-general vs Bahdanau: largest gap {:+.1f} points ({} at {} words): it {} Bahdanau", g.worst.gap,
                 metric_word(g.worst_metric), g.worst.bucket, match_word(g.matches)));
+  const double margin = (g.matches.holds() ? kMatchPoints : kClosePoints) - std::abs(g.worst.gap);
+  std::size_t sentences = 0;
+  for (const auto& b : result_named(results, "bahdanau").buckets)
+    if (b.bucket.label() == g.worst.bucket) sentences = b.sentences;
+  if (margin >= 0.0 && g.worst_metric == "exact" && sentences > 0)
+    nar.say(_f("that is {:.1f} points inside the {:.0f}-point bound; one sentence of the {} in that bucket is {:.2f} "
+               "points of exact match, so {} more wrong sentence(s) there would change the verdict (one training run "
+               "per model).",
+               margin, g.matches.holds() ? kMatchPoints : kClosePoints, sentences, 100.0 / double(sentences),
+               std::size_t(std::floor(margin / (100.0 / double(sentences)))) + 1));
   const MatchStudy& best = closest_match(matches);
   nar.result(_f("closest to Bahdanau: {} (largest gap {:+.1f} points, {} at {} words)", best.model, best.worst.gap,
                 metric_word(best.worst_metric), best.worst.bucket));
@@ -185,7 +207,8 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
 }
 
 std::string score_cost_why(const ScoreCostStudy& s) {
-  return _f("per call Bahdanau pays W_a·s_(t−1) (hidden·A multiply-adds, whatever S) and a tanh on S·A numbers; dot "
+  return _f("per call Bahdanau pays W_a·s_{{t−1}} (hidden·A multiply-adds, whatever S), a tanh on S·A numbers and v_aᵀ "
+            "on them (S·A more multiply-adds); dot "
             "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
             "either way — here it went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' "
             "spreads multiplied, {:.2f}×, at least 1.10×): {}.",
@@ -196,24 +219,27 @@ std::string score_cost_why(const ScoreCostStudy& s) {
 
 std::string train_claim_words(const TrainStepStudy& s) {
   return s.beyond.holds() ? _("held (at or beyond its upper end)")
-                          : sentence_for(s.claim.outcome, _("held"), _("did not hold"),
-                                         s.claim.outcome == Outcome::partly ? _("did not hold (just short of 1.5×)")
-                                                                            : _("could not be measured"));
+                          : sentence_for(s.claim.outcome, _("held"), _("did not hold (below 1.5× beyond the spread)"),
+                                         _("got no verdict (1.5× lies within the spread)"));
 }
 
 void report_train_steps(Narrator& nar, const TrainStepStudy& s, const StepGainStudy& g, const Seq2SeqConfig& sz) {
-  Table tt({_("model"), _("ms / step"), _("Bahdanau ÷ this")});
+  Table tt({_("model"), _("ms / step"), _("spread"), _("Bahdanau ÷ this")});
   Vec step_times = Vec::from_shape({s.ms.size()});
   for (std::size_t k = 0; k < s.ms.size(); ++k) {
     step_times(k) = float(s.ms[k]);
-    tt.add({s.models[k], fmt::format("{:.1f}", s.ms[k]), fmt::format("{:.2f}", s.ms[0] / s.ms[k])});
+    const double spread = k < s.spreads.size() ? s.spreads[k] : 1.0;
+    tt.add({s.models[k], fmt::format("{:.1f}", s.ms[k]), fmt::format("{:.2f}", spread),
+            fmt::format("{:.2f}", s.ms[0] / s.ms[k])});
   }
   nar.table(tt, /*as_result=*/true);
   nar.record("step_times", step_times);
+  nar.say(_("spread: a model's second-slowest step ÷ its second-fastest; a ratio's spread: Bahdanau's spread × the "
+            "model's."));
   nar.result(_f("the source article {}: \"Luong trains 1.5–2× "
                 "faster than Bahdanau\" (no published measurement). Here: global-general runs {:.2f}× Bahdanau's speed "
-                "per training step, global-dot {:.2f}× — in this run the claim {}.",
-                source_article(), s.general_speedup, s.dot_speedup, train_claim_words(s)));
+                "per training step (ratio spread {:.2f}×), global-dot {:.2f}× — in this run the claim {}.",
+                source_article(), s.general_speedup, s.general_spread, s.dot_speedup, train_claim_words(s)));
   nar.result(_f("fastest per training step in this run: {} ({:.1f} ms)", s.models[s.fastest], s.ms[s.fastest]));
   if (std::isnan(g.call_gain))
     nar.say(_f("step 5 timed no score at S = {}: no per-call figure to set beside the training step.", g.src_len));
@@ -223,10 +249,10 @@ void report_train_steps(Narrator& nar, const TrainStepStudy& s, const StepGainSt
                   sentence_for(g.smaller.outcome, _("the step gains less, beyond that spread"),
                                _("the step gains more, beyond that spread"), _("no verdict: within that spread"))));
   nar.say(_("these are one run's timings: run it again to see how far the ratios move."));
-  nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models "
+  nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of {} steps per model after a warm-up, the models "
              "interleaved step by step, the chapter's model sizes (embedding E {}, encoder 2×{}, decoder {}, "
              "attention A {}), other "
-             "programs possibly running at the same time.", sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
+             "programs possibly running at the same time.", s.reps, sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
 }
 
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models) {

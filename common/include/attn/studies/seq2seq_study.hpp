@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ std::vector<DecodeRow> decode_rows(const DecodeTrace& tr);
 // The output words of a trace, its <eos> step last: the row labels of its alignment.
 Labels output_words(const DecodeTrace& tr, const Vocab& target_vocab);
 
+// A model's parameter count by part: the checkpoint name up to its first '.' ("encoder", "init",
+// "attention", "decoder", "out", "src_emb", …); the parts sum to parameter_count(m).
+std::map<std::string, std::size_t> parameter_groups(const Seq2Seq& m);
 // Each row's cosine with the last row (cos(h_j, h_S) of the encoder states; 0 for a zero row).
 Vec cosine_to_last(const Mat& rows);
 
@@ -225,13 +229,20 @@ inline constexpr double kArticleSpeedupLow = 1.5, kArticleSpeedupHigh = 2.0;
 struct TrainStepStudy {
   std::vector<std::string> models;  // Bahdanau first
   std::vector<double> ms;           // median ms per step, same order
+  std::vector<double> spreads;      // per model, second-slowest step / second-fastest (≥ 1; empty: 1)
   double general_speedup = 0.0, dot_speedup = 0.0;  // Bahdanau's ms / the model's, rounded to 0.01 as printed
+  double general_spread = 1.0;  // the ratio's spread: Bahdanau's timing spread × general's
   std::size_t fastest = 0;  // the index of the smallest ms (the first of equals)
-  // claim: general_speedup ≥ 1.5 holds, ≥ 1.4 partly (just short); beyond: ≥ 2.0 (the range's top).
+  std::size_t reps = 0;     // steps timed per model (train_step_study; 0 when judged from given times)
+  // claim: measured = ln(general_speedup / 1.5), bound = ln general_spread — holds when measured ≥
+  // bound (at or above 1.5× beyond the spread; exactly 1.5× with no spread holds), fails when
+  // measured < −bound, inconclusive within; beyond: the same against 2.0 (the range's top).
   Verdict claim, beyond;
 };
-// models: names of config_for, "bahdanau", "luong_dot" and "luong_general" among them.
-TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms);
+// models: names of config_for, "bahdanau", "luong_dot" and "luong_general" among them; spreads:
+// one per model, or empty (timings taken as exact).
+TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms,
+                                 std::vector<double> spreads = {});
 // Does global-general gain less per training step than its score function alone gains per call?
 // call_gain: step 5's general gain at src_len (the smallest hidden), spread its ratio's spread;
 // smaller: judge_greater(ln call_gain, ln step_gain, ln spread) (holds: the step gains less beyond
