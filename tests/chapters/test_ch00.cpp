@@ -133,6 +133,10 @@ TEST_CASE("chapter 00: a missing or corrupt checkpoint is a clear error") {
 }
 
 TEST_CASE("chapter 00: bad flags exit 2 naming the flag") {
+  // --steps without --train would be ignored: refused instead, naming --train.
+  const RunResult alone = run_program(kProgram00, {"--steps", "10"});
+  CHECK(alone.status == 2);
+  CHECK((alone.err_has("--train") || alone.has("--train")));
   RunResult r = run_program(kProgram00, {"--steps", "0"});
   CHECK(r.status == 2);
   CHECK((r.err_has("--steps") || r.has("--steps")));

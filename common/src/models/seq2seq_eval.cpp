@@ -117,10 +117,6 @@ Mat position_accuracy(const std::vector<Tokens>& hyps, const std::vector<Sentenc
 // ---- measured cost -------------------------------------------------------------------------------
 namespace {
 using Clock = std::chrono::steady_clock;
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 // The median of the rounds; *spread (when asked for) the second slowest / the second fastest, so
 // that one round interrupted by another program does not set it alone.
 double median_and_spread(std::vector<double> rounds, double* spread) {
