@@ -343,7 +343,7 @@ ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
   s.dot_gain_grows = judge_greater(std::log(s.dot_long), std::log(s.dot_short), std::log(s.trend_noise));
   s.dot_growth = longest->seconds[1] / shortest->seconds[1];
   s.predicted_growth = double(s.long_len) / double(s.short_len);
-  s.growth_off = std::exp(std::abs(std::log(s.dot_growth / s.predicted_growth)));
+  s.growth_off = std::max(s.dot_growth / s.predicted_growth, s.predicted_growth / s.dot_growth);
   s.growth_noise = shortest->spread_of(1) * longest->spread_of(1);
   s.dot_follows_cost = judge_greater(std::log(1.5), std::log(s.growth_off), std::log(s.growth_noise));
   return s;
