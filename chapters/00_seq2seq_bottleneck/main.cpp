@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
     nar.show("encoder_states", H, ex.src, {}, fmt::format("h_1 … h_{} (S × {})", H.shape(0), H.shape(1)));
     const Vec c = row_of(H, H.shape(0) - 1);
     nar.show("context", c, {}, _f("c = h_{}: the only thing the decoder will ever see of the source", H.shape(0)));
-    nar.show("cosine_to_c", cosine_to_last(H), ex.src,
-             _("cos(h_j, c): how alike each state is to c (1 = the same direction); the grids above are not meant to "
-               "be read by eye, this row is"));
+    nar.show("cosine_to_c", cosine_to_last(H), ex.src, _("cos(h_j, c): 1 = the same direction as c"));
+    nar.say(_("the grids above are not meant to be read by eye; this row is: how alike each word's state is to c, the "
+              "one vector the decoder gets."));
     nar.code("attn/nn/gru.hpp: gru_sequence_forward; attn/models/seq2seq.hpp: seq2seq_encode");
     nar.why(_f("whatever the sentence's length, the decoder gets these {} numbers; a 60-word sentence must fit in them too.", c.size()));
 

@@ -60,8 +60,8 @@ void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, con
   nar.show("context", v.context, {}, _f("c_i: this step's own summary of the source (2·{})", v.context.size() / 2));
   double diff = 0.0;
   for (std::size_t k = 0; k < v.context.size(); ++k) diff = std::max(diff, std::abs(double(v.context(k)) - H(v.top, k)));
-  nar.result(_f("look: c_i is close to row \"{}\" of H, where α puts {:.3f}: they differ by at most {:.3f} in any entry",
-                pair.src[v.top], double(v.alpha(v.top)), diff));
+  nar.result(_f("look: α puts {:.3f} on \"{}\", so c_i is mostly that word's row of H: they differ by at most {:.3f} in "
+                "any entry", double(v.alpha(v.top)), pair.src[v.top], diff));
 }
 
 void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base) {
