@@ -48,9 +48,12 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
             "the scores — averaged over the queries."));
   if (s.rows.empty()) return;
   const ScalingRow& last = s.rows.back();
-  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off; the course's criterion): {}",
-                s.unit_variance.measured,
-                outcome_word(s.unit_variance.outcome)));
+  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off; the course's criterion; "
+                "sampling noise, three standard errors: up to {:.2f}): {}",
+                s.unit_variance.measured, s.var_noise, outcome_word(s.unit_variance.outcome)));
+  if (s.unit_variance.outcome == Outcome::too_noisy)
+    nar.say(_("too few --trials for that verdict: the sampling noise alone exceeds the 15% tolerance; more trials "
+              "shrink it."));
   nar.result(_f("unscaled, the softmax's gradient at d_k = {} is {:.2f}× the scaled one (claim: at most 0.5×, "
                 "it vanishes; the course's criterion): {}; scaled, it varies {:.2f}× across d_k (criterion: at most "
                 "1.25×): {}",
