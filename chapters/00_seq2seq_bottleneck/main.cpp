@@ -4,7 +4,7 @@
 // target positions the decoder still gets right as sentences grow.
 //   build/bin/00_seq2seq_bottleneck              loads data/ch00/no_attention.safetensors (seconds)
 //   build/bin/00_seq2seq_bottleneck --train      retrains it (minutes; progress bar on stderr)
-// Export names: src_embeddings encoder_states context decoder_states decoder_logits
+// Export names: src_embeddings encoder_states context cosine_to_c decoder_states decoder_logits
 // position_accuracy; DIR/results.json holds the by-length figures (model "no_attention"), and
 // DIR/translations.json the test sentences and the model's outputs they are computed from.
 #include <fmt/format.h>
@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     nar.say(_("BLEU (Papineni et al. 2002) scores a translation by the 1- to 4-word sequences it shares with the reference, "
             "0-100; step 5 measures it."));
     nar.result(describe_model(cm));
+    report_best_step(nar, cm);
     nar.code("attn/data/corpus.hpp: make_toy_corpus; attn/present/chapter_models.hpp: ChapterModels::seq2seq");
     nar.why(_("the reference moves words (adjective after noun, verb to the end of its clause), so word-by-word copying fails."));
 
@@ -51,17 +52,23 @@ int main(int argc, char** argv) {
     nar.code("attn/nn/embedding.hpp: embedding_forward; attn/models/seq2seq.hpp: greedy_trace");
     nar.why(_("the embedding table is trained with everything else; a word gets the same row wherever it stands."));
 
-    nar.step(_("The encoder reads left to right"), _("h_j = GRU(e_j, h_{j−1}),   c = h_S"), _("Cho et al. 2014; Sutskever et al. 2014"));
+    nar.step(_("The encoder reads left to right"), _("h_j = GRU(e_j, h_{j−1}),   c = h_S"), _("Cho et al. 2014 (GRU); Sutskever et al. 2014 (LSTM)"));
     nar.say(_("GRU: gated recurrent unit (Cho et al. 2014); its gates choose how much of h_{j−1} to keep and how much "
               "of the new word to write in."));
     const Mat H = slice_of(tr.tape.enc, 0);
     nar.show("encoder_states", H, ex.src, {}, fmt::format("h_1 … h_{} (S × {})", H.shape(0), H.shape(1)));
     const Vec c = row_of(H, H.shape(0) - 1);
     nar.show("context", c, {}, _f("c = h_{}: the only thing the decoder will ever see of the source", H.shape(0)));
+    nar.show("cosine_to_c", cosine_to_last(H), ex.src, _("cos(h_j, c): 1 = the same direction as c"));
+    nar.say(_("the grids above are not meant to be read by eye; this row is: how alike each word's state is to c, the "
+              "one vector the decoder gets."));
     nar.code("attn/nn/gru.hpp: gru_sequence_forward; attn/models/seq2seq.hpp: seq2seq_encode");
     nar.why(_f("whatever the sentence's length, the decoder gets these {} numbers; a 60-word sentence must fit in them too.", c.size()));
 
-    nar.step(_("The decoder writes word by word"), _("s_i = GRU([E_tgt y_{i−1}; c], s_{i−1}),  y_i = argmax softmax(W_o[s_i; c])"));
+    nar.step(_("The decoder writes word by word"), _("s_i = GRU([E_tgt y_{i−1}; c], s_{i−1})"));
+    nar.say(_f("then y_i = argmax softmax(W_o[s_i; c]): E_tgt is the target words' embedding table, [a; b] stacks a "
+               "and b into one vector, and W_o, the output layer, gives a score to each of the {} target tokens.",
+               tv.size()));
     report_decoding(nar, tr, ex, tv);
     nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step, greedy_trace; attn/studies/seq2seq_study.hpp: decode_rows");
     nar.why(_("in training the decoder reads the reference's previous word (teacher forcing); at test time it reads its "
@@ -73,21 +80,21 @@ int main(int argc, char** argv) {
               "shorter than the reference; greedy: take the most probable word at each step."));
     const BottleneckStudy b = judge_bottleneck(evaluate_model(m, corpus.test, sv, tv), position_ranges(), corpus.test);
     nar.say(_f("greedy decoding of the {} test sentences of 5-60 words (the other {} of the {} are shorter); "
-                        "corpus BLEU-4, exact match and token accuracy per bucket",
+                        "corpus BLEU-4, exact match and token accuracy per bucket (exact %: outputs equal to their "
+                        "reference; tok %: reference words matched at their own position)",
                         b.eval.overall.sentences, corpus.test.size() - b.eval.overall.sentences, corpus.test.size()));
     report_bottleneck_bleu(nar, b);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/data/bleu.hpp: corpus_bleu; "
              "attn/studies/seq2seq_study.hpp: judge_bottleneck");
-    nar.why(_f("BLEU credits right words anywhere in the sentence, token accuracy only at the right position — compare "
-               "them at {} words: tok {}%, BLEU {}.", b.eval.buckets.back().bucket.label(),
-               format_score(b.eval.buckets.back().token_acc), format_score(b.eval.buckets.back().bleu)));
+    nar.why(bleu_vs_token_why(b));
 
     nar.step(_("The bottleneck, directly"), _("accuracy of y_i by target position i"));
     report_positions(nar, b);
     nar.code("attn/models/seq2seq_eval.hpp: position_accuracy");
     nar.why(_("the first words are read off c while the decoder's state is still c itself; every later word also depends "
-            "on the decoder carrying its place through its own steps and guesses, and c holds too little detail "
-            "of a long sentence to put it back on track."));
+            "on the decoder carrying its place through its own steps and guesses. How much of the later loss is c "
+            "forgetting and how much is the decoder's own wrong guesses (the shifts above among them), this table "
+            "does not separate."));
 
     export_results(nar, {{"no_attention", b.eval}}, corpus.test);
     nar.step(_("What the attention chapters change"), "c  →  c_i = Σ_j α_ij h_j");

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
                         fmt::join(Labels(out_words.begin(), out_words.begin() + std::ptrdiff_t(i)), " "),
                         ex.src[std::size_t(ex.alignment[i])]));
     const Mat& s_prev = tr.tape.steps[i].s_prev;
-    nar.show("s_prev", row_of(s_prev, 0), {}, _f("s_{{i−1}}, the decoder's state before this word ({})", s_prev.shape(1)));
+    nar.show("s_prev", row_of(s_prev, 0), {}, _("s_{i−1}, the decoder's state before this word"));
     const Bahdanau& att = m.bahdanau().attention;
     nar.record("W_a", att.w_a);
     nar.record("U_a", att.u_a);
@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
                att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size()));
     nar.show("energies", st.energies, ex.src, _("e_ij for each source word j"));
     nar.code("attn/attention/additive_attention.hpp: bahdanau_keys_forward, bahdanau_step_forward");
-    nar.why(_("a one-hidden-layer network rates each (decoder state, source word) pair; nothing forces it to be monotonic."));
+    nar.why(_("a one-hidden-layer network rates each (decoder state, source word) pair; nothing forces it to be monotonic "
+              "(each output word looking at or after the source word the previous one looked at)."));
 
     nar.step(_("Normalise"), _("α_ij = exp(e_ij) / Σ_k exp(e_ik)"), "eq. 6");
     report_alpha(nar, st, ex, i);
@@ -69,8 +70,8 @@ int main(int argc, char** argv) {
     nar.why(_("softmax turns scores into a distribution; the decoder's attention is this row."));
 
     nar.step(_("Mix"), "c_i = Σ_j α_ij h_j", "eq. 5");
-    nar.show("context", st.context, {}, _f("c_i: this step's own summary of the source (2·{})", st.context.size() / 2));
-    nar.say(_f("then s_i = GRU([E y_{{i−1}}; c_i], s_{{i−1}}) and y_i = argmax W_o[s_i; c_i] -> \"{}\"", out_words[i]));
+    report_context(nar, st, H, ex);
+    nar.say(_f("then s_i = GRU([E_tgt y_{{i−1}}; c_i], s_{{i−1}}) and y_i = argmax W_o[s_i; c_i] -> \"{}\"", out_words[i]));
     nar.code("attn/attention/additive_attention.hpp: bahdanau_step_forward; attn/models/seq2seq.hpp: seq2seq_decoder_step");
     nar.why(_("each step gets a fresh context: a 60-word sentence no longer has to fit in one vector."));
 
@@ -91,11 +92,10 @@ int main(int argc, char** argv) {
     nar.why(_("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector."));
 
     nar.step(_("What attention costs"), _("O(S) score evaluations per output word"));
-    nar.say(_f("attention adds {} parameters (W_a, U_a, v_a); the totals, {} against chapter 00's {}, are close "
-               "because this encoder is 2×{} (one GRU per direction) instead of one of {}.",
-               att.w_a.size() + att.u_a.size() + att.v_a.size(), parameter_count(m), parameter_count(base.model),
-               m.cfg.enc_hidden, base.model.cfg.dec_hidden));
-    nar.say(_("every output word scores all S source words: S·T evaluations of the small network per sentence."));
+    report_parameters(nar, m, base.model);
+    nar.say(_("every output word scores all S source words: S·T evaluations of the small network per sentence. This "
+              "chapter does not time that cost (step 1's training times are each checkpoint's own record, from "
+              "machines not recorded, not comparable); chapter 02 times it."));
     nar.say(_("chapter 02 replaces the network by a dot product (Luong et al. 2015) and measures what that saves."));
     nar.takeaway(ch01_takeaway(gain, align));
   });

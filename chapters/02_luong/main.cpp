@@ -28,8 +28,8 @@ using namespace attn;
 int main(int argc, char** argv) {
   // Timing whole training steps (step 6) takes a few seconds more: only with --time-training.
   bool time_training = false;
-  for (int i = 1; i < argc; ++i) time_training = time_training || std::string(argv[i]) == "--time-training";
-  ChapterApp ch("02", /*default_seed=*/1, /*total_steps=*/time_training ? 6 : 5);
+  ChapterApp ch("02", /*default_seed=*/1, /*total_steps=*/5);
+  ch.count_steps([&] { return time_training ? 6 : 5; });
   const std::vector<std::string> own = {"luong_dot", "luong_general", "luong_concat", "luong_local_p"};
   ChapterModels models(ch, own, /*checkpoint_model=*/"luong_general");
   models.add_earlier("--bahdanau", "01", "bahdanau");
@@ -52,8 +52,11 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- three scores, same sentence
     nar.step(_("Attend with the new state"), _("h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
              _("Luong et al. 2015, §3"));
-    for (const auto& name : own) nar.result(describe_model(luong.at(name)));
-    nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3)."));
+    std::vector<const ChapterModel*> described;
+    for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
+    report_training_records(nar, described);
+    nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
+              "h̃_{t−1}: the previous step's attentional state (defined below)."));
     const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);
     auto trace = [&](const Seq2Seq& m) { return greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10); };
     const DecodeTrace tr = trace(general);
@@ -62,8 +65,8 @@ int main(int argc, char** argv) {
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.say(_f("decoder step t = {} of the global-general model, the first word whose source is elsewhere; Bahdanau "
-               "scored with s_(t−1), Luong with h_t", t + 1));
-    nar.show("h_t", row_of(gv.h_t, 0), {}, _f("the decoder's state after its GRU step ({})", gv.h_t.shape(1)));
+               "scored with s_{{t−1}}, Luong with h_t", t + 1));
+    nar.show("h_t", row_of(gv.h_t, 0), {}, _("the decoder's state after its GRU step"));
     nar.show("H", gv.H, ex.src, {}, _f("encoder states h̄_s (S × {})", gv.H.shape(1)));
     nar.say(_("after attending, h̃_t = tanh(W_c[c_t; h_t]) (the attentional state, eq. 5; this W_c is the paper's output "
             "layer, not the concat score's W_c of step 2) predicts the word and is fed to the next step's input (input "
@@ -82,12 +85,14 @@ int main(int argc, char** argv) {
     nar.why(_("dot and general are one matrix product per step; concat is Bahdanau's network with h_t in place of s_{t−1}."));
 
     nar.step(_("Global vs local windows"),
-             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t)), α × exp(−(s−p_t)²/2σ²)"), "eq. 9–10");
+             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t))"), "eq. 9–10");
+    nar.say(_("local-p then weights α by a Gaussian around p_t: α_t(s) × exp(−(s − p_t)² / (2σ²)). Here t counts "
+              "from 1 and s from 0, so local-m centres on s = t − 1."));
     const std::size_t shown_d = 2;  // local-m's D here: a window visibly narrower than the sentence
     report_windows(nar, {general, tr, lp, trace(lp)}, ex, t, shown_d, tv);
     nar.code("attn/attention/luong_attention.hpp: luong_forward (LuongWindow::LocalM, LocalP)");
     nar.why(_("local attention looks at 2D + 1 words; local-m assumes monotonic order (the step above shows where "
-              "that fails), local-p learns where to look — which the reorderings here require."));
+              "that fails); local-p learns where to look, as near as the table above shows."));
 
     // ---------------------------------------------------------------- quality and cost, measured
     nar.step(_("BLEU by sentence length, beside Bahdanau"), _("same test split, greedy decoding"));
@@ -99,7 +104,8 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_("all five share the encoder, sizes, data, training steps and seed; they differ in the attention and where "
+    nar.why(_("all five share the encoder, sizes, data, training steps and seed; each kept its best validation step (step "
+              "1) and is one training run, so gaps of a few points may be seed-to-seed noise. They differ in the attention and where "
               "the decoder uses it (Luong after the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU)."));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
@@ -114,12 +120,15 @@ int main(int argc, char** argv) {
                 "checks the source article's claim that Luong trains 1.5–2× faster."));
     if (time_training) {
       nar.step(_("Cost of one training step"), _("forward + backward + Adam, batch 64, source length 30"));
+      const std::size_t step_len = 30;  // a source length step 5 also times
       steps = train_step_study({"bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_local_p"}, sv.size(),
-                               tv.size(), /*batch=*/64, /*src_len=*/30, /*reps=*/5);
-      report_train_steps(nar, *steps, config_for("bahdanau", sv.size(), tv.size()));
-      nar.code("attn/models/seq2seq_eval.hpp: time_training_steps; attn/studies/seq2seq_study.hpp: judge_train_steps");
-      nar.why(_("the GRUs, the output layer and every backward pass cost the same in both models, so a training step gains "
-              "less than the score function alone."));
+                               tv.size(), /*batch=*/64, step_len, /*reps=*/5);
+      report_train_steps(nar, *steps, judge_step_gain(cost, *steps, step_len),
+                         config_for("bahdanau", sv.size(), tv.size()));
+      nar.code("attn/models/seq2seq_eval.hpp: time_training_steps; attn/studies/seq2seq_study.hpp: judge_train_steps, "
+               "judge_step_gain");
+      nar.why(_("the GRUs, the output layer and every backward pass cost the same in both models: only the attention's "
+                "share of a training step gets cheaper."));
     }
     nar.takeaway(ch02_takeaway(matches, cost, steps ? &*steps : nullptr));
   });

@@ -45,12 +45,15 @@ int main(int argc, char** argv) {
     nar.step(_("Tokens become vectors"), _("X ∈ ℝ^(n×d_model)"));
     const Mat X = word_vectors(words, d_model, nar.options().seed);  // (n, d_model)
     nar.show("X", X, words, {}, _("one row per word (random toy embeddings, fixed by the seed)"));
+    nar.say(_f("n = {} words, d_model = {} numbers per word.", n, d_model));
     nar.code("attn/data/word_vectors.hpp: word_vectors");
     nar.why(_("attention only ever sees vectors; a word's row is all the model knows about it."));
 
     nar.step(_("Project to queries, keys and values"), "Q = X·W_Q,  K = X·W_K,  V = X·W_V");
     const SelfAttentionWeights W = init_self_attention(rng, d_model, d_k, d_k);
     nar.show("W_Q", W.w_q, {}, {}, _f("(d_model×d_k), entries N(0, 1/{})", d_model));
+    nar.say(_f("N(0, 1/{}): mean 0, variance 1/d_model, so each entry of Q, K and V (a sum of d_model products) "
+               "stays near unit size.", d_model));
     nar.record("W_K", W.w_k);
     nar.record("W_V", W.w_v);
     const SelfAttentionTrace full = self_attention(X, W);
@@ -119,10 +122,11 @@ int main(int argc, char** argv) {
     nar.show("output_permuted", Op, shuffled);
     const PermutationCheck permutation = check_permutation(full.attn.output, Op, perm);
     report_permutation(nar, permutation, sentence, fmt::format("{}", fmt::join(shuffled, " ")));
+    report_masked_permutation(nar, check_permutation(causal.attn.output, self_attention(Xp, W, M).attn.output, perm));
     nar.code("attn/studies/self_attention_study.hpp: check_permutation; attn/studies/lookup.hpp: permute_rows");
-    nar.why(_("nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. The source "
-              "article \"Attention: from Seq2Seq to the Transformer revolution\" calls this 'invariant'; per word "
-              "it is equivariant, and only a pooled summary is invariant."));
+    nar.why(_f("without a mask, nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. The source "
+               "article {} calls this 'invariant'; per word it is equivariant, and only a pooled summary is invariant.",
+               source_article()));
 
     nar.step(_("A soft database lookup"), _("o = Σ_j softmax_j(q·k_j / τ) v_j"));
     const Labels animals = {"cat", "dog", "fish", "bird"};

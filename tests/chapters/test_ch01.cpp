@@ -94,8 +94,21 @@ TEST_CASE("chapter 01 runs every step; energies, alpha and context recompute; wh
     misses += best != std::size_t(ref(t));
     if (std::size_t(ref(t)) != t) ++moved, moved_hits += best == std::size_t(ref(t));
   }
-  CHECK(r.has(fmt::format("{} of {} output words look hardest at the source word they translate ({})", hits, total,
-                          double(hits) >= 0.8 * double(total) ? "holds" : double(hits) >= 0.5 * double(total) ? "partly" : "does not hold")));
+  const std::string flat = squeeze_spaces(r.out);
+  CHECK(flat.find(fmt::format("{} of {} output words look hardest at the source word they translate (criterion: at least "
+                              "80%: {})", hits, total,
+                              double(hits) >= 0.8 * double(total) ? "holds" : double(hits) >= 0.5 * double(total) ? "partly" : "does not hold")) != std::string::npos);
+  // Step 4: c_i beside the row of H that α weights most, their largest difference recomputed.
+  {
+    std::size_t top = 0;
+    for (std::size_t j = 1; j < alpha.size(); ++j) if (alpha(j) > alpha(top)) top = j;
+    double diff = 0.0;
+    for (std::size_t k = 0; k < c.size(); ++k) diff = std::max(diff, std::abs(double(c(k)) - H(top, k)));
+    CHECK(flat.find(fmt::format("look: α puts {:.3f} on", double(alpha(top)))) != std::string::npos);
+    CHECK(flat.find(fmt::format("they differ by at most {:.3f} in any entry", diff)) != std::string::npos);
+  }
+  // Step 7: the parameter parts add up to the printed total (nothing else differs between the two models).
+  CHECK(flat.find("everything else +0:") != std::string::npos);
   CHECK(r.has(fmt::format("of the {} words the toy language moves, {} look at the word they translate", moved, moved_hits)));
   std::size_t printed_misses = 0;
   for (std::size_t at = r.out.find(") looks hardest at \""); at != std::string::npos; at = r.out.find(") looks hardest at \"", at + 1))

@@ -130,6 +130,8 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
                std::vector<std::array<double, 3>>{{99.7, 98.2, 99.8}, {98.8, 91.6, 99.4}, {99.0, 89.7, 99.0}, {98.4, 81.2, 98.4}, {98.6, 77.8, 98.5}, {97.6, 68.3, 94.7}});
   check_pinned(j, "bahdanau",
                std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.7, 99.1, 100.0}, {100.0, 99.5, 100.0}, {99.8, 97.7, 99.6}, {99.5, 96.9, 99.5}});
+  std::string closest;
+  double closest_gap = 1e300;
   for (const char* m : {"luong_dot", "luong_general", "luong_concat", "luong_local_p"}) {
     double worst = 0.0;
     std::string row = m;
@@ -145,24 +147,38 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
     }
     const char* word = worst <= 3.0 + 1e-9 ? "matches" : worst <= 10.0 + 1e-9 ? "comes close to" : "does not match";
     CHECK_MESSAGE(r.has(row + "  " + word), row << "  " << word);
+    if (worst < closest_gap - 1e-9) closest_gap = worst, closest = m;
   }
+  // The closest model, step 4 and the takeaway: whichever the figures make it.
+  CHECK(squeeze_spaces(r.out).find("closest to Bahdanau: " + closest + " (largest gap") != std::string::npos);
+  CHECK(squeeze_spaces(r.out).find("Closest to Bahdanau of the 4 Luong models: " + closest + ",") != std::string::npos);
   // Step 5: the printed gains are the exported times' ratios.
   const Mat times = mat("score_times"), sizes = mat("score_sizes");
   REQUIRE(times.shape(0) == sizes.shape(0));
   const std::string flat = squeeze_spaces(r.out);
   CHECK(number_after(flat, "dot vs Bahdanau: ") == doctest::Approx(double(times(0, 0)) / double(times(0, 1))).epsilon(0.01));
-  // dot faster beyond the rounds' spread: the row whose gain is least certainly above 1 decides.
+  // dot faster beyond the rounds' spread: each row against its own ratio spread (Bahdanau's
+  // timing's spread × dot's), printed beside it; the step and the takeaway say the same verdict.
   const Mat spreads = mat("score_spreads");
   REQUIRE(spreads.shape(0) == times.shape(0));
-  double margin = 1e300, z_at = 0.0, u_at = 0.0;
-  for (std::size_t k = 0; k < times.shape(0); ++k) {
+  const std::size_t rows = times.shape(0);
+  std::size_t faster = 0, slower = 0;
+  for (std::size_t k = 0; k < rows; ++k) {
     const double z = std::log(double(times(k, 0)) / double(times(k, 1)));
     const double u = std::log(double(spreads(k, 0)) * double(spreads(k, 1)));
-    if (z - u < margin) margin = z - u, z_at = z, u_at = u;
+    const char* word = z > u ? "faster, beyond it" : z < -u ? "slower, beyond it" : "within it";
+    faster += z > u, slower += z < -u;
+    CHECK_MESSAGE(flat.find(fmt::format("{:.2f} {}", double(spreads(k, 0)) * double(spreads(k, 1)), word)) !=
+                      std::string::npos, "row " << k << ": " << word);
   }
-  const char* faster = z_at > u_at ? "holds" : z_at < -u_at ? "does not hold" : "within noise";
-  CHECK(r.has(std::string("faster at every size, beyond the rounds' spread: ") + faster));
+  const std::string verdict =
+      slower > 0        ? fmt::format("slower than Bahdanau beyond the spread at {} of {} sizes", slower, rows)
+      : faster == rows  ? fmt::format("faster than Bahdanau at all {} sizes, each beyond its ratio's spread", rows)
+                        : fmt::format("faster beyond the spread at {} of {} sizes, within it at the others", faster, rows);
+  CHECK_MESSAGE(flat.find("(S = 60) — " + verdict) != std::string::npos, verdict);
+  CHECK_MESSAGE(flat.find("Per call, dot scores are " + verdict) != std::string::npos, verdict);
   CHECK(r.has("Takeaway"));
+  CHECK(flat.find("are each checkpoint's own training record") != std::string::npos);
 }
 
 TEST_CASE("chapter 02 --time-training: step 6 with the speed ratios, their conditions and a verdict that follows them") {
@@ -178,10 +194,21 @@ TEST_CASE("chapter 02 --time-training: step 6 with the speed ratios, their condi
   const std::string flat = squeeze_spaces(r.out);
   CHECK(number_after(flat, "Here: global-general runs ") == doctest::Approx(general).epsilon(0.011));
   const double printed = number_after(flat, "Here: global-general runs ");
-  CHECK(r.has(printed >= 2.0   ? "the claim held (at or beyond its upper end)"
-              : printed >= 1.5 ? "the claim held."
-              : printed >= 1.4 ? "the claim did not hold (just short of 1.5×)"
-                               : "the claim did not hold."));
+  // judged against the ratio's spread, printed beside it
+  const double spread = number_after(flat, "per training step (ratio spread ");
+  const char* claim = std::log(printed / 2.0) >= std::log(spread)    ? "held (at or beyond its upper end)"
+                      : std::log(printed / 1.5) >= std::log(spread)  ? "held"
+                      : std::log(printed / 1.5) < -std::log(spread) ? "did not hold (below 1.5× beyond the spread)"
+                                                                     : "got no verdict (1.5× lies within the spread)";
+  CHECK(flat.find(std::string("in this run the claim ") + claim + ".") != std::string::npos);
+  CHECK(flat.find(std::string("the source article's 1.5–2× claim ") + claim + " in this run") != std::string::npos);
+  // the fastest model per step, from the exported times
+  const char* names[] = {"bahdanau", "luong_dot", "luong_general", "luong_concat", "luong_local_p"};
+  std::size_t fastest = 0;
+  for (std::size_t k = 1; k < 5; ++k)
+    if (ms(k) < ms(fastest)) fastest = k;
+  CHECK(r.has(std::string("fastest per training step in this run: ") + names[fastest]));
+  CHECK(r.has("Step 6/6"));
 }
 
 TEST_CASE("chapter 02: a missing or corrupt checkpoint is a clear error; bad flags exit 2") {

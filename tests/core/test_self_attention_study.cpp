@@ -80,6 +80,16 @@ TEST_CASE("judge_scaling: the measured table holds; a drifting variance or a liv
   rows[0].grad_scaled *= 2.0;
   CHECK(judge_scaling(rows).scaled_steady.outcome == Outcome::fails);
   CHECK(judge_scaling({}).unit_variance.outcome == Outcome::inconclusive);
+  // Too few samples: the same drifting table is not judged (too noisy), a large sample judges it.
+  std::vector<ScalingRow> drift = s.rows;
+  drift.front().var_scaled = 1.5;
+  const ScalingStudy few = judge_scaling(drift, /*samples=*/160);  // 10 trials × 16 keys
+  CHECK(few.var_noise > 0.15);
+  CHECK(few.unit_variance.outcome == Outcome::too_noisy);
+  const ScalingStudy many = judge_scaling(drift, /*samples=*/6400);  // 400 × 16
+  CHECK(many.var_noise < 0.15);
+  CHECK(many.unit_variance.outcome == Outcome::fails);
+  CHECK(judge_scaling(s.rows, 6400).unit_variance.holds());
 }
 
 TEST_CASE("lookup_study: a small τ turns hard; two equal best keys with different values cannot") {

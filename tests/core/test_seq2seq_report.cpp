@@ -14,6 +14,7 @@
 #include "attn/tensor/openblas.hpp"
 #include "attn/present/chapter_models.hpp"
 #include "attn/present/seq2seq_report.hpp"
+#include "attn/present/terminal.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -51,12 +52,17 @@ TEST_CASE("length_table: one row per bucket plus 'all', three columns per model"
 }
 
 TEST_CASE("bleu_chart: a bar per bucket and model, scaled to 0–100") {
-  const std::string c = bleu_chart({{"no_attention", fake_result(1.0)}, {"bahdanau", fake_result(0.0)}}, 20);
+  const std::string c = bleu_chart({{"no_attention", fake_result(1.0)}, {"bahdanau", fake_result(0.0)}}, 30);
   CHECK(c.find("51-60") != std::string::npos);
   CHECK(c.find("no_attention") != std::string::npos);
-  CHECK(c.find("██████████") != std::string::npos);  // 51 BLEU of 100 over 20 cells: 10 full cells
+  CHECK(c.find("███████████████▎") != std::string::npos);  // 51 BLEU of 100 over 30 cells: 15.3 cells
   CHECK(c.find(" 0.0\n") != std::string::npos);
   CHECK(c.find("BLEU (0–100)") != std::string::npos);
+  // the axis is as wide as the bars: "100" ends where a bar of BLEU 100 ends (30 cells here)
+  const std::size_t axis = c.rfind("0 ─");
+  REQUIRE(axis != std::string::npos);
+  CHECK(display_width(c.substr(axis, c.find('\n', axis) - axis)) == 30);
+  CHECK(c.find("► 100\n") != std::string::npos);
 }
 
 TEST_CASE("results_json: the figures as printed, and extra top-level fields") {

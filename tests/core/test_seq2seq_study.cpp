@@ -179,6 +179,90 @@ TEST_CASE("judge_score_cost: timings whose rounds disagree by more than the effe
   CHECK_THROWS_AS(judge_score_cost({bad}), std::invalid_argument);
 }
 
+TEST_CASE("judge_score_cost: each row's dot gain is judged against that row's own ratio spread") {
+  // The read's case: at S = 10 a gain of 5.36 within its ratio spread 7.81 (no verdict there), at
+  // S = 60 a gain of 21.14 beyond 6.82 (faster there): one row each way, so no verdict for every size.
+  auto row = [](std::size_t s, double gain, double bah_spread, double dot_spread) {
+    return ScoreCostRow{s, 128, {gain * 1e-6, 1e-6, 1e-6, 1e-6}, {bah_spread, dot_spread, 1.0, 1.0}};
+  };
+  const ScoreCostStudy mixed = judge_score_cost({row(10, 5.36, 1.1, 7.81 / 1.1), row(60, 21.14, 2.0, 6.82 / 2.0)});
+  REQUIRE(mixed.dot_row_faster.size() == 2);
+  CHECK(mixed.dot_row_faster[0].outcome == Outcome::inconclusive);
+  CHECK(mixed.dot_row_faster[1].outcome == Outcome::holds);
+  CHECK(mixed.rows[0].gain_spread(1) == doctest::Approx(7.81));
+  CHECK(mixed.rows_faster == 1);
+  CHECK(mixed.rows_slower == 0);
+  CHECK(mixed.dot_faster.outcome == Outcome::inconclusive);
+  // both rows beyond their spreads: holds; one slower beyond its spread: fails, whatever the others
+  const ScoreCostStudy both = judge_score_cost({row(10, 9.0, 1.1, 7.81 / 1.1), row(60, 21.14, 2.0, 6.82 / 2.0)});
+  CHECK(both.dot_faster.outcome == Outcome::holds);
+  CHECK(both.rows_faster == 2);
+  const ScoreCostStudy slower = judge_score_cost({row(10, 0.1, 1.1, 2.0), row(60, 21.14, 2.0, 6.82 / 2.0)});
+  CHECK(slower.dot_row_faster[0].outcome == Outcome::fails);
+  CHECK(slower.rows_slower == 1);
+  CHECK(slower.dot_faster.outcome == Outcome::fails);
+  // the trend's and the growth's noise, as printed
+  CHECK(mixed.trend_noise == doctest::Approx(7.81 * 6.82));
+  CHECK(mixed.growth_noise == doctest::Approx((7.81 / 1.1) * (6.82 / 2.0)));
+}
+
+TEST_CASE("parameter_groups: the parts of a model sum to its parameter count") {
+  Rng rng(1);
+  for (const char* name : {"no_attention", "bahdanau", "luong_general"}) {
+    Seq2SeqConfig cfg = config_for(name, 20, 20);
+    cfg.emb = 8, cfg.enc_hidden = 8, cfg.dec_hidden = 8, cfg.attn = 8;
+    const Seq2Seq m = seq2seq_init(cfg, rng);
+    const auto g = parameter_groups(m);
+    std::size_t sum = 0;
+    for (const auto& [part, n] : g) sum += n;
+    CHECK(sum == parameter_count(m));
+    CHECK(g.count("encoder") == 1);
+    CHECK(g.count("attention") == (std::string(name) != "no_attention" ? 1u : 0u));
+  }
+}
+
+TEST_CASE("cosine_to_last: 1 for the last row, -1 for its opposite, 0 for an orthogonal or zero row") {
+  const Mat rows = {{0.0f, 2.0f}, {0.0f, 0.0f}, {0.0f, -1.0f}, {3.0f, 0.0f}, {1.0f, 0.0f}};
+  const Vec c = cosine_to_last(rows);
+  REQUIRE(c.size() == 5);
+  CHECK(c(0) == doctest::Approx(0.0));
+  CHECK(c(1) == doctest::Approx(0.0));
+  CHECK(c(2) == doctest::Approx(0.0));
+  CHECK(c(3) == doctest::Approx(1.0));
+  CHECK(c(4) == doctest::Approx(1.0));
+  CHECK(cosine_to_last(Mat{{1.0f, 1.0f}, {-1.0f, -1.0f}})(0) == doctest::Approx(-1.0));
+  CHECK_THROWS_AS(cosine_to_last(Mat::from_shape({0, 2})), std::invalid_argument);
+}
+
+TEST_CASE("closest_match: the model with the smallest largest gap, whichever it is") {
+  auto m = [](const char* name, double gap) {
+    MatchStudy s;
+    s.model = name;
+    s.worst.gap = gap;
+    return s;
+  };
+  CHECK(closest_match({m("luong_dot", -5.8), m("luong_general", -9.8), m("luong_concat", -9.8)}).model == "luong_dot");
+  CHECK(closest_match({m("luong_dot", -5.8), m("luong_general", 2.0), m("luong_concat", -9.8)}).model == "luong_general");
+  CHECK(closest_match({m("a", 1.0), m("b", -1.0)}).model == "a");  // the first of equals
+  CHECK_THROWS_AS(closest_match({}), std::invalid_argument);
+}
+
+TEST_CASE("judge_step_gain: a training step gains less than its score function, more, or no verdict") {
+  auto cost = [](double gain, double spread) {
+    return judge_score_cost({ScoreCostRow{10, 128, {1e-6, 1e-6, 1e-6, 1e-6}, {}},
+                             ScoreCostRow{30, 128, {gain * 1e-6, 1e-6, 1e-6, 1e-6}, {spread, 1.0, 1.0, 1.0}}});
+  };
+  const TrainStepStudy steps = judge_train_steps({"bahdanau", "luong_dot", "luong_general"}, {13.5, 10.0, 10.0});
+  const StepGainStudy less = judge_step_gain(cost(7.8, 1.2), steps, 30);
+  CHECK(less.call_gain == doctest::Approx(7.8));
+  CHECK(less.step_gain == doctest::Approx(1.35));
+  CHECK(less.smaller.outcome == Outcome::holds);
+  CHECK(judge_step_gain(cost(7.8, 10.0), steps, 30).smaller.outcome == Outcome::inconclusive);
+  CHECK(judge_step_gain(cost(0.5, 1.2), steps, 30).smaller.outcome == Outcome::fails);
+  CHECK(judge_step_gain(cost(7.8, 1.2), steps, 60).smaller.outcome == Outcome::inconclusive);  // no row at S = 60
+  CHECK(std::isnan(judge_step_gain(cost(7.8, 1.2), steps, 60).call_gain));
+}
+
 TEST_CASE("first_step_outside_window and local_p_step_view") {
   // reference positions 0, 2, 1, 6: step 3 (from 0) translates s = 6, 3 away from p_t = 3
   CHECK(first_step_outside_window({0, 2, 1, 6}, 8, 4, 2) == 3);
@@ -204,7 +288,16 @@ TEST_CASE("judge_train_steps: the article's 1.5-2x claim holds, is just short, f
   const std::vector<std::string> names = {"bahdanau", "luong_dot", "luong_general"};
   CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}).claim.outcome == Outcome::holds);
   CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}).beyond.outcome == Outcome::fails);
-  CHECK(judge_train_steps(names, {14.5, 10.0, 10.0}).claim.outcome == Outcome::partly);
+  CHECK(judge_train_steps(names, {14.5, 10.0, 10.0}).claim.outcome == Outcome::fails);  // no spread: 1.45 < 1.5
+  // with spreads: 1.45× within a ratio spread of 1.1 × 1.1 gets no verdict; 1.6× beyond 1.02 × 1.02 holds;
+  // 1.1× below 1.5 by more than 1.2 × 1.1 fails
+  const TrainStepStudy noisy = judge_train_steps(names, {14.5, 10.0, 10.0}, {1.1, 1.0, 1.1});
+  CHECK(noisy.general_spread == doctest::Approx(1.21));
+  CHECK(noisy.claim.outcome == Outcome::inconclusive);
+  CHECK(judge_train_steps(names, {16.0, 10.0, 10.0}, {1.02, 1.0, 1.02}).claim.outcome == Outcome::holds);
+  CHECK(judge_train_steps(names, {11.0, 10.0, 10.0}, {1.2, 1.0, 1.1}).claim.outcome == Outcome::fails);
+  CHECK(judge_train_steps(names, {21.0, 10.0, 10.0}, {1.1, 1.0, 1.1}).beyond.outcome == Outcome::inconclusive);
+  CHECK_THROWS_AS(judge_train_steps(names, {16.0, 10.0, 10.0}, {1.0}), std::invalid_argument);
   const TrainStepStudy f = judge_train_steps(names, {11.0, 10.0, 10.0});
   CHECK(f.claim.outcome == Outcome::fails);
   CHECK(f.general_speedup == doctest::Approx(1.1));
@@ -212,6 +305,9 @@ TEST_CASE("judge_train_steps: the article's 1.5-2x claim holds, is just short, f
   // Rounded as printed: 1.4996 prints as 1.50 and is judged as 1.50.
   CHECK(judge_train_steps(names, {14.996, 10.0, 10.0}).claim.outcome == Outcome::holds);
   CHECK_THROWS_AS(judge_train_steps({"luong_dot"}, {1.0}), std::invalid_argument);
+  // the fastest model, whichever it is
+  CHECK(judge_train_steps({"bahdanau", "luong_dot", "luong_general", "luong_local_p"}, {16.0, 10.0, 11.0, 9.0}).fastest == 3);
+  CHECK(judge_train_steps(names, {16.0, 10.0, 11.0}).fastest == 1);
 }
 
 TEST_CASE("alignment_study: rows on their words hold; rows off them fail, and each miss is explained") {

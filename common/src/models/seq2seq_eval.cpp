@@ -117,10 +117,6 @@ Mat position_accuracy(const std::vector<Tokens>& hyps, const std::vector<Sentenc
 // ---- measured cost -------------------------------------------------------------------------------
 namespace {
 using Clock = std::chrono::steady_clock;
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 // The median of the rounds; *spread (when asked for) the second slowest / the second fastest, so
 // that one round interrupted by another program does not set it alone.
 double median_and_spread(std::vector<double> rounds, double* spread) {
@@ -191,7 +187,8 @@ struct StepBench {
 }  // namespace
 
 std::vector<double> time_training_steps(const std::vector<Seq2SeqConfig>& cfgs, std::size_t batch,
-                                        std::size_t src_len, std::size_t reps, std::uint64_t seed) {
+                                        std::size_t src_len, std::size_t reps, std::uint64_t seed,
+                                        std::vector<double>* spreads) {
   SingleThreadBlas one_thread;
   const RetainFreedMemory keep_pages;  // each step reuses the last one's memory
   std::vector<SentencePair> pairs;
@@ -213,7 +210,12 @@ std::vector<double> time_training_steps(const std::vector<Seq2SeqConfig>& cfgs, 
   for (std::size_t r = 0; r < reps; ++r)
     for (std::size_t k = 0; k < benches.size(); ++k) times[k].push_back(benches[k]->step(b));
   std::vector<double> out;
-  for (auto& t : times) out.push_back(median(t));
+  if (spreads) spreads->clear();
+  for (auto& t : times) {
+    double spread = 1.0;
+    out.push_back(median_and_spread(t, &spread));
+    if (spreads) spreads->push_back(spread);
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attn/present/chapters.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -42,10 +43,10 @@ void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
   nar.block(bleu_chart(results));
   nar.result(_f("BLEU {} (5-10) -> {} (51-60): {}", format_score(s.first_bleu), format_score(s.last_bleu),
                 percent_lower(s.collapses)));
-  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\": without "
+  nar.result(_f("claim of the source article {}: without "
                 "attention BLEU falls from {} at length 10 to {} at length 50 ({:.0f}% lower; it names no source). "
                 "Here, from {} to {} words, it is {}: {}",
-                kArticleBleuAt10, kArticleBleuAt50, 100.0 * s.collapses.bound, s.eval.buckets.front().bucket.label(),
+                source_article(), kArticleBleuAt10, kArticleBleuAt50, 100.0 * s.collapses.bound, s.eval.buckets.front().bucket.label(),
                 s.eval.buckets.back().bucket.label(), percent_lower(s.collapses),
                 sentence_for(s.collapses.outcome,
                              _("as steep or steeper in relative terms — the claim of a fall holds; the BLEU "
@@ -54,12 +55,46 @@ void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
                              s.collapses.outcome == Outcome::partly ? _("less steep — it holds only in part")
                                                                     : _("not measurable"))));
   nar.say(_("the closest published figures: Bahdanau et al. 2014, Table 1: RNNencdec-50 (no attention) 17.82 BLEU "
-            "on all test sentences, RNNsearch-50 (attention) 26.75."));
+            "on all test sentences, RNNsearch-50 (attention) 26.75; their Fig. 2 plots BLEU against sentence length: "
+            "the encoder–decoder without attention falls as sentences grow, RNNsearch-50 holds its BLEU."));
+  nar.say(_("whether the fall is the fixed vector's or the longer sentences' (more clauses, more reorderings): chapter 01 "
+            "scores the same buckets with attention."));
+}
+
+void report_best_step(Narrator& nar, const ChapterModel& cm) {
+  const auto steps = cm.metadata.find("steps"), best = cm.metadata.find("best_step");
+  if (steps == cm.metadata.end() || best == cm.metadata.end() || steps->second != best->second) return;
+  nar.say(_f("its validation BLEU was best at the last of its {} steps: it may still have been improving when "
+             "training stopped, so a longer run could score higher: the figures below are this model's, after "
+             "{} steps.",
+             steps->second, steps->second));
+}
+
+std::string bleu_vs_token_why(const BottleneckStudy& s) {
+  // The buckets where BLEU is furthest above and furthest below token accuracy, as printed.
+  const BucketMetrics *above = nullptr, *below = nullptr;
+  for (const auto& b : s.eval.buckets) {
+    const double d = as_printed(b.bleu) - as_printed(b.token_acc);
+    if (d > 0 && (!above || d > as_printed(above->bleu) - as_printed(above->token_acc))) above = &b;
+    if (d < 0 && (!below || d < as_printed(below->bleu) - as_printed(below->token_acc))) below = &b;
+  }
+  auto at = [](const BucketMetrics* b) {
+    return _f("at {} words (BLEU {} vs tok {}%)", b->bucket.label(), format_score(b->bleu), format_score(b->token_acc));
+  };
+  const std::string effects = _("BLEU credits right words anywhere in the sentence, which lifts it, but BLEU-4 also "
+                                "needs matching runs of 2 to 4 words, which lowers it; token accuracy credits a word "
+                                "only at its own position");
+  if (above && below)
+    return _f("{}. Which wins varies here: BLEU is below token accuracy {} and above it {}.", effects, at(below),
+              at(above));
+  if (below) return _f("{}. Here BLEU is at or below token accuracy in every bucket, furthest {}.", effects, at(below));
+  if (above) return _f("{}. Here BLEU is at or above token accuracy in every bucket, furthest {}.", effects, at(above));
+  return _f("{}. Here the two agree in every bucket.", effects);
 }
 
 void report_positions(Narrator& nar, const BottleneckStudy& s) {
   const Mat& pa = s.position_acc;
-  Labels head = {_("length")};
+  Labels head = {_("source length")};
   for (const auto& r : s.ranges) head.push_back(_f("pos {}", r.label()));
   Table t(head);
   for (std::size_t b = 0; b < pa.shape(0); ++b) {
@@ -77,8 +112,8 @@ void report_positions(Narrator& nar, const BottleneckStudy& s) {
     losses.push_back(_f("positions {} lose {:.1f} points", s.ranges[k].label(), s.shared_losses[k]));
   nar.result(_f("positions {} (every bucket has them), from {}- to {}-word sentences: {} ({}); most lost at "
                 "positions {}, {}% -> {}%", shared, shortest, longest, fmt::join(losses, ", "),
-                sentence_for(s.shared_positions_lose.outcome, _("each at least 5"), _("some gain"),
-                             _("one by under 5")),
+                sentence_for(s.shared_positions_lose.outcome, _("each loss at least 5 points, the bar for 'loses'"),
+                             _("some gain"), _("one loses under 5 points")),
                 s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)));
   nar.say(_("accuracy is compared position by position: a word dropped or added (look for one in step 4) shifts every later "
             "word off its place and counts it wrong, so part of the later positions' loss is shifts, not "

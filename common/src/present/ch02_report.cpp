@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/present/chapters.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
@@ -92,6 +93,18 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
   const Labels out = output_words(m.local_p_trace, tv);
   nar.show("local_p_positions", local_p_positions(m.local_p_trace, pair), out, {"p_t", _("true s")},
            _("predicted p_t vs the word translated (from 0; <eos>: S, past the end)"));
+  {
+    const Mat pos = local_p_positions(m.local_p_trace, pair);
+    std::size_t worst = pos.shape(0);
+    double miss = 0.0;
+    for (std::size_t r = 0; r < pos.shape(0); ++r)
+      if (double(pos(r, 1)) < double(pair.src.size()) && std::abs(double(pos(r, 0) - pos(r, 1))) > miss)
+        miss = std::abs(double(pos(r, 0) - pos(r, 1))), worst = r;
+    if (worst < pos.shape(0))
+      nar.result(_f("largest miss: \"{}\" translates s = {}, local-p predicted p_t = {:.2f}, {:.2f} positions away "
+                    "(window D = {})", out[worst], int(pos(worst, 1)), double(pos(worst, 0)), miss,
+                    m.local_p.cfg.luong.half_width));
+  }
   nar.heatmap("local_p_alignment", m.local_p_trace.alignment, out, pair.src,
               _("the local-p model's α (rows: output words)"), {0.0, 1.0});
   nar.record("general_alignment", m.general_trace.alignment);
@@ -122,22 +135,52 @@ void report_match(Narrator& nar, const std::vector<NamedResult>& results, const 
   const MatchStudy& g = match_of(matches, "luong_general");
   nar.result(_f("global-general vs Bahdanau: largest gap {:+.1f} points ({} at {} words): it {} Bahdanau", g.worst.gap,
                 metric_word(g.worst_metric), g.worst.bucket, match_word(g.matches)));
+  const double margin = (g.matches.holds() ? kMatchPoints : kClosePoints) - std::abs(g.worst.gap);
+  std::size_t sentences = 0;
+  for (const auto& b : result_named(results, "bahdanau").buckets)
+    if (b.bucket.label() == g.worst.bucket) sentences = b.sentences;
+  if (margin >= 0.0 && g.worst_metric == "exact" && sentences > 0)
+    nar.say(_f("that is {:.1f} points inside the {:.0f}-point bound; one sentence of the {} in that bucket is {:.2f} "
+               "points of exact match, so {} more wrong sentence(s) there would change the verdict (one training run "
+               "per model).",
+               margin, g.matches.holds() ? kMatchPoints : kClosePoints, sentences, 100.0 / double(sentences),
+               std::size_t(std::floor(margin / (100.0 / double(sentences)))) + 1));
+  const MatchStudy& best = closest_match(matches);
+  nar.result(_f("closest to Bahdanau: {} (largest gap {:+.1f} points, {} at {} words)", best.model, best.worst.gap,
+                metric_word(best.worst_metric), best.worst.bucket));
+}
+
+std::string dot_speed_sentence(const ScoreCostStudy& s) {
+  switch (s.dot_faster.outcome) {
+    case Outcome::holds:
+      return _f("faster than Bahdanau at all {} sizes, each beyond its ratio's spread", s.rows.size());
+    case Outcome::fails:
+      return _f("slower than Bahdanau beyond the spread at {} of {} sizes", s.rows_slower, s.rows.size());
+    default:
+      return _f("faster beyond the spread at {} of {} sizes, within it at the others: no verdict for every size",
+                s.rows_faster, s.rows.size());
+  }
 }
 
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
-  Table st({"S", "hidden", _("Bahdanau µs"), _("dot µs"), "×", _("general µs"), "×", _("concat µs"), "×",
-            _("spread")});
+  Table st({"S", "hidden", _("Bahdanau µs"), _("dot µs"), "×", _("general µs"), "×", _("concat µs"), "×"});
+  Table sp({"S", "hidden", _("Bahdanau"), _("dot"), _("general"), _("concat"), _("dot ×'s spread"), _("dot vs Bahdanau")});
   Mat times = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   Mat sizes = Mat::from_shape({s.rows.size(), std::size_t(2)});
   Mat spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   for (std::size_t r = 0; r < s.rows.size(); ++r) {
     const ScoreCostRow& x = s.rows[r];
     std::vector<std::string> row = {std::to_string(x.src_len), std::to_string(x.hidden), us(x.seconds[0])};
+    std::vector<std::string> srow = {std::to_string(x.src_len), std::to_string(x.hidden)};
     for (std::size_t k = 1; k < kScoreKinds.size(); ++k) row.insert(row.end(), {us(x.seconds[k]), fmt::format("{:.2f}", x.gain(k))});
-    row.push_back(fmt::format("{:.2f}", x.max_spread()));
+    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) srow.push_back(fmt::format("{:.2f}", x.spread_of(k)));
+    srow.push_back(fmt::format("{:.2f}", x.gain_spread(1)));
+    srow.push_back(sentence_for(s.dot_row_faster[r].outcome, _("faster, beyond it"), _("slower, beyond it"),
+                                _("within it")));
     for (std::size_t k = 0; k < kScoreKinds.size(); ++k) times(r, k) = float(x.seconds[k]), spreads(r, k) = float(x.spread_of(k));
     sizes(r, 0) = float(x.src_len), sizes(r, 1) = float(x.hidden);
     st.add(row);
+    sp.add(srow);
   }
   nar.table(st, /*as_result=*/true);
   nar.record("score_times", times);
@@ -145,52 +188,84 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
   nar.record("score_spreads", spreads);
   nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2 (the attention "
             "width); Bahdanau's U_a·h̄_s is precomputed once per sentence, and so is concat's product of h̄_s with "
-            "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls; 1 OpenBLAS thread; spread: "
-            "the row's largest ratio of a timing's second-slowest round to its second-fastest."));
+            "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls; 1 OpenBLAS thread."));
+  nar.say(_("each timing's spread: its second-slowest round ÷ its second-fastest; a ratio's spread: the two timings' "
+            "spreads multiplied, how far the ratio could move between rounds. Dot is faster beyond the spread where "
+            "its × exceeds its ratio's spread, slower beyond it where 1/× does."));
+  nar.table(sp, /*as_result=*/true);
   nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
-                "faster at every size, beyond the rounds' spread: {}",
+                "{}",
                 s.dot_short, s.short_len, s.dot_long, s.long_len, s.small_hidden, s.dot_wide, s.wide_hidden, s.wide_len,
-                outcome_word(s.dot_faster.outcome)));
+                dot_speed_sentence(s)));
   nar.result(_f("dot's own time grows {:.1f}× from S = {} to S = {}, where its S·hidden multiply-adds predict "
-                "{:.0f}×: {}", s.dot_growth, s.short_len, s.long_len, s.predicted_growth,
+                "{:.0f}×: {:.2f}× apart (criterion: within 1.5×, judged against the two dot timings' spreads "
+                "multiplied, {:.2f}×): {}", s.dot_growth, s.short_len, s.long_len, s.predicted_growth, s.growth_off,
+                s.growth_noise,
                 sentence_for(s.dot_follows_cost.outcome, _("S·hidden explains it (within 1.5×)"),
                              _("S·hidden alone does not explain it (call overhead, caches, other programs)"),
                              _("no verdict: within the rounds' spread"))));
-  nar.say(_f("one timing's rounds differ by up to {:.2f}× in this run (spread column); a verdict within that spread "
-             "is withheld.", s.max_spread));
 }
 
 std::string score_cost_why(const ScoreCostStudy& s) {
-  return _f("per call Bahdanau pays W_a·s_(t−1) (hidden·A multiply-adds, whatever S) and a tanh on S·A numbers; dot "
+  return _f("per call Bahdanau pays W_a·s_{{t−1}} (hidden·A multiply-adds, whatever S), a tanh on S·A numbers and v_aᵀ "
+            "on them (S·A more multiply-adds); dot "
             "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
-            "either way — here it {} from S = {} to S = {}.",
-            sentence_for(s.dot_gain_grows.outcome, _("rose"), _("fell"),
-                         _("did not move beyond the rounds' spread (or 10%)")), s.short_len, s.long_len);
+            "either way — here it went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' "
+            "spreads multiplied, {:.2f}×, at least 1.10×): {}.",
+            s.dot_short, s.dot_long, s.short_len, s.long_len, s.trend_noise,
+            sentence_for(s.dot_gain_grows.outcome, _("it rose"), _("it fell"),
+                         _("no verdict, within that spread")));
 }
 
-void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sz) {
-  Table tt({_("model"), _("ms / step"), _("Bahdanau ÷ this")});
+std::string train_claim_words(const TrainStepStudy& s) {
+  return s.beyond.holds() ? _("held (at or beyond its upper end)")
+                          : sentence_for(s.claim.outcome, _("held"), _("did not hold (below 1.5× beyond the spread)"),
+                                         _("got no verdict (1.5× lies within the spread)"));
+}
+
+void report_train_steps(Narrator& nar, const TrainStepStudy& s, const StepGainStudy& g, const Seq2SeqConfig& sz) {
+  Table tt({_("model"), _("ms / step"), _("spread"), _("Bahdanau ÷ this")});
   Vec step_times = Vec::from_shape({s.ms.size()});
   for (std::size_t k = 0; k < s.ms.size(); ++k) {
     step_times(k) = float(s.ms[k]);
-    tt.add({s.models[k], fmt::format("{:.1f}", s.ms[k]), fmt::format("{:.2f}", s.ms[0] / s.ms[k])});
+    const double spread = k < s.spreads.size() ? s.spreads[k] : 1.0;
+    tt.add({s.models[k], fmt::format("{:.1f}", s.ms[k]), fmt::format("{:.2f}", spread),
+            fmt::format("{:.2f}", s.ms[0] / s.ms[k])});
   }
   nar.table(tt, /*as_result=*/true);
   nar.record("step_times", step_times);
-  const char* verdict = s.beyond.holds() ? _("held (at or beyond its upper end)")
-                        : sentence_for(s.claim.outcome, _("held"), _("did not hold"),
-                                       s.claim.outcome == Outcome::partly ? _("did not hold (just short of 1.5×)")
-                                                                          : _("could not be measured"));
-  nar.result(_f("the source article \"Attention: from Seq2Seq to the Transformer revolution\": \"Luong trains 1.5–2× "
+  nar.say(_("spread: a model's second-slowest step ÷ its second-fastest; a ratio's spread: Bahdanau's spread × the "
+            "model's."));
+  nar.result(_f("the source article {}: \"Luong trains 1.5–2× "
                 "faster than Bahdanau\" (no published measurement). Here: global-general runs {:.2f}× Bahdanau's speed "
-                "per training step, global-dot {:.2f}× — in this run the claim {}.",
-                s.general_speedup, s.dot_speedup, verdict));
-  nar.say(_("dot and general alone are faster per call (previous step), the whole step less so; these are one "
-            "run's timings: run it again to see how far the ratios move."));
-  nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of 5 steps per model after a warm-up, the models "
+                "per training step (ratio spread {:.2f}×), global-dot {:.2f}× — in this run the claim {}.",
+                source_article(), s.general_speedup, s.general_spread, s.dot_speedup, train_claim_words(s)));
+  nar.result(_f("fastest per training step in this run: {} ({:.1f} ms)", s.models[s.fastest], s.ms[s.fastest]));
+  if (std::isnan(g.call_gain))
+    nar.say(_f("step 5 timed no score at S = {}: no per-call figure to set beside the training step.", g.src_len));
+  else
+    nar.result(_f("global-general's score alone: {:.2f}× Bahdanau's speed per call at S = {} (step 5, ratio spread "
+                  "{:.2f}×); its whole training step: {:.2f}× — {}", g.call_gain, g.src_len, g.spread, g.step_gain,
+                  sentence_for(g.smaller.outcome, _("the step gains less, beyond that spread"),
+                               _("the step gains more, beyond that spread"), _("no verdict: within that spread"))));
+  nar.say(_("these are one run's timings: run it again to see how far the ratios move."));
+  nar.say(_f("conditions: this CPU, 1 OpenBLAS thread, median of {} steps per model after a warm-up, the models "
              "interleaved step by step, the chapter's model sizes (embedding E {}, encoder 2×{}, decoder {}, "
              "attention A {}), other "
-             "programs possibly running at the same time.", sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
+             "programs possibly running at the same time.", s.reps, sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
+}
+
+void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models) {
+  std::size_t loaded = 0;
+  for (const ChapterModel* m : models) loaded += !m->trained;
+  if (loaded == 0) {
+    nar.say(_("the training times above were measured in this run, one model after another."));
+    return;
+  }
+  nar.say(_f("the training times above ({} of {} models) are each checkpoint's own training record, written when it "
+             "was trained, on a machine and at a load the file does not record: they cannot be compared with one "
+             "another; --time-training (step 6) times every model's training step side by side in this run.",
+             loaded, models.size()));
 }
 
 const MatchStudy& match_of(const std::vector<MatchStudy>& matches, const std::string& model) {
@@ -201,28 +276,31 @@ const MatchStudy& match_of(const std::vector<MatchStudy>& matches, const std::st
 
 std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, const ScoreCostStudy& cost,
                                        const TrainStepStudy* steps) {
+  const MatchStudy& best = closest_match(matches);
   const MatchStudy& g = match_of(matches, "luong_general");
   const MatchStudy& lp = match_of(matches, "luong_local_p");
-  std::string quality =
+  std::vector<std::string> out;
+  out.push_back(_f("Closest to Bahdanau of the {} Luong models: {}, whose largest gap is {:+.1f} points ({} at {} "
+                   "words): it {} Bahdanau.",
+                   matches.size(), best.model, best.worst.gap, metric_word(best.worst_metric), best.worst.bucket,
+                   match_word(best.matches)));
+  out.push_back(
       g.matches.holds()
           ? _f("Luong's global-general attention matches Bahdanau here: every BLEU, exact-match and token-accuracy "
                "figure within {:.0f} points in every length bucket.", kMatchPoints)
           : _f("Luong's global-general attention {} Bahdanau here: BLEU within {:.1f} points, but {} {:+.1f} points at "
                "{} words.", match_word(g.matches), std::abs(g.bleu.gap), metric_word(g.worst_metric), g.worst.gap,
-               g.worst.bucket);
-  return {
-      quality,
-      steps ? _f("Dot/general scores are cheaper per call (step 5), but a whole training step is {:.2f}× Bahdanau's speed "
-                 "for general.", steps->general_speedup)
-            : _f("Per call, dot scores {}: {:.2f}× Bahdanau's speed at S = {} (step 5); --time-training times "
-                 "whole training steps.",
-                 sentence_for(cost.dot_faster.outcome, _("are cheaper"), _("are not always cheaper"),
-                              _("look cheaper, but the timing rounds disagree too much for a verdict")),
-                 cost.dot_long, cost.long_len),
-      _f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau ({} {:+.1f} points at "
-         "{} words), while local-m's p_t = t ignores reordering.",
-         match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket),
-  };
+               g.worst.bucket));
+  const std::string per_call = _f("Per call, dot scores are {}: {:.2f}× Bahdanau's speed at S = {} (step 5)",
+                                  dot_speed_sentence(cost), cost.dot_long, cost.long_len);
+  out.push_back(steps ? _f("{}; a whole training step of global-general runs {:.2f}× Bahdanau's speed, global-dot "
+                           "{:.2f}× (step 6): the source article's 1.5–2× claim {} in this run.",
+                           per_call, steps->general_speedup, steps->dot_speedup, train_claim_words(*steps))
+                      : _f("{}; --time-training times whole training steps.", per_call));
+  out.push_back(_f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau ({} {:+.1f} "
+                   "points at {} words), while local-m's p_t = t ignores reordering.",
+                   match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket));
+  return out;
 }
 
 }  // namespace attn

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/present/chapters.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -33,7 +34,7 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
   Mat m = xt::zeros<float>({s.rows.size(), std::size_t(7)});
   for (std::size_t r = 0; r < s.rows.size(); ++r) {
     const ScalingRow& x = s.rows[r];
-    tbl.add({std::to_string(x.d_k), fmt::format("{:.1f}", x.var_raw), fmt::format("{:.2f}", x.var_scaled),
+    tbl.add({std::to_string(x.d_k), fmt::format("{:.2f}", x.var_raw), fmt::format("{:.2f}", x.var_scaled),
              fmt::format("{:.3f}", x.max_weight_raw), fmt::format("{:.3f}", x.max_weight_scaled),
              fmt::format("{:.3f}", x.grad_raw), fmt::format("{:.3f}", x.grad_scaled)});
     const double vals[] = {double(x.d_k), x.var_raw, x.var_scaled, x.max_weight_raw, x.max_weight_scaled, x.grad_raw, x.grad_scaled};
@@ -47,18 +48,21 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
             "the scores — averaged over the queries."));
   if (s.rows.empty()) return;
   const ScalingRow& last = s.rows.back();
-  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off; the course's criterion): {}",
-                s.unit_variance.measured,
-                outcome_word(s.unit_variance.outcome)));
+  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off; the course's criterion; "
+                "sampling noise, three standard errors: up to {:.2f}): {}",
+                s.unit_variance.measured, s.var_noise, outcome_word(s.unit_variance.outcome)));
+  if (s.unit_variance.outcome == Outcome::too_noisy)
+    nar.say(_("too few --trials for that verdict: the sampling noise alone exceeds the 15% tolerance; more trials "
+              "shrink it."));
   nar.result(_f("unscaled, the softmax's gradient at d_k = {} is {:.2f}× the scaled one (claim: at most 0.5×, "
                 "it vanishes; the course's criterion): {}; scaled, it varies {:.2f}× across d_k (criterion: at most "
                 "1.25×): {}",
                 last.d_k, s.raw_vanishes.measured, outcome_word(s.raw_vanishes.outcome), s.scaled_steady.measured,
                 outcome_word(s.scaled_steady.outcome)));
-  nar.say(_f("the source article \"注意力机制 (Attention Mechanism)\" writes softmax(QKᵀ/d_k); the divisor is √d_k "
+  nar.say(_f("the source article's companion card {} writes softmax(QKᵀ/d_k); the divisor is √d_k "
              "— dividing by "
              "d_k would leave Var = {:.1f}/{}² = {:.4f} at d_k = {}: scores squeezed towards 0.",
-             last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
+             source_card(), last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
 }
 
 void report_permutation(Narrator& nar, const PermutationCheck& c, const std::string& sentence,
@@ -69,6 +73,13 @@ void report_permutation(Narrator& nar, const PermutationCheck& c, const std::str
   nar.result(_f("mean-pooled outputs differ by {:.1e} — {}", c.pooled_err,
                 c.pooled_invariant.holds() ? _("the summary cannot tell the two sentences apart (invariant)")
                                            : _("the summary tells the two sentences apart")));
+}
+
+void report_masked_permutation(Narrator& nar, const PermutationCheck& c) {
+  nar.result(_f("with step 6's causal mask: max |f(P·X) − P·f(X)| = {:.1e} — {}", c.equivariance_err,
+                c.equivariant.holds() ? _("still the same rows, reordered")
+                                      : _("not equivariant: the mask itself depends on position (word i sees words "
+                                          "up to i only)")));
 }
 
 void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std::size_t d_model) {
@@ -112,11 +123,15 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
   paper.add({_("convolutional"), "O(k·n·d²)", "O(1)", "O(log_k(n))"});
   paper.add({_("self-attention, restricted to r"), "O(r·n·d)", "O(1)", "O(n/r)"});
   nar.table(paper);
+  nar.say(_("n: tokens; d: the vector size (d_model); k: a convolution's kernel width; r: the neighbourhood a "
+            "restricted attention sees (the window w below)."));
   nar.say(_f("measured (d = {}, causal): the GRU (gated recurrent unit, the recurrent layer of chapters 00–01) "
              "steps from token 0 to token n − 1; the attention layers x ← rms_normalise(x + Attn(x)) until token "
              "n − 1 depends on "
              "token 0 (through weights > 0); and how much raising every entry of x_0 by 1 changes the output at "
-             "n − 1 (|Δ|: the largest absolute change over its entries)", s.d_model));
+             "n − 1 (|Δ|: the largest absolute change over its entries). x + Attn(x) adds a layer's output to its "
+             "input (a residual); rms_normalise divides each row by its root-mean-square, so stacked layers keep "
+             "their scale.", s.d_model));
   Table t({"n", _("GRU steps"), _("attention layers"), _f("layers, window w = {}", s.window), _("GRU |Δh_{n−1}|"),
            _("attention |Δo_{n−1}|")});
   Mat m = xt::zeros<float>({s.rows.size(), std::size_t(6)});
@@ -146,8 +161,8 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
                     "the GRU's {} (untrained weights)", first.n, last.n, s.token_growth, s.attention_fall,
                     s.dilution_explains.holds()
                         ? std::string(_("about what spreading its weights over that many more tokens gives"))
-                        : _f("{:.1f}× {} than even weights over that many tokens would give: the rest comes from "
-                             "these random, untrained weights",
+                        : _f("{:.1f}× {} than even weights over that many tokens would give: the rest probably "
+                             "comes from these random, untrained weights (not measured apart from the normalisation)",
                              s.attention_fall > s.token_growth ? s.attention_fall / s.token_growth
                                                                : s.token_growth / s.attention_fall,
                              s.attention_fall > s.token_growth ? _("more") : _("less")),
@@ -163,9 +178,10 @@ std::vector<std::string> ch03_takeaway(const RowSumCheck& sums, const ScalingStu
                                        const PermutationCheck& permutation, const PathLengthStudy& paths) {
   std::vector<std::string> lines;
   lines.push_back(sums.sums_to_one.holds()
-                      ? _("softmax(QKᵀ/√d_k)V is three matrix products and a row-wise softmax; every row of A sums to 1.")
-                      : _("softmax(QKᵀ/√d_k)V is three matrix products and a row-wise softmax; here a row of A did not "
-                          "sum to 1 — see step 4."));
+                      ? _("softmax(QKᵀ/√d_k)V is two matrix products (QKᵀ, then A·V) and a row-wise softmax, after step 2's three "
+                          "projections; every row of A sums to 1.")
+                      : _("softmax(QKᵀ/√d_k)V is two matrix products (QKᵀ, then A·V) and a row-wise softmax, after step 2's "
+                          "three projections; here a row of A did not sum to 1 — see step 4."));
   lines.push_back(scaling.unit_variance.holds() && scaling.raw_vanishes.holds()
                       ? _("Var(q·k) grows like d_k (measured above); dividing by √d_k keeps scores at unit variance, so "
                           "softmax stays soft and its gradient alive.")
@@ -178,7 +194,9 @@ std::vector<std::string> ch03_takeaway(const RowSumCheck& sums, const ScalingStu
                           "depends on position."));
   if (paths.constant_attention.holds() && paths.recurrent_grows.holds())
     lines.push_back(_f("Token 0 reached token n − 1 through one attention layer at every n up to {}, against n − 1 "
-                       "recurrent steps; the price is n² scores (chapter 06).", paths.rows.back().n));
+                       "recurrent steps; the price is n² scores (chapter 06). A short path is not a strong one: with "
+                       "these untrained weights token 0's influence fell {:.0f}× from n = {} to {} (step 10).",
+                       paths.rows.back().n, paths.attention_fall, paths.rows.front().n, paths.rows.back().n));
   else
     lines.push_back(_("The measured paths did not match Table 1 of Vaswani et al. 2017 here (step 10)."));
   return lines;

@@ -21,10 +21,11 @@ ChapterModels::ChapterModels(ChapterApp& ch, std::vector<std::string> own, std::
     throw std::invalid_argument("ChapterModels: --checkpoint names '" + checkpoint_model_ + "', not one of the chapter's own");
   const std::string where = "data/ch" + chapter_ + "/";
   CLI::App& app = ch_.app();
+  CLI::Option* train = nullptr;
   if (own_.size() == 1) {
-    app.add_flag("--train", train_, _f("train the {} model from scratch (saves to --checkpoint or {})", own_.front(), where));
+    train = app.add_flag("--train", train_, _f("train the {} model from scratch (saves to --checkpoint or {})", own_.front(), where));
   } else {
-    app.add_flag("--train", train_, _f("train {} from scratch (saves to --checkpoint-dir or {})",
+    train = app.add_flag("--train", train_, _f("train {} from scratch (saves to --checkpoint-dir or {})",
                                                 fmt::join(own_, ", "), where));
     app.add_option("--checkpoint-dir", checkpoint_dir_,
                    _f("load (or with --train, write) the models <name>.safetensors here (default {})", where))
@@ -32,7 +33,11 @@ ChapterModels::ChapterModels(ChapterApp& ch, std::vector<std::string> own, std::
   }
   app.add_option("--checkpoint", checkpoint_, _f("load (or with --train, write) the {} model here", checkpoint_model_))
       ->type_name("PATH");
-  app.add_option("--steps", steps_, _("training steps with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
+  // Without --train there is nothing to train: --steps alone is refused (exit 2), not silently ignored.
+  app.add_option("--steps", steps_, _("training steps with --train"))
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000))
+      ->needs(train);
 }
 
 void ChapterModels::add_earlier(const std::string& flag, const std::string& chapter, const std::string& name) {

@@ -32,4 +32,10 @@ const ChapterInfo& chapter_info(const std::string& number) {
   throw std::out_of_range("no chapter numbered " + number);
 }
 
+std::string source_article() {
+  return _("\"Attention: from Seq2Seq to the Transformer revolution\" (注意力机制：从 Seq2Seq 到 Transformer 的革命)");
+}
+
+std::string source_card() { return _("\"Attention mechanism\" (注意力机制)"); }
+
 }  // namespace attn

@@ -340,7 +340,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     opts.export_dir = export_dir_;
   }
   try {
-    Narrator nar(info_, opts, total_steps_, json_ ? std::cerr : std::cout);
+    Narrator nar(info_, opts, count_steps_ ? count_steps_() : total_steps_, json_ ? std::cerr : std::cout);
     nar.header(question_);
     body(nar);
     nar.finish();

@@ -62,7 +62,14 @@ std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width
                          fit(bar, width), format_score(m.bleu));
     }
   }
-  out += fmt::format("  {}  {}  {}\n", fit("", 6), fit("", name_w), fit("0 ─── BLEU (0–100) ───► 100", width));
+  // The axis spans the bars' full width, so "100" ends where a bar of BLEU 100 ends.
+  const std::string head = "0 ", mid = " BLEU (0–100) ", tail = "► 100";
+  const std::size_t fixed = display_width(head) + display_width(mid) + display_width(tail);
+  const std::size_t dashes = width > fixed + 2 ? width - fixed : 2;
+  std::string left, right;
+  for (std::size_t i = 0; i < dashes / 2; ++i) left += "─";
+  for (std::size_t i = dashes / 2; i < dashes; ++i) right += "─";
+  out += fmt::format("  {}  {}  {}\n", fit("", 6), fit("", name_w), fit(head + left + mid + right + tail, width));
   return out;
 }
 

@@ -56,7 +56,7 @@ PermutationCheck check_permutation(const Mat& output, const Mat& out_permuted, c
   return c;
 }
 
-ScalingStudy judge_scaling(std::vector<ScalingRow> rows) {
+ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t samples) {
   ScalingStudy s;
   s.rows = std::move(rows);
   double var_dev = s.rows.empty() ? NAN : 0.0, lo = INFINITY, hi = 0.0;
@@ -64,8 +64,12 @@ ScalingStudy judge_scaling(std::vector<ScalingRow> rows) {
     var_dev = std::max(var_dev, std::abs(r.var_scaled - 1.0));
     lo = std::min(lo, r.grad_scaled);
     hi = std::max(hi, r.grad_scaled);
+    // Var of (q·k/√d_k)² for q, k ~ N(0, I): E z⁴ − 1 = 2 + 6/d_k.
+    if (samples > 0 && r.d_k > 0)
+      s.var_noise = std::max(s.var_noise, 3.0 * std::sqrt((2.0 + 6.0 / double(r.d_k)) / double(samples)));
   }
   s.unit_variance = judge_at_most(var_dev, 0.15);
+  if (s.var_noise > 0.15) s.unit_variance.outcome = Outcome::too_noisy;
   const double raw_ratio = s.rows.empty() ? NAN : s.rows.back().grad_raw / s.rows.back().grad_scaled;
   s.raw_vanishes = judge_at_most(raw_ratio, 0.5);
   s.scaled_steady = judge_at_most(s.rows.empty() ? NAN : hi / lo, 1.25);
@@ -75,7 +79,7 @@ ScalingStudy judge_scaling(std::vector<ScalingRow> rows) {
 ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::size_t n_keys, std::size_t trials) {
   std::vector<ScalingRow> rows;
   for (std::size_t d_k : d_ks) rows.push_back(measure_scaling(rng, d_k, n_keys, trials));
-  return judge_scaling(std::move(rows));
+  return judge_scaling(std::move(rows), trials * n_keys);
 }
 
 LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus) {

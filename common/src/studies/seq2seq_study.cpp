@@ -65,6 +65,26 @@ Labels output_words(const DecodeTrace& tr, const Vocab& target_vocab) {
 
 // ---- chapter 00 ---------------------------------------------------------------------------------
 
+std::map<std::string, std::size_t> parameter_groups(const Seq2Seq& m) {
+  std::map<std::string, std::size_t> groups;
+  visit_params(m, [&](const std::string& name, const auto& t) { groups[name.substr(0, name.find('.'))] += t.size(); });
+  return groups;
+}
+
+Vec cosine_to_last(const Mat& rows) {
+  if (rows.shape(0) == 0) throw std::invalid_argument("cosine_to_last: no rows");
+  const std::size_t n = rows.shape(0), d = rows.shape(1), last = n - 1;
+  Vec cos = Vec::from_shape({n});
+  double ll = 0.0;
+  for (std::size_t k = 0; k < d; ++k) ll += double(rows(last, k)) * double(rows(last, k));
+  for (std::size_t j = 0; j < n; ++j) {
+    double dot = 0.0, jj = 0.0;
+    for (std::size_t k = 0; k < d; ++k) dot += double(rows(j, k)) * double(rows(last, k)), jj += double(rows(j, k)) * double(rows(j, k));
+    cos(j) = jj > 0.0 && ll > 0.0 ? float(dot / std::sqrt(jj * ll)) : 0.0f;
+  }
+  return cos;
+}
+
 std::vector<LengthBucket> position_ranges() {
   return {{1, 5}, {6, 10}, {11, 20}, {21, 30}, {31, 40}, {41, 50}, {51, 60}};
 }
@@ -213,6 +233,14 @@ MatchStudy judge_match(const std::string& model, const EvalResult& m, const std:
   return s;
 }
 
+const MatchStudy& closest_match(const std::vector<MatchStudy>& matches) {
+  if (matches.empty()) throw std::invalid_argument("closest_match: no comparisons");
+  const MatchStudy* best = &matches.front();
+  for (const MatchStudy& m : matches)
+    if (std::abs(m.worst.gap) < std::abs(best->worst.gap)) best = &m;
+  return *best;
+}
+
 ScoreView luong_score_view(const Seq2Seq& m, const DecodeTrace& tr, std::size_t t) {
   if (m.cfg.kind != AttentionKind::Luong) throw std::invalid_argument("luong_score_view: not a Luong model");
   if (t >= tr.tape.steps.size()) throw std::invalid_argument("luong_score_view: step past the trace");
@@ -293,25 +321,31 @@ ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
   s.small_hidden = s.rows.front().hidden;
   s.wide_hidden = s.rows.front().hidden;
   for (const auto& r : s.rows) s.small_hidden = std::min(s.small_hidden, r.hidden), s.wide_hidden = std::max(s.wide_hidden, r.hidden);
-  const ScoreCostRow *shortest = nullptr, *longest = nullptr, *widest = nullptr, *least_sure = nullptr;
+  const ScoreCostRow *shortest = nullptr, *longest = nullptr, *widest = nullptr;
   for (const auto& r : s.rows) {
     s.max_spread = std::max(s.max_spread, r.max_spread());
-    // the row whose gain's lower end (gain / its spread) is smallest
-    if (!least_sure || r.gain(1) / r.gain_spread(1) < least_sure->gain(1) / least_sure->gain_spread(1)) least_sure = &r;
+    const Verdict v = judge_greater(std::log(r.gain(1)), 0.0, std::log(r.gain_spread(1)));
+    s.dot_row_faster.push_back(v);
+    s.rows_faster += v.outcome == Outcome::holds;
+    s.rows_slower += v.outcome == Outcome::fails;
     if (r.hidden == s.small_hidden && (!shortest || r.src_len < shortest->src_len)) shortest = &r;
     if (r.hidden == s.small_hidden && (!longest || r.src_len > longest->src_len)) longest = &r;
     if (r.hidden == s.wide_hidden && (!widest || r.src_len > widest->src_len)) widest = &r;
   }
   s.short_len = shortest->src_len, s.long_len = longest->src_len, s.wide_len = widest->src_len;
   s.dot_short = shortest->gain(1), s.dot_long = longest->gain(1), s.dot_wide = widest->gain(1);
-  s.dot_faster = judge_greater(std::log(least_sure->gain(1)), 0.0, std::log(least_sure->gain_spread(1)));
-  const double trend_noise =
-      std::max(std::log(1.1), std::log(shortest->gain_spread(1)) + std::log(longest->gain_spread(1)));
-  s.dot_gain_grows = judge_greater(std::log(s.dot_long), std::log(s.dot_short), trend_noise);
+  s.dot_faster.measured = double(s.rows_faster);
+  s.dot_faster.bound = s.dot_faster.partly = double(s.rows.size());
+  s.dot_faster.outcome = s.rows_slower > 0                ? Outcome::fails
+                         : s.rows_faster == s.rows.size() ? Outcome::holds
+                                                          : Outcome::inconclusive;
+  s.trend_noise = std::max(1.1, shortest->gain_spread(1) * longest->gain_spread(1));
+  s.dot_gain_grows = judge_greater(std::log(s.dot_long), std::log(s.dot_short), std::log(s.trend_noise));
   s.dot_growth = longest->seconds[1] / shortest->seconds[1];
   s.predicted_growth = double(s.long_len) / double(s.short_len);
-  s.dot_follows_cost = judge_greater(std::log(1.5), std::abs(std::log(s.dot_growth / s.predicted_growth)),
-                                     std::log(shortest->spread_of(1)) + std::log(longest->spread_of(1)));
+  s.growth_off = std::max(s.dot_growth / s.predicted_growth, s.predicted_growth / s.dot_growth);
+  s.growth_noise = shortest->spread_of(1) * longest->spread_of(1);
+  s.dot_follows_cost = judge_greater(std::log(1.5), std::log(s.growth_off), std::log(s.growth_noise));
   return s;
 }
 
@@ -330,32 +364,62 @@ ScoreCostStudy score_cost_study(const std::vector<std::pair<std::size_t, std::si
   return judge_score_cost(std::move(rows));
 }
 
-TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms) {
+TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms, std::vector<double> spreads) {
   if (models.size() != ms.size()) throw std::invalid_argument("judge_train_steps: one time per model");
-  auto at = [&](const char* name) {
+  if (!spreads.empty() && spreads.size() != ms.size())
+    throw std::invalid_argument("judge_train_steps: one spread per model, or none");
+  auto index = [&](const char* name) {
     const auto it = std::find(models.begin(), models.end(), name);
     if (it == models.end()) throw std::invalid_argument(std::string("judge_train_steps: no time for ") + name);
-    return ms[std::size_t(it - models.begin())];
+    return std::size_t(it - models.begin());
   };
+  auto spread = [&](std::size_t k) { return spreads.empty() ? 1.0 : spreads[k]; };
   TrainStepStudy s;
-  const double bahdanau = at("bahdanau");
+  const std::size_t b = index("bahdanau"), g = index("luong_general"), d = index("luong_dot");
   // As printed (two decimals), so the verdict agrees with the figure beside it.
-  s.general_speedup = std::round(100.0 * bahdanau / at("luong_general")) / 100.0;
-  s.dot_speedup = std::round(100.0 * bahdanau / at("luong_dot")) / 100.0;
-  s.claim = judge_at_least(s.general_speedup, kArticleSpeedupLow, kArticleSpeedupLow - 0.1);
-  s.beyond = judge_at_least(s.general_speedup, kArticleSpeedupHigh);
+  s.general_speedup = std::round(100.0 * ms[b] / ms[g]) / 100.0;
+  s.dot_speedup = std::round(100.0 * ms[b] / ms[d]) / 100.0;
+  s.general_spread = spread(b) * spread(g);
+  // At least `bound` beyond the spread holds (exactly at it, with no spread, too); below it beyond
+  // the spread fails; within it inconclusive.
+  auto at_least = [&](double bound) {
+    const double d = std::log(s.general_speedup / bound), noise = std::log(s.general_spread);
+    Verdict v{d, noise, noise, Outcome::inconclusive};
+    if (!std::isfinite(d) || !std::isfinite(noise)) return v;
+    v.outcome = d >= noise ? Outcome::holds : d < -noise ? Outcome::fails : Outcome::inconclusive;
+    return v;
+  };
+  s.claim = at_least(kArticleSpeedupLow);
+  s.beyond = at_least(kArticleSpeedupHigh);
+  s.spreads = std::move(spreads);
+  s.fastest = std::size_t(std::min_element(ms.begin(), ms.end()) - ms.begin());
   s.models = std::move(models);
   s.ms = std::move(ms);
   return s;
+}
+
+StepGainStudy judge_step_gain(const ScoreCostStudy& cost, const TrainStepStudy& steps, std::size_t src_len) {
+  StepGainStudy g;
+  g.src_len = src_len;
+  g.hidden = cost.small_hidden;
+  g.step_gain = steps.general_speedup;
+  g.call_gain = std::numeric_limits<double>::quiet_NaN();
+  for (const ScoreCostRow& r : cost.rows)
+    if (r.src_len == src_len && r.hidden == cost.small_hidden) g.call_gain = r.gain(2), g.spread = r.gain_spread(2);
+  g.smaller = judge_greater(std::log(g.call_gain), std::log(g.step_gain), std::log(g.spread));
+  return g;
 }
 
 TrainStepStudy train_step_study(const std::vector<std::string>& models, std::size_t src_vocab, std::size_t tgt_vocab,
                                 std::size_t batch, std::size_t src_len, std::size_t reps) {
   std::vector<Seq2SeqConfig> cfgs;
   for (const auto& name : models) cfgs.push_back(config_for(name, src_vocab, tgt_vocab));
-  std::vector<double> ms = time_training_steps(cfgs, batch, src_len, reps);
+  std::vector<double> spreads;
+  std::vector<double> ms = time_training_steps(cfgs, batch, src_len, reps, /*seed=*/1, &spreads);
   for (double& x : ms) x *= 1e3;
-  return judge_train_steps(models, std::move(ms));
+  TrainStepStudy s = judge_train_steps(models, std::move(ms), std::move(spreads));
+  s.reps = reps;
+  return s;
 }
 
 }  // namespace attn

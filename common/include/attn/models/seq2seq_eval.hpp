@@ -78,8 +78,10 @@ double time_score_function(const std::string& kind, std::size_t src_len, std::si
 double time_training_step(const Seq2SeqConfig& cfg, std::size_t batch, std::size_t src_len, std::size_t reps,
                           std::uint64_t seed = 1);
 // The same for several models, interleaved (one step of each in turn, `reps` rounds), so that a
-// change in the machine's load during the measurement hits every model alike; medians in order.
+// change in the machine's load during the measurement hits every model alike; medians in order;
+// *spreads (when asked for): per model, its second-slowest step / its second-fastest.
 std::vector<double> time_training_steps(const std::vector<Seq2SeqConfig>& cfgs, std::size_t batch,
-                                        std::size_t src_len, std::size_t reps, std::uint64_t seed = 1);
+                                        std::size_t src_len, std::size_t reps, std::uint64_t seed = 1,
+                                        std::vector<double>* spreads = nullptr);
 
 }  // namespace attn

@@ -12,12 +12,18 @@
 
 namespace attn {
 
+// Step 1: when the model's best validation score came at its last training step, says that it may
+// still have been improving (nothing when it peaked earlier).
+void report_best_step(Narrator& nar, const ChapterModel& cm);
 // Step 4: the decoder's states (recorded as "decoder_states", "decoder_logits"), the table of what
 // each step read, wrote and with what probability, and the output against the reference.
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& target_vocab);
 // Step 5: the by-length table and chart, the fall from the shortest to the longest bucket judged
 // against the source article's figures, and the published ones (Bahdanau et al. 2014, Table 1).
 void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s);
+// Step 5's "why": what lifts BLEU above token accuracy and what pulls it below, and in which
+// buckets each wins (the largest gap either way, as printed).
+std::string bleu_vs_token_why(const BottleneckStudy& s);
 // Step 6: accuracy by target position (recorded as "position_accuracy") and its two verdicts.
 void report_positions(Narrator& nar, const BottleneckStudy& s);
 

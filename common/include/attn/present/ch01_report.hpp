@@ -20,6 +20,11 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
                       const SentenceAlignmentStudy& s);
 // Step 6: the by-length table beside chapter 00's model, the two verdicts, the source article's
 // figures and the published ones.
+// Step 4: the context vector c_i (recorded as "context") and how close it is to the row of H that
+// α weights most.
+void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, const SentencePair& pair);
+// Step 7: the parameters of this model against chapter 00's (base), by part, summed.
+void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base);
 void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g);
 
 std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const SentenceAlignmentStudy& a);

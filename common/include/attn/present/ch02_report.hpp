@@ -37,12 +37,20 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
 // Step 4: the by-length table and chart of every model, and each Luong model judged against
 // Bahdanau over every metric and bucket.
 void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches);
-// Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns) and its verdicts.
+// Step 1: where the loaded models' training times come from (each checkpoint's own record).
+void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models);
+// Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns), each timing's
+// spread (recorded as "score_spreads") with each row's dot verdict, and the verdicts.
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s);
+// Step 5's verdict on dot's speed per call (dot_faster), as step 5 and the takeaway print it.
+std::string dot_speed_sentence(const ScoreCostStudy& s);
 // Step 5's "why": how the ratio moved with S, as the verdict dot_gain_grows says.
 std::string score_cost_why(const ScoreCostStudy& s);
-// Step 6 (--time-training): ms per training step (recorded as "step_times") and the article's claim.
-void report_train_steps(Narrator& nar, const TrainStepStudy& s, const Seq2SeqConfig& sizes);
+// Step 6 (--time-training): ms per training step (recorded as "step_times"), the article's claim,
+// the fastest model, and the step's gain beside the score's per call (g).
+void report_train_steps(Narrator& nar, const TrainStepStudy& s, const StepGainStudy& g, const Seq2SeqConfig& sizes);
+// The article's training-speed claim's verdict in words ("held", "did not hold", …).
+std::string train_claim_words(const TrainStepStudy& s);
 
 // The match of the model named `model` among matches (std::invalid_argument when absent).
 const MatchStudy& match_of(const std::vector<MatchStudy>& matches, const std::string& model);

@@ -15,12 +15,14 @@ namespace attn {
 void report_row_sums(Narrator& nar, const RowSumCheck& c);
 // Step 6: the masked weights drawn with '·' for the masked pairs, and the three causal checks.
 void report_causal(Narrator& nar, const Mat& weights, const Mat& mask, const Labels& words, const CausalCheck& c);
-// Step 7: the √d_k table (recorded as "scaling"), its verdicts, and the 1/d_k slip of the
-// source article "Attention mechanism".
+// Step 7: the √d_k table (recorded as "scaling"), its verdicts, and the 1/d_k slip of the source article's
+// companion card "Attention mechanism" (attn/present/chapters.hpp: source_card).
 void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, std::size_t trials);
 // Step 8: equivariance per word, invariance of the pooled summary.
 void report_permutation(Narrator& nar, const PermutationCheck& c, const std::string& sentence,
                         const std::string& shuffled);
+// Step 8, with step 6's causal mask: the same check, which the mask breaks.
+void report_masked_permutation(Narrator& nar, const PermutationCheck& c);
 // Step 9: the table of weights per temperature (recorded as "lookup_taus", "lookup_weights").
 void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std::size_t d_model);
 // Step 10: Vaswani et al. 2017's Table 1 beside the measured paths (recorded as "path_length").

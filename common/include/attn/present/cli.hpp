@@ -38,6 +38,9 @@ class ChapterApp {
   CLI::App& app() { return app_; }
   // Parses argv, prepares the narrator and runs body. Returns the process exit status.
   int run(int argc, char** argv, const std::function<void(Narrator&)>& body);
+  // For a chapter whose number of steps depends on its options: run() calls count() after parsing
+  // the command line, before the first step, and announces that many steps instead of total_steps.
+  void count_steps(std::function<int()> count) { count_steps_ = std::move(count); }
   // The question shown under the header.
   void set_question(std::string q) { question_ = std::move(q); }
   // Adds --json: with it stdout carries only the document the body hands to Narrator::json()
@@ -56,6 +59,7 @@ class ChapterApp {
   ChapterInfo info_;
   CLI::App app_;
   int total_steps_;
+  std::function<int()> count_steps_;
   std::uint64_t seed_;
   bool quiet_ = false, no_color_ = false, full_ = false, pause_ = false, json_ = false;
   std::string export_dir_, html_file_;

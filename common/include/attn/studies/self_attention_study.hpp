@@ -48,11 +48,16 @@ PermutationCheck check_permutation(const Mat& output, const Mat& out_permuted, c
 // The √d_k table judged: scaled variance within 15% of 1 at every d_k (unit_variance); the
 // unscaled softmax's Jacobian at the largest d_k at most half the scaled one's (raw_vanishes);
 // the scaled Jacobian norms within 25% of each other across d_k (scaled_steady).
+// samples: how many q·k values each row's variance comes from (trials × keys; 0: taken as exact).
+// var_noise: three standard errors of the scaled variance, √((2 + 6/d_k)/samples) each, at its
+// largest d_k-wise; when it exceeds the 15% tolerance the sample is too small to judge it, and
+// unit_variance is too_noisy rather than a refutation.
 struct ScalingStudy {
   std::vector<ScalingRow> rows;
+  double var_noise = 0.0;
   Verdict unit_variance, raw_vanishes, scaled_steady;
 };
-ScalingStudy judge_scaling(std::vector<ScalingRow> rows);
+ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t samples = 0);
 ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::size_t n_keys, std::size_t trials);
 
 // One soft lookup per temperature τ (rows from the largest τ to the smallest); becomes_hard: at the smallest τ the

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct DecodeRow {
 std::vector<DecodeRow> decode_rows(const DecodeTrace& tr);
 // The output words of a trace, its <eos> step last: the row labels of its alignment.
 Labels output_words(const DecodeTrace& tr, const Vocab& target_vocab);
+
+// A model's parameter count by part: the checkpoint name up to its first '.' ("encoder", "init",
+// "attention", "decoder", "out", "src_emb", …); the parts sum to parameter_count(m).
+std::map<std::string, std::size_t> parameter_groups(const Seq2Seq& m);
+// Each row's cosine with the last row (cos(h_j, h_S) of the encoder states; 0 for a zero row).
+Vec cosine_to_last(const Mat& rows);
 
 // ---- chapter 00: the bottleneck ----------------------------------------------------------------
 // The source article "Attention: from Seq2Seq to the Transformer revolution" reports BLEU 35.2 at
@@ -132,6 +139,9 @@ struct MatchStudy {
 };
 MatchStudy judge_match(const std::string& model, const EvalResult& m, const std::string& reference,
                        const EvalResult& r);
+// The comparison whose largest gap is smallest (the first of equals): the model closest to the
+// reference over every metric and bucket. Throws std::invalid_argument when matches is empty.
+const MatchStudy& closest_match(const std::vector<MatchStudy>& matches);
 
 // One trained Luong model's scores at decoder step t of its own greedy trace of a sentence.
 struct ScoreView {
@@ -189,16 +199,24 @@ struct ScoreCostStudy {
   std::size_t short_len = 0, long_len = 0, wide_len = 0, small_hidden = 0, wide_hidden = 0;
   double max_spread = 1.0;  // the largest spread of any timing in the table
   // Dot's own time from the shortest to the longest S (smallest hidden) against the S ratio that
-  // its S·hidden multiply-adds predict.
-  double dot_growth = 0.0, predicted_growth = 0.0;
+  // its S·hidden multiply-adds predict; growth_off = how far apart the two are (≥ 1, either way);
+  // growth_noise = the two dot timings' spreads multiplied.
+  double dot_growth = 0.0, predicted_growth = 0.0, growth_off = 1.0, growth_noise = 1.0;
+  // The two rows' gain spreads multiplied (at least 1.1): what dot_gain_grows is judged against.
+  double trend_noise = 1.1;
   // On a log scale, each judged against the rounds' spread, so that timings which disagree between
   // rounds get no firm verdict (inconclusive):
-  // dot_faster: the row whose gain is least certainly above 1, judge_greater(ln gain, 0,
-  //   ln gain_spread) (holds: faster beyond the spread everywhere; fails: slower beyond it);
-  // dot_gain_grows: judge_greater(ln dot_long, ln dot_short, max(ln 1.1, ln of both rows' gain
-  //   spreads)): holds rose, fails fell, inconclusive within the noise;
-  // dot_follows_cost: judge_greater(ln 1.5, |ln(dot_growth / predicted_growth)|, ln of the two dot
-  //   timings' spreads): holds within 1.5× of S·hidden's prediction, fails further off.
+  // dot_row_faster[r]: row r's gain against its own gain spread, judge_greater(ln gain, 0,
+  //   ln gain_spread): holds faster beyond it, fails slower beyond it, inconclusive within it;
+  //   rows_faster / rows_slower count the rows that hold / fail;
+  // dot_faster: holds when every row holds, fails when any row fails, else inconclusive
+  //   (measured = rows_faster, bound = the number of rows);
+  // dot_gain_grows: judge_greater(ln dot_long, ln dot_short, ln trend_noise): holds rose, fails
+  //   fell, inconclusive within the noise;
+  // dot_follows_cost: judge_greater(ln 1.5, ln growth_off, ln growth_noise): holds within 1.5× of
+  //   S·hidden's prediction, fails further off.
+  std::vector<Verdict> dot_row_faster;
+  std::size_t rows_faster = 0, rows_slower = 0;
   Verdict dot_faster, dot_gain_grows, dot_follows_cost;
 };
 ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows);
@@ -211,12 +229,30 @@ inline constexpr double kArticleSpeedupLow = 1.5, kArticleSpeedupHigh = 2.0;
 struct TrainStepStudy {
   std::vector<std::string> models;  // Bahdanau first
   std::vector<double> ms;           // median ms per step, same order
+  std::vector<double> spreads;      // per model, second-slowest step / second-fastest (≥ 1; empty: 1)
   double general_speedup = 0.0, dot_speedup = 0.0;  // Bahdanau's ms / the model's, rounded to 0.01 as printed
-  // claim: general_speedup ≥ 1.5 holds, ≥ 1.4 partly (just short); beyond: ≥ 2.0 (the range's top).
+  double general_spread = 1.0;  // the ratio's spread: Bahdanau's timing spread × general's
+  std::size_t fastest = 0;  // the index of the smallest ms (the first of equals)
+  std::size_t reps = 0;     // steps timed per model (train_step_study; 0 when judged from given times)
+  // claim: measured = ln(general_speedup / 1.5), bound = ln general_spread — holds when measured ≥
+  // bound (at or above 1.5× beyond the spread; exactly 1.5× with no spread holds), fails when
+  // measured < −bound, inconclusive within; beyond: the same against 2.0 (the range's top).
   Verdict claim, beyond;
 };
-// models: names of config_for, "bahdanau", "luong_dot" and "luong_general" among them.
-TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms);
+// models: names of config_for, "bahdanau", "luong_dot" and "luong_general" among them; spreads:
+// one per model, or empty (timings taken as exact).
+TrainStepStudy judge_train_steps(std::vector<std::string> models, std::vector<double> ms,
+                                 std::vector<double> spreads = {});
+// Does global-general gain less per training step than its score function alone gains per call?
+// call_gain: step 5's general gain at src_len (the smallest hidden), spread its ratio's spread;
+// smaller: judge_greater(ln call_gain, ln step_gain, ln spread) (holds: the step gains less beyond
+// the spread; fails: more); inconclusive (NaN call_gain) when step 5 has no row at src_len.
+struct StepGainStudy {
+  double call_gain = 0.0, step_gain = 0.0, spread = 1.0;
+  std::size_t src_len = 0, hidden = 0;
+  Verdict smaller;
+};
+StepGainStudy judge_step_gain(const ScoreCostStudy& cost, const TrainStepStudy& steps, std::size_t src_len);
 TrainStepStudy train_step_study(const std::vector<std::string>& models, std::size_t src_vocab, std::size_t tgt_vocab,
                                 std::size_t batch, std::size_t src_len, std::size_t reps);
 
