@@ -134,9 +134,10 @@ int main(int argc, char** argv) {
     const SentencePair& ex = reordered_test_pair(corpus.test);
     const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
     const ModelAlignment bahdanau = bahdanau_alignment(bm.model, ex, corpus.source_vocab, corpus.target_vocab);
-    report_bahdanau(nar, bahdanau, ex, bm.path);
-    nar.code("attn/studies/cross_attention_study.hpp: bahdanau_alignment, alignment_misses");
-    nar.why(_("adjectives move behind their nouns and verbs to the end: the bright cells leave the diagonal."));
+    report_bahdanau(nar, bahdanau, ex, diagonal_reading(ex), bm.path);
+    nar.code("attn/studies/cross_attention_study.hpp: bahdanau_alignment, diagonal_reading, alignment_misses");
+    nar.why(_("the target language puts an adjective after its noun and the verb at the end of its clause; every word "
+              "such a move passes shifts by one place, and a row leaves the diagonal where the shifts do not cancel."));
 
     nar.step(_("A trained Transformer's cross-attention, per layer and head"), "softmax(Q_dec·K_encᵀ/√d_k)");
     if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");

@@ -366,6 +366,13 @@ TEST_CASE("chapter 07's printed figures agree with its export (steps 6, 7, 8, 9 
   const AlignmentScore score = alignment_hits(b_arg, truth);
   has(fmt::format("agrees with the true alignment at {}/{} ({:.1f}%)", score.hits, score.total, 100.0 * score.share()));
   CHECK_FALSE(r.has("§3.1"));  // Bahdanau et al.'s bidirectional encoder is §3.2
+  // The rows off the diagonal, recomputed from the alignment: each is named with its row and column.
+  std::size_t off_rows = 0;
+  for (std::size_t t = 0; t < truth.size(); ++t)
+    if (truth[t] != int(t))
+      ++off_rows, has(fmt::format("'{}' (", tgt[t])), has(fmt::format("row {} reads column {})", t + 1, truth[t] + 1));
+  if (off_rows > 0) has("off the diagonal (row i translates a word that is not column i): ");
+  CHECK_FALSE(r.has("adjectives move behind their nouns and verbs to the end"));
   for (std::size_t t = 0; t < truth.size(); ++t)
     if (b_arg[t] != truth[t])
       has(fmt::format("missed: '{}' reads '{}' ({:.2f}), not '{}' ({:.2f})", tgt[t], src[std::size_t(b_arg[t])],

@@ -269,7 +269,38 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
                 im.mean_own_weight, cfg.gain, cfg.gain, im.words.size() - 1, s.clean_own_weight));
 }
 
-void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const std::string& model) {
+std::string word_class_name(ToyWordClass c) {
+  switch (c) {
+    case ToyWordClass::determiner: return _("determiner");
+    case ToyWordClass::adjective: return _("adjective");
+    case ToyWordClass::noun: return _("noun");
+    case ToyWordClass::verb: return _("verb");
+    case ToyWordClass::adverb: return _("adverb");
+    case ToyWordClass::connective: return _("connective");
+    case ToyWordClass::unknown: break;
+  }
+  return "?";
+}
+
+void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair& p) {
+  std::vector<std::string> off, kept;
+  for (const DiagonalWord& w : d.off)
+    off.push_back(_f("'{}' ({}, row {} reads column {})", p.tgt[w.target], word_class_name(w.word_class),
+                     w.target + 1, w.source + 1));
+  for (const DiagonalWord& w : d.kept)
+    kept.push_back(_f("'{}' ({}; words moved ahead of it: {}, behind it: {})", p.tgt[w.target], word_class_name(w.word_class),
+                      w.passed_ahead, w.passed_behind));
+  if (off.empty())
+    nar.result(_("off the diagonal: no target word; this pair keeps the source's order"));
+  else
+    nar.result(_f("off the diagonal (row i translates a word that is not column i): {}", fmt::join(off, ", ")));
+  if (!kept.empty())
+    nar.result(_f("on the diagonal although words pass them (as many ahead as behind, so they keep their place): {}",
+                  fmt::join(kept, ", ")));
+}
+
+void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const DiagonalReading& d,
+                     const std::string& model) {
   nar.say(_f("source:    {}", fmt::join(p.src, " ")));
   nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
   nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
@@ -279,6 +310,7 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.say(_f("true alignment (target word i translates source word j, words counted from 1): {}",
              fmt::join(one_based, " ")));
   nar.heatmap("bahdanau_weights", a.weights, p.tgt, p.src, _("rows: target words, columns: source words"), {0.0, 1.0});
+  report_diagonal(nar, d, p);
   nar.record_tokens("bahdanau_weights", p.tgt, p.src);
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());

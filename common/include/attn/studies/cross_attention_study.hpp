@@ -109,6 +109,24 @@ ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg = 
 const SentencePair& reordered_test_pair(const std::vector<SentencePair>& test, std::size_t min_words = 8,
                                         std::size_t max_words = 12);
 
+// Which target words of pair p stand off the diagonal (target position i ≠ source position a(i)),
+// and which stay on it although other words cross them. A word k passes word i ahead when it
+// comes after i in the source but before it in the target (a(k) > a(i), k < i), behind when the
+// reverse; i − a(i) = passed_ahead − passed_behind, so a word keeps its place when the two
+// balance. The rules that move words: an adjective goes after its noun, a verb to the end of its
+// clause (attn/data/corpus.hpp).
+struct DiagonalWord {
+  std::size_t target = 0;
+  int source = 0;
+  ToyWordClass word_class = ToyWordClass::unknown;  // of the source word
+  std::size_t passed_ahead = 0, passed_behind = 0;
+};
+struct DiagonalReading {
+  std::vector<DiagonalWord> off;   // i ≠ a(i), in target order
+  std::vector<DiagonalWord> kept;  // i = a(i) though some word passes it
+};
+DiagonalReading diagonal_reading(const SentencePair& p);
+
 // A target word whose largest weight is not on the source word it translates.
 struct AlignmentMiss {
   std::size_t target = 0;         // row
