@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
     const Mat X = word_vectors(words, d_model, nar.options().seed);
     nar.show("X", X, words, {}, _f("(n×d_model) = ({}×{})", n, d_model));
     const MultiHead p = multi_head_init(d_model, heads, heads, rng, /*bias=*/false);
-    nar.show("W_Q", p.w_q, {}, {}, _("U(−1/√d_model, 1/√d_model), the rule of PyTorch's nn.Linear; no biases in the steps shown (step 4's "
-                                  "PyTorch check adds them)"));
+    nar.show("W_Q", p.w_q, {}, {}, _("U(−1/√d_model, 1/√d_model), the rule of PyTorch's nn.Linear"));
+    nar.say(_("no biases in the steps shown; step 4's PyTorch check adds them"));
     nar.record("W_K", p.w_k);
     nar.record("W_V", p.w_v);
     nar.record("W_O", p.w_o);

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     const RelativeCheck rope = rope_relative_error(plain.q, plain.k, {1, 10, 1000});
     report_rope_relative(nar, rope);
     nar.record("rope_bound", rope_distance_bound(d, positions - 1));
-    report_rope_bound(nar, d, /*big_d=*/64, /*max_distance=*/256);
+    report_rope_bound(nar, d, /*big_d=*/d < 64 ? 64 : 128, /*max_distance=*/256);  // a wider head to compare with
     nar.code("attn/position/rope.hpp: rope_tables, rope_rotate, rope_distance_bound");
     nar.why(_("rotations compose: R_mᵀR_n = R_(n−m), so absolute positions cancel in the score and relative ones remain."));
 

@@ -112,7 +112,7 @@ TEST_CASE("chapter 05's printed figures and verdicts agree with its export") {
     if (rise == 0 || f[k] > f[rise]) rise = k;
   CHECK(r.has(fmt::format("it falls to {:.3f} at k = {}, then rises again to {:.3f} at k = {}", f[dip], dip, f[rise],
                           rise)));
-  CHECK(r.has("(as the file records)"));  // the loaded models' training, from their files
+  CHECK(r.has("(as its file records)"));  // the loaded models' training, from their files
   // Step 7: the table as exported (rows named in the manifest) and the claim about RoPE.
   std::ifstream mf(dir / "manifest.json");
   const auto j = nlohmann::json::parse(mf);

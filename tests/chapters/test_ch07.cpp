@@ -370,7 +370,7 @@ TEST_CASE("chapter 07's printed figures agree with its export (steps 6, 7, 8, 9 
   std::size_t off_rows = 0;
   for (std::size_t t = 0; t < truth.size(); ++t)
     if (truth[t] != int(t))
-      ++off_rows, has(fmt::format("'{}' (", tgt[t])), has(fmt::format("row {} reads column {})", t + 1, truth[t] + 1));
+      ++off_rows, has(fmt::format("'{}' (", tgt[t])), has(fmt::format("row {} translates column {})", t + 1, truth[t] + 1));
   if (off_rows > 0) has("off the diagonal (row i translates a word that is not column i): ");
   CHECK_FALSE(r.has("adjectives move behind their nouns and verbs to the end"));
   for (std::size_t t = 0; t < truth.size(); ++t)
@@ -445,4 +445,14 @@ TEST_CASE("chapter 07 --html: every heatmap, cross_weights with its layers and h
     CHECK(set.find("\"query_tokens\":[\"esti\"") != std::string::npos);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 07: a typed '<pad>' in --source is refused (step 7's mask covers only the appended ones); 1 word is singular") {
+  const RunResult r = run_program(kProgram07, {"--source", "le <pad> chat"});
+  CHECK(r.status == 2);
+  CHECK(r.err_has("'<pad>' is the padding token"));
+  const RunResult one = run_program(kProgram07, {"--no-color", "--target", "x"});
+  REQUIRE_MESSAGE(one.status == 0, one.err);
+  CHECK(one.has("T = 1 target word: the decoder's states"));
+  CHECK(one.has("rows: 1 target word, columns: 4 source words"));
 }

@@ -108,7 +108,7 @@ void report_near_uniform(Narrator& nar, const NearUniformRows& r) {
 
 void report_two_targets(Narrator& nar, const TwoTargets& t) {
   nar.say(_f("why not one big head? A query that wants two words, '{}' and '{}', among '{}', '{}', '{}' (queries "
-             "and keys set by hand, entries ±{:.0f}; Vaswani et al. 2017, §3.2.2: a single head averages):",
+             "and keys set by hand, entries 0 or {:.0f}; Vaswani et al. 2017, §3.2.2: a single head averages):",
              t.words[0], t.words[1], t.words[0], t.words[1], t.words[2], t.gain));
   Table tab({_("weights of the query"), t.words[0], t.words[1], t.words[2]});
   auto row = [&](const std::string& name, const std::vector<double>& w) {
@@ -235,8 +235,8 @@ std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* 
   const bool matches = layer.agree.holds() && (pytorch == nullptr || pytorch->agree.holds());
   return {
       two.keeps_both.holds()
-          ? _f("Why several heads: one head that wants two words gives each at most {:.2f}; two heads of half the "
-               "width put {:.2f} on their own word each, at the same parameters and FLOPs (step 4).",
+          ? _f("Why several heads: one head that wants two words gives each at most {:.3f}; two heads of half the "
+               "width put {:.3f} on their own word each, at the same parameters and FLOPs (step 4).",
                two.one_head_best, two.two_heads_own)
           : _f("Why several heads: in step 3's example no head committed to its word ({:.2f} < {:.2f}).",
                two.two_heads_own, kTwoTargetsBound),

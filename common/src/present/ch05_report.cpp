@@ -121,7 +121,7 @@ void report_shift(Narrator& nar, const ShiftCheck& c) {
 
 void report_similarity(Narrator& nar, const SimilarityCheck& c) {
   nar.show("pe_similarity", c.rows, {_f("pos {}", c.pos_a), _f("pos {}", c.pos_b)}, {},
-           _f("PE(pos)·PE(pos + k) for k = 0, 1, …, measured from the table at pos = {} and pos = {}", c.pos_a, c.pos_b));
+           _f("PE(pos)·PE(pos + k), k = 0, 1, …, from the table at pos = {} and {}", c.pos_a, c.pos_b));
   nar.result(_f("the two rows and Σ_i cos(k·ω_i) agree within {:.1e}: {}", c.max_diff,
                 c.of_k_only.holds() ? _("a function of k only, not of pos") : _("they differ: pos leaks in")));
   if (c.dip_k > 0)
@@ -186,8 +186,8 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
       const auto it = recorded.find(key);
       return it == recorded.end() ? std::string("?") : escape_control(it->second, false);
     };
-    nar.say(_f("loaded  {:<10} {} steps, final training loss {} (as the file records) ← {}", position_encoding_name(e),
-               md("steps"), md("final_train_loss"), file));
+    nar.say(_f("{:<10}  {} steps, final training loss {} (as its file records)", position_encoding_name(e),
+               md("steps"), md("final_train_loss")));
   }
   return model;
 }

@@ -285,7 +285,7 @@ std::string word_class_name(ToyWordClass c) {
 void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair& p) {
   std::vector<std::string> off, kept;
   for (const DiagonalWord& w : d.off)
-    off.push_back(_f("'{}' ({}, row {} reads column {})", p.tgt[w.target], word_class_name(w.word_class),
+    off.push_back(_f("'{}' ({}, row {} translates column {})", p.tgt[w.target], word_class_name(w.word_class),
                      w.target + 1, w.source + 1));
   for (const DiagonalWord& w : d.kept)
     kept.push_back(_f("'{}' ({}; words moved ahead of it: {}, behind it: {})", p.tgt[w.target], word_class_name(w.word_class),
@@ -361,8 +361,10 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     nar.say(_("its file records no training run (no steps, seed or validation BLEU)"));
   else
     nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
-               "batch {} in {} s, kept at step {} (validation BLEU {})", md("seed"), md("steps"), md("batch"),
-               md("train_seconds"), md("best_step"), md("valid_bleu")));
+               "batch {} in {} s on the machine that trained it, kept at step {} (validation BLEU {})", md("seed"),
+               md("steps"), md("batch"), md("train_seconds"), md("best_step"), md("valid_bleu")));
+  nar.say(_("Post-Norm / Pre-Norm: LayerNorm after / before each sublayer's residual add; BLEU: n-gram overlap with "
+            "the reference translations, 0 to 100 (chapter 08 explains both)"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,
@@ -435,6 +437,8 @@ void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c) {
                              _("the same within noise (two standard errors of the difference)"))));
   nar.say(_f("(its best single head over these sentences: layer {}, head {}, {})", c.best_layer, c.best_head,
              format_share(c.heads[c.best_layer][c.best_head])));
+  nar.say(_("one trained model each, of different sizes and training budgets (chapters 01 and 08): this compares "
+            "these two models, not the two kinds of attention"));
 }
 
 void report_no_transformer(Narrator& nar) {
@@ -461,7 +465,8 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
   out.push_back(padding.pads_ignored.holds() && padding.same_as_unpadded.holds()
                     ? _("A padding mask (−∞ on '<pad>') makes a padded source read exactly like the unpadded one.")
                     : _("The padding mask did not make the padded source read like the unpadded one in this run."));
-  out.push_back(_f("{} image positions read a {}-word prompt: {} of {} read the word painted there.",
+  out.push_back(_f("{} image positions read a {}-word prompt through a W_Q solved by hand: {} of {} noisy positions "
+                   "read the word painted there.",
                    image.im.side * image.im.side, image.im.words.size(), image.im.hits, image.im.side * image.im.side));
   if (transformer != nullptr && transformer->many.sentences > 0) {
     const CorpusAlignment& c = transformer->many;
