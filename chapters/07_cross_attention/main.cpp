@@ -131,8 +131,9 @@ int main(int argc, char** argv) {
     nar.step(_("Text steers an image"), "Q = Z·W_Q (64×d_k), K = E·W_K, V = E·W_V", "Rombach et al. 2022, §3.3");
     const ImageConditioningConfig icfg;
     const ImageStudy image = image_study(seed, icfg);
-    report_image(nar, image, icfg);
-    nar.code("attn/studies/cross_attention_study.hpp: image_study; attn/studies/image_conditioning.hpp: "
+    const std::vector<float> noises = {1.0f, 2.0f, 4.0f};
+    report_image(nar, image, icfg, image_noise_sweep(seed, icfg, noises), noises);
+    nar.code("attn/studies/cross_attention_study.hpp: image_study, image_noise_sweep; attn/studies/image_conditioning.hpp: "
              "image_conditioning_example");
     nar.why(_("each region asks the prompt its own question; the values it gets back (image_output, 64×d_v, in the "
               "--export files) are how the words change that region."));
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
     const SentencePair& ex = reordered_test_pair(corpus.test);
     const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
     const ModelAlignment bahdanau = bahdanau_alignment(bm.model, ex, corpus.source_vocab, corpus.target_vocab);
-    report_bahdanau(nar, bahdanau, ex, diagonal_reading(ex), bm.path);
+    report_bahdanau(nar, bahdanau, ex, diagonal_reading(ex), bm);
     nar.code("attn/studies/cross_attention_study.hpp: bahdanau_alignment, diagonal_reading, alignment_misses");
     nar.why(_("the target language puts an adjective after its noun and the verb at the end of its clause; every word "
               "such a move passes shifts by one place, and a row leaves the diagonal where the shifts do not cancel."));

@@ -202,9 +202,9 @@ TEST_CASE("chapter 07: the trained models' agreement is recounted from the expor
     load_transformer(*path, nullptr, &md);
     CHECK(r.has(fmt::format("(d_model {}, {} encoder and {} decoder layers)", md.at("d_model"), md.at("enc_layers"),
                             md.at("dec_layers"))));
-    CHECK(r.has(fmt::format("seed {}, {} steps of batch {} in {} s, kept at step {} (validation BLEU {})", md.at("seed"),
-                            md.at("steps"), md.at("batch"), md.at("train_seconds"), md.at("best_step"),
-                            md.at("valid_bleu"))));
+    CHECK(r.has(fmt::format("seed {}, {} steps of batch {} in {} s on the machine that trained it, kept at step {} "
+                            "(validation BLEU {})", md.at("seed"), md.at("steps"), md.at("batch"),
+                            md.at("train_seconds"), md.at("best_step"), md.at("valid_bleu"))));
     CHECK(r.has(md.at("norm") == "post" ? "chapter 08's Post-Norm Transformer" : "chapter 08's Pre-Norm Transformer"));
   } else {
     CHECK(r.has("not shipped yet"));

@@ -311,3 +311,28 @@ TEST_CASE("diagonal_reading: the words off the diagonal, and those the moves pas
   CHECK(plain.off.empty());
   CHECK(plain.kept.empty());
 }
+
+TEST_CASE("padding_study: each row's pad share without the mask, their largest the reported maximum") {
+  Rng rng(3);
+  const Mat y = rng.normal_mat(3, 8), xp = rng.normal_mat(6, 8);
+  const CrossAttentionWeights w = init_cross_attention(rng, 8, 8, 4, 4);
+  const PaddingStudy p = padding_study(y, xp, 4, w);
+  REQUIRE(p.unmasked_row_pad_share.size() == 3u);
+  double most = 0.0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double share = double(p.unmasked.attn.weights(i, 4) + p.unmasked.attn.weights(i, 5));
+    CHECK(p.unmasked_row_pad_share[i] == doctest::Approx(share));
+    most = std::max(most, share);
+  }
+  CHECK(p.unmasked_pad_share == doctest::Approx(most));
+}
+
+TEST_CASE("image_noise_sweep: the built-in margin holds at the chapter's noise and fails once the noise is large") {
+  const ImageConditioningConfig cfg;
+  const std::vector<ImageStudy> s = image_noise_sweep(7, cfg, {cfg.noise, 4.0f});
+  REQUIRE(s.size() == 2u);
+  CHECK(s[0].im.hits == image_study(7, cfg).im.hits);  // the same grid and W_Q as the chapter's
+  CHECK(s[0].reads_painted.outcome == Outcome::holds);
+  CHECK(s[1].reads_painted.outcome == Outcome::fails);
+  CHECK(s[1].im.hits < s[0].im.hits);
+}

@@ -56,8 +56,8 @@ TEST_CASE("attention_crossings: half the work at 1024, scores match the FFN at d
 }
 
 TEST_CASE("gqa_caption: counts in the right number, and says when GQA is MHA") {
-  CHECK(gqa_caption(4, 2) == "GQA: 4 query heads, 2 K/V heads (step 4's K/V heads averaged in groups)");
-  CHECK(gqa_caption(2, 1) == "GQA: 2 query heads, 1 K/V head (step 4's K/V heads averaged in groups)");
+  CHECK(gqa_caption(4, 2) == "GQA: 4 query heads, 2 K/V heads (step 2's K/V heads averaged in groups)");
+  CHECK(gqa_caption(2, 1) == "GQA: 2 query heads, 1 K/V head (step 2's K/V heads averaged in groups)");
   const std::string same = gqa_caption(1, 1);
   CHECK(same.find("1 query head,") != std::string::npos);
   CHECK(same.find("= MHA") != std::string::npos);

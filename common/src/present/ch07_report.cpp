@@ -194,6 +194,10 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
               _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
                  100.0 * p.unmasked_pad_share), {0.0, 1.0});
   nar.record_tokens("unmasked_weights", target, source);
+  std::vector<std::string> shares;  // a row's pad cells can each be faint while together they are large
+  for (std::size_t i = 0; i < target.size() && i < p.unmasked_row_pad_share.size(); ++i)
+    shares.push_back(fmt::format("{} {:.1f}%", target[i], 100.0 * p.unmasked_row_pad_share[i]));
+  nar.result(_f("without the mask, each row's weight on all the '<pad>' columns together: {}", fmt::join(shares, ", ")));
   nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
                 "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
                 p.valid, p.masked_vs_unpadded, outcome_word(p.same_as_unpadded.outcome)));
@@ -205,7 +209,8 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
                       "rounding here", 100.0 * p.unmasked_pad_share, p.unmasked_vs_unpadded));
 }
 
-void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg) {
+void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg,
+                  const std::vector<ImageStudy>& noisier, const std::vector<float>& noises) {
   const ImageConditioning& im = s.im;
   const std::size_t n_pos = im.side * im.side;
   Labels pos;
@@ -267,6 +272,13 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
                 n_pos, 100.0 * kImageReadsBound, outcome_word(s.reads_painted.outcome)));
   nar.result(_f("mean weight on that word {:.3f} (a clean region's: e^{:.1f} / (e^{:.1f} + {}) = {:.3f})",
                 im.mean_own_weight, cfg.gain, cfg.gain, im.words.size() - 1, s.clean_own_weight));
+  std::vector<std::string> rows;
+  for (std::size_t i = 0; i < noisier.size() && i < noises.size(); ++i)
+    rows.push_back(_f("σ = {:.1f}: {} of {} ({})", noises[i], noisier[i].im.hits, n_pos,
+                      outcome_word(noisier[i].reads_painted.outcome)));
+  if (!rows.empty())
+    nar.result(_f("W_Q's margin was built in, so the test above can only fail through the noise; the same grid with "
+                  "more noise: {}", fmt::join(rows, "; ")));
 }
 
 std::string word_class_name(ToyWordClass c) {
@@ -300,7 +312,7 @@ void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair
 }
 
 void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const DiagonalReading& d,
-                     const std::string& model) {
+                     const ChapterModel& model) {
   nar.say(_f("source:    {}", fmt::join(p.src, " ")));
   nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
   nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
@@ -314,7 +326,8 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.record_tokens("bahdanau_weights", p.tgt, p.src);
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
-  nar.say(_f("model: {}", shown_model_path(model)));
+  nar.say(_f("model: {}", shown_model_path(model.path)));
+  nar.say(describe_model(model));  // what its file records of its training
   nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
                 "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
                 outcome_word(a.follows_truth.outcome)));
@@ -366,7 +379,8 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   nar.say(_("Post-Norm / Pre-Norm: LayerNorm after / before each sublayer's residual add; BLEU: n-gram overlap with "
             "the reference translations, 0 to 100 (chapter 08 explains both)"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
-  nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
+  nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0; the source "
+            "words over the maps are counted from 1, as in step 9's true alignment."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,
              cw.shape(2), cw.shape(3)));
   std::string labels = "\n";  // the first line faces the maps' column rulers

@@ -99,6 +99,7 @@ PaddingStudy padding_study(const Mat& y, const Mat& x_padded, std::size_t valid,
       share += double(p.unmasked.attn.weights(i, j));
     }
     p.unmasked_pad_share = std::max(p.unmasked_pad_share, share);
+    p.unmasked_row_pad_share.push_back(share);
   }
   p.masked_vs_unpadded = max_abs_diff(p.masked.attn.output, p.unpadded_output);
   p.unmasked_vs_unpadded = max_abs_diff(p.unmasked.attn.output, p.unpadded_output);
@@ -123,6 +124,17 @@ ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg)
 
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg) {
   return judge_image(image_conditioning_example(seed, cfg), cfg);
+}
+
+std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg,
+                                          const std::vector<float>& noises) {
+  std::vector<ImageStudy> out;
+  for (float sigma : noises) {
+    ImageConditioningConfig c = cfg;
+    c.noise = sigma;
+    out.push_back(image_study(seed, c));
+  }
+  return out;
 }
 
 DiagonalReading diagonal_reading(const SentencePair& p) {

@@ -79,6 +79,7 @@ struct PaddingStudy {
   Mat unpadded_output;                // (T, d_v) attention over the real words only
   double masked_pad_weight = 0.0;     // the largest weight on a pad position, with the mask
   double unmasked_pad_share = 0.0;    // the largest row share of weight on pad positions, without
+  std::vector<double> unmasked_row_pad_share;  // (T,) each row's share of weight on pad positions, without
   double masked_vs_unpadded = 0.0;    // max |output(masked) − output(real words only)|
   double unmasked_vs_unpadded = 0.0;  // the same without the mask
   // pads_ignored: masked_pad_weight ≤ 0 (exactly 0); same_as_unpadded: masked_vs_unpadded ≤
@@ -101,6 +102,10 @@ struct ImageStudy {
 };
 ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg);
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg = {});
+// The same grid and W_Q at each noise level (cfg.noise replaced): where the built-in margin stops
+// carrying the positions to their own word.
+std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg,
+                                          const std::vector<float>& noises);
 
 // ---- a trained model's alignment -----------------------------------------------------------
 // The first test pair of min_words to max_words source words with an adjective (which moves
