@@ -485,7 +485,7 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
   if (transformer != nullptr && transformer->many.sentences > 0) {
     const CorpusAlignment& c = transformer->many;
     out.push_back(_f("Over {} test sentences, the Transformer's last-layer heads averaged align {} words as the corpus "
-                     "says, Bahdanau {}: {}.", c.sentences, format_share(c.last_layer_mean), format_share(c.bahdanau),
+                     "says, Bahdanau {}: {} (one trained model each, of different sizes).", c.sentences, format_share(c.last_layer_mean), format_share(c.bahdanau),
                      sentence_for(c.transformer_better.outcome, _("the Transformer aligns more"),
                                   _("Bahdanau aligns more"), _("the same within noise"))));
   } else if (transformer != nullptr) {
