@@ -18,6 +18,7 @@
 #include "attn/position/sinusoidal.hpp"
 #include "attn/present/ch05_report.hpp"
 #include "attn/present/cli.hpp"
+#include "attn/present/terminal.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
     if (sentence == default_sentence) return;
     const Labels w = split_words(sentence);
     ch.set_question(_f("Question: self-attention cannot tell \"{}\" from \"{}\", its words reversed — how do four "
-                       "encodings give it a sense of order?", fmt::join(w, " "), fmt::join(w.rbegin(), w.rend(), " ")));
+                       "encodings give it a sense of order?", escape_control(fmt::format("{}", fmt::join(w, " ")), false),
+                       escape_control(fmt::format("{}", fmt::join(w.rbegin(), w.rend(), " ")), false)));
   });
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -165,7 +167,8 @@ int main(int argc, char** argv) {
     nar.why(_("a relative bias that only says 'nearer is better' means the same thing at any length; absolute "
             "positions past L were never seen in training, and a learned table has no row for them at all."));
 
-    nar.takeaway(ch05_takeaway(order, shift, rope, zero_slope, x, fmt::format("{}", fmt::join(words, " ")),
-                               fmt::format("{}", fmt::join(swapped, " "))));
+    nar.takeaway(ch05_takeaway(order, shift, rope, zero_slope, x,
+                               escape_control(fmt::format("{}", fmt::join(words, " ")), false),
+                               escape_control(fmt::format("{}", fmt::join(swapped, " ")), false)));
   });
 }
