@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     const Mat X = word_vectors(words, d_model, nar.options().seed);
     nar.show("X", X, words, {}, _f("(n×d_model) = ({}×{})", n, d_model));
     const MultiHead p = multi_head_init(d_model, heads, heads, rng, /*bias=*/false);
-    nar.show("W_Q", p.w_q, {}, {}, _("U(−1/√d_model, 1/√d_model), as PyTorch's nn.Linear; no biases in this chapter"));
+    nar.show("W_Q", p.w_q, {}, {}, _("U(−1/√d_model, 1/√d_model), the rule of PyTorch's nn.Linear"));
+    nar.say(_("no biases in the steps shown; step 4's PyTorch check adds them"));
     nar.record("W_K", p.w_k);
     nar.record("W_V", p.w_v);
     nar.record("W_O", p.w_o);
@@ -69,11 +70,15 @@ int main(int argc, char** argv) {
     nar.step(_("Attention in every head at once"), _("head_i = softmax(Q_i·K_iᵀ/√d_k)·V_i"));
     show_head_maps(nar, t.weights, words);
     const HeadDiversity diversity = head_diversity(t.weights);
+    const TwoTargets two = two_targets();
+    report_near_uniform(nar, near_uniform_rows(t.weights));
     report_head_diversity(nar, diversity);
     nar.manifest_field("figures", fmt::format("{{\"most_different_heads\": {:.9g}}}", diversity.most_different));
     nar.say(_("W_Q, W_K, W_V are random: these patterns mean nothing yet; chapter 10 reads the heads of a trained model."));
     nar.show("heads_out", t.heads_out, words, {}, _("each head's weighted sum of its values"));
-    nar.code("attn/attention/mha_trace.hpp: multi_head_trace; attn/studies/multi_head_study.hpp: head_diversity");
+    report_two_targets(nar, two);
+    nar.code("attn/attention/mha_trace.hpp: multi_head_trace; attn/studies/multi_head_study.hpp: head_diversity, "
+             "near_uniform_rows, two_targets");
     nar.why(_("different projections make different similarity questions; one softmax could only average them into one map."));
 
     nar.step(_("Concatenate and mix"), _("MultiHead(X) = Concat(head_0, …, head_{h−1})·W_O"));
@@ -84,11 +89,13 @@ int main(int argc, char** argv) {
     if (const auto gx_path = find_data_file("golden/mha/X.npy"))  // the whole set comes from X.npy's folder
       pytorch = pytorch_parity(std::filesystem::path(*gx_path).parent_path().string());
     report_layer_agreement(nar, layer, pytorch ? &*pytorch : nullptr);
-    nar.code("attn/attention/mha_trace.hpp: merge_heads; attn/studies/multi_head_study.hpp: trace_vs_layer, pytorch_parity");
+    report_head_cost(nar, head_cost(n, d_model, heads), head_cost(n, d_model, 1), n, d_model);
+    nar.code("attn/attention/mha_trace.hpp: merge_heads; attn/studies/multi_head_study.hpp: trace_vs_layer, "
+             "pytorch_parity, head_cost");
     nar.why(_("concatenation alone would keep heads apart; W_O is where their findings are combined."));
 
     // ---------------------------------------------------------------- the original configuration
-    nar.step(_("The original Transformer, counted"), _("per layer: 8·n·d² (projections) + 4·n²·d (scores) + 4·n·d·d_ff (FFN)"),
+    nar.step(_("The original Transformer, counted"), _("per layer, d = d_model: 8·n·d² (projections) + 4·n²·d (scores) + 4·n·d·d_ff (FFN)"),
              _("Vaswani et al. 2017, Table 3 (base)"));
     const TransformerConfig cfg;
     const std::vector<std::size_t> lengths = {32, 128, 512, 1024, 2048, 8192};
@@ -111,6 +118,6 @@ int main(int argc, char** argv) {
               "only after uptraining the grouped model (Ainslie et al. 2023, Table 1; not measured here); the "
               "averaged heads above are not uptrained."));
 
-    nar.takeaway(ch04_takeaway(layer, pytorch ? &*pytorch : nullptr, cfg));
+    nar.takeaway(ch04_takeaway(layer, pytorch ? &*pytorch : nullptr, cfg, two));
   });
 }

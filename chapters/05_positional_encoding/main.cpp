@@ -18,6 +18,7 @@
 #include "attn/position/sinusoidal.hpp"
 #include "attn/present/ch05_report.hpp"
 #include "attn/present/cli.hpp"
+#include "attn/present/terminal.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -46,8 +47,16 @@ int main(int argc, char** argv) {
   ExtrapolationConfig xcfg;
   ch.app().add_flag("--train", train, _("retrain the five extrapolation models and rewrite data/ch05/*.safetensors"));
   ch.app().add_option("--train-steps", xcfg.steps, _("Adam steps per encoding with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
+  const std::string default_sentence = sentence;
   ch.set_question(_("Question: self-attention cannot tell 猫 吃 鱼 (cat eats fish) from 鱼 吃 猫 (fish eats cat) — how do four "
                     "encodings give it a sense of order?"));
+  ch.app().parse_complete_callback([&] {  // another sentence: the question names it
+    if (sentence == default_sentence) return;
+    const Labels w = split_words(sentence);
+    ch.set_question(_f("Question: self-attention cannot tell \"{}\" from \"{}\", its words reversed — how do four "
+                       "encodings give it a sense of order?", escape_control(fmt::format("{}", fmt::join(w, " ")), false),
+                       escape_control(fmt::format("{}", fmt::join(w.rbegin(), w.rend(), " ")), false)));
+  });
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     const Labels words = split_words(sentence);
@@ -71,8 +80,9 @@ int main(int argc, char** argv) {
     report_order_blind(nar, order);
     nar.code("attn/position/position_encoding.hpp: positioned_self_attention; attn/studies/lookup.hpp: permute_rows");
     nar.why(_("each word's row depends on which words are present, never on where: the model sees a bag of words. "
-              "This is permutation-EQUIVARIANT (the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\" "
-              "(Attention: from Seq2Seq to the Transformer revolution) says 'invariant'; only a pooled summary is)."));
+              "This is permutation-EQUIVARIANT (the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
+              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) "
+              "says 'invariant'; only a pooled summary is)."));
 
     nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(P·X) − P·Attn(X)|"));
     const Mat learned_demo = learned_position_init(positions, d, rng, 1.0f);  // an untrained table, unit scale to be visible
@@ -84,26 +94,29 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- sinusoidal
     nar.step("Sinusoidal", _("PE(pos, 2i) = sin(pos·ω_i), PE(pos, 2i+1) = cos(pos·ω_i), ω_i = 10000^(−2i/d)"),
              _("Vaswani et al. 2017, §3.5"));
+    nar.say(_f("d = d_model = {} (--d-model): each position's vector has d numbers, d/2 = {} sin–cos pairs", d, d / 2));
     nar.heatmap("sinusoidal_pe", sinusoidal_table(positions, d), index_labels(positions), {},
                 _("rows: positions, columns: dimensions (fast pairs on the left)"), {-1.0, 1.0});
     const long k = 3;
     nar.show("sinusoidal_shift", sinusoidal_shift(d, k), {}, {}, _f("M_{}: one 2×2 rotation per pair, angle {}·ω_i", k, k));
     const ShiftCheck shift = sinusoidal_shift_error(d, k, positions + 100);
     report_shift(nar, shift);
-    nar.show("pe_similarity", sinusoidal_similarity(d, positions - 1), {},
-             _("PE(pos)·PE(pos + k) for k = 0, 1, …: a function of k only"));
-    nar.code("attn/position/sinusoidal.hpp: sinusoidal_table, sinusoidal_shift, sinusoidal_similarity");
+    report_similarity(nar, sinusoidal_similarity_check(d, positions - 1, 0, 7));
+    nar.code("attn/position/sinusoidal.hpp: sinusoidal_table, sinusoidal_shift, sinusoidal_similarity; "
+             "attn/studies/position_study.hpp: sinusoidal_similarity_check");
     nar.why(_("a fixed linear map turns any position into the one k further, which the paper hoped would let "
             "attention use relative offsets; the table itself is absolute."));
 
     // ---------------------------------------------------------------- learned
-    nar.step(_("Learned positions"), "y_t = x_t + P[t],  ∂L/∂P[t] += ∂L/∂y_t", _("BERT, GPT-2"));
+    nar.step(_("Learned positions"), _("y_t = x_t + P[t],  ∂ℓ/∂P[t] += ∂ℓ/∂y_t  (ℓ: the loss)"),
+             _("Devlin et al. 2019 (BERT); Radford et al. 2019 (GPT-2)"));
     const Mat P = learned_position_init(positions, d, rng);
     nar.show("learned_pe", P, index_labels(positions), {}, _("N(0, 0.02²) at initialisation; training writes into each row it sees"));
     report_learned_limit(nar, P);
-    nar.say(_("correction: the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\" says GPT uses "
+    nar.say(_("correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
+              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) says GPT uses "
               "RoPE; GPT-2 and GPT-3 use learned absolute positions like these (Radford et al. 2019; Brown et al. "
-              "2020). LLaMA and Qwen use RoPE."));
+              "2020). LLaMA and Qwen use RoPE (Touvron et al. 2023; Bai et al. 2023)."));
     nar.code("attn/position/learned_position.hpp: learned_position_init, learned_position_forward");
     nar.why(_("each row is trained only by sequences that reach it; a position never seen in training has no row at all."));
 
@@ -122,14 +135,16 @@ int main(int argc, char** argv) {
     const RelativeCheck rope = rope_relative_error(plain.q, plain.k, {1, 10, 1000});
     report_rope_relative(nar, rope);
     nar.record("rope_bound", rope_distance_bound(d, positions - 1));
-    report_rope_bound(nar, d, /*big_d=*/64, /*max_distance=*/256);
+    report_rope_bound(nar, d, /*big_d=*/d < 64 ? 64 : 128, /*max_distance=*/256);  // a wider head to compare with
     nar.code("attn/position/rope.hpp: rope_tables, rope_rotate, rope_distance_bound");
     nar.why(_("rotations compose: R_mᵀR_n = R_(n−m), so absolute positions cancel in the score and relative ones remain."));
 
     // ---------------------------------------------------------------- ALiBi
     nar.step(_("ALiBi: a distance penalty per head"),
-             _("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/H), h = 0 … H − 1"),
+             _("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/H), head h = 0 … H − 1"),
              _("Press et al. 2021, §3"));
+    nar.say(_f("here h is a head's index and H = {} (--heads) the number of heads (chapter 04 wrote h for the "
+               "number)", heads));
     nar.say(_("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use the "
             "symmetric −m_h·|i − j|, which is the same where j ≤ i."));
     show_alibi_bias(nar, heads, positions);
@@ -152,6 +167,8 @@ int main(int argc, char** argv) {
     nar.why(_("a relative bias that only says 'nearer is better' means the same thing at any length; absolute "
             "positions past L were never seen in training, and a learned table has no row for them at all."));
 
-    nar.takeaway(ch05_takeaway(order, shift, rope, zero_slope, x));
+    nar.takeaway(ch05_takeaway(order, shift, rope, zero_slope, x,
+                               escape_control(fmt::format("{}", fmt::join(words, " ")), false),
+                               escape_control(fmt::format("{}", fmt::join(swapped, " ")), false)));
   });
 }

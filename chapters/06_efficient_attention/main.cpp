@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
     report_window_pairs(nar, n, w, win, dil);
     nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys; stacked layers reach further, "
               "layer k up to k·(w − 1) tokens back (chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
-    nar.say(_("Correction: the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\" (Attention: from "
-              "Seq2Seq to the Transformer revolution) says LLaMA 3 "
-              "does too; it does not — LLaMA 3 uses full causal attention with GQA (Dubey et al. 2024)."));
+    nar.say(_("Correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
+              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) says "
+              "LLaMA 3 does too; it does not — LLaMA 3 uses full causal attention with GQA (Dubey et al. 2024)."));
     nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
     nar.why(_("some heads attend mostly to the neighbouring tokens (Clark et al. 2019, \"What Does BERT Look At?\", "
               "§3.1); a window keeps that and drops the quadratic rest."));
@@ -85,11 +85,11 @@ int main(int argc, char** argv) {
                   sweep_cfg.block, sweep_cfg.random_blocks));
     nar.say(_("Complexity depends on the pattern: window/BigBird O(n), strided (Child et al. 2019) O(n√n), LSH "
               "(locality-sensitive hashing; Reformer, Kitaev et al. 2020) O(n log n)."));
-    nar.say(_("(The source article \"注意力机制 (Attention Mechanism)\" gives O(n log n·d) for sparse attention in "
-              "general — that is "
-              "one pattern's cost, not all.)"));
+    nar.say(_("(The source article's companion card \"Attention mechanism\" (注意力机制) gives O(n log n·d) for "
+              "sparse attention in general — that is one pattern's cost, not all.)"));
     nar.code("attn/attention/sparse_attention.hpp: longformer_pattern, bigbird_pattern, to_token_pattern");
-    nar.why(_("global tokens carry information across the whole sequence in two hops; random blocks make short paths likely."));
+    nar.why(_("global tokens carry information across the whole sequence in two hops (any token → a global token → any "
+              "token); random blocks make short paths likely (Zaheer et al. 2020, §2–3, on BigBird's graph)."));
 
     // ---------------------------------------------------------------- linear attention
     nar.step(_("Linear attention: reorder the product"), _("φ(Q)·(φ(K)ᵀ·V) instead of (φ(Q)·φ(K)ᵀ)·V,  φ = elu + 1"),
@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
              _("Milakov & Gimelshein 2018; Dao et al. 2022"));
     const Mat tq = rng.normal_mat(40, 8) * 1.5f, tk = rng.normal_mat(40, 8) * 1.5f, tv = rng.normal_mat(40, 8);
     const Mat grad = rng.normal_mat(40, 8);
-    nar.say(_("query row 5 of 40, keys in tiles of 8 (scores already scaled by 1/√d_k):"));
+    nar.say(_f("Q, K: 40 rows × d_k = {}, V: 40 × {}; query row 5, its 40 keys in tiles of 8 (scores already "
+               "scaled by 1/√d_k):", tq.shape(1), tv.shape(1)));
     report_tiled(nar, tiled_attention_check(tq, tk, tv, grad, /*tile=*/8, /*trace_row=*/5), 40, 8);
     nar.code("attn/attention/tiled_attention.hpp: tiled_attention_forward, tiled_attention_backward");
     nar.why(_("when a later tile has a bigger max, α < 1 shrinks everything summed so far; the result is exact, the memory O(tile)."));

@@ -4,6 +4,7 @@
 //   build/bin/07_cross_attention [--export out]  the lesson (under 5 s); --export: .npy + manifest.json
 // Export names: each report of attn/present/ch07_report.hpp lists what it records (the tiny example:
 // Y X W_Q W_K W_V Q K V scores weights output); studies: attn/studies/cross_attention_study.hpp.
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -21,7 +22,10 @@ using namespace attn;
 namespace {
 CLI::Validator words_between(std::size_t lo, std::size_t hi) {
   return CLI::Validator([lo, hi](const std::string& s) {
-    const auto n = split_words(s).size();
+    const Labels words = split_words(s);
+    const auto n = words.size();
+    if (std::find(words.begin(), words.end(), "<pad>") != words.end())
+      return std::string(_("'<pad>' is the padding token step 7 appends (--pads), not a word"));
     return n >= lo && n <= hi ? std::string() : _f("needs {} to {} words, got {}", lo, hi, n);
   }, _f("{} to {} words", lo, hi));
 }
@@ -58,8 +62,13 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- the mechanism, small
     nar.step(_("Two sequences"), _("X ∈ ℝ^(S×d_x) is read,  Y ∈ ℝ^(T×d_y) asks"));
     const Mat X = word_vectors(src, d_x, seed), Y = word_vectors(tgt, d_y, seed);
-    nar.show("X", X, src, {}, _f("(S×d_x) = ({}×{}), S = {} source words: the encoder's output, a row each", S, d_x, S));
-    nar.show("Y", Y, tgt, {}, _f("(T×d_y) = ({}×{}), T = {} target words: the decoder's states, a row each", T, d_y, T));
+    const auto words = [](std::size_t k, const char* one, const char* many) {  // "1 target word", "3 target words"
+      return k == 1 ? std::string(one) : std::string(many);
+    };
+    const std::string src_words = words(S, _("source word"), _("source words"));
+    const std::string tgt_words = words(T, _("target word"), _("target words"));
+    nar.show("X", X, src, {}, _f("(S×d_x) = ({}×{}), S = {} {}: the encoder's output, a row each", S, d_x, S, src_words));
+    nar.show("Y", Y, tgt, {}, _f("(T×d_y) = ({}×{}), T = {} {}: the decoder's states, a row each", T, d_y, T, tgt_words));
     nar.say(_f("the widths may differ: only W_Q's rows follow d_y and W_K's, W_V's rows follow d_x (here d_y = {}, "
                "d_x = {}; step 8's image: 8 and 12)", d_y, d_x));
     nar.say(_("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder)"));
@@ -80,7 +89,7 @@ int main(int argc, char** argv) {
 
     nar.step(_("Score every target word against every source word"), "scores = Q·Kᵀ / √d_k  (T×S)",
              "Vaswani et al. 2017, eq. 1");
-    nar.show("scores", tr.attn.scores, tgt, src, _f("rows: {} target words, columns: {} source words", T, S));
+    nar.show("scores", tr.attn.scores, tgt, src, _f("rows: {} {}, columns: {} {}", T, tgt_words, S, src_words));
     nar.show("weights", tr.attn.weights, tgt, src, _("softmax of each row"));
     nar.heatmap("weights", tr.attn.weights, tgt, src, "", {0.0, 1.0});
     report_cross_row_sums(nar, check_row_sums(tr.attn.weights), T, S);
@@ -122,8 +131,9 @@ int main(int argc, char** argv) {
     nar.step(_("Text steers an image"), "Q = Z·W_Q (64×d_k), K = E·W_K, V = E·W_V", "Rombach et al. 2022, §3.3");
     const ImageConditioningConfig icfg;
     const ImageStudy image = image_study(seed, icfg);
-    report_image(nar, image, icfg);
-    nar.code("attn/studies/cross_attention_study.hpp: image_study; attn/studies/image_conditioning.hpp: "
+    const std::vector<float> noises = {1.0f, 2.0f, 4.0f};
+    report_image(nar, image, icfg, image_noise_sweep(seed, icfg, noises), noises);
+    nar.code("attn/studies/cross_attention_study.hpp: image_study, image_noise_sweep; attn/studies/image_conditioning.hpp: "
              "image_conditioning_example");
     nar.why(_("each region asks the prompt its own question; the values it gets back (image_output, 64×d_v, in the "
               "--export files) are how the words change that region."));
@@ -134,9 +144,10 @@ int main(int argc, char** argv) {
     const SentencePair& ex = reordered_test_pair(corpus.test);
     const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
     const ModelAlignment bahdanau = bahdanau_alignment(bm.model, ex, corpus.source_vocab, corpus.target_vocab);
-    report_bahdanau(nar, bahdanau, ex, bm.path);
-    nar.code("attn/studies/cross_attention_study.hpp: bahdanau_alignment, alignment_misses");
-    nar.why(_("adjectives move behind their nouns and verbs to the end: the bright cells leave the diagonal."));
+    report_bahdanau(nar, bahdanau, ex, diagonal_reading(ex), bm);
+    nar.code("attn/studies/cross_attention_study.hpp: bahdanau_alignment, diagonal_reading, alignment_misses");
+    nar.why(_("the target language puts an adjective after its noun and the verb at the end of its clause; every word "
+              "such a move passes shifts by one place, and a row leaves the diagonal where the shifts do not cancel."));
 
     nar.step(_("A trained Transformer's cross-attention, per layer and head"), "softmax(Q_dec·K_encᵀ/√d_k)");
     if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");

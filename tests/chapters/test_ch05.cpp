@@ -93,6 +93,26 @@ TEST_CASE("chapter 05's printed figures and verdicts agree with its export") {
     }
   CHECK(shift_err < 1e-5);
   CHECK(r.has("PE(pos + 3) = M_3·PE(pos) for every pos in 0 … 112"));
+  // Step 3: the similarity rows at pos 0 and 7, recomputed from the formula; its dip and rise.
+  const Mat sim = mat("pe_similarity");
+  REQUIRE(sim.shape(0) == 2u);
+  std::vector<double> f(sim.shape(1));
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    for (std::size_t c = 0; c < d; ++c) f[k] += pe(0, c) * pe(k, c);
+    CHECK(sim(0, k) == doctest::Approx(f[k]).epsilon(1e-4));
+    double at7 = 0.0;
+    for (std::size_t c = 0; c < d; ++c) at7 += pe(7, c) * pe(7 + k, c);
+    CHECK(sim(1, k) == doctest::Approx(at7).epsilon(1e-4));
+  }
+  std::size_t dip = 0, rise = 0;
+  for (std::size_t k = 1; k + 1 < f.size() && dip == 0; ++k)
+    if (f[k] < f[k - 1] && f[k] <= f[k + 1]) dip = k;
+  REQUIRE(dip > 0);
+  for (std::size_t k = dip + 1; k < f.size(); ++k)
+    if (rise == 0 || f[k] > f[rise]) rise = k;
+  CHECK(r.has(fmt::format("it falls to {:.3f} at k = {}, then rises again to {:.3f} at k = {}", f[dip], dip, f[rise],
+                          rise)));
+  CHECK(r.has("(as its file records)"));  // the loaded models' training, from their files
   // Step 7: the table as exported (rows named in the manifest) and the claim about RoPE.
   std::ifstream mf(dir / "manifest.json");
   const auto j = nlohmann::json::parse(mf);

@@ -202,9 +202,9 @@ TEST_CASE("chapter 07: the trained models' agreement is recounted from the expor
     load_transformer(*path, nullptr, &md);
     CHECK(r.has(fmt::format("(d_model {}, {} encoder and {} decoder layers)", md.at("d_model"), md.at("enc_layers"),
                             md.at("dec_layers"))));
-    CHECK(r.has(fmt::format("seed {}, {} steps of batch {} in {} s, kept at step {} (validation BLEU {})", md.at("seed"),
-                            md.at("steps"), md.at("batch"), md.at("train_seconds"), md.at("best_step"),
-                            md.at("valid_bleu"))));
+    CHECK(r.has(fmt::format("seed {}, {} steps of batch {} in {} s on the machine that trained it, kept at step {} "
+                            "(validation BLEU {})", md.at("seed"), md.at("steps"), md.at("batch"),
+                            md.at("train_seconds"), md.at("best_step"), md.at("valid_bleu"))));
     CHECK(r.has(md.at("norm") == "post" ? "chapter 08's Post-Norm Transformer" : "chapter 08's Pre-Norm Transformer"));
   } else {
     CHECK(r.has("not shipped yet"));
@@ -366,6 +366,13 @@ TEST_CASE("chapter 07's printed figures agree with its export (steps 6, 7, 8, 9 
   const AlignmentScore score = alignment_hits(b_arg, truth);
   has(fmt::format("agrees with the true alignment at {}/{} ({:.1f}%)", score.hits, score.total, 100.0 * score.share()));
   CHECK_FALSE(r.has("§3.1"));  // Bahdanau et al.'s bidirectional encoder is §3.2
+  // The rows off the diagonal, recomputed from the alignment: each is named with its row and column.
+  std::size_t off_rows = 0;
+  for (std::size_t t = 0; t < truth.size(); ++t)
+    if (truth[t] != int(t))
+      ++off_rows, has(fmt::format("'{}' (", tgt[t])), has(fmt::format("row {} translates column {})", t + 1, truth[t] + 1));
+  if (off_rows > 0) has("off the diagonal (row i translates a word that is not column i): ");
+  CHECK_FALSE(r.has("adjectives move behind their nouns and verbs to the end"));
   for (std::size_t t = 0; t < truth.size(); ++t)
     if (b_arg[t] != truth[t])
       has(fmt::format("missed: '{}' reads '{}' ({:.2f}), not '{}' ({:.2f})", tgt[t], src[std::size_t(b_arg[t])],
@@ -438,4 +445,14 @@ TEST_CASE("chapter 07 --html: every heatmap, cross_weights with its layers and h
     CHECK(set.find("\"query_tokens\":[\"esti\"") != std::string::npos);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 07: a typed '<pad>' in --source is refused (step 7's mask covers only the appended ones); 1 word is singular") {
+  const RunResult r = run_program(kProgram07, {"--source", "le <pad> chat"});
+  CHECK(r.status == 2);
+  CHECK(r.err_has("'<pad>' is the padding token"));
+  const RunResult one = run_program(kProgram07, {"--no-color", "--target", "x"});
+  REQUIRE_MESSAGE(one.status == 0, one.err);
+  CHECK(one.has("T = 1 target word: the decoder's states"));
+  CHECK(one.has("rows: 1 target word, columns: 4 source words"));
 }

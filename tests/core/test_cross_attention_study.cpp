@@ -265,3 +265,74 @@ TEST_CASE("format_share: one decimal for every share, so 5/8 and 3/8 round alike
   CHECK(format_share({8, 8, 0}) == "8/8 (100.0%)");
   CHECK(format_share({0, 0, 0}) == "0/0 (0.0%)");
 }
+
+TEST_CASE("toy_word_class names each source word's class; a word outside the lexicon is unknown") {
+  CHECK(toy_word_class("the") == ToyWordClass::determiner);
+  CHECK(toy_word_class("green") == ToyWordClass::adjective);
+  CHECK(toy_word_class("house") == ToyWordClass::noun);
+  CHECK(toy_word_class("finds") == ToyWordClass::verb);
+  CHECK(toy_word_class("sleeps") == ToyWordClass::verb);
+  CHECK(toy_word_class("today") == ToyWordClass::adverb);
+  CHECK(toy_word_class("and") == ToyWordClass::connective);
+  CHECK(toy_word_class("zebra") == ToyWordClass::unknown);
+}
+
+TEST_CASE("diagonal_reading: the words off the diagonal, and those the moves pass on both sides") {
+  // esti meso lo domo verda jova hodi trov-a: the verb goes to the end, the adjectives after 'house'.
+  const SentencePair p = toy_translate({"this", "teacher", "finds", "the", "green", "young", "house", "today"});
+  const DiagonalReading d = diagonal_reading(p);
+  std::vector<std::string> off, kept;
+  for (const DiagonalWord& w : d.off) {
+    CHECK(int(w.target) != w.source);
+    CHECK(int(w.target) - w.source == int(w.passed_ahead) - int(w.passed_behind));
+    off.push_back(p.src[std::size_t(w.source)]);
+  }
+  for (const DiagonalWord& w : d.kept) {
+    CHECK(int(w.target) == w.source);
+    CHECK(w.passed_ahead == w.passed_behind);
+    CHECK(w.passed_ahead > 0);
+    kept.push_back(p.src[std::size_t(w.source)]);
+  }
+  // not the adjectives: they follow their noun, but the verb's move gives the place back
+  CHECK(off == std::vector<std::string>{"the", "house", "today", "finds"});
+  CHECK(kept == std::vector<std::string>{"green", "young"});
+  REQUIRE(d.off.size() == 4u);
+  CHECK(d.off[1].word_class == ToyWordClass::noun);
+  CHECK(d.off[3].word_class == ToyWordClass::verb);
+  CHECK(d.kept[0].word_class == ToyWordClass::adjective);
+  // the adjective leaves the diagonal where nothing gives its place back: lo mau gran dorm-a
+  const DiagonalReading small = diagonal_reading(toy_translate({"the", "big", "cat", "sleeps"}));
+  REQUIRE(small.off.size() == 2u);
+  CHECK(small.off[0].word_class == ToyWordClass::noun);
+  CHECK(small.off[1].word_class == ToyWordClass::adjective);
+  CHECK(small.kept.empty());
+  // nothing moves: nothing off, nothing kept
+  const DiagonalReading plain = diagonal_reading(toy_translate({"the", "cat", "sleeps"}));
+  CHECK(plain.off.empty());
+  CHECK(plain.kept.empty());
+}
+
+TEST_CASE("padding_study: each row's pad share without the mask, their largest the reported maximum") {
+  Rng rng(3);
+  const Mat y = rng.normal_mat(3, 8), xp = rng.normal_mat(6, 8);
+  const CrossAttentionWeights w = init_cross_attention(rng, 8, 8, 4, 4);
+  const PaddingStudy p = padding_study(y, xp, 4, w);
+  REQUIRE(p.unmasked_row_pad_share.size() == 3u);
+  double most = 0.0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double share = double(p.unmasked.attn.weights(i, 4) + p.unmasked.attn.weights(i, 5));
+    CHECK(p.unmasked_row_pad_share[i] == doctest::Approx(share));
+    most = std::max(most, share);
+  }
+  CHECK(p.unmasked_pad_share == doctest::Approx(most));
+}
+
+TEST_CASE("image_noise_sweep: the built-in margin holds at the chapter's noise and fails once the noise is large") {
+  const ImageConditioningConfig cfg;
+  const std::vector<ImageStudy> s = image_noise_sweep(7, cfg, {cfg.noise, 4.0f});
+  REQUIRE(s.size() == 2u);
+  CHECK(s[0].im.hits == image_study(7, cfg).im.hits);  // the same grid and W_Q as the chapter's
+  CHECK(s[0].reads_painted.outcome == Outcome::holds);
+  CHECK(s[1].reads_painted.outcome == Outcome::fails);
+  CHECK(s[1].im.hits < s[0].im.hits);
+}

@@ -2,6 +2,7 @@
 // from MHA; step 3's rows of heatmaps.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "attn/attention/mha_trace.hpp"
@@ -55,8 +56,8 @@ TEST_CASE("attention_crossings: half the work at 1024, scores match the FFN at d
 }
 
 TEST_CASE("gqa_caption: counts in the right number, and says when GQA is MHA") {
-  CHECK(gqa_caption(4, 2) == "GQA: 4 query heads, 2 K/V heads (step 4's K/V heads averaged in groups)");
-  CHECK(gqa_caption(2, 1) == "GQA: 2 query heads, 1 K/V head (step 4's K/V heads averaged in groups)");
+  CHECK(gqa_caption(4, 2) == "GQA: 4 query heads, 2 K/V heads (step 2's K/V heads averaged in groups)");
+  CHECK(gqa_caption(2, 1) == "GQA: 2 query heads, 1 K/V head (step 2's K/V heads averaged in groups)");
   const std::string same = gqa_caption(1, 1);
   CHECK(same.find("1 query head,") != std::string::npos);
   CHECK(same.find("= MHA") != std::string::npos);
@@ -90,8 +91,14 @@ TEST_CASE("gqa_pooling_cost: zero when heads are already equal or nothing is poo
   CHECK(random.heads == 4u);
   CHECK(random.kv_heads == 2u);
   CHECK(random.max_diff > 1e-3);
-  CHECK(random.max_output == doctest::Approx(double(xt::amax(xt::abs(multi_head_trace(x, mha).output))())));
+  const Mat full = multi_head_trace(x, mha).output;
+  const Mat pooled = multi_head_trace(x, mean_pool_kv(mha, 2)).output;
+  CHECK(random.frobenius_output == doctest::Approx(std::sqrt(double(xt::sum(full * full)()))));
+  CHECK(random.frobenius_diff == doctest::Approx(std::sqrt(double(xt::sum((pooled - full) * (pooled - full))()))));
+  CHECK(random.relative() == doctest::Approx(random.frobenius_diff / random.frobenius_output));
+  CHECK(random.relative() > 1e-3);
   CHECK(gqa_pooling_cost(x, mha, 4).max_diff == 0.0);
+  CHECK(gqa_pooling_cost(x, mha, 4).relative() == 0.0);
   // Heads whose K/V columns already agree within each group lose nothing by averaging.
   for (std::size_t r = 0; r < 8; ++r)
     for (std::size_t c = 0; c < 2; ++c) {
@@ -99,10 +106,55 @@ TEST_CASE("gqa_pooling_cost: zero when heads are already equal or nothing is poo
       mha.w_v(r, 2 + c) = mha.w_v(r, c), mha.w_v(r, 6 + c) = mha.w_v(r, 4 + c);
     }
   CHECK(gqa_pooling_cost(x, mha, 2).max_diff < 1e-6);
+  CHECK(gqa_pooling_cost(x, mha, 2).relative() < 1e-6);
 }
 
 TEST_CASE("maps_in_rows: the first block of every row carries the row labels") {
   const std::string s = maps_in_rows({"w aa\nv bb", "w cc\nv dd", "w ee\nv ff"}, {"  aa\n  bb", "  cc\n  dd", "  ee\n  ff"},
                                      {"h0", "h1", "h2"}, 2 + 4 + 3 + 4);
   CHECK(s == "  h0     h1\n  w aa     cc\n  v bb     dd\n\n  h2\n  w ee\n  v ff\n");
+}
+
+TEST_CASE("near_uniform_rows counts rows within tol of 1/n at every word, and no others") {
+  Tensor3 w = xt::zeros<float>({std::size_t(2), std::size_t(2), std::size_t(4)});
+  for (std::size_t j = 0; j < 4; ++j) w(0, 0, j) = 0.25f;          // exactly uniform
+  w(0, 1, 0) = 0.28f, w(0, 1, 1) = 0.22f, w(0, 1, 2) = 0.26f, w(0, 1, 3) = 0.24f;  // within 0.05
+  w(1, 0, 0) = 0.40f, w(1, 0, 1) = 0.20f, w(1, 0, 2) = 0.20f, w(1, 0, 3) = 0.20f;  // one weight 0.15 off
+  w(1, 1, 0) = 1.0f;                                                  // one-hot
+  const NearUniformRows r = near_uniform_rows(w);
+  CHECK(r.rows == 4u);
+  CHECK(r.near == 2u);
+  CHECK(r.uniform == doctest::Approx(0.25));
+  CHECK(near_uniform_rows(w, 0.2).near == 3u);  // a looser tolerance takes the 0.40 row too
+  CHECK(near_uniform_rows(w, 0.01).near == 1u);
+}
+
+TEST_CASE("two_targets: one head splits its weight between the two words; two heads keep both, or fail at low gain") {
+  const TwoTargets t = two_targets();
+  REQUIRE(t.one_head.size() == 3u);
+  CHECK(t.one_head[0] == doctest::Approx(t.one_head[1]));  // the same score for both words
+  CHECK(t.one_head_best < 0.5);
+  CHECK(t.two[0][0] > 0.9);
+  CHECK(t.two[1][1] > 0.9);
+  CHECK(t.two_heads_own == doctest::Approx(std::min(t.two[0][0], t.two[1][1])));
+  CHECK(t.keeps_both.outcome == Outcome::holds);
+  // the weights recomputed: one head's scores are g²/√2 on red and ball, 0 on 'the'
+  const double s = 4.0 / std::sqrt(2.0);
+  CHECK(t.one_head[0] == doctest::Approx(std::exp(s) / (2.0 * std::exp(s) + 1.0)).epsilon(1e-5));
+  CHECK(t.two[0][0] == doctest::Approx(std::exp(4.0) / (std::exp(4.0) + 2.0)).epsilon(1e-5));
+  const TwoTargets weak = two_targets(0.5);  // scores 0.25: no head commits to its word
+  CHECK(weak.two_heads_own < kTwoTargetsBound);
+  CHECK(weak.keeps_both.outcome == Outcome::fails);
+}
+
+TEST_CASE("head_cost: parameters and FLOPs do not depend on h, the score entries grow h-fold") {
+  const HeadCost four = head_cost(5, 16, 4), one = head_cost(5, 16, 1);
+  CHECK(four.params == 1024.0);
+  CHECK(four.params == one.params);
+  CHECK(four.projection_flops == 8.0 * 5 * 16 * 16);
+  CHECK(four.projection_flops == one.projection_flops);
+  CHECK(four.score_flops == 4.0 * 25 * 16);
+  CHECK(four.score_flops == one.score_flops);
+  CHECK(four.score_entries == 100.0);
+  CHECK(one.score_entries == 25.0);
 }

@@ -6,6 +6,7 @@
 
 #include "attn/data/word_vectors.hpp"
 #include "attn/position/learned_position.hpp"
+#include "attn/position/sinusoidal.hpp"
 #include "attn/studies/position_study.hpp"
 
 using namespace attn;
@@ -103,4 +104,42 @@ TEST_CASE("judge_extrapolation: RoPE 'naturally' and ALiBi-over-sinusoidal, each
   ExtrapolationResult r;
   r.available = true, r.accuracy = 0.5, r.scored = 100;
   CHECK(accuracy_standard_error(r) == doctest::Approx(0.05));
+}
+
+TEST_CASE("sinusoidal_similarity_check: two positions give the closed form's row; the dip and the rise are found") {
+  const SimilarityCheck c = sinusoidal_similarity_check(8, 15, 0, 7);
+  REQUIRE(c.rows.shape(0) == 2u);
+  REQUIRE(c.rows.shape(1) == 16u);
+  const Vec f = sinusoidal_similarity(8, 15);
+  for (std::size_t k = 0; k < 16; ++k) {
+    CHECK(c.rows(0, k) == doctest::Approx(f(k)).epsilon(1e-4));
+    CHECK(c.rows(1, k) == doctest::Approx(f(k)).epsilon(1e-4));
+  }
+  CHECK(c.of_k_only.outcome == Outcome::holds);
+  CHECK(c.max_diff < 1e-4);
+  // d = 8: it falls to k = 3, then rises again (the fast pair comes round near k = 6)
+  CHECK(c.dip_k == 3u);
+  CHECK(c.dip == doctest::Approx(f(3)));
+  CHECK(c.rise_k == 6u);
+  CHECK(c.rise == doctest::Approx(f(6)));
+  CHECK(c.rise > c.dip);
+  // a curve that only falls has no dip
+  SimilarityCheck m;
+  find_dip_and_rise(Vec{4.0f, 3.0f, 2.0f, 1.0f}, m);
+  CHECK(m.dip_k == 0u);
+  find_dip_and_rise(Vec{4.0f, 1.0f, 3.0f, 2.0f, 3.5f}, m);
+  CHECK(m.dip_k == 1u);
+  CHECK(m.rise_k == 4u);
+  CHECK(m.rise == doctest::Approx(3.5));
+}
+
+TEST_CASE("rope_reach: the slow pairs of a narrow head meet unseen angles at 4L; a pair that turns in training does not") {
+  const RopeReach r = rope_reach(8, 16, 64);
+  REQUIRE(r.theta.size() == 4u);
+  CHECK(r.theta[0] == doctest::Approx(1.0));
+  CHECK(r.theta[1] == doctest::Approx(0.1));
+  CHECK(r.train_angle[0] == doctest::Approx(15.0));  // turns twice in training: every angle seen
+  CHECK(r.test_angle[1] == doctest::Approx(6.3));
+  CHECK(r.unseen_pairs == 3u);
+  CHECK(rope_reach(8, 16, 16).unseen_pairs == 0u);  // tested at the training length: nothing new
 }

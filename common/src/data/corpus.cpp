@@ -195,6 +195,21 @@ SentencePair toy_translate(const std::vector<std::string>& src) {
   return out;
 }
 
+ToyWordClass toy_word_class(const std::string& source_word) {
+  const auto it = by_source().find(source_word);
+  if (it == by_source().end()) return ToyWordClass::unknown;
+  switch (it->second->cat) {
+    case Cat::Det: return ToyWordClass::determiner;
+    case Cat::Adj: return ToyWordClass::adjective;
+    case Cat::Noun: return ToyWordClass::noun;
+    case Cat::VerbT:
+    case Cat::VerbI: return ToyWordClass::verb;
+    case Cat::Adv: return ToyWordClass::adverb;
+    case Cat::Conj: return ToyWordClass::connective;
+  }
+  return ToyWordClass::unknown;
+}
+
 ToyCorpus make_toy_corpus(const CorpusConfig& cfg) {
   if (cfg.min_len < 4 || cfg.max_len < cfg.min_len)
     throw std::invalid_argument("make_toy_corpus: need 4 <= min_len <= max_len, got " + std::to_string(cfg.min_len) +

@@ -96,6 +96,49 @@ void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
                   h.differ.holds() ? _("each head attends its own way") : _("the heads attend almost alike")));
 }
 
+void report_near_uniform(Narrator& nar, const NearUniformRows& r) {
+  if (r.near == 0)
+    nar.say(_f("uniform weight 1/n = {:.2f}; no row stays within {:.2f} of it at every word, so each row's shades "
+               "show a preference", r.uniform, r.tol));
+  else
+    nar.say(_f("uniform weight 1/n = {:.2f}, on a shade's edge: {} of the {} rows stay within {:.2f} of it at every "
+               "word, so their scattered '░' marks are rounding around uniform, not a preference (--export writes "
+               "the numbers: weights.npy)", r.uniform, r.near, r.rows, r.tol));
+}
+
+void report_two_targets(Narrator& nar, const TwoTargets& t) {
+  nar.say(_f("why not one big head? A query that wants two words, '{}' and '{}', among '{}', '{}', '{}' (queries "
+             "and keys set by hand, entries 0 or {:.0f}; Vaswani et al. 2017, §3.2.2: a single head averages):",
+             t.words[0], t.words[1], t.words[0], t.words[1], t.words[2], t.gain));
+  Table tab({_("weights of the query"), t.words[0], t.words[1], t.words[2]});
+  auto row = [&](const std::string& name, const std::vector<double>& w) {
+    tab.add({name, fmt::format("{:.3f}", w[0]), fmt::format("{:.3f}", w[1]), fmt::format("{:.3f}", w[2])});
+  };
+  row(_("one head, d_k = 2"), t.one_head);
+  row(_("two heads: head 0, d_k = 1"), t.two[0]);
+  row(_("two heads: head 1, d_k = 1"), t.two[1]);
+  nar.table(tab, /*as_result=*/true);
+  nar.result(_f("the one head gives each word at most {:.3f}, so its output is a blend of the two values; each of "
+                "the two heads puts at least {:.3f} on its own word (this course's test: at least {:.2f}): {}",
+                t.one_head_best, t.two_heads_own, kTwoTargetsBound, outcome_word(t.keeps_both.outcome)));
+}
+
+void report_head_cost(Narrator& nar, const HeadCost& many, const HeadCost& one, std::size_t n, std::size_t d_model) {
+  Table tab({_("cost"), _f("h = {}", many.heads), _("h = 1")},
+            _f("what the heads cost, n = {} words, d_model = {} (a multiply-add counts 2)", n, d_model));
+  auto cells = [&](const std::string& name, double a, double b) {
+    tab.add({name, fmt::format("{:.0f}", a), fmt::format("{:.0f}", b)});
+  };
+  cells(_("parameters 4·d_model²"), many.params, one.params);
+  cells(_("projection FLOPs 8·n·d_model²"), many.projection_flops, one.projection_flops);
+  cells(_("QKᵀ and AV FLOPs 4·n²·d_model"), many.score_flops, one.score_flops);
+  cells(_("score entries h·n² (softmax exps)"), many.score_entries, one.score_entries);
+  nar.table(tab, /*as_result=*/true);
+  if (many.params == one.params && many.projection_flops == one.projection_flops && many.score_flops == one.score_flops)
+    nar.result(_f("splitting costs no parameters and no multiply-adds; it stores {:.0f}× as many scores",
+                  many.score_entries / one.score_entries));
+}
+
 void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch) {
   nar.result(_f("max |output − multi_head_forward (the layer training uses)| = {:.1e} ({})", layer.max_diff,
                 layer.agree.holds() ? _("the same layer") : _("they disagree")));
@@ -147,7 +190,7 @@ std::string gqa_caption(std::size_t heads, std::size_t kv_heads) {
   const std::string q = heads == 1 ? _("1 query head") : _f("{} query heads", heads);
   const std::string kv = kv_heads == 1 ? _("1 K/V head") : _f("{} K/V heads", kv_heads);
   return kv_heads == heads ? _f("GQA: {}, {} (= MHA: h = {} cannot be split into two groups)", q, kv, heads)
-                           : _f("GQA: {}, {} (step 4's K/V heads averaged in groups)", q, kv);
+                           : _f("GQA: {}, {} (step 2's K/V heads averaged in groups)", q, kv);
 }
 
 void define_gqa(Narrator& nar) {
@@ -163,11 +206,12 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
     if (i > 0 && c.kv_heads == pooled[i - 1].kv_heads) continue;  // h = 1: GQA is MQA
     const std::string name = c.kv_heads == 1 ? "MQA" : "GQA";
     nar.result(c.kv_heads == c.heads
-                   ? _f("{} (g = {}) from step 4's MHA: the same weights, max |{} − MHA| = 0 (g = h: nothing pooled)",
-                        name, c.kv_heads, name)
-                   : _f("{} (g = {}) from step 4's MHA, each group's K/V heads averaged: max |{} − MHA| = {:.3f}, "
-                        "beside max |MHA output| = {:.3f} ({:.0f}%)", name, c.kv_heads, name, c.max_diff,
-                        c.max_output, 100.0 * c.max_diff / c.max_output));
+                   ? _f("{} (g = {}) from the MHA of steps 2–4: the same weights, max |{} − MHA| = 0 (g = h: nothing "
+                        "pooled)", name, c.kv_heads, name)
+                   : _f("{} (g = {}) from the MHA of steps 2–4, each group's K/V heads averaged: relative error "
+                        "‖{} − MHA‖_F / ‖MHA‖_F = {:.3f} / {:.3f} = {:.0f}% (max |{} − MHA| = {:.3f})", name,
+                        c.kv_heads, name, c.frobenius_diff, c.frobenius_output, 100.0 * c.relative(), name,
+                        c.max_diff));
   }
   nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint into GQA; "
             "the figures above are for random, untrained heads, and the paper trains 5% more of the original "
@@ -185,15 +229,23 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
   nar.table(kv, /*as_result=*/true);
 }
 
-std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg) {
+std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg,
+                                       const TwoTargets& two) {
   const TransformerParams tp = transformer_params(cfg);
   const bool matches = layer.agree.holds() && (pytorch == nullptr || pytorch->agree.holds());
   return {
+      two.keeps_both.holds()
+          ? _f("Why several heads: one head that wants two words gives each at most {:.3f}; two heads of half the "
+               "width put {:.3f} on their own word each, at the same parameters and FLOPs (step 4).",
+               two.one_head_best, two.two_heads_own)
+          : _f("Why several heads: in step 3's example no head committed to its word ({:.2f} < {:.2f}).",
+               two.two_heads_own, kTwoTargetsBound),
       matches ? (pytorch ? _("Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, "
-                             "multiply by W_O; it matches PyTorch's nn.MultiheadAttention, and h = 1 gives chapter 03's "
-                             "single head followed by W_O.")
+                             "multiply by W_O; it matches PyTorch's nn.MultiheadAttention; with h = 1 it is, by "
+                             "construction, chapter 03's single head followed by W_O.")
                          : _("Multi-head attention = split Q, K, V into h column blocks, attend in each, concatenate, "
-                             "multiply by W_O; h = 1 gives chapter 03's single head followed by W_O."))
+                             "multiply by W_O; with h = 1 it is, by construction, chapter 03's single head followed by "
+                             "W_O."))
               : _("Multi-head attention = split, attend per head, concatenate, W_O; here a parity check failed "
                   "(step 4)."),
       _f("Original Transformer: ~{:.0f}M parameters by our count (paper: 65M); attention's FLOP share grows with "

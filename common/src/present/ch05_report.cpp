@@ -12,6 +12,7 @@
 #include "attn/position/rope.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/present/load_or_train.hpp"
+#include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -118,6 +119,16 @@ void report_shift(Narrator& nar, const ShiftCheck& c) {
                       "error {3:.1e}, more than float rounding", c.k, c.last_pos, c.last_pos + c.k + 1, c.max_error));
 }
 
+void report_similarity(Narrator& nar, const SimilarityCheck& c) {
+  nar.show("pe_similarity", c.rows, {_f("pos {}", c.pos_a), _f("pos {}", c.pos_b)}, {},
+           _f("PE(pos)·PE(pos + k), k = 0, 1, …, from the table at pos = {} and {}", c.pos_a, c.pos_b));
+  nar.result(_f("the two rows and Σ_i cos(k·ω_i) agree within {:.1e}: {}", c.max_diff,
+                c.of_k_only.holds() ? _("a function of k only, not of pos") : _("they differ: pos leaks in")));
+  if (c.dip_k > 0)
+    nar.say(_f("look at: it is not a distance — it falls to {:.3f} at k = {}, then rises again to {:.3f} at k = {} "
+               "(the fastest pair, ω_0 = 1, comes round every 2π ≈ 6.3 positions)", c.dip, c.dip_k, c.rise, c.rise_k));
+}
+
 void report_rope_relative(Narrator& nar, const RelativeCheck& c) {
   nar.result(_f("scores q_m·k_n vs q_(m+s)·k_(n+s) for s = {}: max difference {:.1e} — {}",
                 fmt::join(c.shifts, ", "), c.max_diff,
@@ -155,10 +166,11 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   auto model = std::make_unique<PositionModel>(e, cfg, init);
   const std::string file = fmt::format("ch05/{}.safetensors", position_encoding_name(e));
   double final_loss = 0.0;
+  Metadata recorded;  // what a loaded file says of its training
   const bool trained = load_or_train(
       {train ? data_dir() + "/" + file : require_data_file(file), train, cfg.steps, /*progress=*/false},
       [&](const std::string& path) {
-        load_checkpoint(path, model->registry(), false, nullptr, {{"encoding", position_encoding_name(e)}});
+        load_checkpoint(path, model->registry(), false, &recorded, {{"encoding", position_encoding_name(e)}});
       },
       [&](const StepCallback&) { final_loss = train_extrapolation(*model, cfg); },
       [&](const std::string& path) {
@@ -166,14 +178,25 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
                         {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
                          {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
       });
-  if (trained)
+  if (trained) {
     nar.say(_f("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), cfg.steps,
                final_loss, file));
+  } else {
+    const auto md = [&](const char* key) {  // "?" when the file does not record it
+      const auto it = recorded.find(key);
+      return it == recorded.end() ? std::string("?") : escape_control(it->second, false);
+    };
+    nar.say(_f("{:<10}  {} steps, final training loss {} (as its file records)", position_encoding_name(e),
+               md("steps"), md("final_train_loss")));
+  }
   return model;
 }
 
 void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
-  Table t({_("encoding"), _("loss L"), _("acc L"), _("loss 2L"), _("acc 2L"), _("loss 4L"), _("acc 4L")});
+  nar.say(_f("CE: the mean cross-entropy (nats) of the value predicted at each scored token; acc: the share predicted "
+             "right; @L, @2L, @4L: test sequences of {}, {} and {} tokens", s.at(PositionEncoding::None, 1).length,
+             s.at(PositionEncoding::None, 2).length, s.at(PositionEncoding::None, 4).length));
+  Table t({_("encoding"), _("CE @L"), _("acc @L"), _("CE @2L"), _("acc @2L"), _("CE @4L"), _("acc @4L")});
   Mat m = xt::zeros<float>({s.results.size(), std::size_t(6)});
   std::vector<std::string> names;
   for (PositionEncoding e : all_position_encodings()) {
@@ -205,24 +228,38 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
   if (s.results.count(P::None))
     nar.result(_f("none reaches {} at L with no positions at all: the causal mask alone gives order (step 2's "
                   "\"none + causal mask\" row)", percent(s.at(P::None, 1).accuracy)));
-  nar.result(_f("claim of the source article \"注意力机制：从 Seq2Seq 到 Transformer 的革命\", RoPE "
+  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
+                "(注意力机制：从 Seq2Seq 到 Transformer 的革命), RoPE "
                 "extrapolates 'naturally' (loses at most 2 points from L to 4L): it lost {:.0f} — {}",
                 100.0 * s.drop(P::Rope), s.rope_natural.holds() ? _("held") : _("did NOT hold")));
+  const RopeReach reach = rope_reach(s.d_k, s.at(P::Rope, 1).length, s.at(P::Rope, 4).length);
+  std::vector<std::string> angles;
+  for (std::size_t i = 0; i < reach.theta.size(); ++i)
+    angles.push_back(_f("pair {}: {:.3g} → {:.3g}", i, reach.train_angle[i], reach.test_angle[i]));
+  nar.say(_f("a likely reason RoPE falls (not measured): with d_k = {} it rotates {} pairs; the largest query–key "
+             "angle (n − 1)·θ_i in rad, training length {} → test length {}: {}. {} of the {} pairs never complete a "
+             "turn in training, so at 4L they meet angles the model never saw.",
+             reach.d_k, reach.theta.size(), reach.train_len, reach.test_len, fmt::join(angles, ", "),
+             reach.unseen_pairs, reach.theta.size()));
   nar.result(_f("claim of Press et al. 2021, ALiBi extrapolates better than sinusoidal: drops {:.1f} vs {:.1f} points "
-                "(noise ±{:.1f}: 2·√(Σ p(1 − p)/N) over the four accuracies at L and 4L, N = {} and {} predictions) "
-                "— {}", 100.0 * s.drop(P::Alibi), 100.0 * s.drop(P::Sinusoidal), 100.0 * s.alibi_over_sinusoidal.bound,
-                s.at(P::Alibi, 1).scored, s.at(P::Alibi, 4).scored,
+                "(noise ±{:.1f}: 2·√(Σ p(1 − p)/N) over the four accuracies at L and 4L; N = the scored tokens, those "
+                "with an earlier token of the same key, over {} test sequences: {} at L, {} at 4L) — {}",
+                100.0 * s.drop(P::Alibi), 100.0 * s.drop(P::Sinusoidal), 100.0 * s.alibi_over_sinusoidal.bound,
+                kExtrapolationTestSequences, s.at(P::Alibi, 1).scored, s.at(P::Alibi, 4).scored,
                 s.alibi_over_sinusoidal.holds() ? _("held") : outcome_word(s.alibi_over_sinusoidal.outcome)));
+  nar.say(_("each encoding is one trained model (one training seed): the ± is the test's sampling noise only, not the "
+            "spread between training runs, which can be larger"));
 }
 
 std::vector<std::string> ch05_takeaway(const PermutationCheck& order, const ShiftCheck& shift,
                                        const RelativeCheck& rope, const ZeroSlopeCheck& alibi,
-                                       const ExtrapolationStudy& x) {
+                                       const ExtrapolationStudy& x, const std::string& sentence,
+                                       const std::string& reversed) {
   using P = PositionEncoding;
   std::vector<std::string> lines;
   lines.push_back(order.equivariant.holds()
-                      ? _("Without positions self-attention is permutation-equivariant: 猫 吃 鱼 and 鱼 吃 猫 give the "
-                          "same rows, reordered.")
+                      ? _f("Without positions self-attention is permutation-equivariant: \"{}\" and \"{}\" give the "
+                           "same rows, reordered.", sentence, reversed)
                       : _("Without positions the reversed sentence did not give the same rows reordered (step 1)."));
   lines.push_back(shift.independent_of_pos.holds()
                       ? _("Sinusoidal: PE(pos+k) = M_k·PE(pos) with M_k independent of pos; learned tables stop at "

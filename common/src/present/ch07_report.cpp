@@ -194,6 +194,10 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
               _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
                  100.0 * p.unmasked_pad_share), {0.0, 1.0});
   nar.record_tokens("unmasked_weights", target, source);
+  std::vector<std::string> shares;  // a row's pad cells can each be faint while together they are large
+  for (std::size_t i = 0; i < target.size() && i < p.unmasked_row_pad_share.size(); ++i)
+    shares.push_back(fmt::format("{} {:.1f}%", target[i], 100.0 * p.unmasked_row_pad_share[i]));
+  nar.result(_f("without the mask, each row's weight on all the '<pad>' columns together: {}", fmt::join(shares, ", ")));
   nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
                 "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
                 p.valid, p.masked_vs_unpadded, outcome_word(p.same_as_unpadded.outcome)));
@@ -205,7 +209,8 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
                       "rounding here", 100.0 * p.unmasked_pad_share, p.unmasked_vs_unpadded));
 }
 
-void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg) {
+void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg,
+                  const std::vector<ImageStudy>& noisier, const std::vector<float>& noises) {
   const ImageConditioning& im = s.im;
   const std::size_t n_pos = im.side * im.side;
   Labels pos;
@@ -267,9 +272,47 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
                 n_pos, 100.0 * kImageReadsBound, outcome_word(s.reads_painted.outcome)));
   nar.result(_f("mean weight on that word {:.3f} (a clean region's: e^{:.1f} / (e^{:.1f} + {}) = {:.3f})",
                 im.mean_own_weight, cfg.gain, cfg.gain, im.words.size() - 1, s.clean_own_weight));
+  std::vector<std::string> rows;
+  for (std::size_t i = 0; i < noisier.size() && i < noises.size(); ++i)
+    rows.push_back(_f("σ = {:.1f}: {} of {} ({})", noises[i], noisier[i].im.hits, n_pos,
+                      outcome_word(noisier[i].reads_painted.outcome)));
+  if (!rows.empty())
+    nar.result(_f("W_Q's margin was built in, so the test above can only fail through the noise; the same grid with "
+                  "more noise: {}", fmt::join(rows, "; ")));
 }
 
-void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const std::string& model) {
+std::string word_class_name(ToyWordClass c) {
+  switch (c) {
+    case ToyWordClass::determiner: return _("determiner");
+    case ToyWordClass::adjective: return _("adjective");
+    case ToyWordClass::noun: return _("noun");
+    case ToyWordClass::verb: return _("verb");
+    case ToyWordClass::adverb: return _("adverb");
+    case ToyWordClass::connective: return _("connective");
+    case ToyWordClass::unknown: break;
+  }
+  return "?";
+}
+
+void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair& p) {
+  std::vector<std::string> off, kept;
+  for (const DiagonalWord& w : d.off)
+    off.push_back(_f("'{}' ({}, row {} translates column {})", p.tgt[w.target], word_class_name(w.word_class),
+                     w.target + 1, w.source + 1));
+  for (const DiagonalWord& w : d.kept)
+    kept.push_back(_f("'{}' ({}; words moved ahead of it: {}, behind it: {})", p.tgt[w.target], word_class_name(w.word_class),
+                      w.passed_ahead, w.passed_behind));
+  if (off.empty())
+    nar.result(_("off the diagonal: no target word; this pair keeps the source's order"));
+  else
+    nar.result(_f("off the diagonal (row i translates a word that is not column i): {}", fmt::join(off, ", ")));
+  if (!kept.empty())
+    nar.result(_f("on the diagonal although words pass them (as many ahead as behind, so they keep their place): {}",
+                  fmt::join(kept, ", ")));
+}
+
+void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const DiagonalReading& d,
+                     const ChapterModel& model) {
   nar.say(_f("source:    {}", fmt::join(p.src, " ")));
   nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
   nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
@@ -279,10 +322,12 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.say(_f("true alignment (target word i translates source word j, words counted from 1): {}",
              fmt::join(one_based, " ")));
   nar.heatmap("bahdanau_weights", a.weights, p.tgt, p.src, _("rows: target words, columns: source words"), {0.0, 1.0});
+  report_diagonal(nar, d, p);
   nar.record_tokens("bahdanau_weights", p.tgt, p.src);
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
-  nar.say(_f("model: {}", shown_model_path(model)));
+  nar.say(_f("model: {}", shown_model_path(model.path)));
+  nar.say(describe_model(model));  // what its file records of its training
   nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
                 "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
                 outcome_word(a.follows_truth.outcome)));
@@ -329,10 +374,13 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     nar.say(_("its file records no training run (no steps, seed or validation BLEU)"));
   else
     nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
-               "batch {} in {} s, kept at step {} (validation BLEU {})", md("seed"), md("steps"), md("batch"),
-               md("train_seconds"), md("best_step"), md("valid_bleu")));
+               "batch {} in {} s on the machine that trained it, kept at step {} (validation BLEU {})", md("seed"),
+               md("steps"), md("batch"), md("train_seconds"), md("best_step"), md("valid_bleu")));
+  nar.say(_("Post-Norm / Pre-Norm: LayerNorm after / before each sublayer's residual add; BLEU: n-gram overlap with "
+            "the reference translations, 0 to 100 (chapter 08 explains both)"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
-  nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0."));
+  nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0; the source "
+            "words over the maps are counted from 1, as in step 9's true alignment."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,
              cw.shape(2), cw.shape(3)));
   std::string labels = "\n";  // the first line faces the maps' column rulers
@@ -403,6 +451,8 @@ void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c) {
                              _("the same within noise (two standard errors of the difference)"))));
   nar.say(_f("(its best single head over these sentences: layer {}, head {}, {})", c.best_layer, c.best_head,
              format_share(c.heads[c.best_layer][c.best_head])));
+  nar.say(_("one trained model each, of different sizes and training budgets (chapters 01 and 08): this compares "
+            "these two models, not the two kinds of attention"));
 }
 
 void report_no_transformer(Narrator& nar) {
@@ -429,12 +479,13 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
   out.push_back(padding.pads_ignored.holds() && padding.same_as_unpadded.holds()
                     ? _("A padding mask (−∞ on '<pad>') makes a padded source read exactly like the unpadded one.")
                     : _("The padding mask did not make the padded source read like the unpadded one in this run."));
-  out.push_back(_f("{} image positions read a {}-word prompt: {} of {} read the word painted there.",
+  out.push_back(_f("{} image positions read a {}-word prompt through a W_Q solved by hand: {} of {} noisy positions "
+                   "read the word painted there.",
                    image.im.side * image.im.side, image.im.words.size(), image.im.hits, image.im.side * image.im.side));
   if (transformer != nullptr && transformer->many.sentences > 0) {
     const CorpusAlignment& c = transformer->many;
     out.push_back(_f("Over {} test sentences, the Transformer's last-layer heads averaged align {} words as the corpus "
-                     "says, Bahdanau {}: {}.", c.sentences, format_share(c.last_layer_mean), format_share(c.bahdanau),
+                     "says, Bahdanau {}: {} (one trained model each, of different sizes).", c.sentences, format_share(c.last_layer_mean), format_share(c.bahdanau),
                      sentence_for(c.transformer_better.outcome, _("the Transformer aligns more"),
                                   _("Bahdanau aligns more"), _("the same within noise"))));
   } else if (transformer != nullptr) {

@@ -99,6 +99,7 @@ PaddingStudy padding_study(const Mat& y, const Mat& x_padded, std::size_t valid,
       share += double(p.unmasked.attn.weights(i, j));
     }
     p.unmasked_pad_share = std::max(p.unmasked_pad_share, share);
+    p.unmasked_row_pad_share.push_back(share);
   }
   p.masked_vs_unpadded = max_abs_diff(p.masked.attn.output, p.unpadded_output);
   p.unmasked_vs_unpadded = max_abs_diff(p.unmasked.attn.output, p.unpadded_output);
@@ -125,24 +126,44 @@ ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg) {
   return judge_image(image_conditioning_example(seed, cfg), cfg);
 }
 
-namespace {
-// A word that can stand between "the" and "cat" in the toy grammar is an adjective.
-bool is_adjective(const std::string& w) {
-  try {
-    toy_translate({"the", w, "cat", "sleeps"});
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
+std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg,
+                                          const std::vector<float>& noises) {
+  std::vector<ImageStudy> out;
+  for (float sigma : noises) {
+    ImageConditioningConfig c = cfg;
+    c.noise = sigma;
+    out.push_back(image_study(seed, c));
   }
+  return out;
 }
-}  // namespace
+
+DiagonalReading diagonal_reading(const SentencePair& p) {
+  DiagonalReading r;
+  const std::vector<int>& a = p.alignment;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] < 0) continue;
+    DiagonalWord w;
+    w.target = i, w.source = a[i];
+    w.word_class = std::size_t(a[i]) < p.src.size() ? toy_word_class(p.src[std::size_t(a[i])]) : ToyWordClass::unknown;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      if (k == i || a[k] < 0) continue;
+      w.passed_ahead += a[k] > a[i] && k < i ? 1 : 0;
+      w.passed_behind += a[k] < a[i] && k > i ? 1 : 0;
+    }
+    if (a[i] != int(i))
+      r.off.push_back(w);
+    else if (w.passed_ahead + w.passed_behind > 0)
+      r.kept.push_back(w);
+  }
+  return r;
+}
 
 const SentencePair& reordered_test_pair(const std::vector<SentencePair>& test, std::size_t min_words,
                                         std::size_t max_words) {
   for (const auto& p : test) {
     if (p.src.size() < min_words || p.src.size() > max_words) continue;
     bool adjective = false, verb_moved = false;
-    for (const auto& w : p.src) adjective = adjective || is_adjective(w);
+    for (const auto& w : p.src) adjective = adjective || toy_word_class(w) == ToyWordClass::adjective;
     for (std::size_t i = 0; i < p.alignment.size(); ++i) verb_moved = verb_moved || int(i) - p.alignment[i] >= 2;
     if (adjective && verb_moved) return p;
   }

@@ -189,7 +189,7 @@ std::vector<ExtrapolationResult> extrapolation_table_row(PositionModel& m, const
   for (std::size_t mult : {1u, 2u, 4u}) {
     const std::size_t T = mult * cfg.train_len;
     Rng rng(2024 + T);  // 2024: an arbitrary fixed seed, shared by all encodings
-    row.push_back(evaluate_extrapolation(m, make_recall_data(rng, 200, T, cfg.keys, cfg.values)));
+    row.push_back(evaluate_extrapolation(m, make_recall_data(rng, kExtrapolationTestSequences, T, cfg.keys, cfg.values)));
     row.back().length = T;
   }
   return row;

@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
+#include "attn/attention/attention.hpp"
 #include "attn/attention/gqa.hpp"
 #include "attn/attention/mha_trace.hpp"
 #include "attn/data/npy.hpp"
@@ -22,6 +24,53 @@ HeadDiversity head_diversity(const Tensor3& weights) {
       h.most_different = std::max(h.most_different, max_abs_diff(slice_of(weights, a), slice_of(weights, b)));
   h.differ = judge_at_least(h.heads > 1 ? h.most_different : NAN, 0.05);
   return h;
+}
+
+NearUniformRows near_uniform_rows(const Tensor3& weights, double tol) {
+  NearUniformRows r;
+  const std::size_t h = weights.shape(0), n = weights.shape(1), m = weights.shape(2);
+  r.rows = h * n, r.tol = tol, r.uniform = m == 0 ? NAN : 1.0 / double(m);
+  for (std::size_t a = 0; a < h; ++a)
+    for (std::size_t i = 0; i < n; ++i) {
+      bool near = m > 0;
+      for (std::size_t j = 0; j < m; ++j) near = near && std::abs(double(weights(a, i, j)) - r.uniform) <= tol;
+      r.near += near ? 1 : 0;
+    }
+  return r;
+}
+
+TwoTargets two_targets(double gain) {
+  TwoTargets t;
+  t.words = {"red", "ball", "the"};
+  t.gain = gain;
+  const float g = float(gain);
+  const Mat v = xt::eye<float>(3);  // each word's value is its own one-hot row
+  const Mat q1 = {{g, g}}, k1 = {{g, 0.0f}, {0.0f, g}, {0.0f, 0.0f}};
+  const Mat w1 = scaled_dot_product_attention(q1, k1, v).weights;
+  const Mat q = {{g}}, k_red = {{g}, {0.0f}, {0.0f}}, k_ball = {{0.0f}, {g}, {0.0f}};
+  const Mat h0 = scaled_dot_product_attention(q, k_red, v).weights;
+  const Mat h1 = scaled_dot_product_attention(q, k_ball, v).weights;
+  t.two.assign(2, {});
+  for (std::size_t j = 0; j < 3; ++j) {
+    t.one_head.push_back(double(w1(0, j)));
+    t.two[0].push_back(double(h0(0, j)));
+    t.two[1].push_back(double(h1(0, j)));
+  }
+  t.one_head_best = std::max(t.one_head[0], t.one_head[1]);
+  t.two_heads_own = std::min(t.two[0][0], t.two[1][1]);
+  t.keeps_both = judge_at_least(t.two_heads_own, kTwoTargetsBound);
+  return t;
+}
+
+HeadCost head_cost(std::size_t n, std::size_t d_model, std::size_t heads) {
+  HeadCost c;
+  const double N = double(n), d = double(d_model);
+  c.heads = heads;
+  c.params = 4.0 * d * d;
+  c.projection_flops = 8.0 * N * d * d;
+  c.score_flops = 4.0 * N * N * d;  // h heads × (2·n²·d_k for QKᵀ + 2·n²·d_k for AV), h·d_k = d
+  c.score_entries = double(heads) * N * N;
+  return c;
 }
 
 Agreement judge_agreement(double max_diff, double bound) { return {max_diff, judge_at_most(max_diff, bound)}; }
@@ -79,8 +128,15 @@ GqaPoolingCost gqa_pooling_cost(const Mat& x, const MultiHead& mha, std::size_t 
   GqaPoolingCost c;
   c.heads = mha.n_heads;
   c.kv_heads = g;
-  c.max_diff = max_abs_diff(multi_head_trace(x, mean_pool_kv(mha, g)).output, full);
-  c.max_output = double(xt::amax(xt::abs(full))());
+  const Mat pooled = multi_head_trace(x, mean_pool_kv(mha, g)).output;
+  c.max_diff = max_abs_diff(pooled, full);
+  double diff2 = 0.0, full2 = 0.0;
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    const double d = double(pooled.flat(i)) - double(full.flat(i));
+    diff2 += d * d, full2 += double(full.flat(i)) * double(full.flat(i));
+  }
+  c.frobenius_diff = std::sqrt(diff2);
+  c.frobenius_output = std::sqrt(full2);
   return c;
 }
 

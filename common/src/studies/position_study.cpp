@@ -16,6 +16,52 @@
 
 namespace attn {
 
+void find_dip_and_rise(const Vec& s, SimilarityCheck& c) {
+  c.dip_k = c.rise_k = 0;
+  c.dip = c.rise = NAN;
+  for (std::size_t k = 1; k + 1 < s.size(); ++k)
+    if (s(k) < s(k - 1) && s(k) <= s(k + 1)) {
+      c.dip_k = k, c.dip = double(s(k));
+      break;
+    }
+  if (c.dip_k == 0) return;
+  for (std::size_t k = c.dip_k + 1; k < s.size(); ++k)
+    if (c.rise_k == 0 || double(s(k)) > c.rise) c.rise_k = k, c.rise = double(s(k));
+}
+
+RopeReach rope_reach(std::size_t d_k, std::size_t train_len, std::size_t test_len, double base) {
+  RopeReach r;
+  r.d_k = d_k, r.train_len = train_len, r.test_len = test_len;
+  const double two_pi = 2.0 * std::acos(-1.0);
+  for (std::size_t i = 0; i < d_k / 2; ++i) {
+    const double theta = std::pow(base, -2.0 * double(i) / double(d_k));
+    r.theta.push_back(theta);
+    r.train_angle.push_back(double(train_len == 0 ? 0 : train_len - 1) * theta);
+    r.test_angle.push_back(double(test_len == 0 ? 0 : test_len - 1) * theta);
+    if (r.train_angle.back() < two_pi && r.test_angle.back() > r.train_angle.back()) ++r.unseen_pairs;
+  }
+  return r;
+}
+
+SimilarityCheck sinusoidal_similarity_check(std::size_t d, std::size_t max_k, std::size_t pos_a, std::size_t pos_b) {
+  SimilarityCheck c;
+  c.pos_a = pos_a, c.pos_b = pos_b;
+  const Mat table = sinusoidal_table(std::max(pos_a, pos_b) + max_k + 1, d);
+  const Vec formula = sinusoidal_similarity(d, max_k);
+  c.rows = xt::zeros<float>({std::size_t(2), max_k + 1});
+  const std::size_t pos[2] = {pos_a, pos_b};
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t k = 0; k <= max_k; ++k) {
+      double dot = 0.0;
+      for (std::size_t j = 0; j < d; ++j) dot += double(table(pos[r], j)) * double(table(pos[r] + k, j));
+      c.rows(r, k) = float(dot);
+      c.max_diff = std::max(c.max_diff, std::abs(dot - double(formula(k))));
+    }
+  c.of_k_only = judge_at_most(c.max_diff, 1e-4);
+  find_dip_and_rise(formula, c);
+  return c;
+}
+
 const ReversalRow& ReversalStudy::at(PositionEncoding e, bool causal) const {
   for (const ReversalRow& r : rows)
     if (r.encoding == e && r.causal == causal) return r;
@@ -157,7 +203,9 @@ ExtrapolationStudy extrapolation_study(const ExtrapolationConfig& cfg,
                                              position_encoding_name(e), r.loss, r.length));
     results[e] = std::move(row);
   }
-  return judge_extrapolation(std::move(results));
+  ExtrapolationStudy s = judge_extrapolation(std::move(results));
+  s.d_k = cfg.heads == 0 ? 0 : cfg.d_model / cfg.heads;
+  return s;
 }
 
 }  // namespace attn

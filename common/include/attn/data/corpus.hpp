@@ -54,6 +54,10 @@ const SentencePair& pair_of_length(const std::vector<SentencePair>& pairs, std::
 // outside the grammar). toy_sentence(...).tgt == toy_translate(toy_sentence(...).src).tgt.
 SentencePair toy_translate(const std::vector<std::string>& src);
 
+// The word class of a source word in the toy grammar (unknown: not in the lexicon).
+enum class ToyWordClass { determiner, adjective, noun, verb, adverb, connective, unknown };
+ToyWordClass toy_word_class(const std::string& source_word);
+
 // The grammar, the reorderings, the agreement marker and the dictionary, as text for a chapter.
 std::string toy_language_rules();
 

@@ -22,6 +22,12 @@ void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words);
 std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
                          const std::vector<std::string>& titles, std::size_t max_width);
 void report_head_diversity(Narrator& nar, const HeadDiversity& h);
+// Step 3: how many rows of the maps are only rounding around the uniform weight 1/n.
+void report_near_uniform(Narrator& nar, const NearUniformRows& r);
+// Step 3: one head must split its weight between two wanted words; two heads need not.
+void report_two_targets(Narrator& nar, const TwoTargets& t);
+// Step 4: h heads beside one head of the full width: parameters, FLOPs, score entries.
+void report_head_cost(Narrator& nar, const HeadCost& many, const HeadCost& one, std::size_t n, std::size_t d_model);
 // Step 4: the trace against the training layer, and against PyTorch when the golden files exist.
 void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch);
 // Step 5: the original Transformer's parameters and per-layer FLOPs at the given lengths.
@@ -37,6 +43,7 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
 // the numbers ("1 query head"), and "GQA = MHA here" when g = h (h has no smaller divisor used).
 std::string gqa_caption(std::size_t heads, std::size_t kv_heads);
 // The closing lines.
-std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg);
+std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* pytorch, const TransformerConfig& cfg,
+                                       const TwoTargets& two);
 
 }  // namespace attn

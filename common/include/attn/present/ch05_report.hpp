@@ -22,6 +22,9 @@ void report_reversal(Narrator& nar, const ReversalStudy& s);
 void explain_reversal(Narrator& nar, const ReversalStudy& s);
 // Step 3: PE(pos + k) = M_k·PE(pos) for every pos checked.
 void report_shift(Narrator& nar, const ShiftCheck& c);
+// Step 3: PE(pos)·PE(pos + k) measured at two positions (recorded "pe_similarity"), against the
+// closed form, and where it dips and rises again.
+void report_similarity(Narrator& nar, const SimilarityCheck& c);
 // "0", "1", …, "n − 1": position labels for tables and heatmaps.
 Labels index_labels(std::size_t n);
 // Step 4: what a learned table says at its first missing position (position table.shape(0)).
@@ -45,6 +48,7 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s);
 // The closing lines, chosen by the verdicts of the steps they sum up.
 std::vector<std::string> ch05_takeaway(const PermutationCheck& order, const ShiftCheck& shift,
                                        const RelativeCheck& rope, const ZeroSlopeCheck& alibi,
-                                       const ExtrapolationStudy& x);
+                                       const ExtrapolationStudy& x,
+                                       const std::string& sentence, const std::string& reversed);
 
 }  // namespace attn

@@ -10,6 +10,7 @@
 
 #include "attn/data/safetensors.hpp"  // Metadata
 #include "attn/present/narrate.hpp"
+#include "attn/present/seq2seq_report.hpp"
 #include "attn/studies/cross_attention_study.hpp"
 
 namespace attn {
@@ -39,10 +40,18 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
                     const Labels& target);
 // Step 8: the painted grid beside what each position reads, one map per word, and the verdict
 // (recorded: image_latent, image_text, image_W_*, image_weights, image_output, image_layout).
-void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg);
+// noisier: the same at each of `noises` (image_noise_sweep), one line.
+void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg,
+                  const std::vector<ImageStudy>& noisier = {}, const std::vector<float>& noises = {});
 // Step 9: Bahdanau's heatmap (recorded "bahdanau_weights", with the pair in the manifest's
-// "alignment_pair"), its share, and each miss explained from the map.
-void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const std::string& model);
+// "alignment_pair"), which target words stand off the diagonal (d, by word class), its share, and
+// each miss explained from the map.
+void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const DiagonalReading& d,
+                     const ChapterModel& model);
+// The name of a toy word class, as printed ("adjective").
+std::string word_class_name(ToyWordClass c);
+// The off-diagonal target words of p, and those kept on the diagonal with how many words pass them.
+void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair& p);
 // Step 10: every head's map, the agreement table, how alike each layer's heads are, and the best
 // head beside Bahdanau's map (recorded "cross_weights"); metadata: the checkpoint's, as stored (which
 // model, how it was trained).

@@ -79,6 +79,7 @@ struct PaddingStudy {
   Mat unpadded_output;                // (T, d_v) attention over the real words only
   double masked_pad_weight = 0.0;     // the largest weight on a pad position, with the mask
   double unmasked_pad_share = 0.0;    // the largest row share of weight on pad positions, without
+  std::vector<double> unmasked_row_pad_share;  // (T,) each row's share of weight on pad positions, without
   double masked_vs_unpadded = 0.0;    // max |output(masked) − output(real words only)|
   double unmasked_vs_unpadded = 0.0;  // the same without the mask
   // pads_ignored: masked_pad_weight ≤ 0 (exactly 0); same_as_unpadded: masked_vs_unpadded ≤
@@ -101,6 +102,10 @@ struct ImageStudy {
 };
 ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg);
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg = {});
+// The same grid and W_Q at each noise level (cfg.noise replaced): where the built-in margin stops
+// carrying the positions to their own word.
+std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg,
+                                          const std::vector<float>& noises);
 
 // ---- a trained model's alignment -----------------------------------------------------------
 // The first test pair of min_words to max_words source words with an adjective (which moves
@@ -108,6 +113,24 @@ ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg = 
 // std::runtime_error when none has.
 const SentencePair& reordered_test_pair(const std::vector<SentencePair>& test, std::size_t min_words = 8,
                                         std::size_t max_words = 12);
+
+// Which target words of pair p stand off the diagonal (target position i ≠ source position a(i)),
+// and which stay on it although other words cross them. A word k passes word i ahead when it
+// comes after i in the source but before it in the target (a(k) > a(i), k < i), behind when the
+// reverse; i − a(i) = passed_ahead − passed_behind, so a word keeps its place when the two
+// balance. The rules that move words: an adjective goes after its noun, a verb to the end of its
+// clause (attn/data/corpus.hpp).
+struct DiagonalWord {
+  std::size_t target = 0;
+  int source = 0;
+  ToyWordClass word_class = ToyWordClass::unknown;  // of the source word
+  std::size_t passed_ahead = 0, passed_behind = 0;
+};
+struct DiagonalReading {
+  std::vector<DiagonalWord> off;   // i ≠ a(i), in target order
+  std::vector<DiagonalWord> kept;  // i = a(i) though some word passes it
+};
+DiagonalReading diagonal_reading(const SentencePair& p);
 
 // A target word whose largest weight is not on the source word it translates.
 struct AlignmentMiss {

@@ -45,6 +45,9 @@ struct LogLogFit {
 };
 LogLogFit loglog_fit(const std::vector<double>& x, const std::vector<double>& y);
 
+// Chapter 06's cost per visible pair draws no break-even share when a cell's spread is above this.
+constexpr double kPairCostSpread = 0.5;
+
 // A point whose fastest run got less than this share of a core ran on a contended machine.
 constexpr double kContendedCpuShare = 0.5;
 

@@ -73,6 +73,7 @@ double train_extrapolation(PositionModel& m, const ExtrapolationConfig& cfg);
 
 namespace attn {
 // The chapter's table row for one trained model: results at 1×, 2× and 4× train_len on fixed evaluation
-// sets (200 sequences each, seed 2024 + length: the same sequences for every encoding).
+// sets (kExtrapolationTestSequences each, seed 2024 + length: the same sequences for every encoding).
+inline constexpr std::size_t kExtrapolationTestSequences = 200;
 std::vector<ExtrapolationResult> extrapolation_table_row(PositionModel& m, const ExtrapolationConfig& cfg);
 }  // namespace attn

@@ -49,6 +49,33 @@ struct ShiftCheck {
 ShiftCheck judge_shift(long k, std::size_t last_pos, double max_error);
 ShiftCheck sinusoidal_shift_error(std::size_t d, long k, std::size_t n_positions);
 
+// PE(pos)·PE(pos + k) for k = 0 … max_k, measured from the table at two positions (rows: pos_a,
+// pos_b), against the closed form Σ_i cos(k·ω_i) (attn/position/sinusoidal.hpp); of_k_only: every
+// entry within 1e-4 of it. It is not a distance: dip is its first local minimum (k ≥ 1) and rise
+// the largest value after it (dip_k = 0 when it only falls).
+struct SimilarityCheck {
+  std::size_t pos_a = 0, pos_b = 0;
+  Mat rows;  // (2, max_k + 1)
+  double max_diff = 0.0;
+  Verdict of_k_only;
+  std::size_t dip_k = 0, rise_k = 0;
+  double dip = 0.0, rise = 0.0;
+};
+SimilarityCheck sinusoidal_similarity_check(std::size_t d, std::size_t max_k, std::size_t pos_a, std::size_t pos_b);
+// The dip and rise of a similarity curve s (as in SimilarityCheck), filled into c.
+void find_dip_and_rise(const Vec& s, SimilarityCheck& c);
+
+// RoPE's angles at a head width d_k: pair i turns by θ_i = base^(−2i/d_k) per position, so the
+// largest angle between a query and a key is (L − 1)·θ_i in training and (4L − 1)·θ_i at 4L.
+// A pair that never completes a turn in training ((L − 1)·θ_i < 2π) meets angles at the test
+// length that it never saw: unseen_pairs counts them.
+struct RopeReach {
+  std::size_t d_k = 0, train_len = 0, test_len = 0;
+  std::vector<double> theta, train_angle, test_angle;  // per pair, radians
+  std::size_t unseen_pairs = 0;
+};
+RopeReach rope_reach(std::size_t d_k, std::size_t train_len, std::size_t test_len, double base = 10000.0);
+
 // ---- RoPE: only m − n matters ------------------------------------------------------------------
 // max over m, n < T and the shifts s of |q_m·k_n − q_(m+s)·k_(n+s)| (rotated by position; scores
 // of O(1) in float: bound 1e-4).
@@ -84,6 +111,7 @@ struct ExtrapolationStudy {
   // "naturally extrapolates"); alibi_over_sinusoidal: ALiBi's drop smaller than sinusoidal's beyond
   // twice the standard error of the difference (Press et al. 2021).
   Verdict rope_natural, alibi_over_sinusoidal;
+  std::size_t d_k = 0;  // the models' head width (extrapolation_study: d_model / heads)
   const ExtrapolationResult& at(PositionEncoding e, std::size_t multiple) const;  // multiple: 1, 2 or 4
   double drop(PositionEncoding e) const;  // accuracy at L − accuracy at 4L
 };
