@@ -187,5 +187,7 @@ TEST_CASE("chapter 11 with every naive row skipped says so, not 'naive reaches u
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.has("naive: skipped at every such size"));
   CHECK_FALSE(r.has("naive reaches up to 0%"));
-  CHECK(r.has("tiled up to"));
+  // The tiled rows are summed up, or, when the machine's load made every one of them noisy, said
+  // to be left out (a shared machine can do that; the naive wording is what this case checks).
+  CHECK((r.has("tiled up to") || r.has("tiled: no row there left to compare")));
 }
