@@ -389,3 +389,21 @@ TEST_CASE("report_roofs: how the peak was computed, and the title's formula at t
   r.clock_ghz = 0;
   CHECK(text(r).find("the OS reports no clock for this CPU") != std::string::npos);
 }
+
+TEST_CASE("report_naive_phases: 'within 10%' only when the cached row is within 10% either way; slower: said so") {
+  const auto report = [](const NaivePhases& p) {
+    set_language(Language::English);
+    std::ostringstream out;
+    NarratorOptions opts;
+    opts.color = false;
+    Narrator nar(chapter_info("11"), opts, 1, out);
+    report_naive_phases(nar, p);
+    return unwrapped(out.str());
+  };
+  const std::string near = report(phases(0.010, 0.020, 0.010, 0.019, 10.0));  // 19.0 ms against 20.0 ms
+  CHECK(near.find("(19.0 ms against 20.0 ms, within 10%)") != std::string::npos);
+  const std::string slower = report(phases(0.010, 0.020, 0.010, 0.0256, 10.0));  // 28% slower: not "within"
+  CHECK(slower.find("within 10%") == std::string::npos);
+  CHECK(slower.find("took longer still (25.6 ms against 20.0 ms, 28% more)") != std::string::npos);
+  CHECK(slower.find("memory adds nothing this run can measure") != std::string::npos);
+}
