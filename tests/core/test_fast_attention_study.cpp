@@ -345,6 +345,17 @@ std::string sweep_report(const std::vector<AttentionBenchRow>& rows, const Roofs
   for (const std::string& line : ch11_takeaway(r, NaivePhases{}, summarize_sweep(rows), {})) out << line << "\n";
   return unwrapped(out.str());
 }
+// What one chapter 11 report prints, in English, without colour, unwrapped.
+template <class Report>
+std::string ch11_text(Report report) {
+  set_language(Language::English);
+  std::ostringstream out;
+  NarratorOptions opts;
+  opts.color = false;
+  Narrator nar(chapter_info("11"), opts, 1, out);
+  report(nar);
+  return unwrapped(out.str());
+}
 }  // namespace
 
 TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with both peak runs; none: no mark") {
@@ -373,14 +384,7 @@ TEST_CASE("report_roofs: how the peak was computed, and the title's formula at t
   r.unit = "avx512", r.threads = 2, r.lanes = 16, r.fma_accumulators = 16, r.fma_iterations = 4000000;
   r.fma_flops = 2.0 * 16 * 16 * 2 * 4e6, r.fma_seconds_before = 0.1024, r.fma_before = r.fma_flops / 0.1024 / 1e9;
   r.sgemm_before = 30, r.blas_kernel = "Cooperlake", r.clock_ghz = 2.5, r.cpus = 2, r.load_before = 4.0;
-  auto text = [](const Roofs& roofs) {
-    std::ostringstream out;
-    NarratorOptions opts;
-    opts.color = false;
-    Narrator nar(chapter_info("11"), opts, 1, out);
-    report_roofs(nar, roofs);
-    return unwrapped(out.str());
-  };
+  auto text = [](const Roofs& roofs) { return ch11_text([&](Narrator& nar) { report_roofs(nar, roofs); }); };
   const std::string known = text(r);
   CHECK(known.find("how: 2 threads × 16 accumulators × 16 lanes × 2 flops × 4000000 steps = 4.1 GFLOP in 0.1024 s "
                    "(the best round) = 40 GFLOP/s") != std::string::npos);
@@ -391,15 +395,7 @@ TEST_CASE("report_roofs: how the peak was computed, and the title's formula at t
 }
 
 TEST_CASE("report_naive_phases: 'within 10%' only when the cached row is within 10% either way; slower: said so") {
-  const auto report = [](const NaivePhases& p) {
-    set_language(Language::English);
-    std::ostringstream out;
-    NarratorOptions opts;
-    opts.color = false;
-    Narrator nar(chapter_info("11"), opts, 1, out);
-    report_naive_phases(nar, p);
-    return unwrapped(out.str());
-  };
+  const auto report = [](const NaivePhases& p) { return ch11_text([&](Narrator& nar) { report_naive_phases(nar, p); }); };
   const std::string near = report(phases(0.010, 0.020, 0.010, 0.019, 10.0));  // 19.0 ms against 20.0 ms
   CHECK(near.find("(19.0 ms against 20.0 ms, within 10%)") != std::string::npos);
   const std::string slower = report(phases(0.010, 0.020, 0.010, 0.0256, 10.0));  // 28% slower: not "within"
