@@ -97,8 +97,8 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
   if (p.memory_sets_speed.holds()) return;
   const NaivePass& slow = p.slowest();
   if (&slow == &p.softmax && p.cached_softmax_seconds > (1.0 + kNearShare) * slow.seconds)
-    nar.result(_f("the softmax takes {:.0f}% of the time, and the same exps on one cached row took longer still "
-                  "({:.1f} ms against {:.1f} ms, {:.0f}% more): without the memory traffic it was no faster, so "
+    nar.result(_f("the limit here is not memory: the softmax takes {:.0f}% of the time, and the same exps on one "
+                  "cached row took longer still ({:.1f} ms against {:.1f} ms, {:.0f}% more): without the memory traffic it was no faster, so "
                   "memory adds nothing this run can measure, and the gap itself is this machine's noise",
                   100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3, slow.seconds * 1e3,
                   100.0 * (p.cached_softmax_seconds / slow.seconds - 1.0)));
