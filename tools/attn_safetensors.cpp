@@ -4,6 +4,8 @@
 //   attn-safetensors stamp FILE...   rewrite each file with its checksums (attn/data/safetensors.hpp),
 //                                    only when the new file's data section is byte for byte the old
 //                                    one's; the header keeps every tensor and metadata entry
+//   attn-safetensors set FILE KEY=VALUE...   the same, with these __metadata__ entries added or
+//                                    replaced (e.g. chapter 09's set_fnv1a64_<file> fingerprints)
 // Exit status: 0 when every file passed, 1 when one did not, 2 on a usage error.
 #include <cstdint>
 #include <cstdio>
@@ -41,10 +43,11 @@ int check(const std::string& path) {
   return 0;
 }
 
-int stamp(const std::string& path) {
+int stamp(const std::string& path, const attn::Metadata& extra = {}) {
   const std::string before = read_all(path);
   attn::Metadata meta;
   const attn::TensorMap tensors = attn::read_safetensors(path, &meta);
+  for (const auto& [key, value] : extra) meta[key] = value;
   const std::string after = attn::safetensors_bytes(tensors, meta, path);
   if (data_section(after) != data_section(before)) {
     std::fprintf(stderr, "%s: the rewritten data section would differ from the file's; left unchanged\n", path.c_str());
@@ -59,9 +62,27 @@ int stamp(const std::string& path) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (argc < 3 || (mode != "check" && mode != "stamp")) {
-    std::fprintf(stderr, "usage: attn-safetensors check|stamp FILE...\n");
+  if (argc < 3 || (mode != "check" && mode != "stamp" && mode != "set")) {
+    std::fprintf(stderr, "usage: attn-safetensors check|stamp FILE...\n       attn-safetensors set FILE KEY=VALUE...\n");
     return 2;
+  }
+  if (mode == "set") {
+    attn::Metadata extra;
+    for (int i = 3; i < argc; ++i) {
+      const std::string kv = argv[i];
+      const std::size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::fprintf(stderr, "attn-safetensors set: '%s' is not KEY=VALUE\n", kv.c_str());
+        return 2;
+      }
+      extra[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    try {
+      return stamp(argv[2], extra);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
   }
   int status = 0;
   for (int i = 2; i < argc; ++i) {

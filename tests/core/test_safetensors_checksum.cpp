@@ -14,7 +14,7 @@
 
 #include "attn/data/output_file.hpp"
 #include "attn/data/safetensors.hpp"
-#include "hostile_support.hpp"
+#include "../hostile_support.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
