@@ -63,7 +63,8 @@ int stamp(const std::string& path, const attn::Metadata& extra = {}) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (argc < 3 || (mode != "check" && mode != "stamp" && mode != "set")) {
-    std::fprintf(stderr, "usage: attn-safetensors check|stamp FILE...\n       attn-safetensors set FILE KEY=VALUE...\n");
+    std::fprintf(stderr, "usage: attn-safetensors check|stamp FILE...\n"
+                         "       attn-safetensors set FILE KEY=VALUE...\n");
     return 2;
   }
   if (mode == "set") {

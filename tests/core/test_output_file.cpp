@@ -328,6 +328,10 @@ TEST_CASE("chapter 09's files are one set: a tokenizer or text from another run 
   CHECK_NOTHROW(load_tiny_lm(d.string()));
   spit(d / "kjv_valid.txt", slurp(d / "kjv_valid.txt") + "1:1 And one verse more.\n");
   CHECK_THROWS_WITH(load_tiny_lm(d.string()), doctest::Contains("kjv_valid.txt does not belong to"));
+  // A folder where the held-out text should be is said as a folder, not as missing.
+  fs::remove(d / "kjv_valid.txt");
+  fs::create_directory(d / "kjv_valid.txt");
+  CHECK_THROWS_WITH(load_tiny_lm(d.string()), doctest::Contains("kjv_valid.txt is a folder, not chapter 09's kjv_valid.txt"));
   fs::remove_all(d);
 }
 
