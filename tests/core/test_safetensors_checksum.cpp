@@ -24,9 +24,9 @@ namespace {
 // Two tensors of the same shapes (so two files have headers of the same length), values from fill.
 TensorMap sample_tensors(float fill) {
   TensorMap t;
-  t["a"] = TensorF32{{4, 8}, std::vector<float>(32, fill)};
+  t["a"] = TensorF32{{32, 8}, std::vector<float>(256, fill)};
   t["b"] = TensorF32{{16}, std::vector<float>(16, -fill)};
-  for (std::size_t i = 0; i < 32; ++i) t["a"].data[i] += float(i);
+  for (std::size_t i = 0; i < 256; ++i) t["a"].data[i] += float(i);
   return t;
 }
 
