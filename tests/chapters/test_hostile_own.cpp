@@ -334,6 +334,22 @@ TEST_CASE("own 21: data_offsets of 10^30 or 1e300 are refused, naming the tensor
   }
 }
 
+TEST_CASE("own 35: a checkpoint with one data byte flipped, or spliced from two files, is refused as changed") {
+  // The file a learner's run reads was changed after it was written (a bad disk, another program
+  // rewriting it in place while chapter 05 read it): its checksum says so, exit 1, no figures.
+  Scratch s("checksum");
+  std::string flipped = shipped_rope();
+  flipped[flipped.size() - 7] ^= 0x01;  // a low mantissa bit: the value stays finite and plausible
+  check_rope_refused(ch05_with_rope(s, flipped), "rope.safetensors: changed or is corrupt: checksum fnv1a64:");
+  const std::string rope = shipped_rope(), alibi = hostile::read_bytes(require_data_file("ch05/alibi.safetensors"));
+  REQUIRE(rope.size() == alibi.size());
+  const std::string mixed = rope.substr(0, rope.size() / 2) + alibi.substr(rope.size() / 2);
+  const RunResult r = ch05_with_rope(s, mixed);
+  check_rope_refused(r, "of its data, expected fnv1a64:");
+  // The control: the shipped bytes put back read again.
+  CHECK(ch05_with_rope(s, rope).status == 0);
+}
+
 TEST_CASE("own 22: a metadata value that is a JSON number, not a string, is refused naming the key") {
   Scratch s("meta-number");
   check_rope_refused(ch05_with_header(s, R"("steps":"3000")", R"("steps":3000)"), "__metadata__ value 'steps' is not a string");
@@ -378,11 +394,8 @@ TEST_CASE("own 25: chapter 10 with weights of 1e38 names the file and the tensor
   const fs::path root = s.dir / "data";
   hostile::copy_data_folder("ch10", root);
   const fs::path model = root / "ch10/induction.safetensors";
-  const hostile::SafetensorsParts p = hostile::split_safetensors(hostile::read_bytes(model));
-  std::string data = p.data;
-  const float huge = 1e38f;
-  for (std::size_t i = 0; i + 4 <= data.size(); i += 4) data.replace(i, 4, reinterpret_cast<const char*>(&huge), 4);
-  hostile::write_bytes(model, hostile::safetensors_bytes(p.header, data));
+  // Every value 1e38, written as a file of ours (its checksums match: the values are what is wrong).
+  hostile::rewrite_checkpoint(model, model, [](float) { return 1e38f; });
   const RunResult r = run_program("10_interpretability", {"--quiet"}, {"ATTN_DATA_DIR=" + root.string()});
   CHECK_FALSE(hostile::crashed(r.status, r.err));
   CHECK(r.status == 1);

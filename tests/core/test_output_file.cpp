@@ -304,23 +304,34 @@ TEST_CASE("chapter 09's files are one set: a tokenizer or text from another run 
   const fs::path d = fresh("ch09set");
   for (const char* f : {"decoder_lm.safetensors", "tokenizer.json", "kjv_valid.txt", "training_curve.csv"})
     fs::copy_file(require_data_file(std::string("ch09/") + f), d / f);
-  CHECK_NOTHROW(load_tiny_lm(d.string()));  // the shipped set records no fingerprints: a legacy set, accepted
-  // The same model, now recording the fingerprints of the three other files, as --train writes it.
+  // The shipped model records the fingerprints of the three other shipped files, as --train writes them.
   Metadata meta;
   TensorMap t = read_safetensors((d / "decoder_lm.safetensors").string(), &meta);
-  for (const char* f : {"tokenizer.json", "kjv_valid.txt", "training_curve.csv"})
-    meta[std::string("set_fnv1a64_") + f] = fnv1a64_hex(slurp(d / f));
-  write_safetensors((d / "decoder_lm.safetensors").string(), t, meta);
+  for (const char* f : {"tokenizer.json", "kjv_valid.txt", "training_curve.csv"}) {
+    CAPTURE(f);
+    REQUIRE(meta.count(std::string("set_fnv1a64_") + f));
+    CHECK(meta.at(std::string("set_fnv1a64_") + f) == fnv1a64_hex(slurp(d / f)));
+  }
   CHECK_NOTHROW(load_tiny_lm(d.string()));
   // A tokenizer of another run (same vocabulary size, other counts) beside it: refused, file named.
   BpeTokenizer other = bpe_load((d / "tokenizer.json").string());
   other.merges.front().count += 1;
   bpe_save((d / "tokenizer.json").string(), other);
   CHECK_THROWS_WITH(load_tiny_lm(d.string()), doctest::Contains("tokenizer.json does not belong to"));
+  // A model without fingerprints (a learner's set made before they existed) is a legacy set: accepted.
+  Metadata legacy = meta;
+  for (const char* f : {"tokenizer.json", "kjv_valid.txt", "training_curve.csv"}) legacy.erase(std::string("set_fnv1a64_") + f);
+  write_safetensors((d / "decoder_lm.safetensors").string(), t, legacy);
+  CHECK_NOTHROW(load_tiny_lm(d.string()));
+  write_safetensors((d / "decoder_lm.safetensors").string(), t, meta);
   fs::copy_file(require_data_file("ch09/tokenizer.json"), d / "tokenizer.json", fs::copy_options::overwrite_existing);
   CHECK_NOTHROW(load_tiny_lm(d.string()));
   spit(d / "kjv_valid.txt", slurp(d / "kjv_valid.txt") + "1:1 And one verse more.\n");
   CHECK_THROWS_WITH(load_tiny_lm(d.string()), doctest::Contains("kjv_valid.txt does not belong to"));
+  // A folder where the held-out text should be is said as a folder, not as missing.
+  fs::remove(d / "kjv_valid.txt");
+  fs::create_directory(d / "kjv_valid.txt");
+  CHECK_THROWS_WITH(load_tiny_lm(d.string()), doctest::Contains("kjv_valid.txt is a folder, not chapter 09's kjv_valid.txt"));
   fs::remove_all(d);
 }
 

@@ -42,10 +42,29 @@ std::size_t numel(const Shape& s) {
   return n;
 }
 
+std::string stamp(std::string_view bytes) { return std::string(kChecksumScheme) + fnv1a64_hex(bytes); }
+
+// The header's fingerprint covers the header as JSON with the two checksum entries taken out (and
+// __metadata__ with them when nothing else is left), written compactly with keys sorted: the same
+// text for the same header whatever order or spacing a writer used.
+std::string canonical_header(nlohmann::json header) {
+  if (header.contains("__metadata__") && header["__metadata__"].is_object()) {
+    auto& meta = header["__metadata__"];
+    meta.erase(std::string(kChecksumDataKey));
+    meta.erase(std::string(kChecksumHeaderKey));
+    if (meta.empty()) header.erase("__metadata__");
+  }
+  return header.dump();
+}
+
 }  // namespace
+
+std::string safetensors_data_checksum(std::string_view data) { return stamp(data); }
 
 std::string safetensors_bytes(const TensorMap& tensors, const Metadata& metadata, const std::string& path) {
   if (!host_is_little_endian()) fail(path, "writing needs a little-endian host");
+  for (const char* key : {kChecksumDataKey, kChecksumHeaderKey})
+    if (metadata.count(key)) fail(path, std::string("the __metadata__ key '") + key + "' is reserved for the checksum");
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
@@ -58,6 +77,15 @@ std::string safetensors_bytes(const TensorMap& tensors, const Metadata& metadata
     header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
+  std::string data;
+  data.reserve(offset);
+  for (const auto& [name, t] : tensors)
+    data.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  // Both fingerprints go into __metadata__ (first the data's, then the rest of the header's), so a
+  // reader can tell a file changed after it was written: one flipped byte, or halves of two files.
+  const std::string header_sum = stamp(canonical_header(nlohmann::json::parse(header.dump())));
+  header["__metadata__"][kChecksumDataKey] = stamp(data);
+  header["__metadata__"][kChecksumHeaderKey] = header_sum;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // pad so that the data starts 8-byte aligned
   const std::uint64_t n = text.size();
@@ -66,8 +94,7 @@ std::string safetensors_bytes(const TensorMap& tensors, const Metadata& metadata
 
   std::string bytes(reinterpret_cast<const char*>(len), 8);
   bytes += text;
-  for (const auto& [name, t] : tensors)
-    bytes.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  bytes += data;
   return bytes;
 }
 
@@ -102,6 +129,33 @@ bool looks_like_safetensors(const std::string& path) {
   return n >= 2 && n <= kMaxHeaderBytes && n <= size - 8 && head[8] == '{';
 }
 
+namespace {
+
+// A file without the checksum entries (written before they existed, or by another program such as
+// Python's safetensors) is read unchecked; one that has them must match them.
+void verify_checksums(const std::string& path, const Metadata& meta, const nlohmann::json& header,
+                      std::string_view data) {
+  const auto check = [&](const char* key, const std::string& have, const char* part) {
+    const auto it = meta.find(key);
+    if (it == meta.end()) return;
+    const std::string& want = it->second;
+    const std::string scheme = kChecksumScheme;
+    const bool well_formed = want.size() == scheme.size() + 16 && want.compare(0, scheme.size(), scheme) == 0 &&
+                             want.find_first_not_of("0123456789abcdef", scheme.size()) == std::string::npos;
+    if (!well_formed)
+      fail(path, "changed or is corrupt: its __metadata__ '" + std::string(key) + "' is '" + want + "', not " +
+                     scheme + " and 16 hex digits");
+    if (have != want)
+      fail(path, "changed or is corrupt: checksum " + have + " of its " + part + ", expected " + want +
+                     " (recorded in its __metadata__ when it was written). A file changed after it was written, or "
+                     "while this program read it, is refused: restore it, or write it again");
+  };
+  check(kChecksumHeaderKey, stamp(canonical_header(header)), "header");
+  check(kChecksumDataKey, stamp(data), "data");
+}
+
+}  // namespace
+
 TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   if (!host_is_little_endian()) fail(path, "reading needs a little-endian host");
   std::ifstream in(path, std::ios::binary);
@@ -123,6 +177,7 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
                    std::to_string(file_size - 8) + " follow");
   std::string text(n, '\0');
   in.read(text.data(), std::streamsize(n));
+  if (!in) fail(path, "changed while it was read: the header could not be read whole (the file got shorter)");
   nlohmann::json header;
   try {
     // A name given twice would silently keep the last one: each object's keys are checked.
@@ -141,16 +196,16 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
     Shape shape;
   };
   std::vector<Span> spans;
+  Metadata meta;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
     const auto& v = it.value();
     if (name == "__metadata__") {
       if (!v.is_object()) fail(path, "__metadata__ is not an object");
-      if (metadata)
-        for (auto m = v.begin(); m != v.end(); ++m) {
-          if (!m.value().is_string()) fail(path, "__metadata__ value '" + m.key() + "' is not a string");
-          (*metadata)[m.key()] = m.value().get<std::string>();
-        }
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m.value().is_string()) fail(path, "__metadata__ value '" + m.key() + "' is not a string");
+        meta[m.key()] = m.value().get<std::string>();
+      }
       continue;
     }
     const std::string where = "tensor '" + name + "'";
@@ -200,14 +255,21 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   if (covered != data_size)
     fail(path, "the last " + std::to_string(data_size - covered) + " data bytes belong to no tensor");
 
+  // The data section in one read, right after the header: the checksums below then compare the very
+  // bytes every tensor is copied from with what the writer recorded.
+  std::string data(data_size, '\0');
+  in.read(data.data(), std::streamsize(data_size));
+  if (!in) fail(path, "changed while it was read: the data could not be read whole (the file got shorter)");
+  if (in.peek() != std::char_traits<char>::eof())
+    fail(path, "changed while it was read: the file grew past the " + std::to_string(file_size) + " bytes it had");
+  verify_checksums(path, meta, header, data);
+
   TensorMap out;
   for (const auto& s : spans) {
     TensorF32 t;
     t.shape = s.shape;
     t.data.resize((s.end - s.begin) / sizeof(float));
-    in.seekg(std::streamoff(8 + n + s.begin));
-    in.read(reinterpret_cast<char*>(t.data.data()), std::streamsize(s.end - s.begin));
-    if (!in) fail(path, "tensor '" + s.name + "': read failed");
+    std::memcpy(t.data.data(), data.data() + s.begin, std::size_t(s.end - s.begin));
     // NaN or ±inf weights would run and print confident nonsense: every reader refuses them here.
     for (std::size_t i = 0; i < t.data.size(); ++i)
       if (!std::isfinite(t.data[i]))
@@ -215,6 +277,9 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
                        std::to_string(i) + ": the checkpoint is corrupt");
     out.emplace(s.name, std::move(t));
   }
+  if (metadata)
+    for (auto& [key, value] : meta)
+      if (key != kChecksumDataKey && key != kChecksumHeaderKey) (*metadata)[key] = value;
   return out;
 }
 

@@ -94,10 +94,17 @@ TinyLm load_tiny_lm(const std::string& dir) {
   TinyLm lm;
   const std::string folder = set_folder(dir);
   auto locate = [&](const std::string&, const std::string& name) { return folder + "/" + name; };
-  for (const char* f : kAllFiles)
-    if (!std::filesystem::is_regular_file(locate(dir, f)))
-      throw std::runtime_error("missing " + locate(dir, f) + " (chapter 09's four files are read from one folder, " +
-                               folder + ")");
+  for (const char* f : kAllFiles) {
+    std::error_code ec;
+    const std::string path = locate(dir, f);
+    if (std::filesystem::is_regular_file(path, ec)) continue;
+    // A folder or a device where the file should be is said as what it is, not as missing.
+    std::string what = "missing " + path;
+    if (std::filesystem::exists(path, ec))
+      what = path + (std::filesystem::is_directory(path, ec) ? " is a folder" : " is not a regular file") +
+             ", not chapter 09's " + f;
+    throw std::runtime_error(what + " (chapter 09's four files are read from one folder, " + folder + ")");
+  }
   lm.tokenizer = bpe_load(locate(dir, "tokenizer.json"));
   lm.model = load_decoder_lm(locate(dir, "decoder_lm.safetensors"), &lm.metadata);
   check_set(folder, lm.metadata);

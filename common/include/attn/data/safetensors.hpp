@@ -7,11 +7,23 @@
 // — truncation, header length, JSON, dtype, offsets in range, no overlap, no holes, byte count vs
 // shape — and throw SafetensorsError naming the file and the tensor. load_checkpoint changes no
 // parameter unless every one of them can be loaded, and refuses non-finite values.
+//
+// Checksums: write_safetensors records two 64-bit FNV-1a fingerprints in __metadata__:
+//   "checksum_data":   "fnv1a64:<16 hex digits>"  of the data section, every byte after the header
+//   "checksum_header": "fnv1a64:<16 hex digits>"  of the header without these two entries, as
+//                      compact JSON with sorted keys (so spacing and key order do not matter)
+// The reader takes the header and the data in one pass and compares both before any tensor is
+// used: a flipped byte, or a file another program rewrote in place while it was read (the first half
+// of one file and the second of another), is refused, "PATH: changed or is corrupt: checksum … of its
+// data, expected …". A file without these entries (an older checkpoint of ours, or one written by
+// Python's safetensors library) is still accepted, unchecked; the two entries never reach the
+// metadata a caller reads, and a caller cannot set them.
 #pragma once
 
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/tensor/params.hpp"
@@ -29,6 +41,13 @@ struct TensorF32 {
 };
 using TensorMap = std::map<std::string, TensorF32>;  // sorted by name: deterministic files
 using Metadata = std::map<std::string, std::string>;
+
+// The __metadata__ keys of the checksums, and how their values start (see above).
+inline constexpr const char* kChecksumDataKey = "checksum_data";
+inline constexpr const char* kChecksumHeaderKey = "checksum_header";
+inline constexpr const char* kChecksumScheme = "fnv1a64:";
+// "fnv1a64:" + the 16 hex digits of data's 64-bit FNV-1a: the value checksum_data records.
+std::string safetensors_data_checksum(std::string_view data);
 
 // Writes every tensor as F32. Throws SafetensorsError when a tensor's data does not match its shape
 // or the file cannot be written (the target is then untouched).
