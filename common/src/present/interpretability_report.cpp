@@ -73,24 +73,25 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
     s += (i ? ", " : "") + head_name(heads[i].layer, heads[i].head);
   return heads.size() > at_most ? s + ", …" : s;
 }
-// "L1H3 11 of 11 rows (follows the pattern), L1H0 3 of 11 (does not: 6 on token 0)", best first.
+// "L1H3 11 of 11 rows (follows the pattern), L1H1 8 of 11 (mostly: 3 of them after a later copy;
+// 3 elsewhere), L1H0 5 of 11 (does not: 6 on token 0)", best first: the rows whose darkest cell is
+// the token after an earlier copy, first or later (what the maps' "match" sums).
 std::string pattern_list(std::vector<DrawnPattern> ps) {
   std::stable_sort(ps.begin(), ps.end(),
-                   [](const DrawnPattern& a, const DrawnPattern& b) { return a.first_copy > b.first_copy; });
+                   [](const DrawnPattern& a, const DrawnPattern& b) { return a.on_copy() > b.on_copy(); });
   std::vector<std::string> items;
   for (const DrawnPattern& p : ps) {
     const char* word = p.follows.outcome == Outcome::partly ? _("mostly")
                                                             : sentence_for(p.follows.outcome, _("follows the pattern"),
                                                                            _("does not"), _("no such rows"));
-    std::vector<std::string> elsewhere;
-    if (p.later_copy) elsewhere.push_back(_f("{} after a later copy", p.later_copy));
-    if (p.first_token) elsewhere.push_back(_f("{} on token 0", p.first_token));
-    const std::size_t other = p.rows - std::min(p.rows, p.first_copy + p.later_copy + p.first_token);
-    if (other && !elsewhere.empty()) elsewhere.push_back(_f("{} elsewhere", other));
+    std::vector<std::string> parts;
+    if (p.later_copy) parts.push_back(_f("{} of them after a later copy", p.later_copy));
+    if (p.first_token) parts.push_back(_f("{} on token 0", p.first_token));
+    const std::size_t other = p.rows - std::min(p.rows, p.on_copy() + p.first_token);
+    if (other && p.on_copy() + p.first_token > 0) parts.push_back(_f("{} elsewhere", other));
     const std::string detail =
-        elsewhere.empty() ? std::string(word)
-                          : _f("{}: {}", word, fmt::format("{}", fmt::join(elsewhere, _(", "))));
-    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.first_copy, p.rows, detail));
+        parts.empty() ? std::string(word) : _f("{}: {}", word, fmt::format("{}", fmt::join(parts, _("; "))));
+    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.on_copy(), p.rows, detail));
   }
   return fmt::format("{}", fmt::join(items, _(", ")));
 }
@@ -226,10 +227,11 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   }
   if (!legend.empty()) nar.say(trimmed(legend));
   nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
-             "from row {} on: the token after the current token's first copy, in the first period, is {} columns "
-             "left of the diagonal in the second period and {} in the third; on this one sequence the darkest cell "
-             "of a row is there in: {} (step 2 gives each head's prefix matching averaged over {} evaluation "
-             "sequences)", head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
+             "from row {} on: the token after an earlier copy of the current token, {} columns left of the "
+             "diagonal (the copy one period back) and, in the third period, also {} (the first copy): the cells "
+             "\"match\" sums; on this one sequence the darkest cell of a row is on one of them in: {} (step 2 "
+             "gives each head's prefix matching averaged over {} evaluation sequences)",
+             head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
              pattern_list(c.drawn_patterns), c.eval_sequences));
   std::size_t on_first = 0;
   for (const DrawnPattern& d : c.drawn_patterns) on_first += d.first_token;
