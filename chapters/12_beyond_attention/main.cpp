@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
     const RecallTable table = evaluate_recall_suite(suite, train ? data_dir() + "/ch12" : "");
     show_mqar_recipe(nar, train ? tc : recall_shipped_recipe(), train, table, RecallModelConfig{});
     const RecallCurve ssm_curve = recall_curve_of(RecallArch::ssm, 16, train ? data_dir() + "/ch12" : "");
-    report_recall_curve(nar, RecallArch::ssm, 16, ssm_curve, RecallModelConfig{}.vocab / 2);
+    report_recall_curve(nar, RecallArch::ssm, 16, ssm_curve, RecallModelConfig{}.vocab / 2,
+                        (train ? tc : recall_shipped_recipe()).max_steps);
     nar.code("attn/data/mqar.hpp, attn/models/recall_model.hpp, attn/studies/recall.hpp: train_recall_model");
     nar.why(_("every pair must be held until its query arrives: attention looks it up in the KV cache, a "
               "recurrent model must have kept it in its state."));

@@ -221,6 +221,22 @@ DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_mode
     const double sm = last.ssm_median_s > 0 ? last.ssm_median_s : last.ssm_s;
     c.median_ratio_at_longest = am / sm;
   }
+  // median / best of a row's attention and SSM runs, the larger (a row without medians: 1)
+  auto spread = [](const DecodeCostRow& r) {
+    const double a = r.attention_s > 0 && r.attention_median_s > 0 ? r.attention_median_s / r.attention_s : 1.0;
+    const double s = r.ssm_s > 0 && r.ssm_median_s > 0 ? r.ssm_median_s / r.ssm_s : 1.0;
+    return std::max(a, s);
+  };
+  c.longest_spread = c.rows.empty() ? NAN : spread(c.rows.back());
+  c.longest_steady = judge_at_most(c.longest_spread, kDecodeSteadyRatio);
+  c.ratio_best = c.ratio_median = NAN;
+  for (const auto& r : c.rows)
+    if (spread(r) <= kDecodeSteadyRatio && r.ssm_s > 0 && r.context >= c.ratio_context) {
+      c.ratio_context = r.context;
+      c.ratio_best = r.attention_s / r.ssm_s;
+      c.ratio_median = (r.attention_median_s > 0 ? r.attention_median_s : r.attention_s) /
+                       (r.ssm_median_s > 0 ? r.ssm_median_s : r.ssm_s);
+    }
   for (const auto& r : c.rows)
     if (cache_bytes > 0 && c.cache_passed_at == 0 && r.kv_bytes > cache_bytes) c.cache_passed_at = r.context;
   double steepest = -INFINITY;

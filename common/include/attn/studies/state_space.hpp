@@ -109,6 +109,14 @@ struct DecodeCost {
   double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context
   double ratio_at_longest = 0;                 // attention time / SSM time at the longest context (best runs)
   double median_ratio_at_longest = 0;          // the same from the median runs
+  // Is the longest context's ratio measured, or the load? longest_spread: the larger median / best of
+  // its attention and SSM runs (longest_steady: ≤ kDecodeSteadyRatio). ratio_context: the longest
+  // context whose attention and SSM runs are both steady (0: none), and the ratio there, best and
+  // median runs: the figure the chapter quotes when the longest one is not steady.
+  double longest_spread = 0;
+  Verdict longest_steady;
+  std::size_t ratio_context = 0;
+  double ratio_best = 0, ratio_median = 0;
   int runs = 0;                                // timed runs per cell (the fewest of any cell)
   // The interval of the table where attention's time grew most for its growth in context:
   std::size_t steepest_from = 0, steepest_to = 0;
