@@ -53,6 +53,7 @@ Roofs measure_roofs(int threads) {
   r.fma_flops = fma.flops();
   r.clock_ghz = cpu_clock_ghz();
   r.cpus = std::thread::hardware_concurrency();
+  r.cpu_model = cpu_model_name();
   r.sgemm_before = r.sgemm_after = sgemm_gflops(2048, 5);
   r.copy_gbs = copy_bandwidth_gbs();
   r.l2_bytes = l2_cache_bytes();
@@ -65,6 +66,13 @@ void remeasure_roofs(Roofs& r) {
   r.load_after = load_average();
   r.fma_after = fma.gflops, r.fma_seconds_after = fma.seconds;
   r = judge_roofs(r);
+}
+
+double NaivePhases::softmax_spread() const {
+  auto spread = [](double best, double median) { return best > 0 && median > 0 ? (median - best) / best : NAN; };
+  if (softmax_runs < 2) return NAN;
+  return std::max(spread(softmax.seconds, softmax_median_seconds),
+                  spread(cached_softmax_seconds, cached_softmax_median_seconds));
 }
 
 const NaivePass& NaivePhases::slowest() const {
@@ -83,6 +91,10 @@ NaivePhases judge_naive_phases(NaivePhases p) {
       kMemoryBoundShare);
   p.softmax_exp_bound = judge_at_most(
       p.cached_softmax_seconds > 0 ? p.softmax.seconds / p.cached_softmax_seconds : NAN, kCacheMissRatio);
+  const double gap = p.softmax.seconds > 0 && p.cached_softmax_seconds > 0
+                         ? (p.softmax.seconds - p.cached_softmax_seconds) / p.softmax.seconds
+                         : NAN;
+  p.memory_gap_measured = judge_at_least(gap, p.softmax_spread());
   return p;
 }
 
@@ -126,17 +138,22 @@ NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads
   // In place, run after run: the first run turns S into P, later ones P into softmax(P) — the same
   // max, exps, sum and scaling per row, so each run costs the same.
   p.softmax = {"P = softmax(S)", 0.0, 0.0, 8.0 * double(heads * n * n)};
-  p.softmax.seconds = best_seconds([&] {
+  // The softmax and its cached twin, best and median of `repeats` runs each: their gap is read
+  // against their spread (memory_gap_measured).
+  const TimeSpread sm = time_runs([&] {
     rows_on_threads([&](std::size_t from, std::size_t to, int) {
       for (std::size_t r = from; r < to; ++r) softmax_row(ws.data() + r * n, ws.data() + r * n, nullptr, n);
     });
   }, repeats);
-  p.cached_softmax_seconds = best_seconds([&] {
+  const TimeSpread cached = time_runs([&] {
     rows_on_threads([&](std::size_t from, std::size_t to, int) {
       std::vector<float> row = cached_row, out(n);
       for (std::size_t r = from; r < to; ++r) softmax_row(out.data(), row.data(), nullptr, n);
     });
   }, repeats);
+  p.softmax.seconds = sm.best, p.softmax_median_seconds = sm.median;
+  p.cached_softmax_seconds = cached.best, p.cached_softmax_median_seconds = cached.median;
+  p.softmax_runs = std::min(sm.runs, cached.runs);
   p.pv = {"O = P·V", 0.0, 2.0 * double(heads * n * n * d), 4.0 * double(heads * n * n)};
   p.pv.seconds = best_seconds([&] {
     for (std::size_t h = 0; h < heads; ++h)
@@ -302,6 +319,17 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows, const R
   return s;
 }
 
+NaiveRecheck recheck_naive(const NaivePhases& p, const std::vector<AttentionBenchRow>& rows) {
+  NaiveRecheck c;
+  c.n = p.n, c.d = p.d, c.phases_seconds = p.seconds();
+  for (const auto& r : rows)
+    if (r.impl == "naive" && !r.skipped && !r.causal && r.n == p.n && r.d == p.d && r.heads == p.heads)
+      c.row_seconds = r.seconds, c.row_runs = r.runs;
+  const double a = c.phases_seconds, b = c.row_seconds;
+  c.agree = judge_at_most(a > 0 && b > 0 ? std::max(a, b) / std::min(a, b) : NAN, kRoofSteadyRatio);
+  return c;
+}
+
 Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows,
                         double peak_low_gflops) {
   Roofline r;
@@ -314,6 +342,11 @@ Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std:
   // Beyond the margin on its side holds, beyond it on the other side fails, within it inconclusive.
   r.naive_below_ridge = judge_greater(r.ridge, r.naive_intensity, r.margin);
   r.tiled_above_ridge = judge_greater(r.tiled_intensity, r.ridge, r.margin);
+  const Outcome a = r.naive_below_ridge.outcome, b = r.tiled_above_ridge.outcome;
+  r.separates = {r.naive_intensity, r.ridge, r.ridge,
+                 a == Outcome::fails || b == Outcome::fails ? Outcome::fails
+                 : a == Outcome::holds && b == Outcome::holds ? Outcome::holds
+                                                              : Outcome::inconclusive};
   return r;
 }
 

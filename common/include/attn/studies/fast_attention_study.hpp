@@ -36,6 +36,7 @@ struct Roofs {
   double clock_ghz = 0.0;             // the OS's figure (cpu_clock_ghz), 0: unknown
   double load_before = NAN, load_after = NAN;  // the load average when each FMA peak was measured
   unsigned cpus = 0;                  // the CPUs the OS offers
+  std::string cpu_model;              // cpu_model_name(): /proc/cpuinfo's "model name" ("" unknown)
   double peak() const { return std::max(fma_before, fma_after); }
   // peak = threads · lanes · 2 flops per FMA · FMAs/cycle · Hz, with the OS's clock, for a given
   // number of vector FMAs issued per cycle per thread (0 when the clock is unknown).
@@ -80,6 +81,11 @@ struct NaivePhases {
   int repeats = 0;  // timed runs per pass (best kept)
   NaivePass qk, softmax, pv;
   double cached_softmax_seconds = 0.0;
+  // The median runs of the softmax and of its cached twin (0: not measured, the best is used): the
+  // spread a difference between the two must exceed to be read as memory's share.
+  double softmax_median_seconds = 0.0, cached_softmax_median_seconds = 0.0;
+  int softmax_runs = 0;           // the fewer timed runs of the two
+  double softmax_spread() const;  // the larger (median − best) / best of the two; NaN under two runs
   double copy_gbs = 0.0, sgemm_gflops = 0.0, fma_peak_gflops = 0.0;
   double seconds() const { return qk.seconds + softmax.seconds + pv.seconds; }
   double gflops() const { return (qk.flops + pv.flops) / seconds() * 1e-9; }
@@ -88,8 +94,10 @@ struct NaivePhases {
   const NaivePass& slowest() const;
   // memory_sets_speed: Σ memory_seconds / seconds() ≥ kMemoryBoundShare;
   // softmax_exp_bound: softmax.seconds ≤ kCacheMissRatio × cached_softmax_seconds (its exps, not
-  // cache misses, set the softmax's time).
-  Verdict memory_sets_speed, softmax_exp_bound;
+  // cache misses, set the softmax's time); memory_gap_measured: the softmax's excess over the cached
+  // run, (softmax − cached) / softmax, is at least softmax_spread() (holds: the gap is measured;
+  // fails: it lies within the runs' spread, and no share of it can be given to memory).
+  Verdict memory_sets_speed, softmax_exp_bound, memory_gap_measured;
 };
 NaivePhases judge_naive_phases(NaivePhases p);
 NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads, const Roofs& roofs, int threads,
@@ -195,6 +203,19 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows);
 // (roofs.sgemm_steady fails), tiled_near_sgemm, a percentage of sgemm, becomes too_noisy.
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
 
+// ---- step 2's passes against step 4's naive row of the same size ---------------------------------
+// The same three passes, timed pass by pass in step 2 and whole (naive_attention_forward) in step 4,
+// at different moments: agree holds when the two times are within kRoofSteadyRatio of each other
+// (measured: the larger over the smaller); no such row (skipped, or not in the sweep): inconclusive.
+struct NaiveRecheck {
+  std::size_t n = 0, d = 0;
+  double phases_seconds = 0.0;  // step 2: the three passes' best times added
+  double row_seconds = 0.0;     // step 4: the non-causal naive row's best run (0: none)
+  int row_runs = 0;
+  Verdict agree;
+};
+NaiveRecheck recheck_naive(const NaivePhases& p, const std::vector<AttentionBenchRow>& rows);
+
 // ---- the roofline, with the roofs of the whole run -----------------------------------------------
 // Flops per byte of main-memory traffic: naive 4·d flops per 16 bytes of S and P (d/4); tiled: a
 // block of `block_rows` queries does 4·block_rows·n·d flops while K and V (8·n·d bytes) stream past
@@ -216,6 +237,11 @@ struct Roofline {
   // ≥ ridge + margin fails, between them inconclusive; tiled_above_ridge: tiled_intensity ≥ ridge +
   // margin holds (compute-bound), ≤ ridge − margin fails. NaN roofs: inconclusive.
   Verdict naive_below_ridge, tiled_above_ridge;
+  // separates: the roofline puts the two on different roofs, naive under memory's slope and tiled
+  // under the flat FMA roof, so arithmetic per byte can explain the speedup (holds); fails when
+  // either verdict fails (both above the ridge: by this measure both are compute-bound, and the
+  // difference is not the memory roof's); inconclusive otherwise.
+  Verdict separates;
 };
 // peak_low_gflops: the other FMA-peak measurement (NaN or above peak_gflops: the peak alone).
 Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows = kTiledBlockRows,
