@@ -203,8 +203,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
              "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence: "
              "\"prev\" (layer 0), its previous-token score, the mean weight a row puts on the position just before "
-             "it; \"match\" (layer {}), its prefix-matching score, the mean weight on the token that followed an "
-             "earlier copy of the row's token (step 2 also averages both over {} evaluation sequences)",
+             "it; \"match\" (layer {}), its prefix-matching score, the weight a row puts on the tokens that "
+             "followed every earlier copy of its token, summed, then averaged over the rows (step 2 also averages "
+             "both over {} evaluation sequences)",
              seq.size() - 1, c.last_layer, c.eval_sequences));
   nar.say(_("M: the causal mask, 0 where row i may see key j (j ≤ i) and −∞ on later keys, drawn '·'"));
   const std::vector<Tensor3> w = attn_only_weights(m, seq);
@@ -280,16 +281,19 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
   nar.result(sentence_for(s.copies.outcome,
                   _("  the second copy is easier than the first: the model copies from the earlier one"),
                   _("  the second copy is harder than the first"),
-                  _("  the second copy is no easier than the first: no induction behaviour in this model")));
+                  _("  the second copy is no easier than the first: no induction behaviour on these random token "
+                    "ids, many of which this LM never met in its text (its losses above sit far over chance), so "
+                    "this does not show how it treats a repeat of text it knows")));
   if (s.above_chance)
     nar.say(_("  both losses are above chance: on random tokens, guesses learned from text cost more than a "
               "uniform guess"));
   if (!s.copies.holds())
     nar.say(_f("  Olsson et al. 2022 (Argument 1) see induction heads form in a sudden phase change early in "
                "training, after billions of tokens; this LM saw {} tokens of text. The induction model above saw "
-               "{} tokens, but every one of its sequences repeats itself",
+               "{} tokens ({} steps × {} sequences × {} tokens), but every one of its sequences repeats itself",
                format_count(metadata_count(lm_metadata, "train_tokens_seen")),
-               format_count(induction_tokens_seen(im.metadata))));
+               format_count(induction_tokens_seen(im.metadata)), metadata_count(im.metadata, "steps"),
+               metadata_count(im.metadata, "batch"), metadata_count(im.metadata, "length")));
 }
 }  // namespace
 
@@ -319,8 +323,9 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
            fmt::format("{:.3f}", r.second_if_zeroed)});
   nar.table(t, /*as_result=*/true);
   nar.say(_f("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
-             "score, the mean weight on the token that followed an earlier copy of the current token (a head with "
-             "uniform weights scores {:.3f} prefix and {:.3f} prev on the evaluation set); last column: the loss "
+             "score, the weight on the tokens that followed every earlier copy of the current token, summed, then "
+             "averaged over the rows (a head with uniform weights scores {:.3f} prefix and {:.3f} prev on the "
+             "evaluation set); last column: the loss "
              "on the second period (the first repetition) with that head's output set to zero", c.uniform_prefix,
              c.uniform_previous));
   nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
@@ -650,6 +655,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
     return fmt::format("{} ({})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
                        gap_and_bound(v.measured, v.bound));
   };
+  nar.say(_("SE: standard error; the last column's 2 SE is twice the standard error of the gap"));
   Table t({_("ranking"), _("τ vs LOO"), _("τ vs gradient"), _("top-1 = LOO's"),
            _("vs random (gap; 2 SE)")});
   Vec tau = xt::zeros<float>({a.attn_vs_loo.size()});
@@ -712,7 +718,7 @@ void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
   };
   auto uniform_row = [&](const char* claim, const UniformClaim& u) {
     t.add({claim, _f("{} of {} heads within 5%", u.flat.size(), u.heads),
-           u.exist.holds() ? outcome_word(Outcome::holds) : _("not here")});
+           outcome_word(u.exist.holds() ? Outcome::holds : Outcome::fails)});
   };
   distance_row(_("1 distance grows with depth"), f.distance);
   if (f.lm_distance) distance_row(_("1 … in the chapter 09 LM"), *f.lm_distance);
