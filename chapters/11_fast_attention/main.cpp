@@ -123,10 +123,11 @@ int main(int argc, char** argv) {
     nar.step(_("Does arithmetic per byte explain the speedup?"),
              _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows/2 flop/B"));
     const SweepSummary summary = summarize_sweep(rows, roofs);
-    report_naive_recheck(nar, recheck_naive(phases, rows));
+    const NaiveRecheck recheck = recheck_naive(phases, rows);
+    report_naive_recheck(nar, recheck);
     report_sweep_summary(nar, summary, judge_roofline(roofs, phases.d), phases, roofs);
     nar.code("attn/studies/fast_attention_study.hpp: recheck_naive, summarize_sweep, judge_roofline");
-    nar.why(ch11_why_faster(phases));
+    nar.why(ch11_why_faster(phases, recheck, roofs));
 
     nar.step(_("On the GPU"), _("the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM"));
     const GpuStep gpu = gpu_measure(gpu_sizes, dims, causal_opt);

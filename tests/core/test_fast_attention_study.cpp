@@ -312,6 +312,31 @@ TEST_CASE("summarize_sweep with the roofs: sgemm that moved between its two runs
   CHECK(moved.tiled_faster.outcome == steady.tiled_faster.outcome);  // a ratio of two rows: no roof in it
 }
 
+TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a spread is enough") {
+  std::vector<AttentionBenchRow> rows = {row("naive", 2048, 5), row("tiled", 2048, 60), row("tiled", 4096, 60)};
+  rows[0].d = rows[1].d = rows[2].d = 64;
+  for (auto& r : rows) r.runs = 1;
+  rows.push_back(row("naive", 4096, 5));
+  rows.back().runs = 1;
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 50;
+  apply_roofs(rows, roofs);
+  const SweepSummary once = summarize_sweep(rows);
+  CHECK(once.near_sgemm_single_only);
+  CHECK(once.tiled_near_sgemm.outcome == Outcome::inconclusive);  // 120% of sgemm, but no spread
+  CHECK(once.faster_single_only);
+  CHECK(once.tiled_faster.outcome == Outcome::inconclusive);      // 12×, but no spread
+  const std::string said = ch11_text([&](Narrator& nar) { report_sweep_summary(nar, once, judge_roofline(roofs, 64), NaivePhases{}, roofs); });
+  CHECK(said.find("but every one of them was timed once: not judged") != std::string::npos);
+  CHECK(said.find("but every pair there has a row timed once: not judged") != std::string::npos);
+  for (auto& r : rows) r.runs = 3;  // with a spread (and not noisy: median = best)
+  for (auto& r : rows) r.median_seconds = r.seconds;
+  const SweepSummary judged = summarize_sweep(rows);
+  CHECK_FALSE(judged.near_sgemm_single_only);
+  CHECK(judged.tiled_near_sgemm.holds());
+  CHECK(judged.tiled_faster.holds());
+}
+
 TEST_CASE("summarize_sweep: a row above the FMA peak fails within_peak and names itself; none holds") {
   Roofs roofs;
   roofs.fma_before = 100, roofs.fma_after = 90, roofs.sgemm_before = roofs.sgemm_after = 80;
@@ -462,6 +487,22 @@ TEST_CASE("recheck_naive: step 2's passes against step 4's naive row of the same
   const std::string said = ch11_text([&](Narrator& nar) { report_naive_recheck(nar, far); });
   CHECK(said.find("step 2's three passes at n = 1024, d = 64 took 400 ms together, step 4's naive row of the same "
                   "size (non-causal, best of 3 runs) 306 ms: 1.31× apart, more than 1.25×") != std::string::npos);
+  // Where the tiled kernel wins: the naive products alone (0.2 s) against the tiled row's whole time.
+  p = judge_naive_phases(p);  // memory_sets_speed fails (no bandwidth): the why names the slowest pass
+  Roofs roofs;
+  roofs.unit = "avx512", roofs.blas_kernel = "Haswell";
+  AttentionBenchRow tiled = row("tiled", 1024, 100);
+  tiled.heads = 1, tiled.seconds = 0.07;
+  const NaiveRecheck fast = recheck_naive(p, {naive, tiled});
+  CHECK(fast.products_slower.holds());  // 0.2 / 0.07 = 2.9×
+  CHECK(ch11_why_faster(p, fast, roofs).find("by its own avx512 products against OpenBLAS's Haswell kernel") !=
+        std::string::npos);
+  tiled.seconds = 0.18;  // the products alone about as long as the whole tiled run
+  const NaiveRecheck close = recheck_naive(p, {naive, tiled});
+  CHECK(close.products_slower.outcome == Outcome::fails);
+  CHECK(ch11_why_faster(p, close, roofs).find("wins mostly by its fused, vectorised softmax") != std::string::npos);
+  CHECK(ch11_why_faster(p, recheck_naive(p, {naive}), roofs).find("no tiled row of step 2's size") !=
+        std::string::npos);
   naive.causal = true;  // not the same work
   CHECK(recheck_naive(p, {naive}).agree.outcome == Outcome::inconclusive);
   CHECK(ch11_text([&](Narrator& nar) { report_naive_recheck(nar, recheck_naive(p, {naive})); }).find("step 2") ==

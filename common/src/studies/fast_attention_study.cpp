@@ -247,6 +247,8 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   SweepSummary s;
   for (const auto& r : rows) s.has_large = s.has_large || (!r.skipped && r.n >= kLargeN);
   std::vector<double> tiled_pcts;
+  std::size_t tiled_single = 0;   // tiled rows in range timed once
+  std::size_t single_pairs = 0;   // pairs at speedup_n with a row timed once
   bool noisy_pair = false;  // a naive and a tiled row at one size, one of them noisy
   for (const auto& r : rows) {
     if (!r.skipped) s.above_sgemm += r.pct_of_sgemm > 100.0, s.above_peak += r.pct_of_peak > 100.0;
@@ -266,6 +268,7 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
     s.single_run += r.runs == 1;
     s.naive_measured += naive;
     if (!naive) {
+      tiled_single += r.runs == 1;
       tiled_pcts.push_back(r.pct_of_sgemm);
       if (r.pct_of_sgemm > s.tiled_sgemm) s.best_n = r.n, s.best_d = r.d, s.best_causal = r.causal;
     }
@@ -288,8 +291,9 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
       else if (a.impl == "tiled" && b.impl == "naive" && !a.skipped && !b.skipped && a.n == b.n && a.d == b.d &&
           a.causal == b.causal && a.n >= s.speedup_n && b.gflops > 0) {
         const double x = a.gflops / b.gflops;
-        if (a.n > s.speedup_n) s.speedup = 0.0, s.speedup_min = x, s.speedup_pairs = 0;
+        if (a.n > s.speedup_n) s.speedup = 0.0, s.speedup_min = x, s.speedup_pairs = 0, single_pairs = 0;
         s.speedup_n = a.n, ++s.speedup_pairs, s.speedup_min = std::min(s.speedup_min, x);
+        single_pairs += a.runs == 1 || b.runs == 1;
         if (x > s.speedup) s.speedup = x, s.speedup_d = a.d, s.speedup_causal = a.causal;
       }
   // Working memory: the tiled row at the largest n (largest d there) against the naive one's need.
@@ -305,8 +309,12 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   s.tiled_near_sgemm =
       judge_at_least(s.tiled_measured > 0 ? s.tiled_sgemm_median : NAN, kNearSgemm, kNearSgemmPartly);
   if (s.tiled_measured == 0 && s.tiled_noisy > 0) s.tiled_near_sgemm.outcome = Outcome::too_noisy;
+  s.near_sgemm_single_only = s.tiled_measured > 0 && tiled_single == s.tiled_measured;
+  if (s.near_sgemm_single_only) s.tiled_near_sgemm.outcome = Outcome::inconclusive;
   s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup_min : NAN, kSpeedup);
   if (s.speedup_n == 0 && noisy_pair) s.tiled_faster.outcome = Outcome::too_noisy;
+  s.faster_single_only = s.speedup_pairs > 0 && single_pairs == s.speedup_pairs;
+  if (s.faster_single_only) s.tiled_faster.outcome = Outcome::inconclusive;
   s.within_peak = judge_at_most(s.highest_peak_n > 0 ? s.highest_peak_pct : NAN, 100.0);
   return s;
 }
@@ -323,10 +331,15 @@ NaiveRecheck recheck_naive(const NaivePhases& p, const std::vector<AttentionBenc
   NaiveRecheck c;
   c.n = p.n, c.d = p.d, c.phases_seconds = p.seconds();
   for (const auto& r : rows)
-    if (r.impl == "naive" && !r.skipped && !r.causal && r.n == p.n && r.d == p.d && r.heads == p.heads)
-      c.row_seconds = r.seconds, c.row_runs = r.runs;
+    if (!r.skipped && !r.causal && r.n == p.n && r.d == p.d && r.heads == p.heads) {
+      if (r.impl == "naive") c.row_seconds = r.seconds, c.row_runs = r.runs;
+      if (r.impl == "tiled") c.tiled_seconds = r.seconds;
+    }
   const double a = c.phases_seconds, b = c.row_seconds;
   c.agree = judge_at_most(a > 0 && b > 0 ? std::max(a, b) / std::min(a, b) : NAN, kRoofSteadyRatio);
+  c.products_seconds = p.qk.seconds + p.pv.seconds;
+  c.products_slower = judge_at_least(c.tiled_seconds > 0 ? c.products_seconds / c.tiled_seconds : NAN,
+                                     kRoofSteadyRatio);
   return c;
 }
 

@@ -33,7 +33,7 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
 // Step 5: step 2's three passes against step 4's naive row of the same size, and whether they agree.
 void report_naive_recheck(Narrator& nar, const NaiveRecheck& c);
 // Step 5's why, chosen by what step 2 found limits the naive way.
-std::string ch11_why_faster(const NaivePhases& p);
+std::string ch11_why_faster(const NaivePhases& p, const NaiveRecheck& c, const Roofs& r);
 // Step 6: the GPU table and what each rung bought, or the one line saying why there is none.
 void report_gpu(Narrator& nar, const GpuStep& g);
 

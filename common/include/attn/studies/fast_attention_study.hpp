@@ -195,7 +195,11 @@ struct SweepSummary {
   // tiled_faster: the least speedup at speedup_n ≥ kSpeedup (inconclusive when no size has both).
   // Both use rows that are not noisy only; too_noisy when every row they could use is noisy, and
   // tiled_near_sgemm too_noisy when sgemm itself moved (summarize_sweep with the roofs).
+  // Timed once, a row has no spread to judge it by: when every tiled row in range was timed once, or
+  // every (d, mask) pair at speedup_n has a row timed once, that verdict is inconclusive (not judged)
+  // and the flag below says why.
   Verdict tiled_near_sgemm, tiled_faster;
+  bool near_sgemm_single_only = false, faster_single_only = false;
   bool sgemm_moved = false;  // the roofs' sgemm_steady failed: tiled_near_sgemm is not judged
 };
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows);
@@ -213,6 +217,12 @@ struct NaiveRecheck {
   double row_seconds = 0.0;     // step 4: the non-causal naive row's best run (0: none)
   int row_runs = 0;
   Verdict agree;
+  // Where the tiled kernel wins: step 2's two products alone (no softmax at all) against step 4's
+  // tiled row of the same size, non-causal; products_slower holds when they took at least
+  // kRoofSteadyRatio × its whole time (its own products beat OpenBLAS's too), inconclusive without
+  // that row.
+  double products_seconds = 0.0, tiled_seconds = 0.0;
+  Verdict products_slower;
 };
 NaiveRecheck recheck_naive(const NaivePhases& p, const std::vector<AttentionBenchRow>& rows);
 
