@@ -102,7 +102,7 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
     return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}, while linear attention "
                                 "with about the same bytes ({} against {}) keeps {:.2f}: here the SSM's wall is "
                                 "how it writes and trains its state, not the state's size (one training seed "
-                                "per model).",
+                                "per model; the SSM's recipe differed, step 5, and the two are not separated).",
                                 v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
                                 ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear));
   return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: where its state is ample it learns the lookup, "
@@ -441,7 +441,8 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   switch (v.same_bytes_differ.outcome) {
     case Outcome::holds:
       nar.result(_f("bytes are not the whole story: at n = {}, d = {} linear attention ({}) recalls {:.2f} and the "
-                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, not its size",
+                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, not its "
+                    "size (its training recipe differed, step 5; this run does not separate the two)",
                     most, wide,
                     ch12_bytes(v.bytes_linear), v.acc_linear, ch12_bytes(v.bytes_ssm), v.gap_ssm));
       break;

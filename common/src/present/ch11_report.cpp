@@ -186,7 +186,7 @@ void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e)
             "the values, exactly as softmax(S)·V."));
   nar.say(_f("by hand, one row: scores s = ({}), values v = ({}), {} keys per tile", scores, values,
              e.tiles.empty() ? 0 : e.tiles.front().end - e.tiles.front().begin));
-  Table t({_("tile"), _("keys"), "m", "e^(m_old−m)", "ℓ", "O"});
+  Table t({_("tile"), _("keys"), "m", "e^(m−m')", "ℓ", "O"});
   Mat rec = xt::zeros<float>({e.tiles.size(), std::size_t(6)});
   for (std::size_t i = 0; i < e.tiles.size(); ++i) {
     const OnlineSoftmaxTile& x = e.tiles[i];
@@ -206,8 +206,11 @@ void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>
              "output O; Kᵀ is packed once per head into panels of 32 keys stored side by side, so the inner loop "
              "reads them in order; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S in the layout "
              "P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 "
-             "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} "
-             "(portable, the fallback without AVX-512: one OpenBLAS product per tile).", threads, path));
+             "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} ({}).",
+             threads, path,
+             path == "portable" ? _("the fallback without AVX-512: one OpenBLAS product per tile")
+                                : _("the other path, 'portable', is the fallback without AVX-512: one OpenBLAS "
+                                    "product per tile")));
   for (const FastKernelCheck& c : checks) {
     nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} (≤ {:.0e}: {})", c.n, c.d,
                   c.causal ? _("causal") : _("non-causal"), c.max_diff, kTiledTol, outcome_word(c.exact.outcome)));
