@@ -312,31 +312,6 @@ TEST_CASE("summarize_sweep with the roofs: sgemm that moved between its two runs
   CHECK(moved.tiled_faster.outcome == steady.tiled_faster.outcome);  // a ratio of two rows: no roof in it
 }
 
-TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a spread is enough") {
-  std::vector<AttentionBenchRow> rows = {row("naive", 2048, 5), row("tiled", 2048, 60), row("tiled", 4096, 60)};
-  rows[0].d = rows[1].d = rows[2].d = 64;
-  for (auto& r : rows) r.runs = 1;
-  rows.push_back(row("naive", 4096, 5));
-  rows.back().runs = 1;
-  Roofs roofs;
-  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 50;
-  apply_roofs(rows, roofs);
-  const SweepSummary once = summarize_sweep(rows);
-  CHECK(once.near_sgemm_single_only);
-  CHECK(once.tiled_near_sgemm.outcome == Outcome::inconclusive);  // 120% of sgemm, but no spread
-  CHECK(once.faster_single_only);
-  CHECK(once.tiled_faster.outcome == Outcome::inconclusive);      // 12×, but no spread
-  const std::string said = ch11_text([&](Narrator& nar) { report_sweep_summary(nar, once, judge_roofline(roofs, 64), NaivePhases{}, roofs); });
-  CHECK(said.find("but every one of them was timed once: not judged") != std::string::npos);
-  CHECK(said.find("but every pair there has a row timed once: not judged") != std::string::npos);
-  for (auto& r : rows) r.runs = 3;  // with a spread (and not noisy: median = best)
-  for (auto& r : rows) r.median_seconds = r.seconds;
-  const SweepSummary judged = summarize_sweep(rows);
-  CHECK_FALSE(judged.near_sgemm_single_only);
-  CHECK(judged.tiled_near_sgemm.holds());
-  CHECK(judged.tiled_faster.holds());
-}
-
 TEST_CASE("summarize_sweep: a row above the FMA peak fails within_peak and names itself; none holds") {
   Roofs roofs;
   roofs.fma_before = 100, roofs.fma_after = 90, roofs.sgemm_before = roofs.sgemm_after = 80;
@@ -556,4 +531,29 @@ TEST_CASE("report_naive_phases: memory's share of the softmax is given only when
   const NaivePhases once = with_medians(0.020, 0.0168, 1);  // one run each: no spread
   CHECK(once.memory_gap_measured.outcome == Outcome::inconclusive);
   CHECK(report(once).find("comes from one run each, with no spread to judge it by") != std::string::npos);
+}
+
+TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a spread is enough") {
+  std::vector<AttentionBenchRow> rows = {row("naive", 2048, 5), row("tiled", 2048, 60), row("tiled", 4096, 60)};
+  rows[0].d = rows[1].d = rows[2].d = 64;
+  for (auto& r : rows) r.runs = 1;
+  rows.push_back(row("naive", 4096, 5));
+  rows.back().runs = 1;
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 50;
+  apply_roofs(rows, roofs);
+  const SweepSummary once = summarize_sweep(rows);
+  CHECK(once.near_sgemm_single_only);
+  CHECK(once.tiled_near_sgemm.outcome == Outcome::inconclusive);  // 120% of sgemm, but no spread
+  CHECK(once.faster_single_only);
+  CHECK(once.tiled_faster.outcome == Outcome::inconclusive);      // 12×, but no spread
+  const std::string said = ch11_text([&](Narrator& nar) { report_sweep_summary(nar, once, judge_roofline(roofs, 64), NaivePhases{}, roofs); });
+  CHECK(said.find("but every one of them was timed once: not judged") != std::string::npos);
+  CHECK(said.find("but every pair there has a row timed once: not judged") != std::string::npos);
+  for (auto& r : rows) r.runs = 3;  // with a spread (and not noisy: median = best)
+  for (auto& r : rows) r.median_seconds = r.seconds;
+  const SweepSummary judged = summarize_sweep(rows);
+  CHECK_FALSE(judged.near_sgemm_single_only);
+  CHECK(judged.tiled_near_sgemm.holds());
+  CHECK(judged.tiled_faster.holds());
 }
