@@ -68,8 +68,9 @@ int main(int argc, char** argv) {
              _("Dao & Gu 2024, Fig. 10: the chunked kernel 2-8× faster than Mamba's scan on a GPU"));
     const SsdTiming timing = ssd_timing({64, 128, 256, 512, 1024}, 64, 64, 64);
     report_ssd_timing(nar, timing);
-    nar.why(_("chunks turn most of the per-token rank-1 updates (each B_t x_tᵀ of step 1) into matrix products, which the GPU's matrix "
-              "units run fastest; the table shows what the same rearrangement buys on this CPU."));
+    nar.why(_("chunks turn most of the per-token rank-1 updates (each B_t x_tᵀ of step 1) into matrix products, "
+              "which the GPU's matrix units run fastest; the table shows what the same rearrangement buys on this "
+              "CPU."));
 
     // ------------------------------------------------------------------ 4. the family
     nar.step(_("The family on one page: what each state forgets"), "S_t = f(S_{t−1}, k_t, v_t),  y_t = S_tᵀ q_t",

@@ -520,7 +520,9 @@ TEST_CASE("report_naive_phases: memory's share of the softmax is given only when
   const NaivePhases steady = with_medians(0.021, 0.0170, 3);  // spreads 5% and 1%
   CHECK(steady.memory_gap_measured.holds());
   CHECK(steady.memory_gap_measured.measured == doctest::Approx(0.16));
-  const auto report = [](const NaivePhases& p) { return ch11_text([&](Narrator& nar) { report_naive_phases(nar, p); }); };
+  const auto report = [](const NaivePhases& p) {
+    return ch11_text([&](Narrator& nar) { report_naive_phases(nar, p); });
+  };
   CHECK(report(steady).find("the other 16% is what the n×n matrix's trips through memory add (more than the 5%") !=
         std::string::npos);
   const NaivePhases noisy = with_medians(0.026, 0.0170, 3);  // the softmax's median 30% above its best
@@ -547,7 +549,8 @@ TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a
   CHECK(once.tiled_near_sgemm.outcome == Outcome::inconclusive);  // 120% of sgemm, but no spread
   CHECK(once.faster_single_only);
   CHECK(once.tiled_faster.outcome == Outcome::inconclusive);      // 12×, but no spread
-  const std::string said = ch11_text([&](Narrator& nar) { report_sweep_summary(nar, once, judge_roofline(roofs, 64), NaivePhases{}, roofs); });
+  const std::string said = ch11_text(
+      [&](Narrator& nar) { report_sweep_summary(nar, once, judge_roofline(roofs, 64), NaivePhases{}, roofs); });
   CHECK(said.find("but every one of them was timed once: not judged") != std::string::npos);
   CHECK(said.find("but every pair there has a row timed once: not judged") != std::string::npos);
   for (auto& r : rows) r.runs = 3;  // with a spread (and not noisy: median = best)

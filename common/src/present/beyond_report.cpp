@@ -441,8 +441,8 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   switch (v.same_bytes_differ.outcome) {
     case Outcome::holds:
       nar.result(_f("bytes are not the whole story: at n = {}, d = {} linear attention ({}) recalls {:.2f} and the "
-                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, not its "
-                    "size (its training recipe differed, step 5; this run does not separate the two)",
+                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, "
+                    "not its size (its training recipe differed, step 5; this run does not separate the two)",
                     most, wide,
                     ch12_bytes(v.bytes_linear), v.acc_linear, ch12_bytes(v.bytes_ssm), v.gap_ssm));
       break;

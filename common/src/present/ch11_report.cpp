@@ -475,7 +475,8 @@ std::string ch11_why_faster(const NaivePhases& p, const NaiveRecheck& c, const R
     return _("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip "
              "through memory (Dao et al. 2022), and here memory is what held the naive way back.");
   const std::string lead = _f("on a GPU FlashAttention's point is the n×n round trip through memory (Dao et al. "
-                              "2022); on this CPU step 2 found the naive way held back by {}, not by memory", p.slowest().name);
+                              "2022); on this CPU step 2 found the naive way held back by {}, not by memory",
+                              p.slowest().name);
   if (c.products_slower.holds())
     return _f("{}; and its two products alone took {:.0f} ms, {:.1f}× the tiled kernel's whole run at the same size "
               "({:.0f} ms, step 4), so the tiled kernel wins by its fused, vectorised softmax and by its own {} "
