@@ -263,6 +263,15 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
   CHECK(decode_cost_takeaway(none).find("no step time in this run was steady enough") != std::string::npos);
   CHECK(same.longest_steady.holds());  // no medians: the best runs, steady
   CHECK(same.ratio_context == 4096);
+  // Steady runs at 4096 tokens, but the steepest interval ending there re-timed as load: not quoted.
+  DecodeCost retimed = judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64}, {1024, 4e-4, 2e-5, 4096, 64},
+                                          {4096, 64e-4, 2e-5, 16384, 64}}, 8, 2, 4);
+  REQUIRE(retimed.steepest_to == 4096);
+  CHECK(retimed.ratio_context == 4096);
+  judge_steepest_repeat(retimed, 4.0);  // ×16 the first time, ×4 again: load
+  CHECK(retimed.longest_steady.outcome == Outcome::fails);
+  CHECK(retimed.ratio_context == 256);  // 1024 is the interval's other end
+  CHECK(decode_cost_takeaway(retimed).find("at 256 tokens, the longest context timed steadily") != std::string::npos);
   const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
   CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);
 }

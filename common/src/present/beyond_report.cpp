@@ -603,6 +603,11 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   if (c.longest_steady.holds())
     nar.result(_f("{}; one attention step cost {}× the SSM step in this run (best and median of {} runs; it "
                   "moves with the load)", bytes, ratio_range(c), c.runs));
+  else if (c.ratio_context > 0 && std::isinf(c.longest_spread))
+    nar.result(_f("{}; the time there ends the step checked above and found to be the load, so its ratio would "
+                  "measure the load; at {} tokens, the longest context timed steadily, one attention step cost "
+                  "{}× the SSM step (best and median of {} runs)", bytes, c.ratio_context, ratio_range(c),
+                  c.runs));
   else if (c.ratio_context > 0)
     nar.result(_f("{}; the step times there are not steady (a median run up to {:.2f}× the best, more than "
                   "{:.2f}×), so their ratio would measure the load; at {} tokens, the longest context timed "

@@ -112,7 +112,8 @@ struct DecodeCost {
   // Is the longest context's ratio measured, or the load? longest_spread: the larger median / best of
   // its attention and SSM runs (longest_steady: ≤ kDecodeSteadyRatio). ratio_context: the longest
   // context whose attention and SSM runs are both steady (0: none), and the ratio there, best and
-  // median runs: the figure the chapter quotes when the longest one is not steady.
+  // median runs: the figure the chapter quotes when the longest one is not steady. A row at an end of
+  // a steepest interval found to be the load is not steady (judge_decode_ratio).
   double longest_spread = 0;
   Verdict longest_steady;
   std::size_t ratio_context = 0;
@@ -142,8 +143,13 @@ struct DecodeCost {
   bool steepest_measured() const { return steepest_steady.holds() && steepest_repeats.holds(); }
 };
 inline constexpr double kDecodeSteadyRatio = 1.25;
-// steepest_repeat_growth and steepest_repeats from a second timing of the steepest interval.
+// steepest_repeat_growth and steepest_repeats from a second timing of the steepest interval (then
+// judge_decode_ratio again).
 void judge_steepest_repeat(DecodeCost& c, double repeat_growth);
+// longest_spread, longest_steady, ratio_context and its ratios from the rows; a row at an end of the
+// steepest interval counts as not steady when that interval was found to be the load (steepest_steady
+// or steepest_repeats fails).
+void judge_decode_ratio(DecodeCost& c);
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
                        std::size_t state_n);
 DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
