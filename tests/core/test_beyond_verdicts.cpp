@@ -436,6 +436,7 @@ TEST_CASE("chapter 12's step 5 describes the shipped models from their checkpoin
   CHECK(shipped.find("400–1500 steps, the SSMs 4000") != std::string::npos);
   CHECK(shipped.find("after 5 steps") == std::string::npos);
   CHECK(shipped.find("5e-1") == std::string::npos);
+  CHECK(shipped.find("where the others get 1500") != std::string::npos);  // the recipe's steps, not --train's
   CHECK(shipped.find("stopping sequences (a set apart from step 6's)") != std::string::npos);
   const std::string now = narrated([&](Narrator& n) { show_mqar_recipe(n, odd, true, t, {}); });
   CHECK(now.find("a peak rate of 5e-1") != std::string::npos);

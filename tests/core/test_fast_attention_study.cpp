@@ -381,7 +381,7 @@ TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with b
 TEST_CASE("report_sweep: a row above an FMA peak whose two runs agree is not blamed on the load; apart, it is") {
   Roofs roofs;
   roofs.fma_before = 113, roofs.fma_after = 107, roofs.sgemm_before = roofs.sgemm_after = 80;
-  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6;
+  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.load_before = 2.0, roofs.load_after = 3.0;
   roofs = judge_roofs(roofs);
   std::vector<AttentionBenchRow> rows = {row("tiled", 512, 120), row("tiled", 2048, 70)};
   apply_roofs(rows, roofs);
@@ -542,7 +542,7 @@ TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a
   rows.push_back(row("naive", 4096, 5));
   rows.back().runs = 1;
   Roofs roofs;
-  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 50;
+  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 50, roofs.copy_gbs = 10;
   apply_roofs(rows, roofs);
   const SweepSummary once = summarize_sweep(rows);
   CHECK(once.near_sgemm_single_only);

@@ -304,14 +304,15 @@ void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, bool trained_n
                "(a set apart from step 6's), checked every {} steps, or ran out of steps: their checkpoints "
                "record {} steps, the SSMs {} (step 6's steps column); they trained at a peak learning rate of "
                "{}, the SSM at d = 64 and wider at {}.", tc.stop_accuracy, tc.eval_seqs, tc.eval_every,
-               recall_steps_range(t, false), recall_steps_range(t, true), ch12_rate(tc.lr),
-               ch12_rate(tc.ssm_lr_from_64)));
+               recall_steps_range(t, false), recall_steps_range(t, true), ch12_rate(recall_shipped_recipe().lr),
+               ch12_rate(recall_shipped_recipe().ssm_lr_from_64)));
+  const RecallTrainConfig& steps = trained_now ? tc : recall_shipped_recipe();
   nar.say(_f("the SSM needed more (README's training notes): a learning rate in a narrow window (on 4 pairs alone "
              "at d = 32, 5e-3 recalled 0.27 after 3000 steps and 1e-2 0.86; 2e-2 recalled 0.05 and 3e-2 0.01, "
              "diverged; on the mix of 4–32 pairs d = 64 reached 0.55 at 32 pairs with 5e-3, 0.25 with 1e-2), and "
              "more steps: at 1e-2 on 4 pairs alone d = 32 recalled 0.24 after 600 steps, 0.69 after 1500 and "
-             "0.86 after 3000, so the SSMs get {} steps where the others get {}.", tc.ssm_max_steps,
-             tc.max_steps));
+             "0.86 after 3000, so the SSMs get {} steps where the others get {}.", steps.ssm_max_steps,
+             steps.max_steps));
 }
 
 void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,

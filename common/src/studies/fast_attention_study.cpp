@@ -94,7 +94,9 @@ NaivePhases judge_naive_phases(NaivePhases p) {
   const double gap = p.softmax.seconds > 0 && p.cached_softmax_seconds > 0
                          ? (p.softmax.seconds - p.cached_softmax_seconds) / p.softmax.seconds
                          : NAN;
-  p.memory_gap_measured = judge_at_least(gap, p.softmax_spread());
+  const double spread = p.softmax_spread();  // NaN under two runs: no spread, not judged
+  p.memory_gap_measured =
+      std::isfinite(spread) ? judge_at_least(gap, spread) : Verdict{gap, NAN, NAN, Outcome::inconclusive};
   return p;
 }
 
