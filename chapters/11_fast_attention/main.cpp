@@ -120,8 +120,7 @@ int main(int argc, char** argv) {
     nar.why(_("best of a few runs on a shared machine; each roof is the better of its two measurements in this run, "
               "before and after the sweep, so one burst of load on a roof does not inflate the percentages."));
 
-    nar.step(_("Does arithmetic per byte explain the speedup?"),
-             _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows/2 flop/B"));
+    nar.step(_("Does arithmetic per byte explain the speedup?"), _("naive ≈ d/4, tiled ≈ block rows/2 flop/B"));
     const SweepSummary summary = summarize_sweep(rows, roofs);
     const NaiveRecheck recheck = recheck_naive(phases, rows);
     report_naive_recheck(nar, recheck);
