@@ -264,7 +264,9 @@ void judge_decode_ratio(DecodeCost& c) {
     return std::max(a, s);
   };
   c.longest_spread = c.rows.empty() ? NAN : spread(c.rows.back());
-  c.longest_steady = judge_at_most(c.longest_spread, kDecodeSteadyRatio);
+  c.longest_steady = std::isinf(c.longest_spread)  // an end of the interval found to be the load
+                         ? Verdict{c.longest_spread, kDecodeSteadyRatio, kDecodeSteadyRatio, Outcome::fails}
+                         : judge_at_most(c.longest_spread, kDecodeSteadyRatio);
   c.ratio_context = 0, c.ratio_best = c.ratio_median = NAN;
   for (const auto& r : c.rows)
     if (spread(r) <= kDecodeSteadyRatio && r.ssm_s > 0 && r.context >= c.ratio_context) {
