@@ -68,7 +68,8 @@ void remeasure_roofs(Roofs& r);
 // The three passes of naive_attention_forward timed one by one at one size (heads × n × n floats),
 // best of `repeats`; bytes: the least main-memory traffic of each pass (S written; S read and P
 // written; P read), 16·n² bytes per head in all; cached_softmax_seconds: the same number of row
-// softmaxes on one row per thread that stays in the cache.
+// softmaxes on one row per thread that stays in the cache (the softmax and its cached twin keep
+// their median runs too, for memory_gap_measured).
 struct NaivePass {
   const char* name = "";   // "S = Q·Kᵀ/√d", "P = softmax(S)", "O = P·V" (not translated: formulas)
   double seconds = 0.0, flops = 0.0, bytes = 0.0;
