@@ -120,11 +120,13 @@ int main(int argc, char** argv) {
     nar.why(_("best of a few runs on a shared machine; each roof is the better of its two measurements in this run, "
               "before and after the sweep, so one burst of load on a roof does not inflate the percentages."));
 
-    nar.step(_("Why the tiled kernel is faster"), _("arithmetic per byte: naive ≈ d/4 flop/B, tiled ≈ block rows/2 flop/B"));
+    nar.step(_("Does arithmetic per byte explain the speedup?"), _("naive ≈ d/4, tiled ≈ block rows/2 flop/B"));
     const SweepSummary summary = summarize_sweep(rows, roofs);
+    const NaiveRecheck recheck = recheck_naive(phases, rows);
+    report_naive_recheck(nar, recheck);
     report_sweep_summary(nar, summary, judge_roofline(roofs, phases.d), phases, roofs);
-    nar.code("attn/studies/fast_attention_study.hpp: summarize_sweep, judge_roofline");
-    nar.why(ch11_why_faster(phases));
+    nar.code("attn/studies/fast_attention_study.hpp: recheck_naive, summarize_sweep, judge_roofline");
+    nar.why(ch11_why_faster(phases, recheck, roofs));
 
     nar.step(_("On the GPU"), _("the same sweep with the CUDA kernels: TFLOP/s and % of cuBLAS GEMM"));
     const GpuStep gpu = gpu_measure(gpu_sizes, dims, causal_opt);

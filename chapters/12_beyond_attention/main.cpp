@@ -68,8 +68,9 @@ int main(int argc, char** argv) {
              _("Dao & Gu 2024, Fig. 10: the chunked kernel 2-8× faster than Mamba's scan on a GPU"));
     const SsdTiming timing = ssd_timing({64, 128, 256, 512, 1024}, 64, 64, 64);
     report_ssd_timing(nar, timing);
-    nar.why(_("chunks turn most of the per-token rank-1 updates into matrix products, which the GPU's matrix "
-              "units run fastest; the table shows what the same rearrangement buys on this CPU."));
+    nar.why(_("chunks turn most of the per-token rank-1 updates (each B_t x_tᵀ of step 1) into matrix products, "
+              "which the GPU's matrix units run fastest; the table shows what the same rearrangement buys on this "
+              "CPU."));
 
     // ------------------------------------------------------------------ 4. the family
     nar.step(_("The family on one page: what each state forgets"), "S_t = f(S_{t−1}, k_t, v_t),  y_t = S_tᵀ q_t",
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
     const RecallTable table = evaluate_recall_suite(suite, train ? data_dir() + "/ch12" : "");
     show_mqar_recipe(nar, train ? tc : recall_shipped_recipe(), train, table, RecallModelConfig{});
     const RecallCurve ssm_curve = recall_curve_of(RecallArch::ssm, 16, train ? data_dir() + "/ch12" : "");
-    report_recall_curve(nar, RecallArch::ssm, 16, ssm_curve, RecallModelConfig{}.vocab / 2);
+    report_recall_curve(nar, RecallArch::ssm, 16, ssm_curve, RecallModelConfig{}.vocab / 2,
+                        (train ? tc : recall_shipped_recipe()).max_steps);
     nar.code("attn/data/mqar.hpp, attn/models/recall_model.hpp, attn/studies/recall.hpp: train_recall_model");
     nar.why(_("every pair must be held until its query arrives: attention looks it up in the KV cache, a "
               "recurrent model must have kept it in its state."));

@@ -243,6 +243,35 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
       judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64}, {4096, 16e-4, 2e-5, 16384, 64, 8e-4, 2e-5}}, 8, 2, 4);
   CHECK(decode_cost_takeaway(spread).find("took 40–80× as long") != std::string::npos);
   CHECK(decode_cost_takeaway(spread).find("holds 256× the SSM state's bytes") != std::string::npos);
+  // A longest context whose median run took 13× its best: its ratio would measure the load. The
+  // figure quoted is the longest context timed steadily; with none, no ratio at all.
+  const DecodeCost noisy = judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64, 1.1e-4, 2.1e-5},
+                                              {1024, 4e-4, 2e-5, 4096, 64, 4.2e-4, 2e-5},
+                                              {4096, 16e-4, 2e-5, 16384, 64, 208e-4, 2e-5}}, 8, 2, 4);
+  CHECK(noisy.longest_spread == doctest::Approx(13.0));
+  CHECK(noisy.longest_steady.outcome == Outcome::fails);
+  CHECK(noisy.ratio_context == 1024);
+  CHECK(noisy.ratio_best == doctest::Approx(20.0));
+  CHECK(noisy.ratio_median == doctest::Approx(21.0));
+  const std::string said = decode_cost_takeaway(noisy);
+  CHECK(said.find("at 1024 tokens, the longest context timed steadily, an attention step took 20–21× as long") !=
+        std::string::npos);
+  CHECK(said.find("80×") == std::string::npos);  // the unsteady 4096-token ratio is not quoted
+  const DecodeCost none = judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64, 3e-4, 2e-5},
+                                             {4096, 16e-4, 2e-5, 16384, 64, 208e-4, 2e-5}}, 8, 2, 4);
+  CHECK(none.ratio_context == 0);
+  CHECK(decode_cost_takeaway(none).find("no step time in this run was steady enough") != std::string::npos);
+  CHECK(same.longest_steady.holds());  // no medians: the best runs, steady
+  CHECK(same.ratio_context == 4096);
+  // Steady runs at 4096 tokens, but the steepest interval ending there re-timed as load: not quoted.
+  DecodeCost retimed = judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64}, {1024, 4e-4, 2e-5, 4096, 64},
+                                          {4096, 64e-4, 2e-5, 16384, 64}}, 8, 2, 4);
+  REQUIRE(retimed.steepest_to == 4096);
+  CHECK(retimed.ratio_context == 4096);
+  judge_steepest_repeat(retimed, 4.0);  // ×16 the first time, ×4 again: load
+  CHECK(retimed.longest_steady.outcome == Outcome::fails);
+  CHECK(retimed.ratio_context == 256);  // 1024 is the interval's other end
+  CHECK(decode_cost_takeaway(retimed).find("at 256 tokens, the longest context timed steadily") != std::string::npos);
   const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
   CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);
 }
@@ -305,6 +334,35 @@ TEST_CASE("report_recall_curve: the drawn curve and the sentence its plateau ver
   CHECK(quick.find("it stayed near 1/n = 0.25 (within ±0.08) for 100 steps at most") != std::string::npos);
   CHECK(quick.find("at least 300 steps': does not hold") != std::string::npos);
   CHECK(text(RecallCurve{}).find("stores no training curve") != std::string::npos);
+  // What the curve shows at the other models' step budget, read from the curve itself.
+  const RecallCurve late = parse_recall_curve("0.2400,0.2600,0.5000,0.7000,0.7200,0.7400", "4", "100");
+  CHECK(recall_curve_at(late, 300) == doctest::Approx(0.5));
+  CHECK(recall_curve_at(late, 600) == doctest::Approx(0.74));
+  CHECK(std::isnan(recall_curve_at(late, 250)));  // no eval there
+  CHECK(std::isnan(recall_curve_at(late, 700)));  // past the curve
+  std::ostringstream out;
+  NarratorOptions opts;
+  Narrator nar(chapter_info("12"), opts, 1, out);
+  report_recall_curve(nar, RecallArch::ssm, 16, late, 128, 400);
+  std::string said = out.str();
+  for (std::size_t p; (p = said.find("\n    ")) != std::string::npos;) said.replace(p, 5, " ");
+  CHECK(said.find("at step 400, where the other models' training stops at the latest, it recalled 0.70; the 200 "
+                  "steps after it added +0.04") != std::string::npos);
+}
+
+TEST_CASE("show_mqar_recipe: the shipped models' learning rates come from the recipe; no claim the curve denies") {
+  set_language(Language::English);
+  std::ostringstream out;
+  NarratorOptions opts;
+  Narrator nar(chapter_info("12"), opts, 1, out);
+  const RecallTable t = table_with(0.3, 0.1, 0.95, 0.1, 1.0);
+  show_mqar_recipe(nar, recall_shipped_recipe(), false, t, RecallModelConfig{});
+  std::string said = out.str();
+  for (std::size_t p; (p = said.find("\n    ")) != std::string::npos;) said.replace(p, 5, " ");
+  CHECK(said.find("they trained at a peak learning rate of 1e-2, the SSM at d = 64 and wider at 5e-3") !=
+        std::string::npos);
+  CHECK(said.find("so the SSMs get 4000 steps where the others get 1500") != std::string::npos);
+  CHECK(said.find("stayed near 1/n") == std::string::npos);  // the shipped curve is at 0.71 by step 1500
 }
 
 TEST_CASE("the window's ceiling: the share of queries whose value lies within w tokens") {
@@ -378,6 +436,7 @@ TEST_CASE("chapter 12's step 5 describes the shipped models from their checkpoin
   CHECK(shipped.find("400–1500 steps, the SSMs 4000") != std::string::npos);
   CHECK(shipped.find("after 5 steps") == std::string::npos);
   CHECK(shipped.find("5e-1") == std::string::npos);
+  CHECK(shipped.find("where the others get 1500") != std::string::npos);  // the recipe's steps, not --train's
   CHECK(shipped.find("stopping sequences (a set apart from step 6's)") != std::string::npos);
   const std::string now = narrated([&](Narrator& n) { show_mqar_recipe(n, odd, true, t, {}); });
   CHECK(now.find("a peak rate of 5e-1") != std::string::npos);

@@ -378,6 +378,112 @@ TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with b
   CHECK(under.find("passed the FMA peak") == std::string::npos);
 }
 
+TEST_CASE("report_sweep: a row above an FMA peak whose two runs agree is not blamed on the load; apart, it is") {
+  Roofs roofs;
+  roofs.fma_before = 113, roofs.fma_after = 107, roofs.sgemm_before = roofs.sgemm_after = 80;
+  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.load_before = 2.0, roofs.load_after = 3.0;
+  roofs = judge_roofs(roofs);
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 120), row("tiled", 2048, 70)};
+  apply_roofs(rows, roofs);
+  const std::string agree = sweep_report(rows, roofs);
+  CHECK(agree.find("the two peak runs agree (within 1.25×), so one burst of load on a peak run does not explain "
+                   "it") != std::string::npos);
+  CHECK(agree.find("allows 333 GFLOP/s at two FMAs per cycle") != std::string::npos);
+  CHECK(agree.find("the percentage says the load moved") == std::string::npos);
+  CHECK(agree.find("although its two runs agreed") != std::string::npos);  // the takeaway
+  roofs.fma_after = 70;  // 1.61× apart
+  roofs = judge_roofs(roofs);
+  apply_roofs(rows, roofs);
+  const std::string apart = sweep_report(rows, roofs);
+  CHECK(apart.find("the two peak runs are 1.61× apart (more than 1.25×)") != std::string::npos);
+  CHECK(apart.find("the percentage says the load moved") != std::string::npos);
+  CHECK(apart.find("the two peak runs were 1.61× apart, so the load moved") != std::string::npos);
+}
+
+TEST_CASE("report_sweep: the FMA-units bound names the CPU and does not give Zen 4 two 512-bit FMAs a cycle") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 80;
+  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.cpu_model = "AMD EPYC";
+  roofs = judge_roofs(roofs);
+  REQUIRE(roofs.peak_within_clock.holds());
+  std::vector<AttentionBenchRow> rows = {row("tiled", 2048, 70)};
+  AttentionBenchRow skipped = row("naive", 16384, 0);
+  skipped.skipped = true, skipped.over_limit = true, skipped.heads = 8, skipped.need_mib = 8192,
+  skipped.have_mib = 1024;
+  rows.push_back(skipped);
+  apply_roofs(rows, roofs);
+  const std::string text = sweep_report(rows, roofs);
+  CHECK(text.find("Skylake-SP and Zen 4 have two FMA pipes") == std::string::npos);
+  CHECK(text.find("AMD's Zen 4, which runs a 512-bit FMA on its two 256-bit pipes") != std::string::npos);
+  CHECK(text.find("which this CPU, AMD EPYC, has is not measured here") != std::string::npos);
+  // The skipped row's reason is composed by the report (translated), from the row's figures.
+  CHECK(text.find("needs 8192 MiB for the n×n matrices of 8 heads (limit 1024 MiB, --max-naive-mib)") !=
+        std::string::npos);
+}
+
+TEST_CASE("judge_roofline separates: both above the ridge fails (not the memory roof); apart, holds; printed so") {
+  const Roofline both = judge_roofline(113, 16.4, 64);  // ridge 6.9: naive 16 and tiled 48 both above
+  CHECK(both.naive_below_ridge.outcome == Outcome::fails);
+  CHECK(both.tiled_above_ridge.holds());
+  CHECK(both.separates.outcome == Outcome::fails);
+  const Roofline apart = judge_roofline(300, 10, 64);  // ridge 30 ± 3: naive 16 below, tiled 48 above
+  CHECK(apart.separates.holds());
+  const Roofline edge = judge_roofline(170, 10, 64);  // ridge 17 ± 1.7: naive 16 within the margin
+  CHECK(edge.separates.outcome == Outcome::inconclusive);
+  Roofs r;
+  r.fma_before = r.fma_after = 113, r.sgemm_before = r.sgemm_after = 80, r.copy_gbs = 16.4;
+  r = judge_roofs(r);
+  NaivePhases p;
+  p.n = 2048, p.d = 64, p.heads = 8, p.copy_gbs = 16.4;
+  p.qk = {"qk", 0.1, 1e9, 1e8}, p.softmax = {"softmax", 0.2, 0.0, 2e8}, p.pv = {"pv", 0.1, 1e9, 1e8};
+  p = judge_naive_phases(p);
+  const auto text = [&](const Roofline& rl) {
+    return ch11_text([&](Narrator& nar) { report_sweep_summary(nar, summarize_sweep({}), rl, p, r); });
+  };
+  CHECK(text(both).find("by the roofline both are compute-bound, and arithmetic per byte does not explain the "
+                        "speedup") != std::string::npos);
+  CHECK(text(apart).find("by this measure arithmetic per byte can explain the speedup") != std::string::npos);
+  CHECK(text(edge).find("the roofline cannot place both kernels on a roof here") != std::string::npos);
+}
+
+TEST_CASE("recheck_naive: step 2's passes against step 4's naive row of the same size, both ways; none: silent") {
+  NaivePhases p;
+  p.n = 1024, p.d = 64, p.heads = 1;
+  p.qk.seconds = 0.1, p.softmax.seconds = 0.2, p.pv.seconds = 0.1;  // 0.4 s in all
+  AttentionBenchRow naive = row("naive", 1024, 10);
+  naive.heads = 1, naive.seconds = 0.44, naive.runs = 3;
+  const NaiveRecheck near = recheck_naive(p, {naive});
+  CHECK(near.agree.holds());
+  CHECK(near.row_seconds == doctest::Approx(0.44));
+  naive.seconds = 0.306;  // 0.4 against 0.306: 1.31× apart
+  const NaiveRecheck far = recheck_naive(p, {naive});
+  CHECK(far.agree.outcome == Outcome::fails);
+  CHECK(far.agree.measured == doctest::Approx(0.4 / 0.306));
+  const std::string said = ch11_text([&](Narrator& nar) { report_naive_recheck(nar, far); });
+  CHECK(said.find("step 2's three passes at n = 1024, d = 64 took 400 ms together, step 4's naive row of the same "
+                  "size (non-causal, best of 3 runs) 306 ms: 1.31× apart, more than 1.25×") != std::string::npos);
+  // Where the tiled kernel wins: the naive products alone (0.2 s) against the tiled row's whole time.
+  p = judge_naive_phases(p);  // memory_sets_speed fails (no bandwidth): the why names the slowest pass
+  Roofs roofs;
+  roofs.unit = "avx512", roofs.blas_kernel = "Haswell";
+  AttentionBenchRow tiled = row("tiled", 1024, 100);
+  tiled.heads = 1, tiled.seconds = 0.07;
+  const NaiveRecheck fast = recheck_naive(p, {naive, tiled});
+  CHECK(fast.products_slower.holds());  // 0.2 / 0.07 = 2.9×
+  CHECK(ch11_why_faster(p, fast, roofs).find("by its own avx512 products against OpenBLAS's Haswell kernel") !=
+        std::string::npos);
+  tiled.seconds = 0.18;  // the products alone about as long as the whole tiled run
+  const NaiveRecheck close = recheck_naive(p, {naive, tiled});
+  CHECK(close.products_slower.outcome == Outcome::fails);
+  CHECK(ch11_why_faster(p, close, roofs).find("wins mostly by its fused, vectorised softmax") != std::string::npos);
+  CHECK(ch11_why_faster(p, recheck_naive(p, {naive}), roofs).find("no tiled row of step 2's size") !=
+        std::string::npos);
+  naive.causal = true;  // not the same work
+  CHECK(recheck_naive(p, {naive}).agree.outcome == Outcome::inconclusive);
+  CHECK(ch11_text([&](Narrator& nar) { report_naive_recheck(nar, recheck_naive(p, {naive})); }).find("step 2") ==
+        std::string::npos);
+}
+
 TEST_CASE("report_roofs: how the peak was computed, and the title's formula at the OS's clock (or why not)") {
   set_language(Language::English);
   Roofs r;
@@ -403,4 +509,54 @@ TEST_CASE("report_naive_phases: 'within 10%' only when the cached row is within 
   CHECK(slower.find("took longer still (25.6 ms against 20.0 ms, 28% more)") != std::string::npos);
   CHECK(slower.find("memory adds nothing this run can measure") != std::string::npos);
   CHECK(slower.find("the limit here is not memory") != std::string::npos);  // the chapter test reads "the limit here is"
+}
+
+TEST_CASE("report_naive_phases: memory's share of the softmax is given only when it exceeds the runs' spread") {
+  const auto with_medians = [](double sm_median, double cached_median, int runs) {
+    NaivePhases p = phases(0.010, 0.020, 0.010, 0.0168, 10.0);  // the cached row 16% faster
+    p.softmax_median_seconds = sm_median, p.cached_softmax_median_seconds = cached_median, p.softmax_runs = runs;
+    return judge_naive_phases(p);
+  };
+  const NaivePhases steady = with_medians(0.021, 0.0170, 3);  // spreads 5% and 1%
+  CHECK(steady.memory_gap_measured.holds());
+  CHECK(steady.memory_gap_measured.measured == doctest::Approx(0.16));
+  const auto report = [](const NaivePhases& p) {
+    return ch11_text([&](Narrator& nar) { report_naive_phases(nar, p); });
+  };
+  CHECK(report(steady).find("the other 16% is what the n×n matrix's trips through memory add (more than the 5%") !=
+        std::string::npos);
+  const NaivePhases noisy = with_medians(0.026, 0.0170, 3);  // the softmax's median 30% above its best
+  CHECK(noisy.memory_gap_measured.outcome == Outcome::fails);
+  CHECK(report(noisy).find("the other 16% is less than the 30% by which a median run of either exceeded its best") !=
+        std::string::npos);
+  CHECK(report(noisy).find("trips through memory add") == std::string::npos);
+  const NaivePhases once = with_medians(0.020, 0.0168, 1);  // one run each: no spread
+  CHECK(once.memory_gap_measured.outcome == Outcome::inconclusive);
+  CHECK(report(once).find("comes from one run each, with no spread to judge it by") != std::string::npos);
+}
+
+TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a spread is enough") {
+  std::vector<AttentionBenchRow> rows = {row("naive", 2048, 5), row("tiled", 2048, 60), row("tiled", 4096, 60)};
+  rows[0].d = rows[1].d = rows[2].d = 64;
+  for (auto& r : rows) r.runs = 1;
+  rows.push_back(row("naive", 4096, 5));
+  rows.back().runs = 1;
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 50, roofs.copy_gbs = 10;
+  apply_roofs(rows, roofs);
+  const SweepSummary once = summarize_sweep(rows);
+  CHECK(once.near_sgemm_single_only);
+  CHECK(once.tiled_near_sgemm.outcome == Outcome::inconclusive);  // 120% of sgemm, but no spread
+  CHECK(once.faster_single_only);
+  CHECK(once.tiled_faster.outcome == Outcome::inconclusive);      // 12×, but no spread
+  const std::string said = ch11_text(
+      [&](Narrator& nar) { report_sweep_summary(nar, once, judge_roofline(roofs, 64), NaivePhases{}, roofs); });
+  CHECK(said.find("but every one of them was timed once: not judged") != std::string::npos);
+  CHECK(said.find("but every pair there has a row timed once: not judged") != std::string::npos);
+  for (auto& r : rows) r.runs = 3;  // with a spread (and not noisy: median = best)
+  for (auto& r : rows) r.median_seconds = r.seconds;
+  const SweepSummary judged = summarize_sweep(rows);
+  CHECK_FALSE(judged.near_sgemm_single_only);
+  CHECK(judged.tiled_near_sgemm.holds());
+  CHECK(judged.tiled_faster.holds());
 }

@@ -148,6 +148,25 @@ TEST_CASE("drawn_pattern and judge_pattern: a head on the first copy's successor
   CHECK(judge_pattern(0, 0).outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("drawn_pattern: a head on the copy one period back follows the pattern, as its match score says") {
+  // Rows 3 … 8 have an earlier copy; rows 6 … 8 two. A head reading the successor of the copy one
+  // period back (i − 2) is on the first copy's successor in rows 3 … 5 and on the later copy's in
+  // rows 6 … 8: every row on a cell prefix_matching_score sums (its score is 1).
+  const std::vector<int> toks = {5, 6, 7, 5, 6, 7, 5, 6, 7};
+  const std::size_t T = toks.size();
+  Mat back = xt::zeros<float>({T, T});
+  for (std::size_t i = 0; i < T; ++i) back(i, i >= 3 ? i - 2 : i) = 1.0f;
+  const DrawnPattern d = drawn_pattern(back, toks);
+  CHECK(d.rows == 6);
+  CHECK(d.first_copy == 3);
+  CHECK(d.later_copy == 3);
+  CHECK(d.on_copy() == 6);
+  CHECK(d.follows.holds());  // counting the first copy alone gave 3 of 6: "partly"
+  CHECK(prefix_matching_score(back, toks) == doctest::Approx(1.0));
+  CHECK(judge_pattern(8, 11).outcome == Outcome::partly);  // 0.73: "mostly"
+  CHECK(judge_pattern(5, 11).outcome == Outcome::fails);
+}
+
 TEST_CASE("studies on a small model: the circuit's figures agree with the functions beneath them") {
   Rng rng(4);
   const AttnOnly m = attn_only_init({16, 16, 2, 2, 24}, rng);  // vocabulary, d_model, heads, layers, context

@@ -44,6 +44,14 @@ TEST_CASE("peak_fma_gflops refuses a unit the CPU lacks, an unknown unit and bad
   CHECK(vector_lanes("scalar") == 1);
 }
 
+TEST_CASE("cpu_model_name_from_cpuinfo: the first 'model name' line, trimmed; none gives an empty name") {
+  CHECK(cpu_model_name_from_cpuinfo("processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor  \n"
+                                    "model name\t: other\n") == "AMD EPYC 9654 96-Core Processor");
+  CHECK(cpu_model_name_from_cpuinfo("processor\t: 0\nBogoMIPS\t: 50.00\n").empty());  // e.g. arm64
+  CHECK(cpu_model_name_from_cpuinfo("model name\t:\n").empty());
+  CHECK(cpu_model_name().size() < 256);
+}
+
 TEST_CASE("cpu_clock_ghz_from_cpuinfo: the first 'cpu MHz' line in GHz; none, or a bad figure, gives 0") {
   CHECK(cpu_clock_ghz_from_cpuinfo("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.134\n"
                                    "cpu MHz\t\t: 3000.0\n") == doctest::Approx(2.596134));

@@ -48,9 +48,11 @@ const char* arch_name(RecallArch a) {
   return "?";
 }
 // The best-run and median-run ratios as "1300–1800", or one figure when both round alike.
+// "810–840": the attention / SSM step ratio from the best and the median runs, at the longest
+// context timed steadily (ratio_context).
 std::string ratio_range(const DecodeCost& c) {
-  const std::string lo = two_significant(std::min(c.ratio_at_longest, c.median_ratio_at_longest));
-  const std::string hi = two_significant(std::max(c.ratio_at_longest, c.median_ratio_at_longest));
+  const std::string lo = two_significant(std::min(c.ratio_best, c.ratio_median));
+  const std::string hi = two_significant(std::max(c.ratio_best, c.ratio_median));
   return lo == hi ? lo : lo + "–" + hi;
 }
 }  // namespace
@@ -100,7 +102,7 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
     return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}, while linear attention "
                                 "with about the same bytes ({} against {}) keeps {:.2f}: here the SSM's wall is "
                                 "how it writes and trains its state, not the state's size (one training seed "
-                                "per model).",
+                                "per model; the SSM's recipe differed, step 5, and the two are not separated).",
                                 v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
                                 ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear));
   return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: where its state is ample it learns the lookup, "
@@ -300,17 +302,21 @@ void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, bool trained_n
   else
     nar.say(_f("each shipped model stopped early once every pair count reached {:.2f} on {} stopping sequences "
                "(a set apart from step 6's), checked every {} steps, or ran out of steps: their checkpoints "
-               "record {} steps, the SSMs {} (step 6's steps column).", tc.stop_accuracy, tc.eval_seqs,
-               tc.eval_every, recall_steps_range(t, false), recall_steps_range(t, true)));
-  nar.say(_("the SSM needed more (README): a learning rate in a narrow window (on 4 pairs alone at d = 32, 5e-3 "
-            "recalled 0.27 after 3000 steps and 1e-2 0.86; 2e-2 recalled 0.05 and 3e-2 0.01, diverged; on the "
-            "mix of 4–32 pairs d = 64 reached 0.55 at 32 pairs with 5e-3, 0.25 with 1e-2), and 4000 steps "
-            "instead of 1500: with 1500 steps at 1e-2 it stayed near 1/n (0.18–0.24 at 4 pairs), naming a value "
-            "of the sequence but not the right one."));
+               "record {} steps, the SSMs {} (step 6's steps column); they trained at a peak learning rate of "
+               "{}, the SSM at d = 64 and wider at {}.", tc.stop_accuracy, tc.eval_seqs, tc.eval_every,
+               recall_steps_range(t, false), recall_steps_range(t, true), ch12_rate(recall_shipped_recipe().lr),
+               ch12_rate(recall_shipped_recipe().ssm_lr_from_64)));
+  const RecallTrainConfig& steps = trained_now ? tc : recall_shipped_recipe();
+  nar.say(_f("the SSM needed more (README's training notes): a learning rate in a narrow window (on 4 pairs alone "
+             "at d = 32, 5e-3 recalled 0.27 after 3000 steps and 1e-2 0.86; 2e-2 recalled 0.05 and 3e-2 0.01, "
+             "diverged; on the mix of 4–32 pairs d = 64 reached 0.55 at 32 pairs with 5e-3, 0.25 with 1e-2), and "
+             "more steps: at 1e-2 on 4 pairs alone d = 32 recalled 0.24 after 600 steps, 0.69 after 1500 and "
+             "0.86 after 3000, so the SSMs get {} steps where the others get {}.", steps.ssm_max_steps,
+             steps.max_steps));
 }
 
 void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,
-                         std::size_t vocab_values) {
+                         std::size_t vocab_values, std::size_t budget_step) {
   const std::string model = _(arch_name(arch));
   if (c.accuracy.empty())
     return nar.result(_f("the {} at d = {}: its checkpoint stores no training curve (--train records one)", model,
@@ -332,6 +338,11 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
                  : _f("it stayed near 1/n = {:.2f} (within ±{:.2f}) for {} steps at most (claim 'it sits at 1/n for "
                       "at least {} steps': {}); by step {} it recalled {:.2f}", p.chance, kPlateauBand, p.plateau_steps,
                       kPlateauSteps, outcome_word(p.long_plateau.outcome), p.final_step, p.final_accuracy));
+  const double at_budget = recall_curve_at(c, budget_step);
+  if (std::isfinite(at_budget) && budget_step < p.final_step)
+    nar.result(_f("at step {}, where the other models' training stops at the latest, it recalled {:.2f}; the "
+                  "{} steps after it added {:+.2f}", budget_step, at_budget, p.final_step - budget_step,
+                  p.final_accuracy - at_budget));
 }
 
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
@@ -431,7 +442,8 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   switch (v.same_bytes_differ.outcome) {
     case Outcome::holds:
       nar.result(_f("bytes are not the whole story: at n = {}, d = {} linear attention ({}) recalls {:.2f} and the "
-                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, not its size",
+                    "SSM ({}) {:.2f}: at these bytes the SSM's shortfall is how its state is written and trained, "
+                    "not its size (its training recipe differed, step 5; this run does not separate the two)",
                     most, wide,
                     ch12_bytes(v.bytes_linear), v.acc_linear, ch12_bytes(v.bytes_ssm), v.gap_ssm));
       break;
@@ -585,18 +597,41 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   } else
     nar.result(_f("attention's slope {:.2f} is off the 1 that its t·d term counts: the d² projections, caches "
                   "and the machine's load move timings this short", c.attention_slope));
-  if (!c.rows.empty())
-    nar.result(_f("at {} tokens the KV cache keeps {} against the state's {}, {:.0f}× the bytes; one attention "
-                  "step cost {}× the SSM step in this run (best and median of {} runs; it moves with the load)",
-                  c.rows.back().context, ch12_bytes(double(c.rows.back().kv_bytes)),
-                  ch12_bytes(double(c.rows.back().state_bytes)), c.bytes_ratio_at_longest, ratio_range(c), c.runs));
+  if (c.rows.empty()) return;
+  const std::string bytes = _f("at {} tokens the KV cache keeps {} against the state's {}, {:.0f}× the bytes",
+                               c.rows.back().context, ch12_bytes(double(c.rows.back().kv_bytes)),
+                               ch12_bytes(double(c.rows.back().state_bytes)), c.bytes_ratio_at_longest);
+  if (c.longest_steady.holds())
+    nar.result(_f("{}; one attention step cost {}× the SSM step in this run (best and median of {} runs; it "
+                  "moves with the load)", bytes, ratio_range(c), c.runs));
+  else if (c.ratio_context > 0 && std::isinf(c.longest_spread))
+    nar.result(_f("{}; the time there ends the step checked above and found to be the load, so its ratio would "
+                  "measure the load; at {} tokens, the longest context timed steadily, one attention step cost "
+                  "{}× the SSM step (best and median of {} runs)", bytes, c.ratio_context, ratio_range(c),
+                  c.runs));
+  else if (c.ratio_context > 0)
+    nar.result(_f("{}; the step times there are not steady (a median run up to {:.2f}× the best, more than "
+                  "{:.2f}×), so their ratio would measure the load; at {} tokens, the longest context timed "
+                  "steadily, one attention step cost {}× the SSM step (best and median of {} runs)", bytes,
+                  c.longest_spread, kDecodeSteadyRatio, c.ratio_context, ratio_range(c), c.runs));
+  else
+    nar.result(_f("{}; no context's step times are steady (a median run within {:.2f}× the best, for both "
+                  "steps), so this run gives no ratio of their costs", bytes, kDecodeSteadyRatio));
 }
 
 std::string decode_cost_takeaway(const DecodeCost& c) {
   if (c.rows.empty()) return "";
-  return _f("at {} tokens the KV cache holds {:.0f}× the SSM state's bytes, and an attention step took {}× "
-            "as long in this run: hybrids keep a few attention layers.", c.rows.back().context,
-            c.bytes_ratio_at_longest, ratio_range(c));
+  if (c.ratio_context == 0)
+    return _f("at {} tokens the KV cache holds {:.0f}× the SSM state's bytes (no step time in this run was "
+              "steady enough to compare): hybrids keep a few attention layers.", c.rows.back().context,
+              c.bytes_ratio_at_longest);
+  if (c.ratio_context == c.rows.back().context)
+    return _f("at {} tokens the KV cache holds {:.0f}× the SSM state's bytes, and an attention step took {}× "
+              "as long in this run: hybrids keep a few attention layers.", c.rows.back().context,
+              c.bytes_ratio_at_longest, ratio_range(c));
+  return _f("at {} tokens the KV cache holds {:.0f}× the SSM state's bytes; at {} tokens, the longest context "
+            "timed steadily, an attention step took {}× as long in this run: hybrids keep a few attention "
+            "layers.", c.rows.back().context, c.bytes_ratio_at_longest, c.ratio_context, ratio_range(c));
 }
 
 std::string ssd_takeaway(const SsdAgreement& a, const SsdTiming& r) {

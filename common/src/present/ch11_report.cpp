@@ -22,6 +22,32 @@ std::string apart_from(double x, double bound) {
 }
 }  // namespace
 
+namespace {
+std::string single_run_words() {
+  return _f("not judged: a row timed once (--repeats 1, or a first run over {:.0f} s) has no spread to judge it by",
+            kRepeatOnceS);
+}
+// Why a row can pass 100% of the measured FMA peak, by what the two peak runs show: far apart, the
+// load moved between them; in agreement, the loop fell short of what the cores can do at some
+// moment (the load during the row, not measured, is the other candidate).
+std::string peak_explained(const Roofs& r, const std::string& lead) {
+  if (r.peak_steady.outcome == Outcome::fails)
+    return _f("{}: the two peak runs are {:.2f}× apart (more than {:.2f}×), so the load moved during this run, and "
+              "the row ran at a moment when these cores gave more than the better peak run saw. A kernel whose "
+              "counted flops are all FMAs cannot outrun the FMA loop on the same cores at the same load: the "
+              "percentage says the load moved, not that the peak was beaten.", lead, r.peak_steady.measured,
+              kRoofSteadyRatio);
+  return _f("{}: the two peak runs agree (within {:.2f}×), so one burst of load on a peak run does not explain "
+            "it. The peak is this loop's measured rate, not the cores' limit{}: the row shows the cores doing "
+            "more than the loop saw, either because the loop falls short of them or because the row ran at a "
+            "lighter moment of the load; this run measures neither, and the percentage is that gap, not a "
+            "kernel faster than the FMA units.", lead, kRoofSteadyRatio,
+            r.clock_ghz > 0 ? _f(" (the title's formula at the OS's clock allows {:.0f} GFLOP/s at two FMAs per "
+                                 "cycle)", r.theory_gflops(kMaxFmaPerCycle))
+                            : std::string());
+}
+}  // namespace
+
 void report_roofs(Narrator& nar, const Roofs& r) {
   nar.say(_("FMA: a fused multiply-add, a·b + c in one instruction (2 flops); sgemm: OpenBLAS's single-precision "
             "matrix product; GFLOP/s: 10⁹ flops per second; a roofline draws the speed a kernel can reach "
@@ -31,6 +57,16 @@ void report_roofs(Narrator& nar, const Roofs& r) {
                 "registers only, best of 7): the most this loop reached at this moment — other programs share "
                 "the CPU, so step 4 measures it again and the better of the two is used", r.fma_before, r.threads,
                 r.threads == 1 ? _("thread") : _("threads"), r.unit, vector_lanes(r.unit)));
+  nar.result(_f("it is a measured figure, not the CPU's rating: it assumes the loop's {} independent accumulators "
+                "per thread keep every FMA unit busy (no loads, stores or other work), and it is what this loop "
+                "reached on these cores at this load", r.fma_accumulators));
+  nar.result(r.cpu_model.empty()
+                 ? _f("CPU: not named by the OS (no 'model name' in /proc/cpuinfo); OpenBLAS kernel in use: {}, "
+                      "the code path OpenBLAS picked, named after the CPU family it was written for",
+                      r.blas_kernel)
+                 : _f("CPU: {} (/proc/cpuinfo 'model name'); OpenBLAS kernel in use: {}, the code path OpenBLAS "
+                      "picked, named after the CPU family it was written for, not this CPU", r.cpu_model,
+                      r.blas_kernel));
   const std::string threads = r.threads == 1 ? _("thread") : _("threads");
   nar.result(_f("how: {} {} × {} accumulators × {} lanes × 2 flops × {} steps = {:.3g} GFLOP in {:.4f} s (the best "
                 "round) = {:.0f} GFLOP/s", r.threads, threads, r.fma_accumulators, r.lanes, r.fma_iterations,
@@ -65,6 +101,22 @@ void report_roofs(Narrator& nar, const Roofs& r) {
     nar.result(_f("kernel in use: {}, OpenBLAS's choice for this CPU", r.blas_kernel));
   nar.result(_f("memory copy: {:.2f} GB/s — the roof for anything that streams an n×n matrix", r.copy_gbs));
 }
+
+namespace {
+// What the softmax's excess over its cached twin says, against the spread of their runs.
+std::string softmax_gap_words(const NaivePhases& p) {
+  const double gap = 100.0 * p.memory_gap_measured.measured, spread = 100.0 * p.softmax_spread();
+  if (p.memory_gap_measured.holds())
+    return _f("the other {:.0f}% is what the n×n matrix's trips through memory add (more than the {:.0f}% by which "
+              "a median run of either exceeded its best, out of {} runs each)", gap, spread, p.softmax_runs);
+  if (p.memory_gap_measured.outcome == Outcome::fails)
+    return _f("the other {:.0f}% is less than the {:.0f}% by which a median run of either exceeded its best (out "
+              "of {} runs each): this run cannot tell memory's part from the machine's noise", gap, spread,
+              p.softmax_runs);
+  return _f("the other {:.0f}% comes from one run each, with no spread to judge it by: memory's part is not "
+            "measured", gap);
+}
+}  // namespace
 
 void report_naive_phases(Narrator& nar, const NaivePhases& p) {
   nar.say(_f("per head: S is n×n floats, and P overwrites it; at n = 16384 that is {} per head",
@@ -111,10 +163,8 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
     nar.result(p.softmax_exp_bound.holds()
                    ? _f("the limit here is mostly the softmax's arithmetic: {:.0f}% of the time, and the same exps "
                         "on one cached row take {:.1f} ms against {:.1f} ms ({:.0f}%) — mostly its exp, max and sum "
-                        "passes; the other {:.0f}% is what the n×n matrix's trips through memory add",
-                        100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3, slow.seconds * 1e3,
-                        100.0 * p.cached_softmax_seconds / slow.seconds,
-                        100.0 - 100.0 * p.cached_softmax_seconds / slow.seconds)
+                        "passes; {}", 100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3,
+                        slow.seconds * 1e3, 100.0 * p.cached_softmax_seconds / slow.seconds, softmax_gap_words(p))
                    : _f("the limit here is the softmax's cache misses: {:.0f}% of the time, and the same exps on one "
                         "cached row take only {:.1f} ms against {:.1f} ms", 100.0 * slow.seconds / p.seconds(),
                         p.cached_softmax_seconds * 1e3, slow.seconds * 1e3));
@@ -136,7 +186,7 @@ void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e)
             "the values, exactly as softmax(S)·V."));
   nar.say(_f("by hand, one row: scores s = ({}), values v = ({}), {} keys per tile", scores, values,
              e.tiles.empty() ? 0 : e.tiles.front().end - e.tiles.front().begin));
-  Table t({_("tile"), _("keys"), "m", "e^(m_old−m)", "ℓ", "O"});
+  Table t({_("tile"), _("keys"), "m", "e^(m−m')", "ℓ", "O"});
   Mat rec = xt::zeros<float>({e.tiles.size(), std::size_t(6)});
   for (std::size_t i = 0; i < e.tiles.size(); ++i) {
     const OnlineSoftmaxTile& x = e.tiles[i];
@@ -156,8 +206,11 @@ void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>
              "output O; Kᵀ is packed once per head into panels of 32 keys stored side by side, so the inner loop "
              "reads them in order; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S in the layout "
              "P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 "
-             "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} "
-             "(portable, the fallback without AVX-512: one OpenBLAS product per tile).", threads, path));
+             "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} ({}).",
+             threads, path,
+             path == "portable" ? _("the fallback without AVX-512: one OpenBLAS product per tile")
+                                : _("the other path, 'portable', is the fallback without AVX-512: one OpenBLAS "
+                                    "product per tile")));
   for (const FastKernelCheck& c : checks) {
     nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} (≤ {:.0e}: {})", c.n, c.d,
                   c.causal ? _("causal") : _("non-causal"), c.max_diff, kTiledTol, outcome_word(c.exact.outcome)));
@@ -180,9 +233,14 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
       const std::string n = std::to_string(row.n);
       if (sizes.find(n) == std::string::npos) sizes += (sizes.empty() ? "" : ", ") + n;
     }
-    if (largest != nullptr)
-      nar.say(_f("skipped {} n = {} (rows: {}; the largest, n = {}, d = {}: {})", impl, sizes, count, largest->n,
-                 largest->d, largest->note));
+    if (largest == nullptr) continue;
+    const std::string why =
+        largest->over_limit
+            ? _f("needs {:.0f} MiB for the n×n matrices of {} heads (limit {:.0f} MiB, --max-naive-mib)",
+                 largest->need_mib, largest->heads, largest->have_mib)
+            : _f("needs {:.0f} MiB, {:.0f} MiB available", largest->need_mib, largest->have_mib);
+    nar.say(_f("skipped {} n = {} (rows: {}; the largest, n = {}, d = {}: {})", impl, sizes, count, largest->n,
+               largest->d, why));
   }
   auto again = [](double before, double after, const Verdict& steady) {  // the step-1 figure beside the new one
     return steady.outcome == Outcome::fails
@@ -196,9 +254,12 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                 again(r.fma_before, r.fma_after, r.peak_steady), r.peak()));
   if (r.peak_within_clock.holds())
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
-                  "(at most {:.0f}: AVX-512 x86 cores such as Skylake-SP and Zen 4 have two FMA pipes per core, per "
-                  "Intel's optimization reference manual and AMD's Family 19h software optimization guide)", r.best_fma_per_cycle(), r.clock_ghz,
-                  kMaxFmaPerCycle));
+                  "(at most {:.0f}: no x86 core issues more than two vector FMAs a cycle; for 512-bit FMAs only "
+                  "Intel parts with two 512-bit FMA units reach two (Intel's optimization reference manual), "
+                  "while parts with one, and AMD's Zen 4, which runs a 512-bit FMA on its two 256-bit pipes "
+                  "(AMD's Family 19h software optimization guide), issue one; which this CPU, {}, has is not "
+                  "measured here)", r.best_fma_per_cycle(), r.clock_ghz, kMaxFmaPerCycle,
+                  r.cpu_model.empty() ? std::string(_("unnamed")) : r.cpu_model));
   else if (r.peak_within_clock.outcome == Outcome::fails)
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports, "
                   "more than the {:.0f} FMA units a core has: the cores ran above that clock (turbo), at least "
@@ -242,16 +303,16 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                         "while the tiled kernel drives the {} unit with its own code: a likely cause, not measured "
                         "here (sgemm is not timed with the other kernel).", s.above_sgemm, r.blas_kernel,
                         r.better_kernel, r.unit));
-  if (!s.within_peak.holds() && s.highest_peak_n > 0)
-    nar.result(_f("† above 100% of the FMA peak (rows: {}; the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "
-                  "the peak loop ran for {:.3f} s before the sweep ({:.0f} GFLOP/s, load average {:.1f}) and {:.3f} s "
-                  "after it ({:.0f} GFLOP/s, load average {:.1f}); the row was timed between them, at another "
-                  "moment of this shared machine's load. A kernel whose counted flops are all FMAs cannot outrun "
-                  "the FMA loop on the same cores at the same load: the percentage says the load moved, not that "
-                  "the peak was beaten.", s.above_peak, s.highest_peak_n, s.highest_peak_d,
-                  s.highest_peak_causal ? _("causal") : _("non-causal"), s.highest_peak_gflops, s.highest_peak_pct,
-                  r.fma_seconds_before, r.fma_before, r.load_before, r.fma_seconds_after, r.fma_after,
-                  r.load_after));
+  if (!s.within_peak.holds() && s.highest_peak_n > 0) {
+    const std::string runs =
+        _f("† above 100% of the FMA peak (rows: {}; the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "
+           "the peak loop ran for {:.3f} s before the sweep ({:.0f} GFLOP/s, load average {:.1f}) and {:.3f} s "
+           "after it ({:.0f} GFLOP/s, load average {:.1f}); the row was timed between them", s.above_peak,
+           s.highest_peak_n, s.highest_peak_d, s.highest_peak_causal ? _("causal") : _("non-causal"),
+           s.highest_peak_gflops, s.highest_peak_pct, r.fma_seconds_before, r.fma_before, r.load_before,
+           r.fma_seconds_after, r.fma_after, r.load_after);
+    nar.result(peak_explained(r, runs));
+  }
   else if (s.above_sgemm > 0)
     nar.result(_("against the FMA peak every row stays below 100%."));
   std::string tiled_path;
@@ -297,6 +358,10 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
   if (s.tiled_measured == 0)
     nar.result(_f("claim 'tiled runs near matrix-product speed': no tiled row there is left to judge it: {}",
                   outcome_word(s.tiled_near_sgemm.outcome)));
+  else if (s.near_sgemm_single_only)
+    nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
+                  "(at least {:.0f}%), but every one of them was timed once: {}", s.tiled_measured,
+                  s.tiled_sgemm_median, kNearSgemm, single_run_words()));
   else if (s.sgemm_moved)
     nar.result(_f("claim 'tiled runs near matrix-product speed': the median of its {} rows there is {:.0f}% of sgemm "
                   "(at least {:.0f}%), but sgemm itself measured {:.0f} and {:.0f} GFLOP/s, {:.2f}× apart (more "
@@ -309,7 +374,11 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                   near_bound(s.tiled_sgemm_median, kNearSgemm) || near_bound(s.tiled_sgemm_median, kNearSgemmPartly)
                       ? _f(" — at the edge: within {:.0f}% of a threshold, so the load can tip it", 100.0 * kNearShare)
                       : std::string()));
-  if (s.speedup_n > 0 && s.speedup_pairs > 1)
+  if (s.faster_single_only)
+    nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive (claim: at "
+                  "least {:.0f}×), but every pair there has a row timed once: {}", s.speedup_n, s.speedup_min,
+                  s.speedup, kSpeedup, single_run_words()));
+  else if (s.speedup_n > 0 && s.speedup_pairs > 1)
     nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive over {} rows "
                   "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}{}", s.speedup_n, s.speedup_min,
                   s.speedup, s.speedup_pairs, s.speedup_d, s.speedup_causal ? _("causal") : _("non-causal"),
@@ -363,6 +432,22 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                    : _f("yet step 2 measured memory at only {:.0f}% of its time: {}, far under the flat roof, is "
                         "what binds it", share, p.slowest().name));
   nar.result(_f("naive: {}; {}. Tiled: {}.", naive_side, measured, tiled_side));
+  if (rl.separates.holds())
+    nar.result(_f("so the roofline puts them on different roofs, naive under memory's slope ({:.0f} flop/B) and "
+                  "tiled under the flat FMA roof ({:.0f} flop/B): by this measure arithmetic per byte can explain "
+                  "the speedup", rl.naive_intensity, rl.tiled_intensity));
+  else if (rl.separates.outcome == Outcome::fails && rl.naive_below_ridge.outcome == Outcome::fails)
+    nar.result(_f("so both sit above the ridge ({:.0f} and {:.0f} flop/B against {:.1f}): by the roofline both are "
+                  "compute-bound, and arithmetic per byte does not explain the speedup; the memory roof binds "
+                  "neither, and what holds the naive way back is what step 2 timed pass by pass",
+                  rl.naive_intensity, rl.tiled_intensity, rl.ridge));
+  else if (rl.separates.outcome == Outcome::fails)
+    nar.result(_f("so both sit below the ridge ({:.0f} and {:.0f} flop/B against {:.1f}): by the roofline both are "
+                  "memory-bound, and memory caps the tiled kernel {:.0f}× higher, the ratio of their intensities",
+                  rl.naive_intensity, rl.tiled_intensity, rl.ridge, rl.tiled_intensity / rl.naive_intensity));
+  else
+    nar.result(_("so the roofline cannot place both kernels on a roof here: it does not say whether arithmetic "
+                 "per byte explains the speedup"));
   const std::string l2 = r.l2_bytes > 0 ? _f(", within this core's {} L2 cache", format_bytes(double(r.l2_bytes)))
                                         : std::string();
   nar.say(_f("the naive version writes and reads every n×n matrix in full and calls the library's exp once per "
@@ -371,13 +456,38 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
              "the remaining non-FMA work.", format_bytes(96.0 * 256 * 4), l2));
 }
 
-std::string ch11_why_faster(const NaivePhases& p) {
+void report_naive_recheck(Narrator& nar, const NaiveRecheck& c) {
+  if (c.agree.outcome == Outcome::inconclusive) return;  // no naive row of step 2's size in the sweep
+  const std::string both = _f("step 2's three passes at n = {}, d = {} took {:.0f} ms together, step 4's naive "
+                              "row of the same size (non-causal, best of {} runs) {:.0f} ms", c.n, c.d,
+                              c.phases_seconds * 1e3, c.row_runs, c.row_seconds * 1e3);
+  nar.result(c.agree.holds()
+                 ? _f("{}: within {:.2f}× of each other, the same work timed pass by pass and whole", both,
+                      kRoofSteadyRatio)
+                 : _f("{}: {:.2f}× apart, more than {:.2f}×: the same three passes (step 4 runs them whole, "
+                      "without the pauses between them) timed at other moments of this shared machine's load, "
+                      "so each naive figure is one moment's, and the share of each pass is step 2's",
+                      both, c.agree.measured, kRoofSteadyRatio));
+}
+
+std::string ch11_why_faster(const NaivePhases& p, const NaiveRecheck& c, const Roofs& r) {
   if (p.memory_sets_speed.holds())
     return _("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip "
              "through memory (Dao et al. 2022), and here memory is what held the naive way back.");
-  return _f("on a GPU FlashAttention's point is the n×n round trip through memory (Dao et al. 2022); on this CPU "
-            "step 2 found the naive way held back by {}, not by memory, so the tiled kernel likely wins mainly by its "
-            "fused, vectorised softmax.", p.slowest().name);
+  const std::string lead = _f("on a GPU FlashAttention's point is the n×n round trip through memory (Dao et al. "
+                              "2022); on this CPU step 2 found the naive way held back by {}, not by memory",
+                              p.slowest().name);
+  if (c.products_slower.holds())
+    return _f("{}; and its two products alone took {:.0f} ms, {:.1f}× the tiled kernel's whole run at the same size "
+              "({:.0f} ms, step 4), so the tiled kernel wins by its fused, vectorised softmax and by its own {} "
+              "products against OpenBLAS's {} kernel, in shares this run does not split.", lead,
+              c.products_seconds * 1e3, c.products_slower.measured, c.tiled_seconds * 1e3, r.unit, r.blas_kernel);
+  if (c.products_slower.outcome == Outcome::fails)
+    return _f("{}; its two products alone took {:.0f} ms against the tiled kernel's whole {:.0f} ms (step 4), so "
+              "the tiled kernel wins mostly by its fused, vectorised softmax.", lead, c.products_seconds * 1e3,
+              c.tiled_seconds * 1e3);
+  return _f("{}, so the tiled kernel likely wins by its fused, vectorised softmax (no tiled row of step 2's size "
+            "to compare the products with).", lead);
 }
 
 void report_gpu(Narrator& nar, const GpuStep& g) {
@@ -436,10 +546,14 @@ std::vector<std::string> ch11_takeaway(const Roofs& r, const NaivePhases& p, con
                    r.blas_kernel, s.has_large ? _("at n ≥ 2048") : _("at the sizes measured, all below 2048"),
                    s.tiled_sgemm_median, s.tiled_sgemm, s.tiled_peak));
   if (!s.within_peak.holds() && s.highest_peak_n > 0)
-    out.push_back(_f("{} rows passed the FMA peak (up to {:.0f}%): the peak loop and those rows ran at different "
-                     "moments of the machine's load (step 4 gives both peak runs): the percentage measures the load's change, "
-                     "not a kernel faster than the FMA units.",
-                     s.above_peak, s.highest_peak_pct));
+    out.push_back(r.peak_steady.outcome == Outcome::fails
+                      ? _f("{} rows passed the FMA peak (up to {:.0f}%): the two peak runs were {:.2f}× apart, so "
+                           "the load moved, and the percentage measures the load's change, not a kernel faster "
+                           "than the FMA units (step 4).", s.above_peak, s.highest_peak_pct, r.peak_steady.measured)
+                      : _f("{} rows passed the FMA peak (up to {:.0f}%) although its two runs agreed: the loop's "
+                           "measured rate falls short of what the cores did at some moment, and this run does not "
+                           "say whether the loop or the load is the cause (step 4).", s.above_peak,
+                           s.highest_peak_pct));
   const NaivePass& slow = p.slowest();
   out.push_back(p.memory_sets_speed.holds()
                     ? _f("Naive attention at n = {} (step 2's pass-by-pass run): memory sets its speed ({:.1f} "

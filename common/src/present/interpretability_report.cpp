@@ -73,24 +73,25 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
     s += (i ? ", " : "") + head_name(heads[i].layer, heads[i].head);
   return heads.size() > at_most ? s + ", …" : s;
 }
-// "L1H3 11 of 11 rows (follows the pattern), L1H0 3 of 11 (does not: 6 on token 0)", best first.
+// "L1H3 11 of 11 rows (follows the pattern), L1H1 8 of 11 (mostly: 3 of them after a later copy;
+// 3 elsewhere), L1H0 5 of 11 (does not: 6 on token 0)", best first: the rows whose darkest cell is
+// the token after an earlier copy, first or later (what the maps' "match" sums).
 std::string pattern_list(std::vector<DrawnPattern> ps) {
   std::stable_sort(ps.begin(), ps.end(),
-                   [](const DrawnPattern& a, const DrawnPattern& b) { return a.first_copy > b.first_copy; });
+                   [](const DrawnPattern& a, const DrawnPattern& b) { return a.on_copy() > b.on_copy(); });
   std::vector<std::string> items;
   for (const DrawnPattern& p : ps) {
     const char* word = p.follows.outcome == Outcome::partly ? _("mostly")
                                                             : sentence_for(p.follows.outcome, _("follows the pattern"),
                                                                            _("does not"), _("no such rows"));
-    std::vector<std::string> elsewhere;
-    if (p.later_copy) elsewhere.push_back(_f("{} after a later copy", p.later_copy));
-    if (p.first_token) elsewhere.push_back(_f("{} on token 0", p.first_token));
-    const std::size_t other = p.rows - std::min(p.rows, p.first_copy + p.later_copy + p.first_token);
-    if (other && !elsewhere.empty()) elsewhere.push_back(_f("{} elsewhere", other));
+    std::vector<std::string> parts;
+    if (p.later_copy) parts.push_back(_f("{} of them after a later copy", p.later_copy));
+    if (p.first_token) parts.push_back(_f("{} on token 0", p.first_token));
+    const std::size_t other = p.rows - std::min(p.rows, p.on_copy() + p.first_token);
+    if (other && p.on_copy() + p.first_token > 0) parts.push_back(_f("{} elsewhere", other));
     const std::string detail =
-        elsewhere.empty() ? std::string(word)
-                          : _f("{}: {}", word, fmt::format("{}", fmt::join(elsewhere, _(", "))));
-    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.first_copy, p.rows, detail));
+        parts.empty() ? std::string(word) : _f("{}: {}", word, fmt::format("{}", fmt::join(parts, _("; "))));
+    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.on_copy(), p.rows, detail));
   }
   return fmt::format("{}", fmt::join(items, _(", ")));
 }
@@ -202,8 +203,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
              "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence: "
              "\"prev\" (layer 0), its previous-token score, the mean weight a row puts on the position just before "
-             "it; \"match\" (layer {}), its prefix-matching score, the mean weight on the token that followed an "
-             "earlier copy of the row's token (step 2 also averages both over {} evaluation sequences)",
+             "it; \"match\" (layer {}), its prefix-matching score, the weight a row puts on the tokens that "
+             "followed every earlier copy of its token, summed, then averaged over the rows (step 2 also averages "
+             "both over {} evaluation sequences)",
              seq.size() - 1, c.last_layer, c.eval_sequences));
   nar.say(_("M: the causal mask, 0 where row i may see key j (j ≤ i) and −∞ on later keys, drawn '·'"));
   const std::vector<Tensor3> w = attn_only_weights(m, seq);
@@ -226,10 +228,11 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   }
   if (!legend.empty()) nar.say(trimmed(legend));
   nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
-             "from row {} on: the token after the current token's first copy, in the first period, is {} columns "
-             "left of the diagonal in the second period and {} in the third; on this one sequence the darkest cell "
-             "of a row is there in: {} (step 2 gives each head's prefix matching averaged over {} evaluation "
-             "sequences)", head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
+             "from row {} on: the token after an earlier copy of the current token, {} columns left of the "
+             "diagonal (the copy one period back) and, in the third period, also {} (the first copy): the cells "
+             "\"match\" sums; on this one sequence the darkest cell of a row is on one of them in: {} (step 2 "
+             "gives each head's prefix matching averaged over {} evaluation sequences)",
+             head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
              pattern_list(c.drawn_patterns), c.eval_sequences));
   std::size_t on_first = 0;
   for (const DrawnPattern& d : c.drawn_patterns) on_first += d.first_token;
@@ -278,16 +281,19 @@ void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadat
   nar.result(sentence_for(s.copies.outcome,
                   _("  the second copy is easier than the first: the model copies from the earlier one"),
                   _("  the second copy is harder than the first"),
-                  _("  the second copy is no easier than the first: no induction behaviour in this model")));
+                  _("  the second copy is no easier than the first: no induction behaviour on these random token "
+                    "ids, many of which this LM never met in its text (its losses above sit far over chance), so "
+                    "this does not show how it treats a repeat of text it knows")));
   if (s.above_chance)
     nar.say(_("  both losses are above chance: on random tokens, guesses learned from text cost more than a "
               "uniform guess"));
   if (!s.copies.holds())
     nar.say(_f("  Olsson et al. 2022 (Argument 1) see induction heads form in a sudden phase change early in "
                "training, after billions of tokens; this LM saw {} tokens of text. The induction model above saw "
-               "{} tokens, but every one of its sequences repeats itself",
+               "{} tokens ({} steps × {} sequences × {} tokens), but every one of its sequences repeats itself",
                format_count(metadata_count(lm_metadata, "train_tokens_seen")),
-               format_count(induction_tokens_seen(im.metadata))));
+               format_count(induction_tokens_seen(im.metadata)), metadata_count(im.metadata, "steps"),
+               metadata_count(im.metadata, "batch"), metadata_count(im.metadata, "length")));
 }
 }  // namespace
 
@@ -317,8 +323,9 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
            fmt::format("{:.3f}", r.second_if_zeroed)});
   nar.table(t, /*as_result=*/true);
   nar.say(_f("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
-             "score, the mean weight on the token that followed an earlier copy of the current token (a head with "
-             "uniform weights scores {:.3f} prefix and {:.3f} prev on the evaluation set); last column: the loss "
+             "score, the weight on the tokens that followed every earlier copy of the current token, summed, then "
+             "averaged over the rows (a head with uniform weights scores {:.3f} prefix and {:.3f} prev on the "
+             "evaluation set); last column: the loss "
              "on the second period (the first repetition) with that head's output set to zero", c.uniform_prefix,
              c.uniform_previous));
   nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
@@ -648,6 +655,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
     return fmt::format("{} ({})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
                        gap_and_bound(v.measured, v.bound));
   };
+  nar.say(_("SE: standard error; the last column's 2 SE is twice the standard error of the gap"));
   Table t({_("ranking"), _("τ vs LOO"), _("τ vs gradient"), _("top-1 = LOO's"),
            _("vs random (gap; 2 SE)")});
   Vec tau = xt::zeros<float>({a.attn_vs_loo.size()});
@@ -710,7 +718,7 @@ void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
   };
   auto uniform_row = [&](const char* claim, const UniformClaim& u) {
     t.add({claim, _f("{} of {} heads within 5%", u.flat.size(), u.heads),
-           u.exist.holds() ? outcome_word(Outcome::holds) : _("not here")});
+           outcome_word(u.exist.holds() ? Outcome::holds : Outcome::fails)});
   };
   distance_row(_("1 distance grows with depth"), f.distance);
   if (f.lm_distance) distance_row(_("1 … in the chapter 09 LM"), *f.lm_distance);

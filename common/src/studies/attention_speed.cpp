@@ -33,7 +33,8 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
   const std::size_t work_bytes = naive ? naive_attention_workspace_bytes(heads, n, n) : fast_attention_workspace_bytes(n, n, d, cfg);
   row.peak_mib = double(work_bytes) / kMiB;
   if (naive && !(row.peak_mib <= opts.max_naive_mib)) {  // written so that a NaN limit skips too
-    row.skipped = true;
+    row.skipped = true, row.over_limit = true;
+    row.need_mib = row.peak_mib, row.have_mib = opts.max_naive_mib;
     row.note = fmt::format("needs {:.0f} MiB for the n×n matrices of {} heads (limit {:.0f} MiB, --max-naive-mib)",
                            row.peak_mib, heads, opts.max_naive_mib);
     return row;
@@ -41,7 +42,8 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
   const long long avail = available_memory_bytes();
   if (avail > 0 && double(work_bytes + io_bytes) > 0.8 * double(avail)) {
     row.skipped = true;
-    row.note = fmt::format("needs {:.0f} MiB, {:.0f} MiB available", double(work_bytes + io_bytes) / kMiB, double(avail) / kMiB);
+    row.need_mib = double(work_bytes + io_bytes) / kMiB, row.have_mib = double(avail) / kMiB;
+    row.note = fmt::format("needs {:.0f} MiB, {:.0f} MiB available", row.need_mib, row.have_mib);
     return row;
   }
   Rng rng(11);

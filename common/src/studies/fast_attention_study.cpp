@@ -53,6 +53,7 @@ Roofs measure_roofs(int threads) {
   r.fma_flops = fma.flops();
   r.clock_ghz = cpu_clock_ghz();
   r.cpus = std::thread::hardware_concurrency();
+  r.cpu_model = cpu_model_name();
   r.sgemm_before = r.sgemm_after = sgemm_gflops(2048, 5);
   r.copy_gbs = copy_bandwidth_gbs();
   r.l2_bytes = l2_cache_bytes();
@@ -65,6 +66,13 @@ void remeasure_roofs(Roofs& r) {
   r.load_after = load_average();
   r.fma_after = fma.gflops, r.fma_seconds_after = fma.seconds;
   r = judge_roofs(r);
+}
+
+double NaivePhases::softmax_spread() const {
+  auto spread = [](double best, double median) { return best > 0 && median > 0 ? (median - best) / best : NAN; };
+  if (softmax_runs < 2) return NAN;
+  return std::max(spread(softmax.seconds, softmax_median_seconds),
+                  spread(cached_softmax_seconds, cached_softmax_median_seconds));
 }
 
 const NaivePass& NaivePhases::slowest() const {
@@ -83,6 +91,12 @@ NaivePhases judge_naive_phases(NaivePhases p) {
       kMemoryBoundShare);
   p.softmax_exp_bound = judge_at_most(
       p.cached_softmax_seconds > 0 ? p.softmax.seconds / p.cached_softmax_seconds : NAN, kCacheMissRatio);
+  const double gap = p.softmax.seconds > 0 && p.cached_softmax_seconds > 0
+                         ? (p.softmax.seconds - p.cached_softmax_seconds) / p.softmax.seconds
+                         : NAN;
+  const double spread = p.softmax_spread();  // NaN under two runs: no spread, not judged
+  p.memory_gap_measured =
+      std::isfinite(spread) ? judge_at_least(gap, spread) : Verdict{gap, NAN, NAN, Outcome::inconclusive};
   return p;
 }
 
@@ -126,17 +140,22 @@ NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads
   // In place, run after run: the first run turns S into P, later ones P into softmax(P) — the same
   // max, exps, sum and scaling per row, so each run costs the same.
   p.softmax = {"P = softmax(S)", 0.0, 0.0, 8.0 * double(heads * n * n)};
-  p.softmax.seconds = best_seconds([&] {
+  // The softmax and its cached twin, best and median of `repeats` runs each: their gap is read
+  // against their spread (memory_gap_measured).
+  const TimeSpread sm = time_runs([&] {
     rows_on_threads([&](std::size_t from, std::size_t to, int) {
       for (std::size_t r = from; r < to; ++r) softmax_row(ws.data() + r * n, ws.data() + r * n, nullptr, n);
     });
   }, repeats);
-  p.cached_softmax_seconds = best_seconds([&] {
+  const TimeSpread cached = time_runs([&] {
     rows_on_threads([&](std::size_t from, std::size_t to, int) {
       std::vector<float> row = cached_row, out(n);
       for (std::size_t r = from; r < to; ++r) softmax_row(out.data(), row.data(), nullptr, n);
     });
   }, repeats);
+  p.softmax.seconds = sm.best, p.softmax_median_seconds = sm.median;
+  p.cached_softmax_seconds = cached.best, p.cached_softmax_median_seconds = cached.median;
+  p.softmax_runs = std::min(sm.runs, cached.runs);
   p.pv = {"O = P·V", 0.0, 2.0 * double(heads * n * n * d), 4.0 * double(heads * n * n)};
   p.pv.seconds = best_seconds([&] {
     for (std::size_t h = 0; h < heads; ++h)
@@ -230,6 +249,8 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   SweepSummary s;
   for (const auto& r : rows) s.has_large = s.has_large || (!r.skipped && r.n >= kLargeN);
   std::vector<double> tiled_pcts;
+  std::size_t tiled_single = 0;   // tiled rows in range timed once
+  std::size_t single_pairs = 0;   // pairs at speedup_n with a row timed once
   bool noisy_pair = false;  // a naive and a tiled row at one size, one of them noisy
   for (const auto& r : rows) {
     if (!r.skipped) s.above_sgemm += r.pct_of_sgemm > 100.0, s.above_peak += r.pct_of_peak > 100.0;
@@ -249,6 +270,7 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
     s.single_run += r.runs == 1;
     s.naive_measured += naive;
     if (!naive) {
+      tiled_single += r.runs == 1;
       tiled_pcts.push_back(r.pct_of_sgemm);
       if (r.pct_of_sgemm > s.tiled_sgemm) s.best_n = r.n, s.best_d = r.d, s.best_causal = r.causal;
     }
@@ -271,8 +293,9 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
       else if (a.impl == "tiled" && b.impl == "naive" && !a.skipped && !b.skipped && a.n == b.n && a.d == b.d &&
           a.causal == b.causal && a.n >= s.speedup_n && b.gflops > 0) {
         const double x = a.gflops / b.gflops;
-        if (a.n > s.speedup_n) s.speedup = 0.0, s.speedup_min = x, s.speedup_pairs = 0;
+        if (a.n > s.speedup_n) s.speedup = 0.0, s.speedup_min = x, s.speedup_pairs = 0, single_pairs = 0;
         s.speedup_n = a.n, ++s.speedup_pairs, s.speedup_min = std::min(s.speedup_min, x);
+        single_pairs += a.runs == 1 || b.runs == 1;
         if (x > s.speedup) s.speedup = x, s.speedup_d = a.d, s.speedup_causal = a.causal;
       }
   // Working memory: the tiled row at the largest n (largest d there) against the naive one's need.
@@ -288,8 +311,12 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   s.tiled_near_sgemm =
       judge_at_least(s.tiled_measured > 0 ? s.tiled_sgemm_median : NAN, kNearSgemm, kNearSgemmPartly);
   if (s.tiled_measured == 0 && s.tiled_noisy > 0) s.tiled_near_sgemm.outcome = Outcome::too_noisy;
+  s.near_sgemm_single_only = s.tiled_measured > 0 && tiled_single == s.tiled_measured;
+  if (s.near_sgemm_single_only) s.tiled_near_sgemm.outcome = Outcome::inconclusive;
   s.tiled_faster = judge_at_least(s.speedup_n > 0 ? s.speedup_min : NAN, kSpeedup);
   if (s.speedup_n == 0 && noisy_pair) s.tiled_faster.outcome = Outcome::too_noisy;
+  s.faster_single_only = s.speedup_pairs > 0 && single_pairs == s.speedup_pairs;
+  if (s.faster_single_only) s.tiled_faster.outcome = Outcome::inconclusive;
   s.within_peak = judge_at_most(s.highest_peak_n > 0 ? s.highest_peak_pct : NAN, 100.0);
   return s;
 }
@@ -300,6 +327,22 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows, const R
   if (s.sgemm_moved && s.tiled_near_sgemm.outcome != Outcome::inconclusive)
     s.tiled_near_sgemm.outcome = Outcome::too_noisy;
   return s;
+}
+
+NaiveRecheck recheck_naive(const NaivePhases& p, const std::vector<AttentionBenchRow>& rows) {
+  NaiveRecheck c;
+  c.n = p.n, c.d = p.d, c.phases_seconds = p.seconds();
+  for (const auto& r : rows)
+    if (!r.skipped && !r.causal && r.n == p.n && r.d == p.d && r.heads == p.heads) {
+      if (r.impl == "naive") c.row_seconds = r.seconds, c.row_runs = r.runs;
+      if (r.impl == "tiled") c.tiled_seconds = r.seconds;
+    }
+  const double a = c.phases_seconds, b = c.row_seconds;
+  c.agree = judge_at_most(a > 0 && b > 0 ? std::max(a, b) / std::min(a, b) : NAN, kRoofSteadyRatio);
+  c.products_seconds = p.qk.seconds + p.pv.seconds;
+  c.products_slower = judge_at_least(c.tiled_seconds > 0 ? c.products_seconds / c.tiled_seconds : NAN,
+                                     kRoofSteadyRatio);
+  return c;
 }
 
 Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows,
@@ -314,6 +357,11 @@ Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std:
   // Beyond the margin on its side holds, beyond it on the other side fails, within it inconclusive.
   r.naive_below_ridge = judge_greater(r.ridge, r.naive_intensity, r.margin);
   r.tiled_above_ridge = judge_greater(r.tiled_intensity, r.ridge, r.margin);
+  const Outcome a = r.naive_below_ridge.outcome, b = r.tiled_above_ridge.outcome;
+  r.separates = {r.naive_intensity, r.ridge, r.ridge,
+                 a == Outcome::fails || b == Outcome::fails ? Outcome::fails
+                 : a == Outcome::holds && b == Outcome::holds ? Outcome::holds
+                                                              : Outcome::inconclusive};
   return r;
 }
 

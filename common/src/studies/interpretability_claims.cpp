@@ -53,8 +53,8 @@ std::vector<std::vector<int>> sequences_of(const InductionBatch& b) {
 }
 }  // namespace
 
-Verdict judge_pattern(std::size_t first_copy, std::size_t rows) {
-  return judge_at_least(rows == 0 ? NAN : double(first_copy) / double(rows), 0.75, 0.5);
+Verdict judge_pattern(std::size_t on_copy, std::size_t rows) {
+  return judge_at_least(rows == 0 ? NAN : double(on_copy) / double(rows), 0.75, 0.5);
 }
 
 DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens) {
@@ -71,7 +71,7 @@ DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens) {
     else if (std::find(successors.begin() + 1, successors.end(), top) != successors.end()) ++d.later_copy;
     else if (top == 0) ++d.first_token;
   }
-  d.follows = judge_pattern(d.first_copy, d.rows);
+  d.follows = judge_pattern(d.on_copy(), d.rows);
   return d;
 }
 

@@ -178,6 +178,26 @@ double cpu_clock_ghz() {
   return cpu_clock_ghz_from_cpuinfo(text.str());
 }
 
+std::string cpu_model_name_from_cpuinfo(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::size_t from = line.find_first_not_of(" \t", colon + 1), to = line.find_last_not_of(" \t\r");
+    return from == std::string::npos ? std::string() : line.substr(from, to - from + 1);
+  }
+  return "";
+}
+
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  if (!f) return "";
+  std::ostringstream text;
+  text << f.rdbuf();
+  return cpu_model_name_from_cpuinfo(text.str());
+}
+
 double load_average() {
   double load[1];
   return ::getloadavg(load, 1) == 1 ? load[0] : NAN;

@@ -210,6 +210,11 @@ RecallPlateau judge_recall_plateau(const RecallCurve& c) {
   return p;
 }
 
+double recall_curve_at(const RecallCurve& c, std::size_t step) {
+  if (c.every == 0 || step == 0 || step % c.every != 0 || step / c.every > c.accuracy.size()) return NAN;
+  return c.accuracy[step / c.every - 1];
+}
+
 RecallModel load_recall_model(const std::string& path, RecallArch arch, std::size_t d_model, std::size_t* steps) {
   Rng rng(0);
   RecallModel m = recall_model_init(recall_model_config(arch, d_model), rng);

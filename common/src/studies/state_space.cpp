@@ -249,13 +249,39 @@ DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_mode
     }
   c.steepest_steady = judge_at_most(c.steepest_spread, kDecodeSteadyRatio);
   c.steepest_repeats = Verdict{NAN, kDecodeSteadyRatio, kDecodeSteadyRatio, Outcome::inconclusive};
+  judge_decode_ratio(c);
   return c;
+}
+
+void judge_decode_ratio(DecodeCost& c) {
+  // median / best of a row's attention and SSM runs, the larger (a row without medians: 1); a row at
+  // an end of the steepest interval, when that interval was found to be the load, does not count
+  const bool load_jump = c.steepest_steady.outcome == Outcome::fails || c.steepest_repeats.outcome == Outcome::fails;
+  auto spread = [&](const DecodeCostRow& r) {
+    if (load_jump && (r.context == c.steepest_from || r.context == c.steepest_to)) return double(INFINITY);
+    const double a = r.attention_s > 0 && r.attention_median_s > 0 ? r.attention_median_s / r.attention_s : 1.0;
+    const double s = r.ssm_s > 0 && r.ssm_median_s > 0 ? r.ssm_median_s / r.ssm_s : 1.0;
+    return std::max(a, s);
+  };
+  c.longest_spread = c.rows.empty() ? NAN : spread(c.rows.back());
+  c.longest_steady = std::isinf(c.longest_spread)  // an end of the interval found to be the load
+                         ? Verdict{c.longest_spread, kDecodeSteadyRatio, kDecodeSteadyRatio, Outcome::fails}
+                         : judge_at_most(c.longest_spread, kDecodeSteadyRatio);
+  c.ratio_context = 0, c.ratio_best = c.ratio_median = NAN;
+  for (const auto& r : c.rows)
+    if (spread(r) <= kDecodeSteadyRatio && r.ssm_s > 0 && r.context >= c.ratio_context) {
+      c.ratio_context = r.context;
+      c.ratio_best = r.attention_s / r.ssm_s;
+      c.ratio_median = (r.attention_median_s > 0 ? r.attention_median_s : r.attention_s) /
+                       (r.ssm_median_s > 0 ? r.ssm_median_s : r.ssm_s);
+    }
 }
 
 void judge_steepest_repeat(DecodeCost& c, double repeat_growth) {
   c.steepest_repeat_growth = repeat_growth;
   const double a = c.steepest_growth, b = repeat_growth;
   c.steepest_repeats = judge_at_most(a > 0 && b > 0 ? std::max(a, b) / std::min(a, b) : NAN, kDecodeSteadyRatio);
+  judge_decode_ratio(c);
 }
 
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,

@@ -20,10 +20,11 @@ void report_family(Narrator& nar, const FamilyDemo& f);
 // The task (one sequence printed), the models and what training needed.
 void show_mqar_task(Narrator& nar, std::size_t vocab);
 // Step 5: one model's training curve from its checkpoint, drawn, and how long it sat at 1/n
-// (judge_recall_plateau); or that the checkpoint stores none. vocab_values: the values a target
-// can take (chance over all of them).
+// (judge_recall_plateau), and what it recalled at budget_step (the other models' most steps) against
+// its last eval; or that the checkpoint stores none. vocab_values: the values a target can take
+// (chance over all of them).
 void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, const RecallCurve& c,
-                         std::size_t vocab_values);
+                         std::size_t vocab_values, std::size_t budget_step = 0);
 // Step 5: what training needed (the learning rate, the short convolution) and the SSM's recipe, as
 // the README records them; the stopping rule of tc (recall_shipped_recipe(), or this run's recipe
 // when trained_now), with the steps the checkpoints of t record.

@@ -26,12 +26,16 @@ void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>
 // d, heads, causal, seconds, GFLOP/s, % sgemm, % peak, work MiB, skipped; "roofs": FMA peak before,
 // after, sgemm before, after, copy GB/s), and why rows pass 100% of sgemm when they do.
 void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, const Roofs& r);
-// Step 5: the best and median rows in range, skipped ones said as skipped, the verdicts, and the
-// roofline with the whole run's roofs set against what step 2 measured.
+// Step 5: the best and median rows in range, skipped ones said as skipped, the verdicts (not judged
+// when their rows were timed once), and the roofline with the whole run's roofs set against what
+// step 2 measured, ending on whether it separates the two kernels (Roofline::separates).
 void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& rl, const NaivePhases& p,
                           const Roofs& r);
-// Step 5's why, chosen by what step 2 found limits the naive way.
-std::string ch11_why_faster(const NaivePhases& p);
+// Step 5: step 2's three passes against step 4's naive row of the same size, and whether they agree.
+void report_naive_recheck(Narrator& nar, const NaiveRecheck& c);
+// Step 5's why, chosen by what step 2 found limits the naive way and by step 2's two products set
+// against step 4's tiled row of the same size (NaiveRecheck::products_slower).
+std::string ch11_why_faster(const NaivePhases& p, const NaiveRecheck& c, const Roofs& r);
 // Step 6: the GPU table and what each rung bought, or the one line saying why there is none.
 void report_gpu(Narrator& nar, const GpuStep& g);
 

@@ -26,7 +26,9 @@ struct AttentionBenchRow {
   double peak_mib = 0.0;     // counted working memory beyond Q, K, V, O
   double rss_mib = -1.0;     // measured growth of the peak resident set over one run (-1: unavailable)
   bool skipped = false;
-  std::string note;          // why it was skipped
+  std::string note;          // why it was skipped (English; reports compose their own from the fields below)
+  bool over_limit = false;   // skipped: its n×n matrices need more than the limit (max_naive_mib) …
+  double need_mib = 0.0, have_mib = 0.0;  // … need_mib against have_mib (the limit, or the memory available)
 };
 
 // How often bench_attention times a row: `repeats` runs when the first takes at most kRepeatAllS

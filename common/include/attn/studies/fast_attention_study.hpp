@@ -36,6 +36,7 @@ struct Roofs {
   double clock_ghz = 0.0;             // the OS's figure (cpu_clock_ghz), 0: unknown
   double load_before = NAN, load_after = NAN;  // the load average when each FMA peak was measured
   unsigned cpus = 0;                  // the CPUs the OS offers
+  std::string cpu_model;              // cpu_model_name(): /proc/cpuinfo's "model name" ("" unknown)
   double peak() const { return std::max(fma_before, fma_after); }
   // peak = threads · lanes · 2 flops per FMA · FMAs/cycle · Hz, with the OS's clock, for a given
   // number of vector FMAs issued per cycle per thread (0 when the clock is unknown).
@@ -67,7 +68,8 @@ void remeasure_roofs(Roofs& r);
 // The three passes of naive_attention_forward timed one by one at one size (heads × n × n floats),
 // best of `repeats`; bytes: the least main-memory traffic of each pass (S written; S read and P
 // written; P read), 16·n² bytes per head in all; cached_softmax_seconds: the same number of row
-// softmaxes on one row per thread that stays in the cache.
+// softmaxes on one row per thread that stays in the cache (the softmax and its cached twin keep
+// their median runs too, for memory_gap_measured).
 struct NaivePass {
   const char* name = "";   // "S = Q·Kᵀ/√d", "P = softmax(S)", "O = P·V" (not translated: formulas)
   double seconds = 0.0, flops = 0.0, bytes = 0.0;
@@ -80,6 +82,11 @@ struct NaivePhases {
   int repeats = 0;  // timed runs per pass (best kept)
   NaivePass qk, softmax, pv;
   double cached_softmax_seconds = 0.0;
+  // The median runs of the softmax and of its cached twin (0: not measured, the best is used): the
+  // spread a difference between the two must exceed to be read as memory's share.
+  double softmax_median_seconds = 0.0, cached_softmax_median_seconds = 0.0;
+  int softmax_runs = 0;           // the fewer timed runs of the two
+  double softmax_spread() const;  // the larger (median − best) / best of the two; NaN under two runs
   double copy_gbs = 0.0, sgemm_gflops = 0.0, fma_peak_gflops = 0.0;
   double seconds() const { return qk.seconds + softmax.seconds + pv.seconds; }
   double gflops() const { return (qk.flops + pv.flops) / seconds() * 1e-9; }
@@ -88,8 +95,10 @@ struct NaivePhases {
   const NaivePass& slowest() const;
   // memory_sets_speed: Σ memory_seconds / seconds() ≥ kMemoryBoundShare;
   // softmax_exp_bound: softmax.seconds ≤ kCacheMissRatio × cached_softmax_seconds (its exps, not
-  // cache misses, set the softmax's time).
-  Verdict memory_sets_speed, softmax_exp_bound;
+  // cache misses, set the softmax's time); memory_gap_measured: the softmax's excess over the cached
+  // run, (softmax − cached) / softmax, is at least softmax_spread() (holds: the gap is measured;
+  // fails: it lies within the runs' spread, and no share of it can be given to memory).
+  Verdict memory_sets_speed, softmax_exp_bound, memory_gap_measured;
 };
 NaivePhases judge_naive_phases(NaivePhases p);
 NaivePhases measure_naive_phases(std::size_t n, std::size_t d, std::size_t heads, const Roofs& roofs, int threads,
@@ -187,13 +196,36 @@ struct SweepSummary {
   // tiled_faster: the least speedup at speedup_n ≥ kSpeedup (inconclusive when no size has both).
   // Both use rows that are not noisy only; too_noisy when every row they could use is noisy, and
   // tiled_near_sgemm too_noisy when sgemm itself moved (summarize_sweep with the roofs).
+  // Timed once, a row has no spread to judge it by: when every tiled row in range was timed once, or
+  // every (d, mask) pair at speedup_n has a row timed once, that verdict is inconclusive (not judged)
+  // and the flag below says why.
   Verdict tiled_near_sgemm, tiled_faster;
+  bool near_sgemm_single_only = false, faster_single_only = false;
   bool sgemm_moved = false;  // the roofs' sgemm_steady failed: tiled_near_sgemm is not judged
 };
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows);
 // The same, with the run's roofs: when sgemm's two measurements differ by more than kRoofSteadyRatio
 // (roofs.sgemm_steady fails), tiled_near_sgemm, a percentage of sgemm, becomes too_noisy.
 SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows, const Roofs& roofs);
+
+// ---- step 2's passes against step 4's naive row of the same size ---------------------------------
+// The same three passes, timed pass by pass in step 2 and whole (naive_attention_forward) in step 4,
+// at different moments: agree holds when the two times are within kRoofSteadyRatio of each other
+// (measured: the larger over the smaller); no such row (skipped, or not in the sweep): inconclusive.
+struct NaiveRecheck {
+  std::size_t n = 0, d = 0;
+  double phases_seconds = 0.0;  // step 2: the three passes' best times added
+  double row_seconds = 0.0;     // step 4: the non-causal naive row's best run (0: none)
+  int row_runs = 0;
+  Verdict agree;
+  // Where the tiled kernel wins: step 2's two products alone (no softmax at all) against step 4's
+  // tiled row of the same size, non-causal; products_slower holds when they took at least
+  // kRoofSteadyRatio × its whole time (its own products beat OpenBLAS's too), inconclusive without
+  // that row.
+  double products_seconds = 0.0, tiled_seconds = 0.0;
+  Verdict products_slower;
+};
+NaiveRecheck recheck_naive(const NaivePhases& p, const std::vector<AttentionBenchRow>& rows);
 
 // ---- the roofline, with the roofs of the whole run -----------------------------------------------
 // Flops per byte of main-memory traffic: naive 4·d flops per 16 bytes of S and P (d/4); tiled: a
@@ -216,6 +248,11 @@ struct Roofline {
   // ≥ ridge + margin fails, between them inconclusive; tiled_above_ridge: tiled_intensity ≥ ridge +
   // margin holds (compute-bound), ≤ ridge − margin fails. NaN roofs: inconclusive.
   Verdict naive_below_ridge, tiled_above_ridge;
+  // separates: the roofline puts the two on different roofs, naive under memory's slope and tiled
+  // under the flat FMA roof, so arithmetic per byte can explain the speedup (holds); fails when
+  // either verdict fails (both above the ridge: by this measure both are compute-bound, and the
+  // difference is not the memory roof's); inconclusive otherwise.
+  Verdict separates;
 };
 // peak_low_gflops: the other FMA-peak measurement (NaN or above peak_gflops: the peak alone).
 Roofline judge_roofline(double peak_gflops, double copy_gbs, std::size_t d, std::size_t block_rows = kTiledBlockRows,

@@ -40,16 +40,18 @@ std::size_t induction_tokens_seen(const Metadata& md);
 
 // ---- induction heads ----------------------------------------------------------------------------
 // Where one head's largest weight lies in each row of a sequence that has an earlier copy of its
-// token (the rows prefix_matching_score averages over): on the token after the first copy (the
-// induction pattern step 1 describes), after a later copy, on token 0, or elsewhere.
+// token (the rows prefix_matching_score averages over): on the token after the first copy, after a
+// later copy, on token 0, or elsewhere. The induction pattern is the token after an earlier copy,
+// first or later: the cells prefix_matching_score (the maps' "match") sums.
 struct DrawnPattern {
   std::size_t layer = 0, head = 0;
   std::size_t rows = 0, first_copy = 0, later_copy = 0, first_token = 0;
-  Verdict follows;  // judge_pattern(first_copy, rows)
+  std::size_t on_copy() const { return first_copy + later_copy; }  // after an earlier copy
+  Verdict follows;  // judge_pattern(on_copy(), rows)
 };
-// The head follows the induction pattern: its largest weight is on the token after the first
-// copy in ≥ 3/4 of the rows (holds), ≥ 1/2 (partly); no rows: inconclusive.
-Verdict judge_pattern(std::size_t first_copy, std::size_t rows);
+// The head follows the induction pattern: its largest weight is on the token after an earlier copy
+// in ≥ 3/4 of the rows (holds), ≥ 1/2 (partly); no rows: inconclusive.
+Verdict judge_pattern(std::size_t on_copy, std::size_t rows);
 // p: (T, T) causal weights of one head; tokens: the T tokens.
 DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens);
 

@@ -43,6 +43,9 @@ PeakFma peak_fma_gflops(const std::string& unit, int threads, long long iteratio
 // there is none). It is the OS's figure, not a measurement of the clock under load.
 double cpu_clock_ghz();
 double cpu_clock_ghz_from_cpuinfo(const std::string& cpuinfo_text);  // the same from the file's text
+// The CPU's name as the OS reports it: the first "model name" line of /proc/cpuinfo ("" when none).
+std::string cpu_model_name();
+std::string cpu_model_name_from_cpuinfo(const std::string& cpuinfo_text);  // the same from the file's text
 // The one-minute load average (getloadavg): how many programs wanted a CPU; NaN when unknown.
 double load_average();
 

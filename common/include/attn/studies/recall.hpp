@@ -99,6 +99,8 @@ struct RecallPlateau {
   Verdict long_plateau;            // plateau_steps ≥ kPlateauSteps
 };
 RecallPlateau judge_recall_plateau(const RecallCurve& c);
+// The curve's accuracy at `step` (evals at every, 2·every, …); NaN when no eval falls on that step.
+double recall_curve_at(const RecallCurve& c, std::size_t step);
 
 // ------------------------------------------------------------------ the table and its verdicts
 struct RecallCell {

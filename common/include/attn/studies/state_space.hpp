@@ -109,6 +109,15 @@ struct DecodeCost {
   double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context
   double ratio_at_longest = 0;                 // attention time / SSM time at the longest context (best runs)
   double median_ratio_at_longest = 0;          // the same from the median runs
+  // Is the longest context's ratio measured, or the load? longest_spread: the larger median / best of
+  // its attention and SSM runs (longest_steady: ≤ kDecodeSteadyRatio). ratio_context: the longest
+  // context whose attention and SSM runs are both steady (0: none), and the ratio there, best and
+  // median runs: the figure the chapter quotes when the longest one is not steady. A row at an end of
+  // a steepest interval found to be the load is not steady (judge_decode_ratio).
+  double longest_spread = 0;
+  Verdict longest_steady;
+  std::size_t ratio_context = 0;
+  double ratio_best = 0, ratio_median = 0;
   int runs = 0;                                // timed runs per cell (the fewest of any cell)
   // The interval of the table where attention's time grew most for its growth in context:
   std::size_t steepest_from = 0, steepest_to = 0;
@@ -134,8 +143,13 @@ struct DecodeCost {
   bool steepest_measured() const { return steepest_steady.holds() && steepest_repeats.holds(); }
 };
 inline constexpr double kDecodeSteadyRatio = 1.25;
-// steepest_repeat_growth and steepest_repeats from a second timing of the steepest interval.
+// steepest_repeat_growth and steepest_repeats from a second timing of the steepest interval (then
+// judge_decode_ratio again).
 void judge_steepest_repeat(DecodeCost& c, double repeat_growth);
+// longest_spread, longest_steady, ratio_context and its ratios from the rows; a row at an end of the
+// steepest interval counts as not steady when that interval was found to be the load (steepest_steady
+// or steepest_repeats fails).
+void judge_decode_ratio(DecodeCost& c);
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
                        std::size_t state_n);
 DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
