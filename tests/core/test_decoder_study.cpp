@@ -82,6 +82,35 @@ TEST_CASE("judge_kv_slopes: each slope's ± range against the midpoint 1.5, both
   CHECK(s.uncached_quadratic.outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("judge_train_like_held_out: within two standard errors holds, above fails, below partly") {
+  CHECK(judge_train_like_held_out(2.267, 2.270, 0.02).holds());
+  CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).outcome == Outcome::fails);    // training scores worse
+  CHECK(judge_train_like_held_out(2.267, 2.40, 0.02).outcome == Outcome::partly);   // training scores better
+  CHECK(judge_train_like_held_out(2.267, 2.270, std::nan("")).outcome == Outcome::inconclusive);
+  CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).measured == doctest::Approx(0.167));
+  CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).bound == doctest::Approx(0.04));
+}
+
+TEST_CASE("validation_figures: the first windows' loss as decoder_lm_eval_loss gives it, and the spread sample") {
+  TinyLm lm;
+  lm.model = small_decoder_lm(3);
+  for (int i = 0; i < 256; ++i) lm.tokenizer.pieces.push_back(std::string(1, char(i)));
+  for (int i = 0; i < 400; ++i) lm.valid_tokens.push_back((i * 7 + i / 5) % 23);
+  lm.curve = {{100, 2.5, 2.4}, {200, 2.3, 2.2}};
+  const ValidationFigures v = validation_figures(lm, 4, 16);
+  CHECK(v.loss == decoder_lm_eval_loss(lm.model, lm.valid_tokens, 4, 16));  // the same bits
+  REQUIRE(v.window_losses.size() == 4);
+  CHECK(v.window_losses[1] == doctest::Approx(decoder_lm_eval_loss(
+                                  lm.model, std::vector<int>(lm.valid_tokens.begin() + 16, lm.valid_tokens.begin() + 33),
+                                  1, 16)));
+  CHECK(v.spread_windows == 4);
+  CHECK(v.spread_se > 0.0);
+  CHECK(v.train_last == 2.3);
+  CHECK(v.train_lag == doctest::Approx(0.1));  // half the last row's fall of 0.2
+  CHECK(v.train_like_held_out.outcome == judge_train_like_held_out(2.2, v.spread_loss, v.spread_se).outcome);
+  CHECK(v.held_out.front() == "Genesis 20");
+}
+
 TEST_CASE("judge_prefill_faster: decode / prefill above 1 holds, below fails, no prefill time inconclusive") {
   CHECK(judge_prefill_faster(1.0, 2.3).holds());
   CHECK(judge_prefill_faster(2.0, 1.0).outcome == Outcome::fails);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/data/text_corpus.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/number_format.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -26,6 +27,11 @@ std::string ms(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3);
 // sentence_for with composed sentences: the one the outcome picks.
 std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& otherwise) {
   return sentence_for(o, holds.c_str(), fails.c_str(), otherwise.c_str());
+}
+// The same with a sentence for Outcome::partly.
+std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& partly,
+                      const std::string& otherwise) {
+  return o == Outcome::partly ? partly : words_for(o, holds, fails, otherwise);
 }
 }  // namespace
 
@@ -56,7 +62,8 @@ Labels token_labels(const BpeTokenizer& tok, const std::vector<int>& ids) {
 void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, const std::string& sentence) {
   const BpeTokenizer& tok = lm.tokenizer;
   nar.say(_("the text: the King James Version of the Bible (KJV, 1611); the tokenizer below and the model "
-            "every later step uses are learned from it; a few held-out chapters are kept for validation"));
+            "every later step uses are learned from it; every 20th chapter is held out for validation (step 7 names "
+            "them)"));
   Table t({_("merge"), _("left"), _("right"), _("new token"), _("pair count")},
           _("the first merges learned (␣ marks a space)"));
   for (std::size_t r = 0; r < std::min(n_merges, tok.merges.size()); ++r) {
@@ -137,8 +144,9 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
                 format_count(c.relu_params),
                 100.0 * (double(c.swiglu_params) - double(c.relu_params)) / double(c.relu_params),
                 8.0 * double(c.d_model) / 3.0));
-  nar.result(_f("SwiGLU / ReLU time: {:.2f}× (medians), {:.2f}× (best runs)", c.swiglu.median / c.relu.median,
-                c.swiglu.best / c.relu.best));
+  nar.result(_f("SwiGLU / ReLU time, this run: {:.2f}× (medians), {:.2f}× (best runs); the gap between the two is "
+                "this run's spread, and another run on a shared machine can land outside both",
+                c.swiglu.median / c.relu.median, c.swiglu.best / c.relu.best));
   nar.result(sentence_for(c.swiglu_slower.outcome,
                   _("SwiGLU is slower here although its matrix work is the same; likely causes, not timed one by one "
                     "here: it also computes silu (one exp per hidden unit) and the product with x·W_up, and splits "
@@ -151,8 +159,10 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
   nar.say(_("quality is not measured here: Shazeer 2020 (Table 1) reports lower held-out log-perplexity for "
             "SwiGLU than ReLU at equal parameters and computation"));
   nar.code("attn/nn/swiglu.hpp: swiglu_forward; attn/studies/decoder_study.hpp: ffn_cost");
-  nar.why(_("the gate multiplies: silu(x·W_gate) can turn each unit of x·W_up on or off, input by input, "
-            "which a fixed ReLU cannot."));
+  nar.why(_("ReLU also switches each hidden unit on or off input by input, but by the sign of the very value it "
+            "passes on; SwiGLU's gate silu(x·W_gate) has its own matrix and multiplies a second projection x·W_up, "
+            "so whether a unit passes and what it passes are learned apart (the gated linear unit, Dauphin et al. "
+            "2017). Shazeer 2020 measures the gain (Table 1) and, in his conclusion, offers no explanation for it."));
 }
 
 void report_shift(Narrator& nar, const ShiftStudy& s) {
@@ -295,8 +305,8 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
       c.add({std::to_string(lm.curve[i].step), fmt::format("{:.3f}", lm.curve[i].train_loss),
              fmt::format("{:.3f}", lm.curve[i].valid_loss)});
   nar.table(c);
-  nar.say(_("train loss: the mean over the training batches since the previous row, so it lags behind the model "
-            "the row's valid loss measures (the held-out chapters at that step); that is why it can be the higher"));
+  nar.say(_("train loss: the mean over the training batches since the previous row (random windows of the "
+            "training chapters); valid loss: the first 32 windows of the held-out text, scored at the row's step"));
   Table a({_("model"), _("parameters"), _("text"), _("vocabulary"), _("valid loss"), "bits/byte"},
           _("for scale only: different text, vocabulary and size"));
   a.add({_("this model"), format_count(parameter_count(lm.model)), _("KJV Bible"),
@@ -311,6 +321,33 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
                 v.perplexity, v.bits_per_byte));
   nar.result(_f("  on the first {} windows of {} held-out tokens ({} tokens, {} bytes)", v.windows, v.window_tokens,
                 format_count(v.tokens), format_count(v.bytes)));
+  if (!v.held_out.empty())
+    nar.say(_f("the held-out text (data/ch09/kjv_valid.txt): every 20th chapter of the Bible in order, {} of its {}: "
+               "{}, {}, {}, …, {}; the first windows begin with {}", v.held_out.size(), format_count(kKjvChapters),
+               v.held_out[0], v.held_out[std::min<std::size_t>(1, v.held_out.size() - 1)],
+               v.held_out[std::min<std::size_t>(2, v.held_out.size() - 1)], v.held_out.back(), v.held_out[0]));
+  // Why the last row's training loss is above its validation loss: the lag, and which text is scored.
+  nar.say(_f("why the training loss is the higher: at the last row it is {:.3f} against {:.3f}; it fell by {:.3f} "
+             "over that row, so as a mean over the row it lags the row's model by about half of that, {:.3f} "
+             "(if it fell steadily)", v.train_last, v.loss, 2.0 * v.train_lag, v.train_lag));
+  nar.say(_f("the same model on {} windows spread evenly over the whole held-out text ({} to {}): {:.3f} ± {:.3f} "
+             "(one standard error over the windows), against the first {} windows' {:.3f}", v.spread_windows,
+             v.held_out.empty() ? std::string("?") : v.held_out.front(),
+             v.held_out.empty() ? std::string("?") : v.held_out.back(), v.spread_loss, v.spread_se, v.windows,
+             v.loss));
+  nar.result(words_for(v.train_like_held_out.outcome,
+                       _f("the training loss less its lag, {:.3f}, lies within two standard errors of the held-out "
+                          "text at large: the gap in the table comes from the lag and from which held-out windows "
+                          "are scored, not from better scores on unseen text",
+                          v.train_last - v.train_lag),
+                       _f("the training loss less its lag, {:.3f}, is above even the held-out text at large (by "
+                          "more than two standard errors): the training chapters score worse than the held-out "
+                          "ones here; this run cannot say why, since the training text is not shipped",
+                          v.train_last - v.train_lag),
+                       _f("the training loss less its lag, {:.3f}, is below the held-out text at large (by more "
+                          "than two standard errors): the model scores better on text it trained on",
+                          v.train_last - v.train_lag),
+                       _("the training and held-out losses could not be compared")));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_eval_loss; attn/studies/decoder_study.hpp: validation_figures");
   nar.why(_("a loss per token depends on how many bytes a token holds (BPE vs characters) and on the text "
             "(TinyStories is simple by design); bits per byte removes the first difference, not the second."));
@@ -434,10 +471,9 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
            fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
-  nar.result(_f("speed-up at {} tokens: {:.1f}× from the best runs, {:.1f}× from the medians; the two differ by the "
-                "runs' spread on a shared machine, so read it as {:.0f}–{:.0f}×, not to the decimal",
-                s.rows.back().tokens, s.speedup, s.speedup_median, std::floor(std::min(s.speedup, s.speedup_median)),
-                std::ceil(std::max(s.speedup, s.speedup_median))));
+  nar.result(_f("speed-up at {} tokens, this run: {:.1f}× from the best runs, {:.1f}× from the medians (the gap "
+                "between the two is this run's spread; on a shared machine another run can land outside both)",
+                s.rows.back().tokens, s.speedup, s.speedup_median));
   nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
                 "errors of the fit to {} lengths, {} to {} tokens; 1 = linear, 2 = quadratic)", s.cached_slope,
                 2.0 * s.cached_slope_se, s.uncached_slope, 2.0 * s.uncached_slope_se, s.rows.size(),
@@ -507,19 +543,19 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
   lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters; can it write? "
                      "step 8's texts are its answer: this chapter measures the loss, not whether the text makes "
                      "sense.", format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
-  lines.push_back(_f("KV cache: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians ({} runs "
+  lines.push_back(_f("KV cache, this run: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians ({} runs "
                      "with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging {:.0f} of "
                      "{} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,
                      f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
                      same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
                      f.paged.max_len));
-  lines.push_back(_f("Measured here: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
-                     "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time ({}), RoPE's scores {} under a shift; computed "
-                     "from the shapes: GQA's cache {}× smaller.",
+  lines.push_back(_f("Measured in this run: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
+                     "LayerNorm ({}), SwiGLU {:.2f}× (best runs) and {:.2f}× (medians) ReLU's time ({}), RoPE's "
+                     "scores {} under a shift; computed from the shapes: GQA's cache {}× smaller.",
                      100.0 * f.norms.saving.from_best, 100.0 * f.norms.saving.from_median,
                      sentence_for(f.norms.saving.outcome, _("faster in both, as one operation alone"),
                                   _("slower in both"), _("within noise")),
-                     f.ffn.swiglu.median / f.ffn.relu.median,
+                     f.ffn.swiglu.best / f.ffn.relu.best, f.ffn.swiglu.median / f.ffn.relu.median,
                      sentence_for(f.ffn.swiglu_slower.outcome, _("slower"), _("faster"),
                                   _("within the runs' spread: not judged")),
                      sentence_for(f.shift.rope_invariant.outcome, _("unchanged"), _("changed"), _("unmeasured")),
@@ -537,8 +573,11 @@ std::string validation_manifest(const ValidationFigures& v) {
       "{{\"text\": \"data/ch09/kjv_valid.txt\", \"tokenizer\": \"data/ch09/tokenizer.json\", "
       "\"model\": \"data/ch09/decoder_lm.safetensors\", \"windows\": {}, \"window_tokens\": {}, "
       "\"targets\": \"tokens 1 to windows·window_tokens of the encoded text\", \"tokens\": {}, \"bytes\": {}, "
-      "\"loss_nats\": {:.6f}, \"bits_per_byte\": {:.6f}}}",
-      v.windows, v.window_tokens, v.tokens, v.bytes, v.loss, v.bits_per_byte);
+      "\"loss_nats\": {:.6f}, \"bits_per_byte\": {:.6f}, \"held_out_chapters\": {}, "
+      "\"spread_windows\": {}, \"spread_loss\": {:.6f}, \"spread_se\": {:.6f}, \"train_last\": {:.6f}, "
+      "\"train_lag\": {:.6f}, \"train_like_held_out\": \"{}\"}}",
+      v.windows, v.window_tokens, v.tokens, v.bytes, v.loss, v.bits_per_byte, v.held_out.size(), v.spread_windows,
+      v.spread_loss, v.spread_se, v.train_last, v.train_lag, outcome_id(v.train_like_held_out.outcome));
 }
 
 }  // namespace attn
