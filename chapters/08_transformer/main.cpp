@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
     f.cross_test = cross_head_alignment(m, corpus.test, corpus.source_vocab, tv);
     report_cross(nar, ex, run, f.cross, f.cross_test, f.cross_test_pairs = corpus.test.size(), tv);
 
-    nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y", "Vaswani et al. 2017, §3.1");
+    nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y",
+             norm == "pre" ? "Xiong et al. 2020, Fig. 1 (Pre-LN)" : "Vaswani et al. 2017, §3.1");
     report_decoder_layer(nar, m, ex, run, tv);
 
     nar.step(_("Training"), training_formula(), "Vaswani et al. 2017, §5.3–5.4");

@@ -76,10 +76,32 @@ TEST_CASE("judge_kv_slopes: each slope's ± range against the midpoint 1.5, both
   CHECK(s.cached_linear.outcome == Outcome::fails);
   CHECK(s.uncached_quadratic.outcome == Outcome::fails);
   s.cached_slope = 1.59, s.cached_slope_se = 0.209;  // 1.59 ± 0.418: across 1.5, either exponent
-  s.uncached_slope = 2.09, s.uncached_slope_se = 0.9;
+  s.uncached_slope = 1.6, s.uncached_slope_se = 0.2;
   judge_kv_slopes(s);
   CHECK(s.cached_linear.outcome == Outcome::inconclusive);
   CHECK(s.uncached_quadratic.outcome == Outcome::inconclusive);
+  s.uncached_slope = -0.97, s.uncached_slope_se = 0.785;  // −0.97 ± 1.57: wholly below 1.5, but far too wide
+  judge_kv_slopes(s);
+  CHECK(s.uncached_quadratic.outcome == Outcome::too_noisy);
+  s.uncached_slope = 2.09, s.uncached_slope_se = 0.9;
+  judge_kv_slopes(s);
+  CHECK(s.uncached_quadratic.outcome == Outcome::too_noisy);
+}
+
+TEST_CASE("judge_times_grow: a longer generation timed faster than a shorter one is a disturbed row") {
+  std::vector<KvSpeedRow> rows(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    rows[i].tokens = 8 * (i + 1);
+    rows[i].cached_seconds = 0.01 * double(i + 1);
+    rows[i].uncached_seconds = 0.1 * double(i + 1) * double(i + 1);
+  }
+  CHECK(judge_times_grow(rows).holds());
+  rows[1].uncached_seconds = 5.4;  // 16 tokens without the cache slower than 24
+  CHECK(judge_times_grow(rows).outcome == Outcome::fails);
+  CHECK(judge_times_grow(rows).measured == 1.0);
+  rows[2].cached_seconds = 0.001;
+  CHECK(judge_times_grow(rows).measured == 1.0);  // one row, either column
+  CHECK(judge_times_grow({rows[0]}).outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("judge_train_like_held_out: within two standard errors holds, above fails, below partly") {

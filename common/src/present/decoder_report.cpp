@@ -97,7 +97,8 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   nar.say(_("LLaMA: Meta's family of open decoder models (Touvron et al. 2023), whose block this chapter builds "
             "piece by piece"));
   nar.say(_f("x: the residual stream after block 0 for the prompt's first {} tokens, one row per token, d_model = "
-             "{} wide (the model's width)", s.x.shape(0), s.x.shape(1)));
+             "{} wide (the model's width); the residual stream is the vector each block adds its output to, x' = x "
+             "+ …, drawn in step 6", s.x.shape(0), s.x.shape(1)));
   nar.say(_("μ and σ²: the mean and variance of the row's entries; ε: a small constant that keeps the "
             "division finite; γ: a learned gain, β: a learned shift (one per channel)"));
   nar.record("rmsnorm_x", s.x);
@@ -166,13 +167,15 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
 }
 
 void report_shift(Narrator& nar, const ShiftStudy& s) {
+  nar.say(_("RoPE: rotary position embedding; R_m rotates each pair of dimensions (2i, 2i+1) of q or k by the "
+            "angle m·θ_i, m being the token's position and θ_i pair i's frequency (step 6 gives them)"));
   nar.say(_f("q, k: head 0's query of the prompt's first token and key of its second, from the trained "
              "block 0 (d_k = {}); RoPE score: (R_m q)·(R_{{m+{}}} k); sinusoidal-added score: (q + PE(m))·(k + "
              "PE(m + {})), the table added to q and k themselves", s.d_k, s.distance, s.distance));
   nar.say(_("(a simplification: a sinusoidal model such as chapter 08's adds PE to the input x, before W_Q and "
             "W_K, so its q·k holds the same cross terms through the projections; either way the score depends "
-            "on m, not only on the distance; PE(m)·PE(m + 3) alone is the same for every m, a sum of cos(3·ω_i), so "
-            "what moves are the cross terms q·PE(m + 3) and PE(m)·k)"));
+            "on m, not only on the distance; PE(m)·PE(m + 3) alone is the same for every m, a sum of cos(3·θ_i) over "
+            "the table's frequencies θ_i, so what moves are the cross terms q·PE(m + 3) and PE(m)·k)"));
   Table t({_("query at m"), _f("key at m + {}", s.distance), _("RoPE score"), _("sinusoidal-added score")});
   for (const ShiftScore& r : s.rows)
     t.add({std::to_string(r.m), std::to_string(r.m + s.distance), fmt::format("{:.5f}", r.rope),
@@ -480,6 +483,21 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
                 s.rows.front().tokens, s.rows.back().tokens));
   nar.result(_f("cached nearer linear than quadratic: {}; uncached nearer quadratic than linear: {}",
                 outcome_word(s.cached_linear.outcome), outcome_word(s.uncached_quadratic.outcome)));
+  nar.say(words_for(s.times_grow.outcome,
+                    _("every longer generation took at least as long as the shorter one before it, with the cache "
+                      "and without"),
+                    _f("disturbed run: in {} of the {} steps down the table a longer generation took less time than "
+                       "a shorter one, which the work cannot do; this run's speed-ups and slopes measure the "
+                       "machine's load more than the cache (run again on a quieter machine)",
+                       std::size_t(s.times_grow.measured), s.rows.size() - 1),
+                    _("too few lengths to check that the times grow")));
+  if (s.cached_linear.outcome == Outcome::fails && c.fixed_dominates.holds())
+    nar.say(words_for(s.times_grow.outcome,
+                      _("the cached slope is steeper than the FLOP count above predicts; this run does not time where "
+                        "the extra goes (memory traffic of the growing cache, allocation), so it is not explained here"),
+                      _("the cached slope is steeper than the FLOP count above predicts: with the disturbed rows "
+                        "above, the load, not the cache, is the likelier cause"),
+                      ""));
   nar.say(_f("verdict rule: holds = the slope's whole ± range lies on its exponent's side of {0} (halfway between 1 "
              "and 2); does not hold = wholly on the other side; within noise = the range crosses {0} (on a shared "
              "machine the slopes change from run to run)", kKvSlopeMidpoint));
@@ -543,12 +561,19 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
   lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters; can it write? "
                      "step 8's texts are its answer: this chapter measures the loss, not whether the text makes "
                      "sense.", format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
-  lines.push_back(_f("KV cache, this run: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians ({} runs "
-                     "with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging {:.0f} of "
-                     "{} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,
-                     f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
-                     same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
-                     f.paged.max_len));
+  if (f.kv.times_grow.outcome == Outcome::fails)
+    lines.push_back(_f("KV cache: this run's timings were disturbed (a longer generation took less time than a "
+                       "shorter one, step 9), so no speed-up is given here; {}; paged: {:.1f}× less memory for "
+                       "sequences averaging {:.0f} of {} positions.",
+                       same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
+                       f.paged.max_len));
+  else
+    lines.push_back(_f("KV cache, this run: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians "
+                       "({} runs with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging "
+                       "{:.0f} of {} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,
+                       f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
+                       same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
+                       f.paged.max_len));
   lines.push_back(_f("Measured in this run: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
                      "LayerNorm ({}), SwiGLU {:.2f}× (best runs) and {:.2f}× (medians) ReLU's time ({}), RoPE's "
                      "scores {} under a shift; computed from the shapes: GQA's cache {}× smaller.",
@@ -561,7 +586,8 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
                      sentence_for(f.shift.rope_invariant.outcome, _("unchanged"), _("changed"), _("unmeasured")),
                      shipped ? mha / shipped : 0));
   lines.push_back(_("Cited, not measured: SwiGLU's lower perplexity (Shazeer 2020)."));
-  lines.push_back(_f("Greedy decoding: {:.0f}% of its 4-token spans repeat, against {:.0f}% when sampling ({}).",
+  lines.push_back(_f("Greedy decoding: {:.0f}% of its 4-token spans repeat, against {:.0f}% when sampling ({}; one "
+                     "text each, from one seed).",
                      100.0 * f.decoding.greedy_repeats, 100.0 * f.decoding.sampled_repeats,
                      sentence_for(f.decoding.greedy_loops.outcome, _("greedy repeats more"), _("sampling repeats more"),
                           _("no clear difference"))));

@@ -250,8 +250,9 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
              "expectation), multiplied by √d_model = {:.0f} as in Vaswani et al. 2017, §3.4; PE: chapter 05's "
              "sinusoidal positional encoding, added row by row", std::sqrt(double(mc.d_model))));
   nar.say(_("FFN: the position-wise feed-forward network, two linear layers with a ReLU between, d_ff wide inside; "
-            "tied: the output layer reuses the target embedding matrix; ε: added to the variance so that LayerNorm "
-            "never divides by 0"));
+            "tied: the output layer reuses the target embedding matrix; LayerNorm (LN): each row v becomes "
+            "γ·(v − mean(v))/√(var(v) + ε) + β, with a learned gain γ and shift β per channel; ε: added to the "
+            "variance so that LayerNorm never divides by 0"));
   nar.say(_("Post-Norm (the paper's): LayerNorm after each residual sum, LN(x + sublayer(x)); Pre-Norm: before "
             "each sub-layer, x + sublayer(LN(x)). The block, as this model runs it:"));
   std::string diagram;
@@ -429,6 +430,8 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
              "divided by the root of a running average of its square; β1 = {} and β2 = {} say how slowly the two "
              "averages forget (not LayerNorm's β)", kTransformerAdamBeta1, kTransformerAdamBeta2));
   if (!cv.train_loss.empty()) {
+    nar.say(_("the three curves below were recorded while the model trained (--train) and are stored in the "
+              "checkpoint; this run did not train"));
     nar.say(_f("loss        {}  {:.3f} -> {:.3f} (log scale)", sparkline(cv.train_loss, kCurveCells, true),
                s.loss_first, s.loss_last));
     nar.say(_f("grad norm   {}  {:.2f} -> {:.2f}", sparkline(cv.grad_norm, kCurveCells), cv.grad_norm.front(),
@@ -706,11 +709,12 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.code("attn/models/transformer_decode.hpp: transformer_translate_pairs, transformer_beam; "
            "attn/studies/transformer_claims.hpp: diagnose_beam, judge_generalises");
   nar.why(sentence_for(t.generalises_long.outcome,
-                       _("attention reads any source position in one step; on the longest sentences this model does no "
-                         "better on those it trained on than on new ones, so its errors there are not overfitting."),
-                       _("attention reads any source position in one step, but on the longest sentences this model does "
-                         "clearly better on those it trained on: it has memorised part of them."),
-                       _("attention reads any source position in one step; the long sentences are the hard ones.")));
+                       _("the long sentences are where this model errs, and its errors there are not overfitting: on "
+                         "the longest ones it does no better on sentences it trained on than on new ones."),
+                       _("the long sentences are where this model errs, and it does clearly better on the longest "
+                         "sentences it trained on than on new ones: it has memorised part of them."),
+                       _("the longest sentences are the hard ones; training and test BLEU there do not separate "
+                         "clearly.")));
 }
 
 void report_norm_placement(Narrator& nar, const TransformerFindings& f, const TransformerModelConfig& cfg) {
@@ -718,14 +722,14 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
   nar.say(_f("the claim (Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\", §3.3–3.4 "
              "and Fig. 3): at initialisation, the gradient of each layer's FFN weight W2 grows with the layer index "
              "under Post-Norm and stays level under Pre-Norm; measured on a fresh {} + {}-layer model of this width "
-             "(d_model {}), one batch of {} sentences at one seed — one draw, not a replication (the paper averages "
-             "over many batches):", s.layers, s.layers, cfg.d_model, s.batch));
+             "(d_model {}), one batch of {} sentences at one seed — one draw, not a replication:", s.layers, s.layers, cfg.d_model, s.batch));
   Table t({_("layer"), _("Post: encoder"), _("decoder"), _("Pre: encoder"), _("decoder")});
   for (std::size_t l = 0; l < s.layers; ++l)
     t.add({std::to_string(l), fmt::format("{:.4f}", s.post.encoder[l]), fmt::format("{:.4f}", s.post.decoder[l]),
            fmt::format("{:.4f}", s.pre.encoder[l]), fmt::format("{:.4f}", s.pre.decoder[l])});
   nar.table(t, true);
-  nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN (the Frobenius norm, over the d_ff × d_model entries)"));
+  nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN: L is the training loss on the batch, W2 the FFN's second "
+            "weight matrix (d_ff → d_model), ‖·‖ the Frobenius norm over its d_ff × d_model entries"));
   nar.say(_f("the cut-offs are this course's, not the paper's: grows means last / first ≥ {:.2f}; level means "
              "within {:.0f}% of 1 (within 25%: partly)", kGrows, 100.0 * kLevel));
   nar.result(_f("Post-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; grows with depth in this draw: "
@@ -796,6 +800,8 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
   const CostStudy& c = f.cost;
   nar.say(_("decoder layers: the cross-attention adds 2·2·T·d² (its Q and output) + 2·2·S·d² (K and V on the "
             "source) to the projections and 2·2·T·S·d to the scores; S = T here"));
+  nar.say(_("FLOPs: floating-point operations, 2 per multiply-add (the leading factor 2 of each term); T: the "
+            "target positions, S: the source words"));
   Table t({_("model"), _("parameters"), _f("FLOPs/token (T = {})", kCostLengths[0])});
   t.add({_("base (Vaswani et al. 2017)"), millions(c.base.params), millions(c.base.flops_per_token)});
   t.add({_("ours, same formula"), millions(c.ours.params), millions(c.ours.flops_per_token)});
@@ -1036,12 +1042,13 @@ std::vector<std::string> transformer_takeaway(const TransformerFindings& f) {
                format_score(t.test_bleu), format_score(t.test_exact), format_score(t.vs_bahdanau.lowest),
                format_score(t.bahdanau_bleu), format_score(t.bahdanau_exact),
                t.vs_bahdanau.buckets - t.vs_bahdanau.at_least, t.vs_bahdanau.buckets),
-      _f("Beam 4 scores BLEU {} against greedy's {}, with {} exact matches against {} of {}: {}",
+      _f("Beam 4 scores BLEU {} against greedy's {}, with {} exact matches against {} of {}; where the two differ, "
+         "the model scores the reference below beam's output for {} of beam's {} wrong outputs: {}",
          format_score(t.beam_bleu), format_score(t.test_bleu), t.beam.beam_exact_all, t.beam.greedy_exact_all,
-         t.beam.sentences,
+         t.beam.sentences, t.beam.reference_lower, t.beam.beam_wrong,
          sentence_for(t.beam.model_error.outcome,
-                      _("its wrong outputs are the model's preferences, not search errors."),
-                      _("its losses are search errors."), _("the difference is not explained here."))),
+                      _("there, its wrong outputs are the model's preferences, not search errors."),
+                      _("there, its losses are mostly search errors."), _("the difference is not explained here."))),
   };
   if (t.other_present)
     lines.push_back(_f("Trained {} + {}-layer models on {} words: Pre-Norm BLEU {} vs Post-Norm {} (one seed each).",

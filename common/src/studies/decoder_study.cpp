@@ -323,6 +323,18 @@ Verdict judge_prefill_faster(double prefill_seconds, double decode_seconds) {
 void judge_kv_slopes(KvCacheStudy& s) {
   s.cached_linear = judge_greater(kKvSlopeMidpoint, s.cached_slope, 2.0 * s.cached_slope_se);
   s.uncached_quadratic = judge_greater(s.uncached_slope, kKvSlopeMidpoint, 2.0 * s.uncached_slope_se);
+  if (2.0 * s.cached_slope_se > kKvSlopeTooNoisy) s.cached_linear.outcome = Outcome::too_noisy;
+  if (2.0 * s.uncached_slope_se > kKvSlopeTooNoisy) s.uncached_quadratic.outcome = Outcome::too_noisy;
+}
+
+Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows) {
+  Verdict v{0.0, 0.0, 0.0, Outcome::inconclusive};
+  if (rows.size() < 2) return v;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    v.measured += rows[i].cached_seconds < rows[i - 1].cached_seconds ||
+                  rows[i].uncached_seconds < rows[i - 1].uncached_seconds;
+  v.outcome = v.measured == 0.0 ? Outcome::holds : Outcome::fails;
+  return v;
 }
 
 DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg) {
@@ -386,6 +398,7 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   s.cost = decode_step_cost(lm.model.cfg);
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
   s.same_tokens = judge_same_tokens(s.rows);
+  s.times_grow = judge_times_grow(s.rows);
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
   s.prefill = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + std::ptrdiff_t(np)});
   return s;

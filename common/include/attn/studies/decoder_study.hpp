@@ -210,6 +210,9 @@ DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg);
 // minus its noise above 1.5 fails, a ± range across 1.5 is inconclusive; the uncached slope the
 // other way round (judge_greater against the midpoint).
 constexpr double kKvSlopeMidpoint = 1.5;
+// A slope whose ± (2 standard errors) is wider than kKvSlopeTooNoisy, the distance from either
+// exponent to the midpoint, cannot tell linear from quadratic: not judged (Outcome::too_noisy).
+constexpr double kKvSlopeTooNoisy = 0.5;
 struct KvCacheStudy {
   int repeats = 0, cached_repeats = 0;  // best of: without the cache, with it
   std::vector<KvSpeedRow> rows;
@@ -221,11 +224,17 @@ struct KvCacheStudy {
   DecodeStepCost cost;                              // decode_step_cost of the model
   bool past_context = false;                        // the sweep ran past the trained positions
   Verdict same_tokens;   // judge_same_tokens(rows)
+  Verdict times_grow;    // judge_times_grow(rows): no longer generation timed faster than a shorter one
   PrefillDecode prefill; // the first 128 held-out tokens
 };
 // The two slopes against kKvSlopeMidpoint, noise = 2 standard errors; fills s.cached_linear and
-// s.uncached_quadratic.
+// s.uncached_quadratic (too_noisy when 2 standard errors exceed kKvSlopeTooNoisy).
 void judge_kv_slopes(KvCacheStudy& s);
+// More tokens cannot take less work: every row's best time, with the cache and without, at least
+// the row before's holds; measured = how many rows took less time than the one before (either
+// column) — a row that did is the machine's load, and the table's speed-ups and slopes with it.
+// Fewer than two rows: inconclusive.
+Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows);
 // Holds when every row gave the same tokens with and without the cache; no rows: inconclusive.
 Verdict judge_same_tokens(const std::vector<KvSpeedRow>& rows);
 // lengths 8, 12, 16, 24, 32, 48, 64 (3 runs without the cache, 15 with it), or 16 to 512 with bench
