@@ -277,8 +277,8 @@ void report_block(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace
   style.vmax = 1.0;
   nar.heatmap("attn_last_layer_head0", drawn, tokens, tokens,
               _f("layer {} of 0…{}, head 0; rows are queries, '·' masked", last, last), style);
-  nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the earlier token "
-            "it reads most (row 0 can only read itself)"));
+  nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the token it reads "
+            "most, itself included (row 0 can only read itself); two cells of one shade can differ by up to 0.2"));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
   nar.why(_f("every shape follows from d_model = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes "
              "block 0's tensors, so each product can be checked by hand.", d, H, G, f));
@@ -433,6 +433,8 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
                      const SamplerConfig& sc) {
   nar.result(_f("sampled: seed {}, τ = {}, top-k = {}, top-p = {}:", nar.options().seed, sc.temperature,
                 sc.top_k == 0 ? std::string(_("off")) : std::to_string(sc.top_k), sc.top_p));
+  if (sc.temperature <= 0.0f || sc.top_k == 1)
+    nar.say(_("(with τ = 0 or top-k = 1 nothing is drawn: this text is greedy too, so the two below are the same)"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.sampled));
   nar.result(_("greedy: τ = 0, the most probable token every time:"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.greedy));
