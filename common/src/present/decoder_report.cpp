@@ -502,7 +502,8 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
                       ""));
   nar.say(_f("verdict rule: holds = the slope's whole ± range lies on its exponent's side of {0} (halfway between 1 "
              "and 2); does not hold = wholly on the other side; within noise = the range crosses {0} (on a shared "
-             "machine the slopes change from run to run)", kKvSlopeMidpoint));
+             "machine the slopes change from run to run); not judged = the ± is wider than {1}, the distance from "
+             "either exponent to {0}", kKvSlopeMidpoint, kKvSlopeTooNoisy));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)
