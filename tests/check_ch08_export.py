@@ -167,6 +167,7 @@ def main(d):
     # Step 7: every model's figures from its outputs.
     buckets = {k: tuple(map(int, k.split("-"))) for k in next(iter(res["bleu_by_length"].values()))}
     overall = {}
+    in_bucket = lambda n: any(lo <= n <= hi for lo, hi in buckets.values())
     for split in ("test", "train_sample"):
         s = trans[split]
         sources = [x.split() for x in s["sources"]]
@@ -181,9 +182,10 @@ def main(d):
                 close(b, res["bleu_by_length"][name][label], 0.051, f"{name} {label} BLEU")
                 close(e, res["exact_match_by_length"][name][label], 0.051, f"{name} {label} exact")
                 close(tok, res["token_accuracy_by_length"][name][label], 0.051, f"{name} {label} token")
-            if split == "test":
-                shorter = sum(len(h) < len(r) for h, r in zip(hyps, refs))
-                longer = sum(len(h) > len(r) for h, r in zip(hyps, refs))
+            if split == "test":  # over the sentences in a bucket, the ones BLEU covers (as diagnose_beam counts)
+                kept = [(h, r) for src, h, r in zip(sources, hyps, refs) if in_bucket(len(src))]
+                shorter = sum(len(h) < len(r) for h, r in kept)
+                longer = sum(len(h) > len(r) for h, r in kept)
                 overall[name + "/lengths"] = (shorter, longer)
     tl = res["translation"]
     model = tl["model"]
@@ -199,7 +201,10 @@ def main(d):
     check(list(overall[model + "_beam4/lengths"]) == [b["shorter"][0], b["longer"][0]], "beam output lengths")
     check(list(overall[model + "_greedy/lengths"]) == [b["shorter"][1], b["longer"][1]], "greedy output lengths")
     greedy_out, beam_out = trans["test"]["outputs"][model + "_greedy"], trans["test"]["outputs"][model + "_beam4"]
-    check(sum(g != q for g, q in zip(greedy_out, beam_out)) == b["differ"], "outputs that differ")
+    test_sources = [x.split() for x in trans["test"]["sources"]]
+    check(sum(g != q for src, g, q in zip(test_sources, greedy_out, beam_out) if in_bucket(len(src))) == b["differ"],
+          "outputs that differ")
+    check(b["sentences"] == sum(in_bucket(len(src)) for src in test_sources), "sentences in a bucket")
     verdict(b["search_works"], b["beam_higher"] / b["differ"] if b["differ"] else None, "at_least", "search works")
     verdict(b["model_error"], b["reference_lower"] / b["beam_wrong"] if b["beam_wrong"] else None, "at_least",
             "model error")
@@ -220,6 +225,12 @@ def main(d):
     close(work, tt["estimate_s"], 1e-9, "training work")
     close(tt["recorded_s"] / work, tt["ratio"], 1e-9, "recorded / work")
     verdict(tt["accounted"], tt["ratio"], "at_most", "training time accounted")
+    if tt["alone_s"] > 0:  # the two stored wall clocks of one training, judged against each other
+        close(tt["recorded_s"] / tt["alone_s"], tt["recorded_over_alone"], 1e-9, "recorded / alone")
+        verdict(tt["recorded_waited"], tt["recorded_over_alone"], "at_least", "recorded time is waiting")
+        close(1000 * tt["alone_s"] / tt["steps"], tt["alone_step_ms"], 1e-9, "idle time per step")
+        inside = tt["step_min_cpu_ms"] <= tt["alone_step_ms"] <= tt["step_max_cpu_ms"]
+        check(tt["alone_step_in_spread"]["outcome"] == ("holds" if inside else "fails"), "idle step in the spread")
     c = res["cost"]
     check(c["source_table"] == cfg["src_vocab"] * cfg["d_model"], "source table")
     check(c["built"] == round(c["ours_formula_params"]) + c["source_table"] + cfg["tgt_vocab"], "parameters as built")

@@ -17,6 +17,7 @@
 #include "attn/data/data_files.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/transformer_report.hpp"
+#include "attn/studies/peak_flops.hpp"
 #include "attn/tensor/openblas.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
@@ -74,9 +75,12 @@ int main(int argc, char** argv) {
     report_decoder_mask(nar, run, f.causal = decoder_mask_check(run.att.dec_self), tv);
 
     nar.step(_("Cross-attention"), "A = softmax(Q_dec·K_encᵀ/√d_k) (T × S), then A·V_enc", "Vaswani et al. 2017, §3.2.3");
-    report_cross(nar, ex, run, f.cross = cross_head_alignment(run.att.cross, ex.alignment), tv);
+    f.cross = cross_head_alignment(run.att.cross, ex.alignment);
+    f.cross_test = cross_head_alignment(m, corpus.test, corpus.source_vocab, tv);
+    report_cross(nar, ex, run, f.cross, f.cross_test, f.cross_test_pairs = corpus.test.size(), tv);
 
-    nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y", "Vaswani et al. 2017, §3.1");
+    nar.step(_("Decoder layer 0 in full"), "x → h1 → h2 → y",
+             norm == "pre" ? "Xiong et al. 2020, Fig. 1 (Pre-LN)" : "Vaswani et al. 2017, §3.1");
     report_decoder_layer(nar, m, ex, run, tv);
 
     nar.step(_("Training"), training_formula(), "Vaswani et al. 2017, §5.3–5.4");
@@ -97,14 +101,16 @@ int main(int argc, char** argv) {
 
     nar.step(_("What it costs"), _("encoder layer: 4·2·T·d² (projections) + 2·2·T²·d (scores) + 2·2·T·d·d_ff (FFN)"));
     f.cost = cost_study(m);
+    double load_now = 0.0;
     {
       const ScopedBlasThreads timing_threads(threads);
       f.step = time_transformer_step(m.cfg, corpus, 64, 30, 7);
+      load_now = load_average();
     }
     f.time = account_training_time(metadata_number(ct.metadata, "train_seconds"), f.training.steps,
-                                   ct.curves.valid_step.size(), f.step.median_cpu_ms, f.step.median_ms,
+                                   ct.curves.valid_step.size(), f.step,
                                    eval_named(f.evals, transformer_model_name(norm) + "_greedy").cpu_seconds, corpus,
-                                   ct.trained || !checkpoint.empty() ? 0.0 : retrained_alone_seconds(norm));
+                                   ct.trained || !checkpoint.empty() ? 0.0 : retrained_alone_seconds(norm), load_now);
     if (const auto peer_file = find_data_file("ch08/pytorch_step_time.json")) f.peer = read_peer_step_time(*peer_file);
     report_costs(nar, f);
     export_results(nar, f, corpus);

@@ -98,6 +98,17 @@ TEST_CASE("text corpus: the Bible split holds out whole chapters; batches are sh
   CHECK(s.valid == "verse 2.1\nverse 2.2\nverse 4.1\nverse 4.2\n");
   CHECK(s.train.find("verse 5.2\n") != std::string::npos);
   CHECK_THROWS_AS(kjv_split("no reference here\n"), std::invalid_argument);
+  // The held-out chapters' names: the 20th, 40th, … chapter in Bible order (1,189 chapters).
+  const std::vector<std::string> held = kjv_held_out_chapters();
+  REQUIRE(held.size() == kKjvChapters / 20);
+  CHECK(held[0] == "Genesis 20");
+  CHECK(held[1] == "Genesis 40");
+  CHECK(held[2] == "Exodus 10");  // Genesis has 50 chapters
+  CHECK(held.back() == "Revelation 13");
+  CHECK(kjv_held_out_chapters(1189).empty() == false);
+  CHECK(kjv_held_out_chapters(1189).back() == "Revelation 22");  // the 1,189th chapter is the last
+  CHECK(kjv_held_out_chapters(2).size() == 594);
+  CHECK_THROWS_AS(kjv_held_out_chapters(1), std::invalid_argument);
   CHECK_THROWS_AS(kjv_split(""), std::invalid_argument);
   std::vector<int> toks(50);
   for (int i = 0; i < 50; ++i) toks[std::size_t(i)] = i;

@@ -76,10 +76,61 @@ TEST_CASE("judge_kv_slopes: each slope's ± range against the midpoint 1.5, both
   CHECK(s.cached_linear.outcome == Outcome::fails);
   CHECK(s.uncached_quadratic.outcome == Outcome::fails);
   s.cached_slope = 1.59, s.cached_slope_se = 0.209;  // 1.59 ± 0.418: across 1.5, either exponent
-  s.uncached_slope = 2.09, s.uncached_slope_se = 0.9;
+  s.uncached_slope = 1.6, s.uncached_slope_se = 0.2;
   judge_kv_slopes(s);
   CHECK(s.cached_linear.outcome == Outcome::inconclusive);
   CHECK(s.uncached_quadratic.outcome == Outcome::inconclusive);
+  s.uncached_slope = -0.97, s.uncached_slope_se = 0.785;  // −0.97 ± 1.57: wholly below 1.5, but far too wide
+  judge_kv_slopes(s);
+  CHECK(s.uncached_quadratic.outcome == Outcome::too_noisy);
+  s.uncached_slope = 2.09, s.uncached_slope_se = 0.9;
+  judge_kv_slopes(s);
+  CHECK(s.uncached_quadratic.outcome == Outcome::too_noisy);
+}
+
+TEST_CASE("judge_times_grow: a longer generation timed faster than a shorter one is a disturbed row") {
+  std::vector<KvSpeedRow> rows(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    rows[i].tokens = 8 * (i + 1);
+    rows[i].cached_seconds = 0.01 * double(i + 1);
+    rows[i].uncached_seconds = 0.1 * double(i + 1) * double(i + 1);
+  }
+  CHECK(judge_times_grow(rows).holds());
+  rows[1].uncached_seconds = 5.4;  // 16 tokens without the cache slower than 24
+  CHECK(judge_times_grow(rows).outcome == Outcome::fails);
+  CHECK(judge_times_grow(rows).measured == 1.0);
+  rows[2].cached_seconds = 0.001;
+  CHECK(judge_times_grow(rows).measured == 1.0);  // one row, either column
+  CHECK(judge_times_grow({rows[0]}).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("judge_train_like_held_out: within two standard errors holds, above fails, below partly") {
+  CHECK(judge_train_like_held_out(2.267, 2.270, 0.02).holds());
+  CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).outcome == Outcome::fails);    // training scores worse
+  CHECK(judge_train_like_held_out(2.267, 2.40, 0.02).outcome == Outcome::partly);   // training scores better
+  CHECK(judge_train_like_held_out(2.267, 2.270, std::nan("")).outcome == Outcome::inconclusive);
+  CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).measured == doctest::Approx(0.167));
+  CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).bound == doctest::Approx(0.04));
+}
+
+TEST_CASE("validation_figures: the first windows' loss as decoder_lm_eval_loss gives it, and the spread sample") {
+  TinyLm lm;
+  lm.model = small_decoder_lm(3);
+  for (int i = 0; i < 256; ++i) lm.tokenizer.pieces.push_back(std::string(1, char(i)));
+  for (int i = 0; i < 400; ++i) lm.valid_tokens.push_back((i * 7 + i / 5) % 23);
+  lm.curve = {{100, 2.5, 2.4}, {200, 2.3, 2.2}};
+  const ValidationFigures v = validation_figures(lm, 4, 16);
+  CHECK(v.loss == decoder_lm_eval_loss(lm.model, lm.valid_tokens, 4, 16));  // the same bits
+  REQUIRE(v.window_losses.size() == 4);
+  CHECK(v.window_losses[1] == doctest::Approx(decoder_lm_eval_loss(
+                                  lm.model, std::vector<int>(lm.valid_tokens.begin() + 16, lm.valid_tokens.begin() + 33),
+                                  1, 16)));
+  CHECK(v.spread_windows == 4);
+  CHECK(v.spread_se > 0.0);
+  CHECK(v.train_last == 2.3);
+  CHECK(v.train_lag == doctest::Approx(0.1));  // half the last row's fall of 0.2
+  CHECK(v.train_like_held_out.outcome == judge_train_like_held_out(2.2, v.spread_loss, v.spread_se).outcome);
+  CHECK(v.held_out.front() == "Genesis 20");
 }
 
 TEST_CASE("judge_prefill_faster: decode / prefill above 1 holds, below fails, no prefill time inconclusive") {

@@ -65,6 +65,32 @@ KjvSplit kjv_split(const std::string& dump, std::size_t every) {
   return out;
 }
 
+std::vector<std::string> kjv_held_out_chapters(std::size_t every) {
+  if (every < 2) throw std::invalid_argument("kjv_held_out_chapters: every must be at least 2");
+  struct Book {
+    const char* name;
+    std::size_t chapters;
+  };
+  static constexpr Book kBooks[] = {
+      {"Genesis", 50}, {"Exodus", 40}, {"Leviticus", 27}, {"Numbers", 36}, {"Deuteronomy", 34}, {"Joshua", 24},
+      {"Judges", 21}, {"Ruth", 4}, {"1 Samuel", 31}, {"2 Samuel", 24}, {"1 Kings", 22}, {"2 Kings", 25},
+      {"1 Chronicles", 29}, {"2 Chronicles", 36}, {"Ezra", 10}, {"Nehemiah", 13}, {"Esther", 10}, {"Job", 42},
+      {"Psalms", 150}, {"Proverbs", 31}, {"Ecclesiastes", 12}, {"Song of Solomon", 8}, {"Isaiah", 66},
+      {"Jeremiah", 52}, {"Lamentations", 5}, {"Ezekiel", 48}, {"Daniel", 12}, {"Hosea", 14}, {"Joel", 3},
+      {"Amos", 9}, {"Obadiah", 1}, {"Jonah", 4}, {"Micah", 7}, {"Nahum", 3}, {"Habakkuk", 3}, {"Zephaniah", 3},
+      {"Haggai", 2}, {"Zechariah", 14}, {"Malachi", 4}, {"Matthew", 28}, {"Mark", 16}, {"Luke", 24}, {"John", 21},
+      {"Acts", 28}, {"Romans", 16}, {"1 Corinthians", 16}, {"2 Corinthians", 13}, {"Galatians", 6},
+      {"Ephesians", 6}, {"Philippians", 4}, {"Colossians", 4}, {"1 Thessalonians", 5}, {"2 Thessalonians", 3},
+      {"1 Timothy", 6}, {"2 Timothy", 4}, {"Titus", 3}, {"Philemon", 1}, {"Hebrews", 13}, {"James", 5},
+      {"1 Peter", 5}, {"2 Peter", 3}, {"1 John", 5}, {"2 John", 1}, {"3 John", 1}, {"Jude", 1}, {"Revelation", 22}};
+  std::vector<std::string> out;
+  std::size_t index = 0;  // counted from 0 in Bible order, as kjv_split counts
+  for (const Book& b : kBooks)
+    for (std::size_t c = 1; c <= b.chapters; ++c, ++index)
+      if (index % every == every - 1) out.push_back(std::string(b.name) + " " + std::to_string(c));
+  return out;
+}
+
 LmBatch sample_lm_batch(const std::vector<int>& tokens, std::size_t batch, std::size_t time, Rng& rng) {
   if (tokens.size() < time + 1 || time == 0)
     throw std::invalid_argument("sample_lm_batch: " + std::to_string(tokens.size()) +

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/data/text_corpus.hpp"
 #include "attn/present/progress.hpp"
 #include "attn/present/number_format.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -26,6 +27,11 @@ std::string ms(double seconds) { return fmt::format("{:.2f} ms", seconds * 1e3);
 // sentence_for with composed sentences: the one the outcome picks.
 std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& otherwise) {
   return sentence_for(o, holds.c_str(), fails.c_str(), otherwise.c_str());
+}
+// The same with a sentence for Outcome::partly.
+std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& partly,
+                      const std::string& otherwise) {
+  return o == Outcome::partly ? partly : words_for(o, holds, fails, otherwise);
 }
 }  // namespace
 
@@ -56,7 +62,8 @@ Labels token_labels(const BpeTokenizer& tok, const std::vector<int>& ids) {
 void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, const std::string& sentence) {
   const BpeTokenizer& tok = lm.tokenizer;
   nar.say(_("the text: the King James Version of the Bible (KJV, 1611); the tokenizer below and the model "
-            "every later step uses are learned from it; a few held-out chapters are kept for validation"));
+            "every later step uses are learned from it; every 20th chapter is held out for validation (step 7 names "
+            "them)"));
   Table t({_("merge"), _("left"), _("right"), _("new token"), _("pair count")},
           _("the first merges learned (␣ marks a space)"));
   for (std::size_t r = 0; r < std::min(n_merges, tok.merges.size()); ++r) {
@@ -90,7 +97,8 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   nar.say(_("LLaMA: Meta's family of open decoder models (Touvron et al. 2023), whose block this chapter builds "
             "piece by piece"));
   nar.say(_f("x: the residual stream after block 0 for the prompt's first {} tokens, one row per token, d_model = "
-             "{} wide (the model's width)", s.x.shape(0), s.x.shape(1)));
+             "{} wide (the model's width); the residual stream is the vector each block adds its output to, x' = x "
+             "+ …, drawn in step 6", s.x.shape(0), s.x.shape(1)));
   nar.say(_("μ and σ²: the mean and variance of the row's entries; ε: a small constant that keeps the "
             "division finite; γ: a learned gain, β: a learned shift (one per channel)"));
   nar.record("rmsnorm_x", s.x);
@@ -137,8 +145,9 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
                 format_count(c.relu_params),
                 100.0 * (double(c.swiglu_params) - double(c.relu_params)) / double(c.relu_params),
                 8.0 * double(c.d_model) / 3.0));
-  nar.result(_f("SwiGLU / ReLU time: {:.2f}× (medians), {:.2f}× (best runs)", c.swiglu.median / c.relu.median,
-                c.swiglu.best / c.relu.best));
+  nar.result(_f("SwiGLU / ReLU time, this run: {:.2f}× (medians), {:.2f}× (best runs); the gap between the two is "
+                "this run's spread, and another run on a shared machine can land outside both",
+                c.swiglu.median / c.relu.median, c.swiglu.best / c.relu.best));
   nar.result(sentence_for(c.swiglu_slower.outcome,
                   _("SwiGLU is slower here although its matrix work is the same; likely causes, not timed one by one "
                     "here: it also computes silu (one exp per hidden unit) and the product with x·W_up, and splits "
@@ -151,18 +160,22 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
   nar.say(_("quality is not measured here: Shazeer 2020 (Table 1) reports lower held-out log-perplexity for "
             "SwiGLU than ReLU at equal parameters and computation"));
   nar.code("attn/nn/swiglu.hpp: swiglu_forward; attn/studies/decoder_study.hpp: ffn_cost");
-  nar.why(_("the gate multiplies: silu(x·W_gate) can turn each unit of x·W_up on or off, input by input, "
-            "which a fixed ReLU cannot."));
+  nar.why(_("ReLU also switches each hidden unit on or off input by input, but by the sign of the very value it "
+            "passes on; SwiGLU's gate silu(x·W_gate) has its own matrix and multiplies a second projection x·W_up, "
+            "so whether a unit passes and what it passes are learned apart (the gated linear unit, Dauphin et al. "
+            "2017). Shazeer 2020 measures the gain (Table 1) and, in his conclusion, offers no explanation for it."));
 }
 
 void report_shift(Narrator& nar, const ShiftStudy& s) {
+  nar.say(_("RoPE: rotary position embedding; R_m rotates each pair of dimensions (2i, 2i+1) of q or k by the "
+            "angle m·θ_i, m being the token's position and θ_i pair i's frequency (step 6 gives them)"));
   nar.say(_f("q, k: head 0's query of the prompt's first token and key of its second, from the trained "
              "block 0 (d_k = {}); RoPE score: (R_m q)·(R_{{m+{}}} k); sinusoidal-added score: (q + PE(m))·(k + "
              "PE(m + {})), the table added to q and k themselves", s.d_k, s.distance, s.distance));
   nar.say(_("(a simplification: a sinusoidal model such as chapter 08's adds PE to the input x, before W_Q and "
             "W_K, so its q·k holds the same cross terms through the projections; either way the score depends "
-            "on m, not only on the distance; PE(m)·PE(m + 3) alone is the same for every m, a sum of cos(3·ω_i), so "
-            "what moves are the cross terms q·PE(m + 3) and PE(m)·k)"));
+            "on m, not only on the distance; PE(m)·PE(m + 3) alone is the same for every m, a sum of cos(3·θ_i) over "
+            "the table's frequencies θ_i, so what moves are the cross terms q·PE(m + 3) and PE(m)·k)"));
   Table t({_("query at m"), _f("key at m + {}", s.distance), _("RoPE score"), _("sinusoidal-added score")});
   for (const ShiftScore& r : s.rows)
     t.add({std::to_string(r.m), std::to_string(r.m + s.distance), fmt::format("{:.5f}", r.rope),
@@ -264,8 +277,8 @@ void report_block(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace
   style.vmax = 1.0;
   nar.heatmap("attn_last_layer_head0", drawn, tokens, tokens,
               _f("layer {} of 0…{}, head 0; rows are queries, '·' masked", last, last), style);
-  nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the earlier token "
-            "it reads most (row 0 can only read itself)"));
+  nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the token it reads "
+            "most, itself included (row 0 can only read itself); two cells of one shade can differ by up to 0.2"));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
   nar.why(_f("every shape follows from d_model = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes "
              "block 0's tensors, so each product can be checked by hand.", d, H, G, f));
@@ -295,8 +308,8 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
       c.add({std::to_string(lm.curve[i].step), fmt::format("{:.3f}", lm.curve[i].train_loss),
              fmt::format("{:.3f}", lm.curve[i].valid_loss)});
   nar.table(c);
-  nar.say(_("train loss: the mean over the training batches since the previous row, so it lags behind the model "
-            "the row's valid loss measures (the held-out chapters at that step); that is why it can be the higher"));
+  nar.say(_("train loss: the mean over the training batches since the previous row (random windows of the "
+            "training chapters); valid loss: the first 32 windows of the held-out text, scored at the row's step"));
   Table a({_("model"), _("parameters"), _("text"), _("vocabulary"), _("valid loss"), "bits/byte"},
           _("for scale only: different text, vocabulary and size"));
   a.add({_("this model"), format_count(parameter_count(lm.model)), _("KJV Bible"),
@@ -311,6 +324,33 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
                 v.perplexity, v.bits_per_byte));
   nar.result(_f("  on the first {} windows of {} held-out tokens ({} tokens, {} bytes)", v.windows, v.window_tokens,
                 format_count(v.tokens), format_count(v.bytes)));
+  if (!v.held_out.empty())
+    nar.say(_f("the held-out text (data/ch09/kjv_valid.txt): every 20th chapter of the Bible in order, {} of its {}: "
+               "{}, {}, {}, …, {}; the first windows begin with {}", v.held_out.size(), format_count(kKjvChapters),
+               v.held_out[0], v.held_out[std::min<std::size_t>(1, v.held_out.size() - 1)],
+               v.held_out[std::min<std::size_t>(2, v.held_out.size() - 1)], v.held_out.back(), v.held_out[0]));
+  // Why the last row's training loss is above its validation loss: the lag, and which text is scored.
+  nar.say(_f("why the training loss is the higher: at the last row it is {:.3f} against {:.3f}; it fell by {:.3f} "
+             "over that row, so as a mean over the row it lags the row's model by about half of that, {:.3f} "
+             "(if it fell steadily)", v.train_last, v.loss, 2.0 * v.train_lag, v.train_lag));
+  nar.say(_f("the same model on {} windows spread evenly over the whole held-out text ({} to {}): {:.3f} ± {:.3f} "
+             "(one standard error over the windows), against the first {} windows' {:.3f}", v.spread_windows,
+             v.held_out.empty() ? std::string("?") : v.held_out.front(),
+             v.held_out.empty() ? std::string("?") : v.held_out.back(), v.spread_loss, v.spread_se, v.windows,
+             v.loss));
+  nar.result(words_for(v.train_like_held_out.outcome,
+                       _f("the training loss less its lag, {:.3f}, lies within two standard errors of the held-out "
+                          "text at large: the gap in the table comes from the lag and from which held-out windows "
+                          "are scored, not from better scores on unseen text",
+                          v.train_last - v.train_lag),
+                       _f("the training loss less its lag, {:.3f}, is above even the held-out text at large (by "
+                          "more than two standard errors): the training chapters score worse than the held-out "
+                          "ones here; this run cannot say why, since the training text is not shipped",
+                          v.train_last - v.train_lag),
+                       _f("the training loss less its lag, {:.3f}, is below the held-out text at large (by more "
+                          "than two standard errors): the model scores better on text it trained on",
+                          v.train_last - v.train_lag),
+                       _("the training and held-out losses could not be compared")));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_eval_loss; attn/studies/decoder_study.hpp: validation_figures");
   nar.why(_("a loss per token depends on how many bytes a token holds (BPE vs characters) and on the text "
             "(TinyStories is simple by design); bits per byte removes the first difference, not the second."));
@@ -393,6 +433,8 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
                      const SamplerConfig& sc) {
   nar.result(_f("sampled: seed {}, τ = {}, top-k = {}, top-p = {}:", nar.options().seed, sc.temperature,
                 sc.top_k == 0 ? std::string(_("off")) : std::to_string(sc.top_k), sc.top_p));
+  if (sc.temperature <= 0.0f || sc.top_k == 1)
+    nar.say(_("(with τ = 0 or top-k = 1 nothing is drawn: this text is greedy too, so the two below are the same)"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.sampled));
   nar.result(_("greedy: τ = 0, the most probable token every time:"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.greedy));
@@ -434,19 +476,34 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
            fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
-  nar.result(_f("speed-up at {} tokens: {:.1f}× from the best runs, {:.1f}× from the medians; the two differ by the "
-                "runs' spread on a shared machine, so read it as {:.0f}–{:.0f}×, not to the decimal",
-                s.rows.back().tokens, s.speedup, s.speedup_median, std::floor(std::min(s.speedup, s.speedup_median)),
-                std::ceil(std::max(s.speedup, s.speedup_median))));
+  nar.result(_f("speed-up at {} tokens, this run: {:.1f}× from the best runs, {:.1f}× from the medians (the gap "
+                "between the two is this run's spread; on a shared machine another run can land outside both)",
+                s.rows.back().tokens, s.speedup, s.speedup_median));
   nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
                 "errors of the fit to {} lengths, {} to {} tokens; 1 = linear, 2 = quadratic)", s.cached_slope,
                 2.0 * s.cached_slope_se, s.uncached_slope, 2.0 * s.uncached_slope_se, s.rows.size(),
                 s.rows.front().tokens, s.rows.back().tokens));
   nar.result(_f("cached nearer linear than quadratic: {}; uncached nearer quadratic than linear: {}",
                 outcome_word(s.cached_linear.outcome), outcome_word(s.uncached_quadratic.outcome)));
+  nar.say(words_for(s.times_grow.outcome,
+                    _("every longer generation took at least as long as the shorter one before it, with the cache "
+                      "and without"),
+                    _f("disturbed run: in {} of the {} steps down the table a longer generation took less time than "
+                       "a shorter one, which the work cannot do; this run's speed-ups and slopes measure the "
+                       "machine's load more than the cache (run again on a quieter machine)",
+                       std::size_t(s.times_grow.measured), s.rows.size() - 1),
+                    _("too few lengths to check that the times grow")));
+  if (s.cached_linear.outcome == Outcome::fails && c.fixed_dominates.holds())
+    nar.say(words_for(s.times_grow.outcome,
+                      _("the cached slope is steeper than the FLOP count above predicts; this run does not time where "
+                        "the extra goes (memory traffic of the growing cache, allocation), so it is not explained here"),
+                      _("the cached slope is steeper than the FLOP count above predicts: with the disturbed rows "
+                        "above, the load, not the cache, is the likelier cause"),
+                      ""));
   nar.say(_f("verdict rule: holds = the slope's whole ± range lies on its exponent's side of {0} (halfway between 1 "
              "and 2); does not hold = wholly on the other side; within noise = the range crosses {0} (on a shared "
-             "machine the slopes change from run to run)", kKvSlopeMidpoint));
+             "machine the slopes change from run to run); not judged = the ± is wider than {1}, the distance from "
+             "either exponent to {0}", kKvSlopeMidpoint, kKvSlopeTooNoisy));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)
@@ -507,25 +564,33 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
   lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters; can it write? "
                      "step 8's texts are its answer: this chapter measures the loss, not whether the text makes "
                      "sense.", format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
-  lines.push_back(_f("KV cache: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians ({} runs "
-                     "with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging {:.0f} of "
-                     "{} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,
-                     f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
-                     same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
-                     f.paged.max_len));
-  lines.push_back(_f("Measured here: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
-                     "LayerNorm ({}), SwiGLU {:.2f}× ReLU's time ({}), RoPE's scores {} under a shift; computed "
-                     "from the shapes: GQA's cache {}× smaller.",
+  if (f.kv.times_grow.outcome == Outcome::fails)
+    lines.push_back(_f("KV cache: this run's timings were disturbed (a longer generation took less time than a "
+                       "shorter one, step 9), so no speed-up is given here; {}; paged: {:.1f}× less memory for "
+                       "sequences averaging {:.0f} of {} positions.",
+                       same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
+                       f.paged.max_len));
+  else
+    lines.push_back(_f("KV cache, this run: {:.1f}× faster at {} tokens from the best runs, {:.1f}× from the medians "
+                       "({} runs with the cache, {} without), {}; paged: {:.1f}× less memory for sequences averaging "
+                       "{:.0f} of {} positions.", f.kv.speedup, f.kv.rows.empty() ? 0 : f.kv.rows.back().tokens,
+                       f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
+                       same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
+                       f.paged.max_len));
+  lines.push_back(_f("Measured in this run: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
+                     "LayerNorm ({}), SwiGLU {:.2f}× (best runs) and {:.2f}× (medians) ReLU's time ({}), RoPE's "
+                     "scores {} under a shift; computed from the shapes: GQA's cache {}× smaller.",
                      100.0 * f.norms.saving.from_best, 100.0 * f.norms.saving.from_median,
                      sentence_for(f.norms.saving.outcome, _("faster in both, as one operation alone"),
                                   _("slower in both"), _("within noise")),
-                     f.ffn.swiglu.median / f.ffn.relu.median,
+                     f.ffn.swiglu.best / f.ffn.relu.best, f.ffn.swiglu.median / f.ffn.relu.median,
                      sentence_for(f.ffn.swiglu_slower.outcome, _("slower"), _("faster"),
                                   _("within the runs' spread: not judged")),
                      sentence_for(f.shift.rope_invariant.outcome, _("unchanged"), _("changed"), _("unmeasured")),
                      shipped ? mha / shipped : 0));
   lines.push_back(_("Cited, not measured: SwiGLU's lower perplexity (Shazeer 2020)."));
-  lines.push_back(_f("Greedy decoding: {:.0f}% of its 4-token spans repeat, against {:.0f}% when sampling ({}).",
+  lines.push_back(_f("Greedy decoding: {:.0f}% of its 4-token spans repeat, against {:.0f}% when sampling ({}; one "
+                     "text each, from one seed).",
                      100.0 * f.decoding.greedy_repeats, 100.0 * f.decoding.sampled_repeats,
                      sentence_for(f.decoding.greedy_loops.outcome, _("greedy repeats more"), _("sampling repeats more"),
                           _("no clear difference"))));
@@ -537,8 +602,11 @@ std::string validation_manifest(const ValidationFigures& v) {
       "{{\"text\": \"data/ch09/kjv_valid.txt\", \"tokenizer\": \"data/ch09/tokenizer.json\", "
       "\"model\": \"data/ch09/decoder_lm.safetensors\", \"windows\": {}, \"window_tokens\": {}, "
       "\"targets\": \"tokens 1 to windows·window_tokens of the encoded text\", \"tokens\": {}, \"bytes\": {}, "
-      "\"loss_nats\": {:.6f}, \"bits_per_byte\": {:.6f}}}",
-      v.windows, v.window_tokens, v.tokens, v.bytes, v.loss, v.bits_per_byte);
+      "\"loss_nats\": {:.6f}, \"bits_per_byte\": {:.6f}, \"held_out_chapters\": {}, "
+      "\"spread_windows\": {}, \"spread_loss\": {:.6f}, \"spread_se\": {:.6f}, \"train_last\": {:.6f}, "
+      "\"train_lag\": {:.6f}, \"train_like_held_out\": \"{}\"}}",
+      v.windows, v.window_tokens, v.tokens, v.bytes, v.loss, v.bits_per_byte, v.held_out.size(), v.spread_windows,
+      v.spread_loss, v.spread_se, v.train_last, v.train_lag, outcome_id(v.train_like_held_out.outcome));
 }
 
 }  // namespace attn

@@ -250,8 +250,9 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
              "expectation), multiplied by √d_model = {:.0f} as in Vaswani et al. 2017, §3.4; PE: chapter 05's "
              "sinusoidal positional encoding, added row by row", std::sqrt(double(mc.d_model))));
   nar.say(_("FFN: the position-wise feed-forward network, two linear layers with a ReLU between, d_ff wide inside; "
-            "tied: the output layer reuses the target embedding matrix; ε: added to the variance so that LayerNorm "
-            "never divides by 0"));
+            "tied: the output layer reuses the target embedding matrix; LayerNorm (LN): each row v becomes "
+            "γ·(v − mean(v))/√(var(v) + ε) + β, with a learned gain γ and shift β per channel; ε: added to the "
+            "variance so that LayerNorm never divides by 0"));
   nar.say(_("Post-Norm (the paper's): LayerNorm after each residual sum, LN(x + sublayer(x)); Pre-Norm: before "
             "each sub-layer, x + sublayer(LN(x)). The block, as this model runs it:"));
   std::string diagram;
@@ -338,7 +339,8 @@ void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMask
   nar.why(_("training feeds the whole reference at once; the mask keeps position i from reading words it must predict."));
 }
 
-void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const CrossHeads& c, const Vocab& tv) {
+void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const CrossHeads& c,
+                  const CrossHeads& test, std::size_t test_pairs, const Vocab& tv) {
   nar.record("cross_weights", run.att.cross);
   nar.record_tokens("cross_weights", words_of(tv, run.out, true), ex.src);
   Vec align = xt::zeros<float>({ex.alignment.size()});
@@ -347,17 +349,26 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
   nar.say(_f("the claim: some head's largest weight (argmax) falls on the reference's aligned source word for "
              "at least {:.0f}% of the output words (this course's cut-off; at least {:.0f}%: partly); <eos> has no "
              "aligned word and is not counted", 100.0 * kAlignsHolds, 100.0 * kAlignsPartly));
-  Table t({_("layer"), _("head"), _("rows whose argmax is the aligned word")});
-  for (const CrossHeadScore& h : c.heads)
-    t.add({std::to_string(h.layer), std::to_string(h.head), format_share(h.score)});
+  nar.say(_f("judged over the whole test split: all {} pairs, each reference translation fed to the decoder "
+             "(teacher-forced), so row i writes reference word i; the sentence above is one example of them",
+             test_pairs));
+  Table t({_("layer"), _("head"), _("this sentence"), _f("test split ({} pairs)", test_pairs)});
+  for (std::size_t k = 0; k < c.heads.size(); ++k)
+    t.add({std::to_string(c.heads[k].layer), std::to_string(c.heads[k].head), format_share(c.heads[k].score),
+           k < test.heads.size() ? format_share(test.heads[k].score) : std::string("—")});
   nar.table(t);
-  const CrossHeadScore& b = c.heads[c.best];
+  nar.say(_("each cell: output words whose argmax is the aligned source word, of the words scored"));
+  const CrossHeadScore& b = test.heads.empty() ? c.heads[c.best] : test.heads[test.best];
+  const CrossHeadScore& here = c.heads[std::min(test.heads.empty() ? c.best : test.best, c.heads.size() - 1)];
   nar.heatmap("cross_best", head_of(run.att.cross, b.layer, b.head), words_of(tv, run.out, true), ex.src,
               _f("layer {}, head {}: rows write output words, columns are source words", b.layer, b.head), {0.0, 1.0});
-  nar.result(_f("layer {}, head {} looks hardest at the aligned source word for {} output words ({}; "
-                "the reference alignment is exported as example_alignment)", b.layer, b.head, format_share(b.score),
-                outcome_word(c.best_aligns.outcome)));
-  nar.code("attn/models/transformer_decode.hpp: transformer_attention; attn/attention/alignment.hpp: alignment_hits");
+  if (!test.heads.empty())
+    nar.result(_f("over the test split, layer {}, head {} looks hardest at the aligned source word for {} output "
+                  "words ({}); on this sentence, {} (the reference alignment is exported as example_alignment)",
+                  b.layer, b.head, format_share(b.score), outcome_word(test.best_aligns.outcome),
+                  format_share(here.score)));
+  nar.code("attn/models/transformer_decode.hpp: transformer_attention; attn/attention/alignment.hpp: alignment_hits; "
+           "attn/studies/transformer_claims.hpp: cross_head_alignment");
   nar.why(_("row i is the query of the step that writes word i: the reordering (adjective after noun, verb last) shows off the diagonal."));
 }
 
@@ -419,6 +430,8 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
              "divided by the root of a running average of its square; β1 = {} and β2 = {} say how slowly the two "
              "averages forget (not LayerNorm's β)", kTransformerAdamBeta1, kTransformerAdamBeta2));
   if (!cv.train_loss.empty()) {
+    nar.say(_("the three curves below were recorded while the model trained (--train) and are stored in the "
+              "checkpoint; this run did not train"));
     nar.say(_f("loss        {}  {:.3f} -> {:.3f} (log scale)", sparkline(cv.train_loss, kCurveCells, true),
                s.loss_first, s.loss_last));
     nar.say(_f("grad norm   {}  {:.2f} -> {:.2f}", sparkline(cv.grad_norm, kCurveCells), cv.grad_norm.front(),
@@ -642,10 +655,12 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.say(_f("beam 4: the 4 best partial translations are kept at every step instead of 1; a finished one is ranked by "
              "s(Y) = Σ log p / lp(|Y|), lp = ((5 + |Y|)/6)^{}, which divides by lp so that longer outputs are not "
              "penalised for their length", b.alpha));
+  nar.say(_f("from here on, every count is over the {} test sentences in a bucket, the ones the BLEU scores cover",
+             b.sentences));
   nar.result(_f("beam 4 vs greedy, all lengths: BLEU {} vs {}; outputs shorter than their reference: {} vs {}, longer: "
                 "{} vs {} (of {})", format_score(t.beam_bleu), format_score(t.test_bleu), b.beam.shorter, b.greedy.shorter,
                 b.beam.longer, b.greedy.longer, b.greedy.shorter + b.greedy.same + b.greedy.longer));
-  nar.result(_f("exact matches over all {} sentences: beam {} vs greedy {} (BLEU {} vs {})", b.sentences,
+  nar.result(_f("exact matches over those {} sentences: beam {} vs greedy {} (BLEU {} vs {})", b.sentences,
                 b.beam_exact_all, b.greedy_exact_all, format_score(b.beam_bleu), format_score(b.greedy_bleu)));
   nar.say(words_for(b.metrics_agree.outcome,
                     b.beam_bleu > b.greedy_bleu ? _("BLEU and exact match agree: beam is the better search by both")
@@ -694,11 +709,12 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.code("attn/models/transformer_decode.hpp: transformer_translate_pairs, transformer_beam; "
            "attn/studies/transformer_claims.hpp: diagnose_beam, judge_generalises");
   nar.why(sentence_for(t.generalises_long.outcome,
-                       _("attention reads any source position in one step; on the longest sentences this model does no "
-                         "better on those it trained on than on new ones, so its errors there are not overfitting."),
-                       _("attention reads any source position in one step, but on the longest sentences this model does "
-                         "clearly better on those it trained on: it has memorised part of them."),
-                       _("attention reads any source position in one step; the long sentences are the hard ones.")));
+                       _("the long sentences are where this model errs, and its errors there are not overfitting: on "
+                         "the longest ones it does no better on sentences it trained on than on new ones."),
+                       _("the long sentences are where this model errs, and it does clearly better on the longest "
+                         "sentences it trained on than on new ones: it has memorised part of them."),
+                       _("the longest sentences are the hard ones; training and test BLEU there do not separate "
+                         "clearly.")));
 }
 
 void report_norm_placement(Narrator& nar, const TransformerFindings& f, const TransformerModelConfig& cfg) {
@@ -706,14 +722,14 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
   nar.say(_f("the claim (Xiong et al. 2020, \"On Layer Normalization in the Transformer Architecture\", §3.3–3.4 "
              "and Fig. 3): at initialisation, the gradient of each layer's FFN weight W2 grows with the layer index "
              "under Post-Norm and stays level under Pre-Norm; measured on a fresh {} + {}-layer model of this width "
-             "(d_model {}), one batch of {} sentences at one seed — one draw, not a replication (the paper averages "
-             "over many batches):", s.layers, s.layers, cfg.d_model, s.batch));
+             "(d_model {}), one batch of {} sentences at one seed — one draw, not a replication:", s.layers, s.layers, cfg.d_model, s.batch));
   Table t({_("layer"), _("Post: encoder"), _("decoder"), _("Pre: encoder"), _("decoder")});
   for (std::size_t l = 0; l < s.layers; ++l)
     t.add({std::to_string(l), fmt::format("{:.4f}", s.post.encoder[l]), fmt::format("{:.4f}", s.post.decoder[l]),
            fmt::format("{:.4f}", s.pre.encoder[l]), fmt::format("{:.4f}", s.pre.decoder[l])});
   nar.table(t, true);
-  nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN (the Frobenius norm, over the d_ff × d_model entries)"));
+  nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN: L is the training loss on the batch, W2 the FFN's second "
+            "weight matrix (d_ff → d_model), ‖·‖ the Frobenius norm over its d_ff × d_model entries"));
   nar.say(_f("the cut-offs are this course's, not the paper's: grows means last / first ≥ {:.2f}; level means "
              "within {:.0f}% of 1 (within 25%: partly)", kGrows, 100.0 * kLevel));
   nar.result(_f("Post-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; grows with depth in this draw: "
@@ -784,6 +800,8 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
   const CostStudy& c = f.cost;
   nar.say(_("decoder layers: the cross-attention adds 2·2·T·d² (its Q and output) + 2·2·S·d² (K and V on the "
             "source) to the projections and 2·2·T·S·d to the scores; S = T here"));
+  nar.say(_("FLOPs: floating-point operations, 2 per multiply-add (the leading factor 2 of each term); T: the "
+            "target positions, S: the source words"));
   Table t({_("model"), _("parameters"), _f("FLOPs/token (T = {})", kCostLengths[0])});
   t.add({_("base (Vaswani et al. 2017)"), millions(c.base.params), millions(c.base.flops_per_token)});
   t.add({_("ours, same formula"), millions(c.ours.params), millions(c.ours.flops_per_token)});
@@ -819,37 +837,53 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
                              _("the step hardly waited for a core"), _("not measured"))));
   nar.say(_f("(medians of {} steps after 2 warm-up "
                 "steps; batch {} × source {} → target {}; OpenBLAS threads: {}, set by --threads, while the header counts "
-                "those of the rest of the run; forward + backward + Adam)",
-                st.reps, st.batch, st.src_len, st.tgt_len, f.threads));
+                "those of the rest of the run; forward + backward + Adam; 1-minute load average when timed: {})",
+                st.reps, st.batch, st.src_len, st.tgt_len, f.threads,
+                std::isfinite(a.load_now) ? fmt::format("{:.1f}", a.load_now) : std::string(_("not known"))));
   nar.say(_f("training sentences average {:.1f} source words, close to the 30 timed here", a.mean_train_length));
-  nar.result(_f("the checkpoint records {:.1f} s of training: the wall clock of the whole run, {} steps and {} greedy "
-                "validation passes over {} sentences, on a shared machine", a.recorded_s, a.steps, a.validations,
-                a.valid_sentences));
-  nar.result(_f("the CPU work that takes, measured now: {} × {:.1f} ms + {} × {:.2f} s = {:.1f} s; recorded / work = "
-                "{:.1f}×", a.steps, a.step_cpu_ms, a.validations, a.valid_cpu_s, a.estimate_s, a.ratio));
-  nar.say(_f("(one validation pass: this run's greedy translation of the {} test sentences took {:.2f} s CPU, × {} / "
-             "{} sentences = {:.2f} s)", a.test_sentences, a.test_cpu_s, a.valid_sentences, a.test_sentences,
-             a.valid_cpu_s));
-  nar.say(sentence_for(a.accounted.outcome,
-                       _("the recorded time is the work: the run had the cores to itself"),
-                       _("the rest is waiting: the run shared 2 cores with other jobs (README.md records load averages "
-                         "of 20–245 while it trained), so its wall clock measures the machine, not the model"),
-                       _("not measured")));
-  if (a.alone_s > 0.0)
-    nar.say(words_for(a.alone_accounted.outcome,
-                      _f("recorded in README.md, not timed in this run: retrained alone on the idle machine, the same "
-                         "training took {:.1f} s, {:.2f}× the {:.1f} s of CPU work estimated above, within {:.2f}× "
-                         "either way (this course's cut-off, for a step time measured on a shared machine): alone, "
-                         "the time is about the work", a.alone_s, a.alone_s / a.estimate_s, a.estimate_s, kAloneMatch),
-                      a.alone_s > a.estimate_s
-                          ? _f("recorded in README.md, not timed in this run: retrained alone on the idle machine, the "
-                               "same training took {:.1f} s, still {:.2f}× the {:.1f} s of CPU work estimated above "
-                               "(more than {:.2f}×)", a.alone_s, a.alone_s / a.estimate_s, a.estimate_s, kAloneMatch)
-                          : _f("recorded in README.md, not timed in this run: retrained alone on the idle machine, the "
-                               "same training took {:.1f} s, only {:.2f}× the {:.1f} s of CPU work estimated above: "
-                               "this run's step time, not the retraining, is off (a loaded machine slows the CPU work "
-                               "too)", a.alone_s, a.alone_s / a.estimate_s, a.estimate_s),
+  nar.result(_f("stored in the checkpoint, not timed in this run: {:.1f} s of training, the wall clock of the whole "
+                "run ({} steps and {} greedy validation passes over {} sentences)", a.recorded_s, a.steps,
+                a.validations, a.valid_sentences));
+  if (a.alone_s > 0.0) {
+    // Like with like: the two stored wall clocks of one training; then the step timed now beside
+    // the idle run's time per step, judged against the spread of the steps timed now.
+    nar.result(_f("stored in README.md, not timed in this run: the same training retrained alone on the idle "
+                  "machine took {:.1f} s (its weights came out bit for bit the shipped ones)", a.alone_s));
+    nar.say(words_for(a.recorded_waited.outcome,
+                      _f("recorded / alone = {:.1f}× (at least {:.1f}×, this course's cut-off): the recorded time "
+                         "is mostly waiting; that run shared 2 cores with other jobs (README.md records load "
+                         "averages of 20–245 while it trained), so its wall clock measures the machine, not the "
+                         "model", a.recorded_over_alone, kRecordedWaited),
+                      _f("recorded / alone = {:.1f}× (under {:.1f}×, this course's cut-off): the recorded time is "
+                         "about the work; that run had the cores nearly to itself", a.recorded_over_alone,
+                         kRecordedWaited),
                       _("not measured")));
+    const std::string idle = _f("per step: the idle run's {:.1f} s / {} steps = {:.1f} ms (its {} validation passes "
+                                "and start-up included; on an idle machine a step does not wait, so this is CPU "
+                                "time); the {} steps timed now took {:.1f}–{:.1f} ms CPU: ", a.alone_s, a.steps,
+                                a.alone_step_ms, a.validations, st.reps, a.step_min_cpu_ms, a.step_max_cpu_ms);
+    nar.say(idle + words_for(a.alone_step_in_spread.outcome,
+                             _("the idle figure lies inside that spread: a step costs about the same CPU time now "
+                               "as it did there"),
+                             a.alone_step_ms > a.step_max_cpu_ms
+                                 ? _("the idle figure is above every step timed now; its total also holds the "
+                                     "validation passes and start-up, which it does not separate from the steps")
+                                 : _("every step timed now took more CPU time than the idle run's average: the load "
+                                     "this run shares the machine with slows its CPU work too (caches, memory), so "
+                                     "this run cannot reproduce the idle figure"),
+                             _("not measured")));
+  } else {
+    nar.result(_f("the CPU work that takes, measured now: {} × {:.1f} ms + {} × {:.2f} s = {:.1f} s; recorded / work = "
+                  "{:.1f}×", a.steps, a.step_cpu_ms, a.validations, a.valid_cpu_s, a.estimate_s, a.ratio));
+    nar.say(_f("(one validation pass: this run's greedy translation of the {} test sentences took {:.2f} s CPU, × {} / "
+               "{} sentences = {:.2f} s)", a.test_sentences, a.test_cpu_s, a.valid_sentences, a.test_sentences,
+               a.valid_cpu_s));
+    nar.say(sentence_for(a.accounted.outcome,
+                         _("the recorded time is the work: the run had the cores to itself"),
+                         _("the rest is waiting: the training shared the cores with other jobs, so its wall clock "
+                           "measures the machine, not the model"),
+                         _("not measured")));
+  }
   for (const std::string& line : peer_step_lines(st, f.threads, c.built, f.peer)) nar.say(line);
   nar.code("attn/studies/transformer_cost.hpp: encoder_layer_cost, decoder_layer_cost; attn/studies/transformer_study.hpp: "
            "time_transformer_step; attn/studies/transformer_claims.hpp: account_training_time");
@@ -892,6 +926,13 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                   {"mostly_broad", verdict_json(f.sharpness.mostly_broad)}, {"above_diagonal", f.causal.above},
                   {"masked", verdict_json(f.causal.masked)}, {"cross_hits", hits},
                   {"cross_best_aligns", verdict_json(f.cross.best_aligns)}};
+  nlohmann::ordered_json test_hits = nlohmann::ordered_json::array(), test_total = nlohmann::ordered_json::array();
+  for (const CrossHeadScore& h : f.cross_test.heads) {
+    test_hits.push_back(h.score.hits);
+    test_total.push_back(h.score.total);
+  }
+  x["cross_test"] = {{"pairs", f.cross_test_pairs}, {"hits", test_hits}, {"scored", test_total},
+                     {"best", f.cross_test.best}, {"best_aligns", verdict_json(f.cross_test.best_aligns)}};
   const TrainingSummary& tr = f.training;
   x["training"] = {{"steps", tr.steps}, {"batch", tr.batch}, {"warmup", tr.warmup}, {"lr_factor", tr.lr_factor},
                    {"d_model", tr.d_model}, {"peak_lr", tr.peak_lr}, {"train_pairs", tr.train_pairs},
@@ -943,7 +984,10 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                         {"valid_sentences", a.valid_sentences}, {"step_cpu_ms", a.step_cpu_ms},
                         {"valid_cpu_s", a.valid_cpu_s}, {"estimate_s", a.estimate_s}, {"ratio", a.ratio},
                         {"mean_train_length", a.mean_train_length}, {"accounted", verdict_json(a.accounted)},
-                        {"alone_s", a.alone_s}, {"alone_accounted", verdict_json(a.alone_accounted)}};
+                        {"alone_s", a.alone_s}, {"recorded_over_alone", a.recorded_over_alone},
+                        {"recorded_waited", verdict_json(a.recorded_waited)}, {"alone_step_ms", a.alone_step_ms},
+                        {"step_min_cpu_ms", a.step_min_cpu_ms}, {"step_max_cpu_ms", a.step_max_cpu_ms},
+                        {"alone_step_in_spread", verdict_json(a.alone_step_in_spread)}};
   if (f.warmup)
     x["warmup_study"] = {{"steps", f.warmup->steps}, {"seeds", f.warmup->seeds},
                          {"post_helps", verdict_json(f.warmup->post.helps)},
@@ -998,12 +1042,13 @@ std::vector<std::string> transformer_takeaway(const TransformerFindings& f) {
                format_score(t.test_bleu), format_score(t.test_exact), format_score(t.vs_bahdanau.lowest),
                format_score(t.bahdanau_bleu), format_score(t.bahdanau_exact),
                t.vs_bahdanau.buckets - t.vs_bahdanau.at_least, t.vs_bahdanau.buckets),
-      _f("Beam 4 scores BLEU {} against greedy's {}, with {} exact matches against {} of {}: {}",
+      _f("Beam 4 scores BLEU {} against greedy's {}, with {} exact matches against {} of {}; where the two differ, "
+         "the model scores the reference below beam's output for {} of beam's {} wrong outputs: {}",
          format_score(t.beam_bleu), format_score(t.test_bleu), t.beam.beam_exact_all, t.beam.greedy_exact_all,
-         t.beam.sentences,
+         t.beam.sentences, t.beam.reference_lower, t.beam.beam_wrong,
          sentence_for(t.beam.model_error.outcome,
-                      _("its wrong outputs are the model's preferences, not search errors."),
-                      _("its losses are search errors."), _("the difference is not explained here."))),
+                      _("there, its wrong outputs are the model's preferences, not search errors."),
+                      _("there, its losses are mostly search errors."), _("the difference is not explained here."))),
   };
   if (t.other_present)
     lines.push_back(_f("Trained {} + {}-layer models on {} words: Pre-Norm BLEU {} vs Post-Norm {} (one seed each).",

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "attn/attention/gqa.hpp"
+#include "attn/data/text_corpus.hpp"
 #include "attn/nn/activations.hpp"
 #include "attn/nn/layernorm.hpp"
 #include "attn/nn/linear.hpp"
@@ -195,18 +196,53 @@ BlockParameters block_parameters(const DecoderLM& m) {
   return p;
 }
 
+Verdict judge_train_like_held_out(double train_less_lag, double spread_loss, double spread_se) {
+  Verdict v{train_less_lag - spread_loss, 2.0 * spread_se, 2.0 * spread_se, Outcome::inconclusive};
+  if (!std::isfinite(v.measured) || !std::isfinite(v.bound)) return v;
+  v.outcome = std::abs(v.measured) <= v.bound ? Outcome::holds : v.measured > 0.0 ? Outcome::fails : Outcome::partly;
+  return v;
+}
+
 ValidationFigures validation_figures(const TinyLm& lm, std::size_t windows, std::size_t window_tokens) {
   ValidationFigures v;
+  const std::vector<int>& text = lm.valid_tokens;
   v.window_tokens = window_tokens;
-  v.windows = std::min(windows, (lm.valid_tokens.size() - 1) / window_tokens);
-  v.loss = decoder_lm_eval_loss(lm.model, lm.valid_tokens, windows, window_tokens);
+  const std::size_t fit = (text.size() - 1) / window_tokens;
+  v.windows = std::min(windows, fit);
+  // The window starting at token `at`, scored alone: decoder_lm_eval_loss of one window.
+  auto window_loss = [&](std::size_t at) {
+    const std::vector<int> w(text.begin() + std::ptrdiff_t(at), text.begin() + std::ptrdiff_t(at + window_tokens + 1));
+    return decoder_lm_eval_loss(lm.model, w, 1, window_tokens);
+  };
+  double total = 0.0;  // summed in the order decoder_lm_eval_loss sums: the same bits as the training's figure
+  for (std::size_t i = 0; i < v.windows; ++i) {
+    v.window_losses.push_back(window_loss(i * window_tokens));
+    total += v.window_losses.back();
+  }
+  v.loss = total / double(v.windows);
   // The targets those windows score: tokens 1 … windows·T, and the bytes they decode to.
-  const std::vector<int> targets(lm.valid_tokens.begin() + 1,
-                                 lm.valid_tokens.begin() + std::ptrdiff_t(v.windows * window_tokens + 1));
+  const std::vector<int> targets(text.begin() + 1, text.begin() + std::ptrdiff_t(v.windows * window_tokens + 1));
   v.tokens = targets.size();
   v.bytes = bpe_decode(lm.tokenizer, targets).size();
   v.perplexity = std::exp(v.loss);
   v.bits_per_byte = v.loss * double(v.tokens) / (double(v.bytes) * std::log(2.0));
+  v.held_out = kjv_held_out_chapters();
+  // As many windows again, spread evenly from the first token to the last window that fits.
+  v.spread_windows = v.windows;
+  std::vector<double> spread;
+  const std::size_t last_start = text.size() - window_tokens - 1;
+  for (std::size_t k = 0; k < v.spread_windows; ++k)
+    spread.push_back(window_loss(v.spread_windows > 1 ? k * last_start / (v.spread_windows - 1) : 0));
+  double mean = 0.0, ss = 0.0;
+  for (double x : spread) mean += x / double(spread.size());
+  for (double x : spread) ss += (x - mean) * (x - mean);
+  v.spread_loss = mean;
+  v.spread_se = spread.size() > 1 ? std::sqrt(ss / double(spread.size() - 1) / double(spread.size()))
+                                  : std::numeric_limits<double>::quiet_NaN();
+  const std::vector<LmCurvePoint>& c = lm.curve;
+  v.train_last = c.empty() ? std::numeric_limits<double>::quiet_NaN() : c.back().train_loss;
+  v.train_lag = c.size() > 1 ? 0.5 * std::max(0.0, c[c.size() - 2].train_loss - c.back().train_loss) : 0.0;
+  v.train_like_held_out = judge_train_like_held_out(v.train_last - v.train_lag, v.spread_loss, v.spread_se);
   return v;
 }
 
@@ -287,6 +323,18 @@ Verdict judge_prefill_faster(double prefill_seconds, double decode_seconds) {
 void judge_kv_slopes(KvCacheStudy& s) {
   s.cached_linear = judge_greater(kKvSlopeMidpoint, s.cached_slope, 2.0 * s.cached_slope_se);
   s.uncached_quadratic = judge_greater(s.uncached_slope, kKvSlopeMidpoint, 2.0 * s.uncached_slope_se);
+  if (2.0 * s.cached_slope_se > kKvSlopeTooNoisy) s.cached_linear.outcome = Outcome::too_noisy;
+  if (2.0 * s.uncached_slope_se > kKvSlopeTooNoisy) s.uncached_quadratic.outcome = Outcome::too_noisy;
+}
+
+Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows) {
+  Verdict v{0.0, 0.0, 0.0, Outcome::inconclusive};
+  if (rows.size() < 2) return v;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    v.measured += rows[i].cached_seconds < rows[i - 1].cached_seconds ||
+                  rows[i].uncached_seconds < rows[i - 1].uncached_seconds;
+  v.outcome = v.measured == 0.0 ? Outcome::holds : Outcome::fails;
+  return v;
 }
 
 DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg) {
@@ -350,6 +398,7 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   s.cost = decode_step_cost(lm.model.cfg);
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
   s.same_tokens = judge_same_tokens(s.rows);
+  s.times_grow = judge_times_grow(s.rows);
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
   s.prefill = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + std::ptrdiff_t(np)});
   return s;

@@ -137,6 +137,26 @@ CrossHeads cross_head_alignment(const Tensor4& cross, const std::vector<int>& re
   return c;
 }
 
+CrossHeads cross_head_alignment(const Transformer& m, const std::vector<SentencePair>& pairs, const Vocab& sv,
+                                const Vocab& tv) {
+  CrossHeads c;
+  for (const SentencePair& p : pairs) {
+    const CrossHeads one = cross_head_alignment(transformer_attention(m, sv.encode(p.src), tv.encode(p.tgt)).cross,
+                                                p.alignment);
+    if (c.heads.empty()) c.heads = one.heads;
+    else
+      for (std::size_t k = 0; k < c.heads.size() && k < one.heads.size(); ++k) {
+        c.heads[k].score.hits += one.heads[k].score.hits;
+        c.heads[k].score.total += one.heads[k].score.total;
+        c.heads[k].score.missing += one.heads[k].score.missing;
+      }
+  }
+  for (std::size_t k = 1; k < c.heads.size(); ++k)
+    if (c.heads[k].score.hits > c.heads[c.best].score.hits) c.best = k;
+  c.best_aligns = c.heads.empty() ? Verdict{} : judge_alignment(c.heads[c.best].score.share());
+  return c;
+}
+
 // ---- step 5 -------------------------------------------------------------------------------------
 RowMoments row_moments(const Mat& x) {
   RowMoments r;
@@ -366,8 +386,31 @@ Verdict judge_model_error(std::size_t reference_lower, std::size_t beam_wrong) {
                         0.5);
 }
 
-BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair>& pairs, const EvalResult& greedy,
-                            const EvalResult& beam, const Vocab& sv, const Vocab& tv, double alpha) {
+namespace {
+// Is a source of `len` words in one of r's length buckets (the sentences its BLEU covers)?
+bool in_a_bucket(const EvalResult& r, std::size_t len) {
+  for (const BucketMetrics& b : r.buckets)
+    if (len >= b.bucket.lo && len <= b.bucket.hi) return true;
+  return false;
+}
+}  // namespace
+
+BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair>& all_pairs, const EvalResult& all_greedy,
+                            const EvalResult& all_beam, const Vocab& sv, const Vocab& tv, double alpha) {
+  // Only the sentences in a bucket, the ones the two BLEU scores cover, so that every count below
+  // is over the same sentences as the BLEU beside it.
+  std::vector<SentencePair> pairs;
+  EvalResult greedy, beam;
+  greedy.overall = all_greedy.overall;
+  beam.overall = all_beam.overall;
+  for (std::size_t i = 0; i < all_pairs.size() && i < all_greedy.hyps.size() && i < all_beam.hyps.size(); ++i) {
+    if (!in_a_bucket(all_greedy, all_pairs[i].src.size())) continue;
+    pairs.push_back(all_pairs[i]);
+    greedy.hyps.push_back(all_greedy.hyps[i]);
+    beam.hyps.push_back(all_beam.hyps[i]);
+    greedy.refs.push_back(all_greedy.refs.at(i));
+    beam.refs.push_back(all_beam.refs.at(i));
+  }
   BeamDiagnosis d;
   d.alpha = alpha;
   d.greedy = length_counts(greedy);
@@ -602,9 +645,11 @@ CostStudy cost_study(const Transformer& m) {
 }
 
 Verdict judge_accounted(double r) { return judge_at_most(r, 1.5); }
-Verdict judge_alone_matches(double r) {
-  Verdict v{r, kAloneMatch, 1.0 / kAloneMatch, Outcome::inconclusive};
-  if (std::isfinite(r)) v.outcome = r <= kAloneMatch && r >= 1.0 / kAloneMatch ? Outcome::holds : Outcome::fails;
+Verdict judge_recorded_waited(double r) { return judge_at_least(r, kRecordedWaited); }
+Verdict judge_in_spread(double x, double lo, double hi) {
+  Verdict v{x, lo, hi, Outcome::inconclusive};
+  if (std::isfinite(x) && std::isfinite(lo) && std::isfinite(hi) && lo <= hi)
+    v.outcome = x >= lo && x <= hi ? Outcome::holds : Outcome::fails;
   return v;
 }
 
@@ -613,8 +658,9 @@ double retrained_alone_seconds(const std::string& norm) {
 }
 
 TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, std::size_t validations,
-                                          double step_cpu_ms, double step_wall_ms, double test_greedy_cpu_s,
-                                          const ToyCorpus& corpus, double alone_s) {
+                                          const StepTiming& step, double test_greedy_cpu_s,
+                                          const ToyCorpus& corpus, double alone_s, double load_now) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   TrainingTimeAccount a;
   a.recorded_s = recorded_s;
   a.steps = steps;
@@ -622,19 +668,25 @@ TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, 
   a.valid_sentences = corpus.valid.size();
   a.test_cpu_s = test_greedy_cpu_s;
   a.test_sentences = corpus.test.size();
-  a.step_cpu_ms = step_cpu_ms;
-  a.step_wall_ms = step_wall_ms;
-  a.step_wall_ratio = ratio_or_nan(step_wall_ms, step_cpu_ms);
+  a.step_cpu_ms = step.median_cpu_ms;
+  a.step_wall_ms = step.median_ms;
+  a.step_min_cpu_ms = step.min_cpu_ms;
+  a.step_max_cpu_ms = step.max_cpu_ms;
+  a.load_now = load_now;
+  a.step_wall_ratio = ratio_or_nan(step.median_ms, step.median_cpu_ms);
   a.step_waited = judge_at_least(a.step_wall_ratio, kStepWaited);
   a.valid_cpu_s = corpus.test.empty() ? 0.0 : test_greedy_cpu_s * double(corpus.valid.size()) / double(corpus.test.size());
-  a.estimate_s = double(steps) * step_cpu_ms / 1000.0 + double(validations) * a.valid_cpu_s;
+  a.estimate_s = double(steps) * step.median_cpu_ms / 1000.0 + double(validations) * a.valid_cpu_s;
   a.ratio = ratio_or_nan(recorded_s, a.estimate_s);
   double words = 0.0;
   for (const auto& p : corpus.train) words += double(p.src.size());
   a.mean_train_length = corpus.train.empty() ? 0.0 : words / double(corpus.train.size());
   a.accounted = judge_accounted(a.ratio);
   a.alone_s = alone_s;
-  if (alone_s > 0.0) a.alone_accounted = judge_alone_matches(ratio_or_nan(alone_s, a.estimate_s));
+  a.recorded_over_alone = alone_s > 0.0 ? ratio_or_nan(recorded_s, alone_s) : nan;
+  a.recorded_waited = judge_recorded_waited(a.recorded_over_alone);
+  a.alone_step_ms = alone_s > 0.0 && steps > 0 ? 1000.0 * alone_s / double(steps) : nan;
+  a.alone_step_in_spread = judge_in_spread(a.alone_step_ms, step.min_cpu_ms, step.max_cpu_ms);
   return a;
 }
 

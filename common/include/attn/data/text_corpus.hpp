@@ -24,6 +24,12 @@ struct KjvSplit {
 // std::invalid_argument when a line does not start with a reference like "Ge1:1 " or no verse is found.
 KjvSplit kjv_split(const std::string& bible_dump, std::size_t every = 20);
 
+// The names of the chapters kjv_split holds out, in Bible order ("Genesis 20", "Genesis 40",
+// "Exodus 10", …, "Revelation 13" for every = 20), from the 66 books' chapter counts of the
+// Protestant canon the King James Version prints (1,189 chapters in all).
+std::vector<std::string> kjv_held_out_chapters(std::size_t every = 20);
+constexpr std::size_t kKjvChapters = 1189;
+
 // B windows of T + 1 consecutive tokens at uniform random offsets: inputs = window[0 … T−1],
 // targets = window[1 … T], sequence b in rows b·T … b·T + T − 1.
 struct LmBatch {

@@ -54,7 +54,9 @@ struct TransformerFindings {
   ParameterParts parts;
   EncoderSharpness sharpness;        // steps 2–4, on the example sentence
   DecoderMaskCheck causal;
-  CrossHeads cross;
+  CrossHeads cross;                  // the example sentence
+  CrossHeads cross_test;             // every test pair, teacher-forced: the verdict
+  std::size_t cross_test_pairs = 0;
   TrainingSummary training;
   std::vector<ModelEval> evals;      // step 7's evaluations
   TranslationFindings translation;
@@ -72,8 +74,9 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
 void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const EncoderSharpness& s,
                     const Vocab& tgt_vocab);
 void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMaskCheck& c, const Vocab& tgt_vocab);
+// c: the example's heads; test: the same over `test_pairs` test pairs (the verdict comes from them).
 void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const CrossHeads& c,
-                  const Vocab& tgt_vocab);
+                  const CrossHeads& test, std::size_t test_pairs, const Vocab& tgt_vocab);
 void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePair& ex, const ExampleRun& run,
                           const Vocab& tgt_vocab);
 // Step 6's formula line: the optimiser's β1, β2 and the label smoothing, from the training code's constants.

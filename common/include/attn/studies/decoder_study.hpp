@@ -118,10 +118,25 @@ BlockParameters block_parameters(const DecoderLM& m);
 constexpr std::size_t kValidWindows = 32, kValidWindowTokens = 256;
 struct ValidationFigures {
   std::size_t windows = 0, window_tokens = 0, tokens = 0, bytes = 0;  // the scored targets
-  double loss = 0.0;           // nats per token
+  double loss = 0.0;           // nats per token: the mean of window_losses
   double perplexity = 0.0;     // e^loss
   double bits_per_byte = 0.0;  // loss · tokens / (bytes · ln 2)
+  std::vector<double> window_losses;  // each of the first `windows` windows' mean loss
+  std::vector<std::string> held_out;  // the held-out chapters' names (kjv_held_out_chapters)
+  // Why the curve's training loss sits above its validation loss, from this run: the same model
+  // on as many windows spread evenly over the whole held-out text (spread_loss ± spread_se, one
+  // standard error over its windows), against the training loss of the curve's last row less the
+  // averaging lag (half the fall of the training loss over that row: the row's mean is of weights
+  // that were, on average, half a row older).
+  std::size_t spread_windows = 0;
+  double spread_loss = 0.0, spread_se = 0.0;
+  double train_last = 0.0, train_lag = 0.0;  // the curve's last training loss; the lag estimate
+  Verdict train_like_held_out;  // judge_train_like_held_out(train_last − train_lag, spread_loss, spread_se)
 };
+// The training loss, less its lag, is what the model scores on held-out text at large: within two
+// standard errors of spread_loss holds (measured = the difference, bound = 2·se); above fails;
+// below is partly (the model does better on text it trained on); NaN inconclusive.
+Verdict judge_train_like_held_out(double train_less_lag, double spread_loss, double spread_se);
 ValidationFigures validation_figures(const TinyLm& lm, std::size_t windows = kValidWindows,
                                      std::size_t window_tokens = kValidWindowTokens);
 
@@ -195,6 +210,9 @@ DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg);
 // minus its noise above 1.5 fails, a ± range across 1.5 is inconclusive; the uncached slope the
 // other way round (judge_greater against the midpoint).
 constexpr double kKvSlopeMidpoint = 1.5;
+// A slope whose ± (2 standard errors) is wider than kKvSlopeTooNoisy, the distance from either
+// exponent to the midpoint, cannot tell linear from quadratic: not judged (Outcome::too_noisy).
+constexpr double kKvSlopeTooNoisy = 0.5;
 struct KvCacheStudy {
   int repeats = 0, cached_repeats = 0;  // best of: without the cache, with it
   std::vector<KvSpeedRow> rows;
@@ -206,11 +224,17 @@ struct KvCacheStudy {
   DecodeStepCost cost;                              // decode_step_cost of the model
   bool past_context = false;                        // the sweep ran past the trained positions
   Verdict same_tokens;   // judge_same_tokens(rows)
+  Verdict times_grow;    // judge_times_grow(rows): no longer generation timed faster than a shorter one
   PrefillDecode prefill; // the first 128 held-out tokens
 };
 // The two slopes against kKvSlopeMidpoint, noise = 2 standard errors; fills s.cached_linear and
-// s.uncached_quadratic.
+// s.uncached_quadratic (too_noisy when 2 standard errors exceed kKvSlopeTooNoisy).
 void judge_kv_slopes(KvCacheStudy& s);
+// More tokens cannot take less work: every row's best time, with the cache and without, at least
+// the row before's holds; measured = how many rows took less time than the one before (either
+// column) — a row that did is the machine's load, and the table's speed-ups and slopes with it.
+// Fewer than two rows: inconclusive.
+Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows);
 // Holds when every row gave the same tokens with and without the cache; no rows: inconclusive.
 Verdict judge_same_tokens(const std::vector<KvSpeedRow>& rows);
 // lengths 8, 12, 16, 24, 32, 48, 64 (3 runs without the cache, 15 with it), or 16 to 512 with bench
