@@ -214,8 +214,8 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
                         c.max_diff));
   }
   nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint into GQA; "
-            "the figures above are for random, untrained heads, and the paper trains 5% more of the original "
-            "steps after pooling to win most of the lost quality back (its Table 1)"));
+            "the figures above are for random, untrained heads; the paper then trains for 5% of the original "
+            "pre-training steps (uptraining), which wins back most of the quality MQA lost (its Figure 5)"));
   nar.say(_("bf16 (bfloat16): 16-bit floats, 2 bytes per stored number; LLaMA 2 uses GQA in its 34B and 70B "
             "models (Touvron et al. 2023, \"Llama 2\", §A.2.1)"));
   Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
