@@ -17,6 +17,7 @@
 #include "attn/position/rope.hpp"
 #include "attn/position/sinusoidal.hpp"
 #include "attn/present/ch05_report.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -79,10 +80,9 @@ int main(int argc, char** argv) {
     const PermutationCheck order = check_permutation(O, Os, reverse);
     report_order_blind(nar, order);
     nar.code("attn/position/position_encoding.hpp: positioned_self_attention; attn/studies/lookup.hpp: permute_rows");
-    nar.why(_("each word's row depends on which words are present, never on where: the model sees a bag of words. "
-              "This is permutation-EQUIVARIANT (the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) "
-              "says 'invariant'; only a pooled summary is)."));
+    nar.why(_f("each word's row depends on which words are present, never on where: the model sees a bag of words. "
+               "This is permutation-EQUIVARIANT (the source article {} says 'invariant'; only a pooled summary is).",
+               source_article()));
 
     nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(P·X) − P·Attn(X)|"));
     const Mat learned_demo = learned_position_init(positions, d, rng, 1.0f);  // an untrained table, unit scale to be visible
@@ -113,10 +113,9 @@ int main(int argc, char** argv) {
     const Mat P = learned_position_init(positions, d, rng);
     nar.show("learned_pe", P, index_labels(positions), {}, _("N(0, 0.02²) at initialisation; training writes into each row it sees"));
     report_learned_limit(nar, P);
-    nar.say(_("correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) says GPT uses "
-              "RoPE; GPT-2 and GPT-3 use learned absolute positions like these (Radford et al. 2019; Brown et al. "
-              "2020). LLaMA and Qwen use RoPE (Touvron et al. 2023; Bai et al. 2023)."));
+    nar.say(_f("correction: the source article {} says GPT uses RoPE; GPT-2 and GPT-3 use learned absolute positions "
+               "like these (Radford et al. 2019; Brown et al. 2020). LLaMA and Qwen use RoPE (Touvron et al. 2023; "
+               "Bai et al. 2023).", source_article()));
     nar.code("attn/position/learned_position.hpp: learned_position_init, learned_position_forward");
     nar.why(_("each row is trained only by sequences that reach it; a position never seen in training has no row at all."));
 
@@ -140,14 +139,13 @@ int main(int argc, char** argv) {
     nar.why(_("rotations compose: R_mᵀR_n = R_(n−m), so absolute positions cancel in the score and relative ones remain."));
 
     // ---------------------------------------------------------------- ALiBi
-    nar.step(_("ALiBi: a distance penalty per head"),
-             _("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/H), head h = 0 … H − 1"),
-             _("Press et al. 2021, §3"));
+    const AlibiSlopeShape slopes = alibi_slope_shape(heads);
+    nar.step(_("ALiBi: a distance penalty per head"), alibi_formula(slopes), _("Press et al. 2021, §3"));
     nar.say(_f("here h is a head's index and H = {} (--heads) the number of heads (chapter 04 wrote h for the "
                "number)", heads));
     nar.say(_("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use the "
             "symmetric −m_h·|i − j|, which is the same where j ≤ i."));
-    show_alibi_bias(nar, heads, positions);
+    show_alibi_bias(nar, slopes, positions);
     const ZeroSlopeCheck zero_slope = alibi_zero_slope_check(X, W);
     report_zero_slope(nar, zero_slope);
     nar.code("attn/position/alibi.hpp: alibi_slopes, alibi_bias");

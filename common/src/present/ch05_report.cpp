@@ -11,6 +11,7 @@
 #include "attn/position/learned_position.hpp"
 #include "attn/position/rope.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/load_or_train.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -63,9 +64,25 @@ void report_rope_pair(Narrator& nar, const Labels& words, const Mat& q, const Ma
              q(t, 0), q(t, 1), q_rot(t, 0), q_rot(t, 1)));
 }
 
-void show_alibi_bias(Narrator& nar, std::size_t heads, std::size_t positions) {
-  const Vec slopes = alibi_slopes(heads);
-  nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence, head 0 the steepest", heads));
+std::string alibi_formula(const AlibiSlopeShape& s) {
+  if (s.power_of_two())
+    return _("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/H), head h = 0 … H − 1");
+  return _f("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/{0}) for h < {0}, "
+            "2^(−8(2(h − {0}) + 1)/{1}) for h = {0} … H − 1", s.base_heads, 2 * s.base_heads);
+}
+
+void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t positions) {
+  Vec slopes = xt::zeros<float>({shape.heads});
+  for (std::size_t h = 0; h < shape.heads; ++h) slopes(h) = float(shape.slopes[h]);
+  const std::size_t heads = shape.heads;
+  if (shape.geometric.holds())
+    nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence (ratio {:.4g}), head {} the steepest", heads,
+                                            shape.ratio, shape.steepest));
+  else
+    nar.show("alibi_slopes", slopes, {},
+             _f("H = {} is not a power of 2: the slopes of {} heads, then every other slope of {} heads (the "
+                "authors' code, get_slopes; §3 gives only the power-of-2 sequence) — not one geometric sequence; "
+                "head {} the steepest", heads, shape.base_heads, 2 * shape.base_heads, shape.steepest));
   const Tensor3 bias = alibi_bias(slopes, positions);
   nar.record("alibi_bias", bias);
   const Labels pos = index_labels(positions);
@@ -192,6 +209,26 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   return model;
 }
 
+void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s) {
+  using P = PositionEncoding;
+  const Verdict& v = s.none_sees_order;
+  nar.result(_f("an order-blind vote (no model: of the earlier tokens with the query's key, the most frequent "
+                "value, ties shared) scores {} at L, {} at 2L, {} at 4L; a reader that sees those values only as a "
+                "set can expect no more", percent(s.order_blind[0].accuracy), percent(s.order_blind[1].accuracy),
+                percent(s.order_blind[2].accuracy)));
+  const std::string none = percent(s.at(P::None, 1).accuracy), vote = percent(s.order_blind[0].accuracy);
+  if (v.holds())
+    nar.result(_f("none: {} at L against the vote's {} (+{:.1f} points, noise ±{:.1f}): the causal mask alone gives "
+                  "it some order", none, vote, 100.0 * v.measured, 100.0 * v.bound));
+  else if (v.outcome == Outcome::fails)
+    nar.result(_f("none: {} at L against the vote's {} ({:+.1f} points, noise ±{:.1f}): below even the order-blind "
+                  "vote", none, vote, 100.0 * v.measured, 100.0 * v.bound));
+  else
+    nar.result(_f("none: {} at L against the vote's {} ({:+.1f} points, noise ±{:.1f}): the same within noise — "
+                  "the causal mask tells it which tokens came before, not in what order (one layer: each output "
+                  "is a softmax over the set of earlier tokens)", none, vote, 100.0 * v.measured, 100.0 * v.bound));
+}
+
 void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
   nar.say(_f("CE: the mean cross-entropy (nats) of the value predicted at each scored token; acc: the share predicted "
              "right; @L, @2L, @4L: test sequences of {}, {} and {} tokens", s.at(PositionEncoding::None, 1).length,
@@ -225,13 +262,10 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 percent(s.at(P::Rope, 4).accuracy), percent(s.at(P::Alibi, 1).accuracy), percent(s.at(P::Alibi, 4).accuracy),
                 percent(s.at(P::Sinusoidal, 1).accuracy), percent(s.at(P::Sinusoidal, 4).accuracy),
                 learned_stops ? _("; learned: no rows past L.") : "."));
-  if (s.results.count(P::None))
-    nar.result(_f("none reaches {} at L with no positions at all: the causal mask alone gives order (step 2's "
-                  "\"none + causal mask\" row)", percent(s.at(P::None, 1).accuracy)));
-  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-                "(注意力机制：从 Seq2Seq 到 Transformer 的革命), RoPE "
-                "extrapolates 'naturally' (loses at most 2 points from L to 4L): it lost {:.0f} — {}",
-                100.0 * s.drop(P::Rope), s.rope_natural.holds() ? _("held") : _("did NOT hold")));
+  if (s.results.count(P::None) && s.order_blind.size() == 3) report_none_vs_vote(nar, s);
+  nar.result(_f("claim of the source article {}, RoPE extrapolates 'naturally' (loses at most 2 points from L to "
+                "4L): it lost {:.0f} — {}", source_article(), 100.0 * s.drop(P::Rope),
+                s.rope_natural.holds() ? _("held") : _("did NOT hold")));
   const RopeReach reach = rope_reach(s.d_k, s.at(P::Rope, 1).length, s.at(P::Rope, 4).length);
   std::vector<std::string> angles;
   for (std::size_t i = 0; i < reach.theta.size(); ++i)
