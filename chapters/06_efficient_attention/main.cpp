@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "attn/present/ch06_report.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/tensor/rng.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
@@ -64,9 +65,8 @@ int main(int argc, char** argv) {
     report_window_pairs(nar, n, w, win, dil);
     nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys; stacked layers reach further, "
               "layer k up to k·(w − 1) tokens back (chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
-    nar.say(_("Correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) says "
-              "LLaMA 3 does too; it does not — LLaMA 3 uses full causal attention with GQA (Dubey et al. 2024)."));
+    nar.say(_f("Correction: the source article {} says LLaMA 3 does too; it does not — LLaMA 3 uses full causal "
+               "attention with GQA (Dubey et al. 2024).", source_article()));
     nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
     nar.why(_("some heads attend mostly to the neighbouring tokens (Clark et al. 2019, \"What Does BERT Look At?\", "
               "§3.1); a window keeps that and drops the quadratic rest."));
@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
                   sweep_cfg.block, sweep_cfg.random_blocks));
     nar.say(_("Complexity depends on the pattern: window/BigBird O(n), strided (Child et al. 2019) O(n√n), LSH "
               "(locality-sensitive hashing; Reformer, Kitaev et al. 2020) O(n log n)."));
-    nar.say(_("(The source article's companion card \"Attention mechanism\" (注意力机制) gives O(n log n·d) for "
-              "sparse attention in general — that is one pattern's cost, not all.)"));
+    nar.say(_f("(The source article's companion card {} gives O(n log n·d) for sparse attention in general — that "
+               "is one pattern's cost, not all.)", source_card()));
     nar.code("attn/attention/sparse_attention.hpp: longformer_pattern, bigbird_pattern, to_token_pattern");
     nar.why(_("global tokens carry information across the whole sequence in two hops (any token → a global token → any "
               "token); random blocks make short paths likely (Zaheer et al. 2020, §2–3, on BigBird's graph)."));
@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
     const EfficientSweep sweep = sweep_efficient_variants(sizes, sweep_cfg);
     report_sweep(nar, sweep, sweep_cfg);
     nar.code("attn/studies/efficient_sweep.hpp: sweep_efficient_variants, judge_sweep");
-    nar.why(_("random inputs spread attention over every key, the worst case for local patterns: their error is the mass they drop."));
+    nar.why(_("random inputs spread attention over every key, the worst case for local patterns: a pattern sees few of "
+              "the keys that full attention averages, so it cannot come close to full attention's output."));
 
     nar.takeaway(ch06_takeaway(sweep, sweep_cfg.fit_from));
   });
