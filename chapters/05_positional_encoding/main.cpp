@@ -6,7 +6,6 @@
 // Export names: X X_swapped output output_swapped sinusoidal_pe sinusoidal_shift pe_similarity
 // learned_pe rope_cos rope_sin q k q_rot k_rot rope_bound alibi_slopes alibi_bias alibi_bias_head0
 // extrapolation; manifest.json also holds "extrapolation_rows", "_columns" and "_data".
-#include <charconv>
 #include <cmath>
 #include <numeric>
 
@@ -35,13 +34,7 @@ int main(int argc, char** argv) {
         return n >= 2 && n <= 12 ? std::string() : _f("needs 2 to 12 words, got {}", n);
       });
   ch.app().add_option("--d-model", d_model, _("embedding size (even)"))->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) {  // one check, one name in --help: "EVEN in [4 - 64]"
-        std::size_t v = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() || end != s.data() + s.size()) return _f("{} is not a whole number", s);
-        if (v < 4 || v > 64) return _f("{} is not in 4 … 64", s);
-        return v % 2 != 0 ? std::string(_("must be even")) : std::string();
-      }, "EVEN in [4 - 64]"));
+      ->check(whole_number_of_parity(4, 64, /*even=*/true));
   ch.app().add_option("--positions", positions, _("length of the position tables shown"))->capture_default_str()->check(CLI::Range(12, 256));
   ch.app().add_option("--heads", heads, _("ALiBi heads"))->capture_default_str()->check(CLI::Range(1, 64));
   bool train = false;
@@ -141,10 +134,6 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- ALiBi
     const AlibiSlopeShape slopes = alibi_slope_shape(heads);
     nar.step(_("ALiBi: a distance penalty per head"), alibi_formula(slopes), _("Press et al. 2021, §3"));
-    nar.say(_f("here h is a head's index and H = {} (--heads) the number of heads (chapter 04 wrote h for the "
-               "number)", heads));
-    nar.say(_("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use the "
-            "symmetric −m_h·|i − j|, which is the same where j ≤ i."));
     show_alibi_bias(nar, slopes, positions);
     const ZeroSlopeCheck zero_slope = alibi_zero_slope_check(X, W);
     report_zero_slope(nar, zero_slope);
@@ -153,13 +142,10 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- extrapolation, measured
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"), _("Press et al. 2021"));
-    nar.say(_("task: each token is a (key, value) pair, 4 keys × 8 values; predict the value of the latest earlier token "
-              "with the same key. One attention layer, 4 heads × d_k = 8, strict causal mask (token t sees 0 … t − 1, not itself); chance = 1/8 = 12.5%."));
+    describe_recall_task(nar, xcfg);
     if (!train) nar.say(_("the five models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
     const ExtrapolationStudy x = extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, train, xcfg); });
     report_extrapolation(nar, x);
-    nar.say(_("note: the answer is always the most recent earlier token with the query's key, so this task rewards "
-            "recency by construction — exactly what ALiBi's distance penalty encodes; it favours ALiBi."));
     nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row; "
              "attn/studies/position_study.hpp: extrapolation_study");
     nar.why(_("a relative bias that only says 'nearer is better' means the same thing at any length; absolute "

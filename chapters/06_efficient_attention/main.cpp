@@ -6,7 +6,6 @@
 //   build/bin/06_efficient_attention --sizes 1024,16384    another sweep
 // Export names: window_mask dilated_mask longformer_mask bigbird_mask (0 visible, −∞ masked)
 // online_trace sweep; manifest.json also holds "sweep_variants" and "sweep_columns".
-#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -28,14 +27,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(16, 65536));
   ch.app().add_option("--window", sweep_cfg.window,
                       _("window size w of the sweep: the keys one query sees, itself included (odd: centred)"))
-      ->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) {  // one check, one name in --help
-        std::size_t v = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() || end != s.data() + s.size()) return _f("{} is not a whole number", s);
-        if (v < 1 || v > 8191) return _f("{} is not in 1 … 8191", s);
-        return v % 2 == 0 ? std::string(_("must be odd")) : std::string();
-      }, "ODD in [1 - 8191]"));
+      ->capture_default_str()->check(whole_number_of_parity(1, 8191, /*even=*/false));
   ch.app().add_option("--max-full-mib", sweep_cfg.max_full_mib, _("skip full attention when scores + weights need more"))
       ->capture_default_str()
       ->check(CLI::Validator([](std::string& s) {  // std::stod alone would let nan and inf through

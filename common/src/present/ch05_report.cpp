@@ -72,6 +72,10 @@ std::string alibi_formula(const AlibiSlopeShape& s) {
 }
 
 void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t positions) {
+  nar.say(_f("here h is a head's index and H = {} (--heads) the number of heads (chapter 04 wrote h for the "
+             "number)", shape.heads));
+  nar.say(_("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use "
+            "the symmetric −m_h·|i − j|, which is the same where j ≤ i."));
   Vec slopes = xt::zeros<float>({shape.heads});
   for (std::size_t h = 0; h < shape.heads; ++h) slopes(h) = float(shape.slopes[h]);
   const std::size_t heads = shape.heads;
@@ -209,6 +213,13 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   return model;
 }
 
+void describe_recall_task(Narrator& nar, const ExtrapolationConfig& cfg) {
+  nar.say(_f("task: each token is a (key, value) pair, {} keys × {} values; predict the value of the latest earlier "
+             "token with the same key. One attention layer, {} heads × d_k = {}, strict causal mask (token t sees "
+             "0 … t − 1, not itself); chance = 1/{} = {:.1f}%.", cfg.keys, cfg.values, cfg.heads,
+             cfg.d_model / cfg.heads, cfg.values, 100.0 / double(cfg.values)));
+}
+
 void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s) {
   using P = PositionEncoding;
   const Verdict& v = s.none_sees_order;
@@ -283,6 +294,8 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 s.alibi_over_sinusoidal.holds() ? _("held") : outcome_word(s.alibi_over_sinusoidal.outcome)));
   nar.say(_("each encoding is one trained model (one training seed): the ± is the test's sampling noise only, not the "
             "spread between training runs, which can be larger"));
+  nar.say(_("note: the answer is always the most recent earlier token with the query's key, so this task rewards "
+            "recency by construction — exactly what ALiBi's distance penalty encodes; it favours ALiBi."));
 }
 
 std::vector<std::string> ch05_takeaway(const PermutationCheck& order, const ShiftCheck& shift,
