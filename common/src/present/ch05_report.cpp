@@ -79,7 +79,9 @@ void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t po
   Vec slopes = xt::zeros<float>({shape.heads});
   for (std::size_t h = 0; h < shape.heads; ++h) slopes(h) = float(shape.slopes[h]);
   const std::size_t heads = shape.heads;
-  if (shape.geometric.holds())
+  if (heads == 1)
+    nar.show("alibi_slopes", slopes, {}, _f("H = 1: one head, slope {:.4g}", slopes(0)));
+  else if (shape.geometric.holds())
     nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence (ratio {:.4g}), head {} the steepest", heads,
                                             shape.ratio, shape.steepest));
   else
