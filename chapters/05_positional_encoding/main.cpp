@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     const SelfAttentionWeights W = init_self_attention(rng, d, d, d);
 
     // ---------------------------------------------------------------- why positions
-    nar.step(_("Without positions, order is invisible"), _("Attn(P·X) = P·Attn(X)"));
+    nar.step(_("Without positions, order is invisible"), _("Attn(Π·X) = Π·Attn(X)"));
     const Labels swapped(words.rbegin(), words.rend());
     std::vector<std::size_t> reverse(n);
     std::iota(reverse.rbegin(), reverse.rend(), 0);  // row i of the swapped sentence is row n−1−i
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
                "This is permutation-EQUIVARIANT (the source article {} says 'invariant'; only a pooled summary is).",
                source_article()));
 
-    nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(P·X) − P·Attn(X)|"));
+    nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(Π·X) − Π·Attn(X)|"));
     const Mat learned_demo = learned_position_init(positions, d, rng, 1.0f);  // an untrained table, unit scale to be visible
     const ReversalStudy reversal = reversal_study(X, Xs, W, learned_demo, 0.25f);
     report_reversal(nar, reversal);
@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
     if (!train) nar.say(_("the five models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
     const ExtrapolationStudy x = extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, train, xcfg); });
     report_extrapolation(nar, x);
-    nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row; "
+    nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row, "
+             "order_blind_vote; "
              "attn/studies/position_study.hpp: extrapolation_study");
     nar.why(_("a relative bias that only says 'nearer is better' means the same thing at any length; absolute "
             "positions past L were never seen in training, and a learned table has no row for them at all."));

@@ -55,8 +55,9 @@ int main(int argc, char** argv) {
     show_pattern(nar, "window_mask", win, _f("causal window w = {}: each token sees itself and {} before it", w, w - 1));
     show_pattern(nar, "dilated_mask", dil, _f("dilated, w = {}, r = 2: the same {} keys, twice the reach", w, w));
     report_window_pairs(nar, n, w, win, dil);
-    nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys; stacked layers reach further, "
-              "layer k up to k·(w − 1) tokens back (chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
+    nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys (the paper's W = 4096 counts the "
+              "keys before i; our w counts i too); stacked layers reach further, layer k up to k·(w − 1) tokens back "
+              "(chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
     nar.say(_f("Correction: the source article {} says LLaMA 3 does too; it does not — LLaMA 3 uses full causal "
                "attention with GQA (Dubey et al. 2024).", source_article()));
     nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
@@ -118,8 +119,8 @@ int main(int argc, char** argv) {
     const EfficientSweep sweep = sweep_efficient_variants(sizes, sweep_cfg);
     report_sweep(nar, sweep, sweep_cfg);
     nar.code("attn/studies/efficient_sweep.hpp: sweep_efficient_variants, judge_sweep");
-    nar.why(_("random inputs spread attention over every key, the worst case for local patterns: a pattern sees few of "
-              "the keys that full attention averages, so it cannot come close to full attention's output."));
+    nar.why(_("random inputs spread attention over every key, so nothing local is there to keep: a pattern sees few of "
+              "the keys that full attention averages, and its output cannot come close to full attention's."));
 
     nar.takeaway(ch06_takeaway(sweep, sweep_cfg.fit_from));
   });

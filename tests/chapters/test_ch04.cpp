@@ -106,6 +106,7 @@ TEST_CASE("chapter 04's printed head difference and its verdict come from the ex
   const auto j = nlohmann::json::parse(mf);
   CHECK(j["figures"]["most_different_heads"].get<double>() == doctest::Approx(most).epsilon(1e-6));
   CHECK(r.has(fmt::format("largest difference between two heads' weights: {:.3f} — {}", most,
-                          most >= 0.05 ? "each head attends its own way" : "the heads attend almost alike")));
+                          most >= 0.05 ? "the heads' random projections give different maps"
+                                       : "the heads attend almost alike")));
   fs::remove_all(dir);
 }

@@ -93,7 +93,8 @@ void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
     nar.result(_("one head: nothing to compare — with h = 1 this is chapter 03's single attention"));
   else
     nar.result(_f("largest difference between two heads' weights: {:.3f} — {}", h.most_different,
-                  h.differ.holds() ? _("each head attends its own way") : _("the heads attend almost alike")));
+                  h.differ.holds() ? _("the heads' random projections give different maps")
+                                   : _("the heads attend almost alike")));
 }
 
 void report_near_uniform(Narrator& nar, const NearUniformRows& r) {
@@ -236,7 +237,7 @@ std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* 
   return {
       two.keeps_both.holds()
           ? _f("Why several heads: one head that wants two words gives each at most {:.3f}; two heads of half the "
-               "width put {:.3f} on their own word each, at the same parameters and FLOPs (step 4).",
+               "width put {:.3f} on their own word each (step 3), at the same parameters and FLOPs (step 4).",
                two.one_head_best, two.two_heads_own)
           : _f("Why several heads: in step 3's example no head committed to its word ({:.2f} < {:.2f}).",
                two.two_heads_own, kTwoTargetsBound),

@@ -84,11 +84,13 @@ void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t po
   else if (shape.geometric.holds())
     nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence (ratio {:.4g}), head {} the steepest", heads,
                                             shape.ratio, shape.steepest));
-  else
+  else {
     nar.show("alibi_slopes", slopes, {},
-             _f("H = {} is not a power of 2: the slopes of {} heads, then every other slope of {} heads (the "
-                "authors' code, get_slopes; §3 gives only the power-of-2 sequence) — not one geometric sequence; "
-                "head {} the steepest", heads, shape.base_heads, 2 * shape.base_heads, shape.steepest));
+             _f("H = {}: not one geometric sequence; head {} the steepest", heads, shape.steepest));
+    nar.say(_f("H = {} is not a power of 2: the slopes are those of {} heads, then every other slope of {} heads "
+               "(the authors' code, get_slopes; §3 gives only the power-of-2 sequence)", heads, shape.base_heads,
+               2 * shape.base_heads));
+  }
   const Tensor3 bias = alibi_bias(slopes, positions);
   nar.record("alibi_bias", bias);
   const Labels pos = index_labels(positions);
@@ -96,6 +98,7 @@ void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t po
 }
 
 void report_order_blind(Narrator& nar, const PermutationCheck& c) {
+  nar.say(_("Π: a permutation matrix, here the one that reverses the rows (the sentence read backwards)"));
   nar.result(c.equivariant.holds()
                  ? _f("max |output_swapped − reversed(output)| = {:.1e}: the same set of rows, only reordered",
                       c.equivariance_err)
@@ -127,7 +130,7 @@ void explain_reversal(Narrator& nar, const ReversalStudy& s) {
   const bool mask_breaks = s.at(PositionEncoding::None, true).tells_apart.holds();
   if (alibi_blind && mask_breaks)
     nar.why(_("symmetric ALiBi keeps every distance |i − j| when a sentence is read backwards, so it cannot tell a "
-              "sentence from its reverse (other orders it does tell apart); ALiBi is used with a causal mask, and "
+              "sentence from its reverse; ALiBi is used with a causal mask, and "
               "the mask alone already breaks the symmetry."));
   else
     nar.why(_("an encoding that depends only on |i − j| cannot see a reversal; here the table shows which did."));
@@ -135,10 +138,12 @@ void explain_reversal(Narrator& nar, const ReversalStudy& s) {
 
 void report_shift(Narrator& nar, const ShiftCheck& c) {
   nar.result(c.independent_of_pos.holds()
-                 ? _f("PE(pos + {0}) = M_{0}·PE(pos) for every pos in 0 … {1} (pos + {0} inside a {2}-row table): "
+                 ? _f("PE(pos + {0}) = M_{0}·PE(pos) for every pos in 0 … {1} (checked on a longer table of {2} rows, "
+                      "not only the rows shown): "
                       "max error {3:.1e} — M_k does not depend on pos", c.k, c.last_pos, c.last_pos + c.k + 1,
                       c.max_error)
-                 : _f("PE(pos + {0}) vs M_{0}·PE(pos) for pos in 0 … {1} (pos + {0} inside a {2}-row table): max "
+                 : _f("PE(pos + {0}) vs M_{0}·PE(pos) for pos in 0 … {1} (checked on a longer table of {2} rows, "
+                      "not only the rows shown): max "
                       "error {3:.1e}, more than float rounding", c.k, c.last_pos, c.last_pos + c.k + 1, c.max_error));
 }
 

@@ -96,6 +96,8 @@ void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) 
       nar.result(_f("not judged (too noisy): the best runs give {:.0f}×, the medians {:.0f}×, more than {:.0f}% "
                     "apart; the counted work ratio is {:.1f}×", kv.speedup_best(), kv.speedup_median(),
                     100 * kKVSpeedupTolerance, kv.work_ratio));
+      nar.say(_f("per multiply-add, the cached run's medians took {:.1f}× as long as the uncached run's (from the "
+                 "medians and the count; as noisy as the speed-ups it comes from)", per_op));
       break;
     default:
       nar.result(_f("measured {:.2f}× (medians): the cache did not make decoding faster here, against {:.1f}× "
@@ -185,7 +187,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   nar.table(slopes, /*as_result=*/true);
   if (!sometimes.empty())
     nar.result(_f("faster than full attention only at some smaller sizes, not at every larger one: {}",
-                  fmt::join(sometimes, "; ")));
+                  fmt::join(sometimes, _("; "))));
   std::vector<std::string> contended;
   for (const VariantSweep& v : s.variants)
     if (v.min_cpu_share < kContendedCpuShare) contended.push_back(fmt::format("{} {:.0f}%", v.name, 100.0 * v.min_cpu_share));
@@ -217,6 +219,11 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     const VariantPoint& p0 = v.points.front();
     // best runs, as the table prints them; the spread says how far a typical run strays
     if (f0.skipped || p0.skipped || p0.seconds < f0.seconds || p0.pairs <= 0 || f0.pairs <= 0) continue;
+    if (p0.pairs >= f0.pairs) {  // the pattern covers every pair here: it is full attention by another route
+      nar.result(_f("{} at n = {} computes all n² pairs (its pattern covers every one at this size): no cost per "
+                    "pair to compare", v.name, p0.n));
+      continue;
+    }
     const double ns = p0.ns_per_pair(), f_ns = f0.ns_per_pair();
     const double ratio = ns / f_ns;
     const double spread = std::max(p0.spread(), f0.spread());
@@ -288,7 +295,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     nar.result(_f("further from full attention than 0 is: {}. Full attention averages all n random values, so its "
                   "outputs are small; a pattern averages only the keys it keeps, so its outputs stay large — on "
                   "random inputs there is nothing local for a pattern to find",
-                  fmt::join(worse, "; ")));
+                  fmt::join(worse, _("; "))));
 }
 
 std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_from) {

@@ -283,7 +283,7 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
                       outcome_word(noisier[i].reads_painted.outcome)));
   if (!rows.empty())
     nar.result(_f("W_Q's margin was built in, so the test above can only fail through the noise; the same grid with "
-                  "more noise: {}", fmt::join(rows, "; ")));
+                  "more noise: {}", fmt::join(rows, _("; "))));
 }
 
 std::string word_class_name(ToyWordClass c) {
@@ -332,6 +332,8 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
   nar.say(_f("model: {}", shown_model_path(model.path)));
+  nar.say(_("BLEU: n-gram overlap of a model's translations with the reference ones, 0 to 100 (chapter 08 explains "
+            "it)"));
   nar.say(describe_model(model));  // what its file records of its training
   nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
                 "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
@@ -381,8 +383,10 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
                "batch {} in {} s on the machine that trained it, kept at step {} (validation BLEU {})", md("seed"),
                md("steps"), md("batch"), md("train_seconds"), md("best_step"), md("valid_bleu")));
-  nar.say(_("Post-Norm / Pre-Norm: LayerNorm after / before each sublayer's residual add; BLEU: n-gram overlap with "
-            "the reference translations, 0 to 100 (chapter 08 explains both)"));
+  nar.say(_("Post-Norm / Pre-Norm: LayerNorm (each row rescaled to mean 0 and variance 1, then scaled and shifted by "
+            "learned weights; chapter 08) after / before each sublayer's (attention's, feed-forward's) residual add"));
+  nar.say(_("training times come from the machines that trained each model, not from this run: step 9's and this "
+            "one are not comparable"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0; the source "
             "words over the maps are counted from 1, as in step 9's true alignment."));
