@@ -320,6 +320,9 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
                      const ChapterModel& model) {
   nar.say(_f("source:    {}", fmt::join(p.src, " ")));
   nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
+  nar.say(_("(the course's toy target language, attn/data/corpus.hpp: a dictionary, adjectives after their noun, the "
+            "verb at the end of its clause; each target word translates exactly one source word, so the true "
+            "alignment is known)"));
   nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
             "that writes reference word i."));
   std::vector<int> one_based;
