@@ -169,9 +169,9 @@ void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::siz
            _("RoFormer §3.4.3: relative upper bound of |q_m·k_n| as the distance grows"));
   for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
     if (r <= max_distance) bt.add({std::to_string(r), fmt::format("{:.2f}", small(r)), fmt::format("{:.2f}", big(r))});
-  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{k<j} e^(i·r·θ_k) (i = √−1): RoFormer shows |q_m·k_n| ≤ "
-            "max_k |h_(k+1) − h_k|·bound(m − n), h_k the product of q's and k's k-th pairs as complex numbers; at r = 0 every |S_j| = j, so "
-            "bound(0) = (d/2 + 1)/2"));
+  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{k<j} e^(i·r·θ_k) (i = √−1): RoFormer "
+            "shows |q_m·k_n| ≤ max_k |h_(k+1) − h_k|·bound(m − n), h_k the product of q's and k's k-th pairs "
+            "as complex numbers; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
   nar.table(bt);
   const BoundRebound s = rope_bound_rebound(d, 16, max_distance), b = rope_bound_rebound(big_d, 16, max_distance);
   nar.result(_f("largest bound beyond distance 16, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "

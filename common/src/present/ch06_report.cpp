@@ -322,7 +322,8 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
   std::vector<std::string> worse;
   for (const ErrorAgainstZero& e : errors_against_zero(s))
     for (const char* name : kSparse)
-      if (e.name == name && e.beats_zero.outcome == Outcome::fails) worse.push_back(fmt::format("{} {:.1f}×", e.name, e.ratio));
+      if (e.name == name && e.beats_zero.outcome == Outcome::fails)
+        worse.push_back(fmt::format("{} {:.1f}×", e.name, e.ratio));
   const std::string answer =
       worse.empty() ? std::string(_("They change the answer: they drop keys."))
                     : _f("They change the answer: on these random inputs their error is further from full attention "

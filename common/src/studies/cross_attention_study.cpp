@@ -323,7 +323,8 @@ AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, dou
     a.same_order = judge_at_least(NAN, 0.0);
     return a;
   }
-  const double better_minus_other = o == Outcome::holds ? transformer_bleu - bahdanau_bleu : bahdanau_bleu - transformer_bleu;
+  const double better_minus_other =
+      o == Outcome::holds ? transformer_bleu - bahdanau_bleu : bahdanau_bleu - transformer_bleu;
   a.same_order = judge_at_least(better_minus_other, 0.0);
   return a;
 }

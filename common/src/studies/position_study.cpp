@@ -158,7 +158,8 @@ AlibiSlopeShape judge_alibi_slopes(const std::vector<double>& slopes) {
   double worst = 0.0;
   if (s.heads >= 2) {
     s.ratio = slopes[1] / slopes[0];
-    for (std::size_t i = 2; i < s.heads; ++i) worst = std::max(worst, std::abs(slopes[i] / slopes[i - 1] / s.ratio - 1.0));
+    for (std::size_t i = 2; i < s.heads; ++i)
+      worst = std::max(worst, std::abs(slopes[i] / slopes[i - 1] / s.ratio - 1.0));
   }
   s.geometric = judge_at_most(worst, 1e-5);
   for (std::size_t i = 0; i < s.heads; ++i)
