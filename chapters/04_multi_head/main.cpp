@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     show_head_maps(nar, t.weights, words);
     const HeadDiversity diversity = head_diversity(t.weights);
     const TwoTargets two = two_targets();
-    report_near_uniform(nar, near_uniform_rows(t.weights));
+    report_near_uniform(nar, near_uniform_rows(t.weights), words);
     report_head_diversity(nar, diversity);
     nar.manifest_field("figures", fmt::format("{{\"most_different_heads\": {:.9g}}}", diversity.most_different));
     nar.say(_("W_Q, W_K, W_V are random: these patterns mean nothing yet; chapter 10 reads the heads of a trained model."));

@@ -97,14 +97,22 @@ void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
                                    : _("the heads attend almost alike")));
 }
 
-void report_near_uniform(Narrator& nar, const NearUniformRows& r) {
+void report_near_uniform(Narrator& nar, const NearUniformRows& r, const Labels& words) {
   if (r.near == 0)
     nar.say(_f("uniform weight 1/n = {:.2f}; no row stays within {:.2f} of it at every word, so each row's shades "
                "show a preference", r.uniform, r.tol));
-  else
+  else {
+    std::vector<std::string> rows;  // "head 0: eats, fish"
+    for (std::size_t k = 0; k < r.which.size(); ++k) {
+      const std::size_t head = r.which[k].first, row = r.which[k].second;
+      const std::string word = row < words.size() ? words[row] : std::to_string(row);
+      if (k > 0 && r.which[k - 1].first == head) rows.back() += ", " + word;
+      else rows.push_back(_f("head {}: {}", head, word));
+    }
     nar.say(_f("uniform weight 1/n = {:.2f}, on a shade's edge: {} of the {} rows stay within {:.2f} of it at every "
-               "word, so their scattered '░' marks are rounding around uniform, not a preference (--export writes "
-               "the numbers: weights.npy)", r.uniform, r.near, r.rows, r.tol));
+               "word ({}), so their scattered '░' marks are rounding around uniform, not a preference (--export "
+               "writes the numbers: weights.npy)", r.uniform, r.near, r.rows, r.tol, fmt::join(rows, _("; "))));
+  }
 }
 
 void report_two_targets(Narrator& nar, const TwoTargets& t) {
