@@ -311,7 +311,7 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
   }
   std::vector<std::string> parts;
   auto add = [&](const std::vector<std::string>& xs, const char* pattern) {
-    if (!xs.empty()) parts.push_back(fmt::format(fmt::runtime(pattern), fmt::join(xs, ", ")));
+    if (!xs.empty()) parts.push_back(fmt::format(fmt::runtime(pattern), fmt::join(xs, _(", "))));
   };
   add(holds, _("holds for {}"));
   add(noisy, _("within noise for {}"));
@@ -327,7 +327,7 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
   const std::string answer =
       worse.empty() ? std::string(_("They change the answer: they drop keys."))
                     : _f("They change the answer: on these random inputs their error is further from full attention "
-                         "than answering 0 ({}).", fmt::join(worse, ", "));
+                         "than answering 0 ({}).", fmt::join(worse, _(", ")));
   return {
       _f("Window, dilated, Longformer and BigBird are O(n) by construction; measured slopes of time on n for n ≥ {} "
          "in this run: {} (timings vary from run to run on a shared machine; step 6's noise column says by how "
