@@ -318,7 +318,7 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
   add(fails, _("does not hold for {}"));
   add(too_noisy, _("not judged (too noisy) for {}"));
   if (!unjudged.empty())
-    parts.push_back(_f("not judged for {} (fewer than 3 sizes ≥ {})", fmt::join(unjudged, ", "), fit_from));
+    parts.push_back(_f("not judged for {} (fewer than 3 sizes ≥ {})", fmt::join(unjudged, _(", ")), fit_from));
   std::vector<std::string> worse;
   for (const ErrorAgainstZero& e : errors_against_zero(s))
     for (const char* name : kSparse)
