@@ -6,7 +6,6 @@
 // Export names: X X_swapped output output_swapped sinusoidal_pe sinusoidal_shift pe_similarity
 // learned_pe rope_cos rope_sin q k q_rot k_rot rope_bound alibi_slopes alibi_bias alibi_bias_head0
 // extrapolation; manifest.json also holds "extrapolation_rows", "_columns" and "_data".
-#include <charconv>
 #include <cmath>
 #include <numeric>
 
@@ -17,6 +16,7 @@
 #include "attn/position/rope.hpp"
 #include "attn/position/sinusoidal.hpp"
 #include "attn/present/ch05_report.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -34,13 +34,7 @@ int main(int argc, char** argv) {
         return n >= 2 && n <= 12 ? std::string() : _f("needs 2 to 12 words, got {}", n);
       });
   ch.app().add_option("--d-model", d_model, _("embedding size (even)"))->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) {  // one check, one name in --help: "EVEN in [4 - 64]"
-        std::size_t v = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() || end != s.data() + s.size()) return _f("{} is not a whole number", s);
-        if (v < 4 || v > 64) return _f("{} is not in 4 … 64", s);
-        return v % 2 != 0 ? std::string(_("must be even")) : std::string();
-      }, "EVEN in [4 - 64]"));
+      ->check(whole_number_of_parity(4, 64, /*even=*/true));
   ch.app().add_option("--positions", positions, _("length of the position tables shown"))->capture_default_str()->check(CLI::Range(12, 256));
   ch.app().add_option("--heads", heads, _("ALiBi heads"))->capture_default_str()->check(CLI::Range(1, 64));
   bool train = false;
@@ -65,7 +59,7 @@ int main(int argc, char** argv) {
     const SelfAttentionWeights W = init_self_attention(rng, d, d, d);
 
     // ---------------------------------------------------------------- why positions
-    nar.step(_("Without positions, order is invisible"), _("Attn(P·X) = P·Attn(X)"));
+    nar.step(_("Without positions, order is invisible"), _("Attn(Π·X) = Π·Attn(X)"));
     const Labels swapped(words.rbegin(), words.rend());
     std::vector<std::size_t> reverse(n);
     std::iota(reverse.rbegin(), reverse.rend(), 0);  // row i of the swapped sentence is row n−1−i
@@ -79,12 +73,11 @@ int main(int argc, char** argv) {
     const PermutationCheck order = check_permutation(O, Os, reverse);
     report_order_blind(nar, order);
     nar.code("attn/position/position_encoding.hpp: positioned_self_attention; attn/studies/lookup.hpp: permute_rows");
-    nar.why(_("each word's row depends on which words are present, never on where: the model sees a bag of words. "
-              "This is permutation-EQUIVARIANT (the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) "
-              "says 'invariant'; only a pooled summary is)."));
+    nar.why(_f("each word's row depends on which words are present, never on where: the model sees a bag of words. "
+               "This is permutation-EQUIVARIANT (the source article {} says 'invariant'; only a pooled summary is).",
+               source_article()));
 
-    nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(P·X) − P·Attn(X)|"));
+    nar.step(_("Each encoding breaks the symmetry — almost"), _("max |Attn(Π·X) − Π·Attn(X)|"));
     const Mat learned_demo = learned_position_init(positions, d, rng, 1.0f);  // an untrained table, unit scale to be visible
     const ReversalStudy reversal = reversal_study(X, Xs, W, learned_demo, 0.25f);
     report_reversal(nar, reversal);
@@ -113,10 +106,9 @@ int main(int argc, char** argv) {
     const Mat P = learned_position_init(positions, d, rng);
     nar.show("learned_pe", P, index_labels(positions), {}, _("N(0, 0.02²) at initialisation; training writes into each row it sees"));
     report_learned_limit(nar, P);
-    nar.say(_("correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) says GPT uses "
-              "RoPE; GPT-2 and GPT-3 use learned absolute positions like these (Radford et al. 2019; Brown et al. "
-              "2020). LLaMA and Qwen use RoPE (Touvron et al. 2023; Bai et al. 2023)."));
+    nar.say(_f("correction: the source article {} says GPT uses RoPE; GPT-2 and GPT-3 use learned absolute positions "
+               "like these (Radford et al. 2019; Brown et al. 2020). LLaMA and Qwen use RoPE (Touvron et al. 2023; "
+               "Bai et al. 2023).", source_article()));
     nar.code("attn/position/learned_position.hpp: learned_position_init, learned_position_forward");
     nar.why(_("each row is trained only by sequences that reach it; a position never seen in training has no row at all."));
 
@@ -140,14 +132,9 @@ int main(int argc, char** argv) {
     nar.why(_("rotations compose: R_mᵀR_n = R_(n−m), so absolute positions cancel in the score and relative ones remain."));
 
     // ---------------------------------------------------------------- ALiBi
-    nar.step(_("ALiBi: a distance penalty per head"),
-             _("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/H), head h = 0 … H − 1"),
-             _("Press et al. 2021, §3"));
-    nar.say(_f("here h is a head's index and H = {} (--heads) the number of heads (chapter 04 wrote h for the "
-               "number)", heads));
-    nar.say(_("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use the "
-            "symmetric −m_h·|i − j|, which is the same where j ≤ i."));
-    show_alibi_bias(nar, heads, positions);
+    const AlibiSlopeShape slopes = alibi_slope_shape(heads);
+    nar.step(_("ALiBi: a distance penalty per head"), alibi_formula(slopes), _("Press et al. 2021, §3"));
+    show_alibi_bias(nar, slopes, positions);
     const ZeroSlopeCheck zero_slope = alibi_zero_slope_check(X, W);
     report_zero_slope(nar, zero_slope);
     nar.code("attn/position/alibi.hpp: alibi_slopes, alibi_bias");
@@ -155,14 +142,12 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- extrapolation, measured
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"), _("Press et al. 2021"));
-    nar.say(_("task: each token is a (key, value) pair, 4 keys × 8 values; predict the value of the latest earlier token "
-              "with the same key. One attention layer, 4 heads × d_k = 8, strict causal mask (token t sees 0 … t − 1, not itself); chance = 1/8 = 12.5%."));
+    describe_recall_task(nar, xcfg);
     if (!train) nar.say(_("the five models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
     const ExtrapolationStudy x = extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, train, xcfg); });
     report_extrapolation(nar, x);
-    nar.say(_("note: the answer is always the most recent earlier token with the query's key, so this task rewards "
-            "recency by construction — exactly what ALiBi's distance penalty encodes; it favours ALiBi."));
-    nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row; "
+    nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row, "
+             "order_blind_vote; "
              "attn/studies/position_study.hpp: extrapolation_study");
     nar.why(_("a relative bias that only says 'nearer is better' means the same thing at any length; absolute "
             "positions past L were never seen in training, and a learned table has no row for them at all."));

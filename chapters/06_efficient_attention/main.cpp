@@ -6,12 +6,12 @@
 //   build/bin/06_efficient_attention --sizes 1024,16384    another sweep
 // Export names: window_mask dilated_mask longformer_mask bigbird_mask (0 visible, −∞ masked)
 // online_trace sweep; manifest.json also holds "sweep_variants" and "sweep_columns".
-#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "attn/present/ch06_report.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/tensor/rng.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
@@ -27,14 +27,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(16, 65536));
   ch.app().add_option("--window", sweep_cfg.window,
                       _("window size w of the sweep: the keys one query sees, itself included (odd: centred)"))
-      ->capture_default_str()
-      ->check(CLI::Validator([](std::string& s) {  // one check, one name in --help
-        std::size_t v = 0;
-        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() || end != s.data() + s.size()) return _f("{} is not a whole number", s);
-        if (v < 1 || v > 8191) return _f("{} is not in 1 … 8191", s);
-        return v % 2 == 0 ? std::string(_("must be odd")) : std::string();
-      }, "ODD in [1 - 8191]"));
+      ->capture_default_str()->check(whole_number_of_parity(1, 8191, /*even=*/false));
   ch.app().add_option("--max-full-mib", sweep_cfg.max_full_mib, _("skip full attention when scores + weights need more"))
       ->capture_default_str()
       ->check(CLI::Validator([](std::string& s) {  // std::stod alone would let nan and inf through
@@ -62,11 +55,11 @@ int main(int argc, char** argv) {
     show_pattern(nar, "window_mask", win, _f("causal window w = {}: each token sees itself and {} before it", w, w - 1));
     show_pattern(nar, "dilated_mask", dil, _f("dilated, w = {}, r = 2: the same {} keys, twice the reach", w, w));
     report_window_pairs(nar, n, w, win, dil);
-    nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys; stacked layers reach further, "
-              "layer k up to k·(w − 1) tokens back (chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
-    nar.say(_("Correction: the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-              "(注意力机制：从 Seq2Seq 到 Transformer 的革命) says "
-              "LLaMA 3 does too; it does not — LLaMA 3 uses full causal attention with GQA (Dubey et al. 2024)."));
+    nar.say(_("Mistral 7B: position i sees i − 4096 … i, a window of w = 4097 keys (the paper's W = 4096 counts the "
+              "keys before i; our w counts i too); stacked layers reach further, layer k up to k·(w − 1) tokens back "
+              "(chapter 03 measured ⌈(n − 1)/(w − 1)⌉ layers)."));
+    nar.say(_f("Correction: the source article {} says LLaMA 3 does too; it does not — LLaMA 3 uses full causal "
+               "attention with GQA (Dubey et al. 2024).", source_article()));
     nar.code("attn/attention/sparse_attention.hpp: sliding_window_pattern, dilated_window_pattern");
     nar.why(_("some heads attend mostly to the neighbouring tokens (Clark et al. 2019, \"What Does BERT Look At?\", "
               "§3.1); a window keeps that and drops the quadratic rest."));
@@ -85,8 +78,8 @@ int main(int argc, char** argv) {
                   sweep_cfg.block, sweep_cfg.random_blocks));
     nar.say(_("Complexity depends on the pattern: window/BigBird O(n), strided (Child et al. 2019) O(n√n), LSH "
               "(locality-sensitive hashing; Reformer, Kitaev et al. 2020) O(n log n)."));
-    nar.say(_("(The source article's companion card \"Attention mechanism\" (注意力机制) gives O(n log n·d) for "
-              "sparse attention in general — that is one pattern's cost, not all.)"));
+    nar.say(_f("(The source article's companion card {} gives O(n log n·d) for sparse attention in general — that "
+               "is one pattern's cost, not all.)", source_card()));
     nar.code("attn/attention/sparse_attention.hpp: longformer_pattern, bigbird_pattern, to_token_pattern");
     nar.why(_("global tokens carry information across the whole sequence in two hops (any token → a global token → any "
               "token); random blocks make short paths likely (Zaheer et al. 2020, §2–3, on BigBird's graph)."));
@@ -126,7 +119,8 @@ int main(int argc, char** argv) {
     const EfficientSweep sweep = sweep_efficient_variants(sizes, sweep_cfg);
     report_sweep(nar, sweep, sweep_cfg);
     nar.code("attn/studies/efficient_sweep.hpp: sweep_efficient_variants, judge_sweep");
-    nar.why(_("random inputs spread attention over every key, the worst case for local patterns: their error is the mass they drop."));
+    nar.why(_("random inputs spread attention over every key, so nothing local is there to keep: a pattern sees few of "
+              "the keys that full attention averages, and its output cannot come close to full attention's."));
 
     nar.takeaway(ch06_takeaway(sweep, sweep_cfg.fit_from));
   });

@@ -62,11 +62,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- the mechanism, small
     nar.step(_("Two sequences"), _("X ∈ ℝ^(S×d_x) is read,  Y ∈ ℝ^(T×d_y) asks"));
     const Mat X = word_vectors(src, d_x, seed), Y = word_vectors(tgt, d_y, seed);
-    const auto words = [](std::size_t k, const char* one, const char* many) {  // "1 target word", "3 target words"
-      return k == 1 ? std::string(one) : std::string(many);
-    };
-    const std::string src_words = words(S, _("source word"), _("source words"));
-    const std::string tgt_words = words(T, _("target word"), _("target words"));
+    const std::string src_words = source_words(S), tgt_words = target_words(T);
     nar.show("X", X, src, {}, _f("(S×d_x) = ({}×{}), S = {} {}: the encoder's output, a row each", S, d_x, S, src_words));
     nar.show("Y", Y, tgt, {}, _f("(T×d_y) = ({}×{}), T = {} {}: the decoder's states, a row each", T, d_y, T, tgt_words));
     nar.say(_f("the widths may differ: only W_Q's rows follow d_y and W_K's, W_V's rows follow d_x (here d_y = {}, "
@@ -131,8 +127,7 @@ int main(int argc, char** argv) {
     nar.step(_("Text steers an image"), "Q = Z·W_Q (64×d_k), K = E·W_K, V = E·W_V", "Rombach et al. 2022, §3.3");
     const ImageConditioningConfig icfg;
     const ImageStudy image = image_study(seed, icfg);
-    const std::vector<float> noises = {1.0f, 2.0f, 4.0f};
-    report_image(nar, image, icfg, image_noise_sweep(seed, icfg, noises), noises);
+    report_image(nar, image, icfg, image_noise_sweep(seed, icfg));
     nar.code("attn/studies/cross_attention_study.hpp: image_study, image_noise_sweep; attn/studies/image_conditioning.hpp: "
              "image_conditioning_example");
     nar.why(_("each region asks the prompt its own question; the values it gets back (image_output, 64×d_v, in the "
@@ -153,8 +148,10 @@ int main(int argc, char** argv) {
     if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
     std::optional<TransformerHeads> heads;
     Metadata trained_how;  // what the file records of its training
-    if (!transformer_path.empty())
-      heads = transformer_heads(load_transformer(transformer_path, nullptr, &trained_how), bm.model, ex, corpus, bahdanau);
+    if (!transformer_path.empty()) {
+      const Transformer tm = load_transformer(transformer_path, nullptr, &trained_how);
+      heads = transformer_heads(tm, bm.model, ex, corpus, bahdanau, trained_how, bm.metadata);
+    }
     heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path, trained_how) : report_no_transformer(nar);
     nar.code("attn/studies/cross_attention_study.hpp: transformer_heads, layer_similarity");
     nar.why(_("every decoder layer has its own cross-attention, every head its own weights over the source."));

@@ -28,7 +28,21 @@ TEST_CASE("chapter 05 runs: 猫 吃 鱼 vs 鱼 吃 猫, each encoding, every pro
   CHECK(r.has("position 16 has no learned row"));
   CHECK(r.has("Length extrapolation, measured"));
   CHECK(r.has("RoPE: 99.5% at L → 71.9% at 4L; ALiBi: 98.4% → 96.6%"));  // from the shipped checkpoints
+  // the model without positions is set against the best order-blind reader, not credited to its mask
+  CHECK(r.has("an order-blind vote (no model"));
+  CHECK(r.has("none: "));
+  CHECK_FALSE(r.has("the causal mask alone gives order"));
+  CHECK(r.has("H = 8: a geometric sequence (ratio 0.5), head 0 the steepest"));
   CHECK(r.has("Takeaway"));
+}
+
+TEST_CASE("chapter 05 --heads 3: the slopes are not one geometric sequence, and the formula line says the rule used") {
+  const RunResult r = run_program("05_positional_encoding", {"--no-color", "--heads", "3"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.has("H = 3 is not a power of 2"));
+  CHECK(r.has("H = 3: not one geometric sequence; head 2 the steepest"));
+  CHECK_FALSE(r.has("H = 3: a geometric sequence"));
+  CHECK(r.has("m_h = 2^(−8(h+1)/2) for h < 2, 2^(−8(2(h − 2) + 1)/4) for h = 2 … H − 1"));
 }
 
 TEST_CASE("chapter 05 --export: exact names; sinusoidal, RoPE and ALiBi recompute from the files") {

@@ -23,6 +23,8 @@
 #include "attn/data/npy.hpp"
 #include "attn/models/seq2seq_train.hpp"
 #include "attn/models/transformer_train.hpp"
+#include "attn/data/safetensors.hpp"
+#include "attn/present/number_format.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/studies/image_conditioning.hpp"
 #include "attn/tensor/blas.hpp"
@@ -206,6 +208,17 @@ TEST_CASE("chapter 07: the trained models' agreement is recounted from the expor
                             "(validation BLEU {})", md.at("seed"), md.at("steps"), md.at("batch"),
                             md.at("train_seconds"), md.at("best_step"), md.at("valid_bleu"))));
     CHECK(r.has(md.at("norm") == "post" ? "chapter 08's Post-Norm Transformer" : "chapter 08's Pre-Norm Transformer"));
+    // both models' sizes and recorded BLEU beside the alignment verdict, the two set against each other
+    Metadata bmd;
+    read_safetensors(*find_data_file("ch01/bahdanau.safetensors"), &bmd);
+    CHECK(r.has(fmt::format("parameters: the Transformer {}, Bahdanau ", format_count(parameter_count(
+                                load_transformer(*path, nullptr, nullptr))))));
+    CHECK(r.has(fmt::format("validation BLEU as their files record it: {:.2f} and {:.2f}",
+                            std::stod(md.at("valid_bleu")), std::stod(bmd.at("valid_bleu")))));
+    const bool t_more = r.has("the Transformer aligns more words"), b_more = r.has("Bahdanau aligns more words");
+    if ((t_more && std::stod(md.at("valid_bleu")) < std::stod(bmd.at("valid_bleu"))) ||
+        (b_more && std::stod(bmd.at("valid_bleu")) < std::stod(md.at("valid_bleu"))))
+      CHECK(r.has("aligning more is not translating better"));
   } else {
     CHECK(r.has("not shipped yet"));
   }

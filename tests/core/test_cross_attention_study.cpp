@@ -336,3 +336,34 @@ TEST_CASE("image_noise_sweep: the built-in margin holds at the chapter's noise a
   CHECK(s[1].reads_painted.outcome == Outcome::fails);
   CHECK(s[1].im.hits < s[0].im.hits);
 }
+
+TEST_CASE("judge_alignment_and_bleu: the better aligner's BLEU against the other's, both ways; no verdict without one") {
+  const Verdict transformer_more = judge_better_alignment({957, 970, 0}, {864, 970, 0});
+  const Verdict bahdanau_more = judge_better_alignment({864, 970, 0}, {957, 970, 0});
+  const Verdict same = judge_better_alignment({900, 970, 0}, {901, 970, 0});
+  CHECK(judge_alignment_and_bleu(transformer_more, 99.0, 95.0).same_order.holds());
+  CHECK(judge_alignment_and_bleu(transformer_more, 95.89, 99.82).same_order.outcome == Outcome::fails);
+  CHECK(judge_alignment_and_bleu(bahdanau_more, 95.89, 99.82).same_order.holds());
+  CHECK(judge_alignment_and_bleu(bahdanau_more, 99.82, 95.89).same_order.outcome == Outcome::fails);
+  CHECK(judge_alignment_and_bleu(same, 95.89, 99.82).same_order.outcome == Outcome::inconclusive);
+  CHECK(judge_alignment_and_bleu(transformer_more, NAN, 99.82).same_order.outcome == Outcome::inconclusive);
+  CHECK(recorded_bleu({{"valid_bleu", "95.89"}}) == doctest::Approx(95.89));
+  CHECK(std::isnan(recorded_bleu({})));
+  CHECK(std::isnan(recorded_bleu({{"valid_bleu", "high"}})));
+}
+
+TEST_CASE("source_words and target_words: one word, many words") {
+  CHECK(source_words(1) == "source word");
+  CHECK(source_words(4) == "source words");
+  CHECK(target_words(1) == "target word");
+  CHECK(target_words(3) == "target words");
+}
+
+TEST_CASE("image_noise_sweep without levels uses the config's noise_sweep") {
+  ImageConditioningConfig cfg;
+  cfg.noise_sweep = {cfg.noise, 4.0f};
+  const std::vector<ImageStudy> s = image_noise_sweep(7, cfg);
+  REQUIRE(s.size() == 2u);
+  CHECK(s[0].im.hits == image_study(7, cfg).im.hits);
+  CHECK(s[1].reads_painted.outcome == Outcome::fails);
+}

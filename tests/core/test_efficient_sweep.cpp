@@ -83,6 +83,12 @@ TEST_CASE("judge_sweep: slopes, noise from the median runs, and where a variant 
   judge_sweep(s, 1024);
   CHECK(s.at("window").min_cpu_share == doctest::Approx(0.2));
   CHECK(s.at("window").exponent.outcome == Outcome::too_noisy);
+  CHECK(s.at("window").crossover_contended);  // its crossover is not a result either
+  CHECK_FALSE(s.at("patchy").crossover_contended);
+  s.variants[0].points[2].cpu_share = 0.3;  // full attention waited at 1024: every comparison there is noisy
+  judge_sweep(s, 1024);
+  CHECK(s.at("patchy").crossover_contended);
+  s.variants[0].points[2].cpu_share = 1.0;
   CHECK_THROWS_AS(s.at("nothing"), std::out_of_range);
   // faster only beyond the spread: 0.44 against 0.47 ms with a 124% spread is no result; 0.2 is
   VariantPoint f, w;
@@ -180,4 +186,44 @@ TEST_CASE("kv_cache_work_ratio counts generate()'s multiply-adds; judge_kv_speed
   CHECK(judge_kv_speedup(38.0, 34.0, 88.0).outcome == Outcome::partly);           // faster, not as the work
   CHECK(judge_kv_speedup(0.9, 0.9, 88.0).outcome == Outcome::fails);              // not faster at all
   CHECK(judge_kv_speedup(38.0, 24.0, 88.0).outcome == Outcome::too_noisy);        // 38/24 − 1 = 58% > 25%
+}
+
+TEST_CASE("full_element_cost: the slope is 2 for the work plus each element's growth; the cache size from then on") {
+  EfficientSweep s;
+  // full attention whose time per element doubles from 1024 to 4096: slope 2.5 over n ≥ 1024
+  s.variants.push_back(variant("full", 2.0, {1, 4, 16, 16 * 4 * std::sqrt(2.0), 16 * 16 * 2}, {1, 4, 16, 90.5, 512}));
+  for (std::size_t i = 0; i < 5; ++i) s.variants[0].points[i].work_mib = 2.0 * std::pow(4.0, double(i));  // 2 … 512
+  judge_sweep(s, 1024);
+  s.llc_bytes = 32.0 * 1024 * 1024;
+  ElementCost e = full_element_cost(s, 1024);
+  CHECK(e.lo_n == 1024u);
+  CHECK(e.hi_n == 4096u);
+  CHECK(e.growth() == doctest::Approx(2.0));
+  CHECK(e.element_slope == doctest::Approx(0.5).epsilon(1e-6));
+  CHECK(e.cache_from == 2048u);  // 128 MiB at 2048 > 32 MiB; 32 MiB at 1024 is not more
+  s.llc_bytes = 0;  // unknown cache: no size to compare with
+  CHECK(full_element_cost(s, 1024).cache_from == 0u);
+  CHECK(full_element_cost(s, 8192).hi_n == 0u);  // nothing fitted
+}
+
+TEST_CASE("errors_against_zero: further from full attention than 0 fails, closer holds; no comparison, no verdict") {
+  EfficientSweep s;
+  s.variants.push_back(variant("full", 2.0, {1, 4}, {1, 4}));
+  s.variants.push_back(variant("window", 1.0, {1, 2}, {1, 2}));
+  s.variants.push_back(variant("linear", 1.0, {1, 2}, {1, 2}));
+  s.variants.push_back(variant("far", 1.0, {1, 2}, {1, 2}));
+  for (auto& v : s.variants) v.points[1].skipped = false;
+  s.variants[0].points[1].out_max = 0.12, s.variants[0].points[1].err_vs_full = 0.0;
+  s.variants[1].points[1].out_max = 0.8, s.variants[1].points[1].err_vs_full = 0.79;  // 6.6× the scale
+  s.variants[2].points[1].out_max = 0.1, s.variants[2].points[1].err_vs_full = 0.11;  // 0.92×
+  s.variants[3].points[1].err_vs_full = -1;  // full attention skipped there: nothing to compare
+  const std::vector<ErrorAgainstZero> e = errors_against_zero(s);
+  REQUIRE(e.size() == 4u);
+  CHECK(e[0].beats_zero.holds());
+  CHECK(e[1].beats_zero.outcome == Outcome::fails);
+  CHECK(e[1].ratio == doctest::Approx(0.79 / 0.12));
+  CHECK(e[1].out_ratio == doctest::Approx(0.8 / 0.12));
+  CHECK(e[1].n == 512u);
+  CHECK(e[2].beats_zero.holds());
+  CHECK(e[3].beats_zero.outcome == Outcome::inconclusive);
 }

@@ -124,6 +124,7 @@ TEST_CASE("near_uniform_rows counts rows within tol of 1/n at every word, and no
   const NearUniformRows r = near_uniform_rows(w);
   CHECK(r.rows == 4u);
   CHECK(r.near == 2u);
+  CHECK(r.which == std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {0, 1}});
   CHECK(r.uniform == doctest::Approx(0.25));
   CHECK(near_uniform_rows(w, 0.2).near == 3u);  // a looser tolerance takes the 0.40 row too
   CHECK(near_uniform_rows(w, 0.01).near == 1u);

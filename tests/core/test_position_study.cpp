@@ -143,3 +143,59 @@ TEST_CASE("rope_reach: the slow pairs of a narrow head meet unseen angles at 4L;
   CHECK(r.unseen_pairs == 3u);
   CHECK(rope_reach(8, 16, 16).unseen_pairs == 0u);  // tested at the training length: nothing new
 }
+
+TEST_CASE("order_blind_vote: the most frequent earlier value of the key, a tie shared evenly") {
+  // values = 4, keys 0 and 1; token = key·4 + value
+  RecallData d;
+  d.tokens = {{1, 1, 2, 1, 5, 2}};
+  //           t0 key0 v1 (first) → −1; t1 key0 v1: seen {1} → target 1, vote 1: right
+  //           t2 key0 v2: seen {1,1} → target 1 (latest), vote 1: right
+  //           t3 key0 v1: seen {1,1,2} → target 2, vote 1: wrong
+  //           t4 key1 v1: first of key 1 → −1; t5 key0 v2: seen {1,1,2,1} → target 1, vote 1: right
+  d.targets = {{-1, 1, 1, 2, -1, 1}};
+  ExtrapolationResult r = order_blind_vote(d, 4);
+  CHECK(r.scored == 4u);
+  CHECK(r.accuracy == doctest::Approx(0.75));
+  d.tokens = {{0, 1, 2}};  // key 0: values 0 then 1 → a tie at t2, target 1: half right
+  d.targets = {{-1, 0, 1}};
+  r = order_blind_vote(d, 4);
+  CHECK(r.scored == 2u);
+  CHECK(r.accuracy == doctest::Approx((1.0 + 0.5) / 2.0));
+  // the chapter's test sets: the vote falls as sequences grow (more earlier values to choose from)
+  const std::vector<ExtrapolationResult> row = order_blind_vote_row(ExtrapolationConfig{});
+  REQUIRE(row.size() == 3u);
+  CHECK(row[0].accuracy > row[2].accuracy);
+  CHECK(row[0].length == 16u);
+}
+
+TEST_CASE("judge_none_vs_vote: above the vote beyond noise holds, within noise is inconclusive, below fails") {
+  ExtrapolationResult none, vote;
+  none.available = vote.available = true;
+  none.scored = vote.scored = 2000;
+  vote.accuracy = 0.64;
+  none.accuracy = 0.80;
+  CHECK(judge_none_vs_vote(none, vote).holds());
+  none.accuracy = 0.645;
+  CHECK(judge_none_vs_vote(none, vote).outcome == Outcome::inconclusive);
+  none.accuracy = 0.50;
+  CHECK(judge_none_vs_vote(none, vote).outcome == Outcome::fails);
+  none.available = false;
+  CHECK(judge_none_vs_vote(none, vote).outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("alibi_slope_shape: a geometric sequence for a power of 2, the authors' code's two parts otherwise") {
+  const AlibiSlopeShape eight = alibi_slope_shape(8);
+  CHECK(eight.power_of_two());
+  CHECK(eight.geometric.holds());
+  CHECK(eight.ratio == doctest::Approx(0.5));
+  CHECK(eight.steepest == 0u);
+  const AlibiSlopeShape three = alibi_slope_shape(3);  // 2^−4, 2^−8 (two heads), then 2^−2 (of four)
+  CHECK_FALSE(three.power_of_two());
+  CHECK(three.base_heads == 2u);
+  CHECK(three.geometric.outcome == Outcome::fails);
+  CHECK(three.steepest == 2u);
+  CHECK(three.slopes[2] == doctest::Approx(0.25));
+  CHECK(judge_alibi_slopes({0.5, 0.25, 0.125}).geometric.holds());
+  CHECK(judge_alibi_slopes({0.5, 0.25, 0.2}).geometric.outcome == Outcome::fails);
+  CHECK(judge_alibi_slopes({0.5}).geometric.holds());
+}

@@ -93,17 +93,26 @@ void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
     nar.result(_("one head: nothing to compare — with h = 1 this is chapter 03's single attention"));
   else
     nar.result(_f("largest difference between two heads' weights: {:.3f} — {}", h.most_different,
-                  h.differ.holds() ? _("each head attends its own way") : _("the heads attend almost alike")));
+                  h.differ.holds() ? _("the heads' random projections give different maps")
+                                   : _("the heads attend almost alike")));
 }
 
-void report_near_uniform(Narrator& nar, const NearUniformRows& r) {
+void report_near_uniform(Narrator& nar, const NearUniformRows& r, const Labels& words) {
   if (r.near == 0)
     nar.say(_f("uniform weight 1/n = {:.2f}; no row stays within {:.2f} of it at every word, so each row's shades "
                "show a preference", r.uniform, r.tol));
-  else
+  else {
+    std::vector<std::string> rows;  // "head 0: eats, fish"
+    for (std::size_t k = 0; k < r.which.size(); ++k) {
+      const std::size_t head = r.which[k].first, row = r.which[k].second;
+      const std::string word = row < words.size() ? words[row] : std::to_string(row);
+      if (k > 0 && r.which[k - 1].first == head) rows.back() += ", " + word;
+      else rows.push_back(_f("head {}: {}", head, word));
+    }
     nar.say(_f("uniform weight 1/n = {:.2f}, on a shade's edge: {} of the {} rows stay within {:.2f} of it at every "
-               "word, so their scattered '░' marks are rounding around uniform, not a preference (--export writes "
-               "the numbers: weights.npy)", r.uniform, r.near, r.rows, r.tol));
+               "word ({}), so their scattered '░' marks are rounding around uniform, not a preference (--export "
+               "writes the numbers: weights.npy)", r.uniform, r.near, r.rows, r.tol, fmt::join(rows, _("; "))));
+  }
 }
 
 void report_two_targets(Narrator& nar, const TwoTargets& t) {
@@ -214,8 +223,8 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
                         c.max_diff));
   }
   nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint into GQA; "
-            "the figures above are for random, untrained heads, and the paper trains 5% more of the original "
-            "steps after pooling to win most of the lost quality back (its Table 1)"));
+            "the figures above are for random, untrained heads; the paper then trains for 5% of the original "
+            "pre-training steps (uptraining), which wins back most of the quality MQA lost (its Figure 5)"));
   nar.say(_("bf16 (bfloat16): 16-bit floats, 2 bytes per stored number; LLaMA 2 uses GQA in its 34B and 70B "
             "models (Touvron et al. 2023, \"Llama 2\", §A.2.1)"));
   Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
@@ -236,7 +245,7 @@ std::vector<std::string> ch04_takeaway(const Agreement& layer, const Agreement* 
   return {
       two.keeps_both.holds()
           ? _f("Why several heads: one head that wants two words gives each at most {:.3f}; two heads of half the "
-               "width put {:.3f} on their own word each, at the same parameters and FLOPs (step 4).",
+               "width put {:.3f} on their own word each (step 3), at the same parameters and FLOPs (step 4).",
                two.one_head_best, two.two_heads_own)
           : _f("Why several heads: in step 3's example no head committed to its word ({:.2f} < {:.2f}).",
                two.two_heads_own, kTwoTargetsBound),

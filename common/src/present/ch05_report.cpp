@@ -11,6 +11,7 @@
 #include "attn/position/learned_position.hpp"
 #include "attn/position/rope.hpp"
 #include "attn/tensor/tensor_ops.hpp"
+#include "attn/present/chapters.hpp"
 #include "attn/present/load_or_train.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -63,9 +64,33 @@ void report_rope_pair(Narrator& nar, const Labels& words, const Mat& q, const Ma
              q(t, 0), q(t, 1), q_rot(t, 0), q_rot(t, 1)));
 }
 
-void show_alibi_bias(Narrator& nar, std::size_t heads, std::size_t positions) {
-  const Vec slopes = alibi_slopes(heads);
-  nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence, head 0 the steepest", heads));
+std::string alibi_formula(const AlibiSlopeShape& s) {
+  if (s.power_of_two())
+    return _("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/H), head h = 0 … H − 1");
+  return _f("scores_h(i, j) = q_i·k_j/√d_k − m_h·(i − j), j ≤ i;  m_h = 2^(−8(h+1)/{0}) for h < {0}, "
+            "2^(−8(2(h − {0}) + 1)/{1}) for h = {0} … H − 1", s.base_heads, 2 * s.base_heads);
+}
+
+void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t positions) {
+  nar.say(_f("here h is a head's index and H = {} (--heads) the number of heads (chapter 04 wrote h for the "
+             "number)", shape.heads));
+  nar.say(_("the paper's form is causal (a query sees only earlier keys, i − j ≥ 0); the heatmap and step 2 also use "
+            "the symmetric −m_h·|i − j|, which is the same where j ≤ i."));
+  Vec slopes = xt::zeros<float>({shape.heads});
+  for (std::size_t h = 0; h < shape.heads; ++h) slopes(h) = float(shape.slopes[h]);
+  const std::size_t heads = shape.heads;
+  if (heads == 1)
+    nar.show("alibi_slopes", slopes, {}, _f("H = 1: one head, slope {:.4g}", slopes(0)));
+  else if (shape.geometric.holds())
+    nar.show("alibi_slopes", slopes, {}, _f("H = {}: a geometric sequence (ratio {:.4g}), head {} the steepest", heads,
+                                            shape.ratio, shape.steepest));
+  else {
+    nar.show("alibi_slopes", slopes, {},
+             _f("H = {}: not one geometric sequence; head {} the steepest", heads, shape.steepest));
+    nar.say(_f("H = {} is not a power of 2: the slopes are those of {} heads, then every other slope of {} heads "
+               "(the authors' code, get_slopes; §3 gives only the power-of-2 sequence)", heads, shape.base_heads,
+               2 * shape.base_heads));
+  }
   const Tensor3 bias = alibi_bias(slopes, positions);
   nar.record("alibi_bias", bias);
   const Labels pos = index_labels(positions);
@@ -73,6 +98,7 @@ void show_alibi_bias(Narrator& nar, std::size_t heads, std::size_t positions) {
 }
 
 void report_order_blind(Narrator& nar, const PermutationCheck& c) {
+  nar.say(_("Π: a permutation matrix, here the one that reverses the rows (the sentence read backwards)"));
   nar.result(c.equivariant.holds()
                  ? _f("max |output_swapped − reversed(output)| = {:.1e}: the same set of rows, only reordered",
                       c.equivariance_err)
@@ -104,7 +130,7 @@ void explain_reversal(Narrator& nar, const ReversalStudy& s) {
   const bool mask_breaks = s.at(PositionEncoding::None, true).tells_apart.holds();
   if (alibi_blind && mask_breaks)
     nar.why(_("symmetric ALiBi keeps every distance |i − j| when a sentence is read backwards, so it cannot tell a "
-              "sentence from its reverse (other orders it does tell apart); ALiBi is used with a causal mask, and "
+              "sentence from its reverse; ALiBi is used with a causal mask, and "
               "the mask alone already breaks the symmetry."));
   else
     nar.why(_("an encoding that depends only on |i − j| cannot see a reversal; here the table shows which did."));
@@ -112,10 +138,12 @@ void explain_reversal(Narrator& nar, const ReversalStudy& s) {
 
 void report_shift(Narrator& nar, const ShiftCheck& c) {
   nar.result(c.independent_of_pos.holds()
-                 ? _f("PE(pos + {0}) = M_{0}·PE(pos) for every pos in 0 … {1} (pos + {0} inside a {2}-row table): "
+                 ? _f("PE(pos + {0}) = M_{0}·PE(pos) for every pos in 0 … {1} (checked on a longer table of {2} rows, "
+                      "not only the rows shown): "
                       "max error {3:.1e} — M_k does not depend on pos", c.k, c.last_pos, c.last_pos + c.k + 1,
                       c.max_error)
-                 : _f("PE(pos + {0}) vs M_{0}·PE(pos) for pos in 0 … {1} (pos + {0} inside a {2}-row table): max "
+                 : _f("PE(pos + {0}) vs M_{0}·PE(pos) for pos in 0 … {1} (checked on a longer table of {2} rows, "
+                      "not only the rows shown): max "
                       "error {3:.1e}, more than float rounding", c.k, c.last_pos, c.last_pos + c.k + 1, c.max_error));
 }
 
@@ -141,6 +169,9 @@ void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::siz
            _("RoFormer §3.4.3: relative upper bound of |q_m·k_n| as the distance grows"));
   for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
     if (r <= max_distance) bt.add({std::to_string(r), fmt::format("{:.2f}", small(r)), fmt::format("{:.2f}", big(r))});
+  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{k<j} e^(i·r·θ_k) (i = √−1): RoFormer "
+            "shows |q_m·k_n| ≤ max_k |h_(k+1) − h_k|·bound(m − n), h_k the product of q's and k's k-th pairs "
+            "as complex numbers; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
   nar.table(bt);
   const BoundRebound s = rope_bound_rebound(d, 16, max_distance), b = rope_bound_rebound(big_d, 16, max_distance);
   nar.result(_f("largest bound beyond distance 16, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "
@@ -192,6 +223,33 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   return model;
 }
 
+void describe_recall_task(Narrator& nar, const ExtrapolationConfig& cfg) {
+  nar.say(_f("task: each token is a (key, value) pair, {} keys × {} values; predict the value of the latest earlier "
+             "token with the same key. One attention layer, {} heads × d_k = {}, strict causal mask (token t sees "
+             "0 … t − 1, not itself); chance = 1/{} = {:.1f}%.", cfg.keys, cfg.values, cfg.heads,
+             cfg.d_model / cfg.heads, cfg.values, 100.0 / double(cfg.values)));
+}
+
+void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s) {
+  using P = PositionEncoding;
+  const Verdict& v = s.none_sees_order;
+  nar.result(_f("an order-blind vote (no model: of the earlier tokens with the query's key, the most frequent "
+                "value, ties shared) scores {} at L, {} at 2L, {} at 4L; a reader that sees those values only as a "
+                "set can expect no more", percent(s.order_blind[0].accuracy), percent(s.order_blind[1].accuracy),
+                percent(s.order_blind[2].accuracy)));
+  const std::string none = percent(s.at(P::None, 1).accuracy), vote = percent(s.order_blind[0].accuracy);
+  if (v.holds())
+    nar.result(_f("none: {} at L against the vote's {} (+{:.1f} points, noise ±{:.1f}): the causal mask alone gives "
+                  "it some order", none, vote, 100.0 * v.measured, 100.0 * v.bound));
+  else if (v.outcome == Outcome::fails)
+    nar.result(_f("none: {} at L against the vote's {} ({:+.1f} points, noise ±{:.1f}): below even the order-blind "
+                  "vote", none, vote, 100.0 * v.measured, 100.0 * v.bound));
+  else
+    nar.result(_f("none: {} at L against the vote's {} ({:+.1f} points, noise ±{:.1f}): the same within noise — "
+                  "the causal mask tells it which tokens came before, not in what order (one layer: each output "
+                  "is a softmax over the set of earlier tokens)", none, vote, 100.0 * v.measured, 100.0 * v.bound));
+}
+
 void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
   nar.say(_f("CE: the mean cross-entropy (nats) of the value predicted at each scored token; acc: the share predicted "
              "right; @L, @2L, @4L: test sequences of {}, {} and {} tokens", s.at(PositionEncoding::None, 1).length,
@@ -225,13 +283,10 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 percent(s.at(P::Rope, 4).accuracy), percent(s.at(P::Alibi, 1).accuracy), percent(s.at(P::Alibi, 4).accuracy),
                 percent(s.at(P::Sinusoidal, 1).accuracy), percent(s.at(P::Sinusoidal, 4).accuracy),
                 learned_stops ? _("; learned: no rows past L.") : "."));
-  if (s.results.count(P::None))
-    nar.result(_f("none reaches {} at L with no positions at all: the causal mask alone gives order (step 2's "
-                  "\"none + causal mask\" row)", percent(s.at(P::None, 1).accuracy)));
-  nar.result(_f("claim of the source article \"Attention: from Seq2Seq to the Transformer revolution\" "
-                "(注意力机制：从 Seq2Seq 到 Transformer 的革命), RoPE "
-                "extrapolates 'naturally' (loses at most 2 points from L to 4L): it lost {:.0f} — {}",
-                100.0 * s.drop(P::Rope), s.rope_natural.holds() ? _("held") : _("did NOT hold")));
+  if (s.results.count(P::None) && s.order_blind.size() == 3) report_none_vs_vote(nar, s);
+  nar.result(_f("claim of the source article {}, RoPE extrapolates 'naturally' (loses at most 2 points from L to "
+                "4L): it lost {:.0f} — {}", source_article(), 100.0 * s.drop(P::Rope),
+                s.rope_natural.holds() ? _("held") : _("did NOT hold")));
   const RopeReach reach = rope_reach(s.d_k, s.at(P::Rope, 1).length, s.at(P::Rope, 4).length);
   std::vector<std::string> angles;
   for (std::size_t i = 0; i < reach.theta.size(); ++i)
@@ -249,6 +304,8 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 s.alibi_over_sinusoidal.holds() ? _("held") : outcome_word(s.alibi_over_sinusoidal.outcome)));
   nar.say(_("each encoding is one trained model (one training seed): the ± is the test's sampling noise only, not the "
             "spread between training runs, which can be larger"));
+  nar.say(_("note: the answer is always the most recent earlier token with the query's key, so this task rewards "
+            "recency by construction — exactly what ALiBi's distance penalty encodes; it favours ALiBi."));
 }
 
 std::vector<std::string> ch05_takeaway(const PermutationCheck& order, const ShiftCheck& shift,

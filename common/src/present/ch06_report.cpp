@@ -8,6 +8,7 @@
 #include "attn/attention/gqa.hpp"
 #include "attn/present/ch05_report.hpp"  // index_labels
 #include "attn/present/verdict_words.hpp"
+#include "attn/tensor/memory.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
@@ -95,6 +96,8 @@ void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) 
       nar.result(_f("not judged (too noisy): the best runs give {:.0f}×, the medians {:.0f}×, more than {:.0f}% "
                     "apart; the counted work ratio is {:.1f}×", kv.speedup_best(), kv.speedup_median(),
                     100 * kKVSpeedupTolerance, kv.work_ratio));
+      nar.say(_f("per multiply-add, the cached run's medians took {:.1f}× as long as the uncached run's (from the "
+                 "medians and the count; as noisy as the speed-ups it comes from)", per_op));
       break;
     default:
       nar.result(_f("measured {:.2f}× (medians): the cache did not make decoding faster here, against {:.1f}× "
@@ -166,12 +169,13 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   }
   for (const VariantSweep& v : s.variants) {
     const std::string faster = &v == &s.variants.front() ? "—"
+                               : v.crossover_contended ? std::string(_("not judged (too noisy)"))
                                : v.faster_from == 0   ? std::string(_("never here"))
                                : full_last < last_n   ? _f("{} (full ran to {})", v.faster_from, full_last)
                                                       : std::to_string(v.faster_from);
     std::vector<std::size_t> early;
     for (std::size_t n : v.faster_at)
-      if (v.faster_from == 0 || n < v.faster_from) early.push_back(n);
+      if (!v.crossover_contended && (v.faster_from == 0 || n < v.faster_from)) early.push_back(n);
     if (!early.empty()) sometimes.push_back(_f("{} at n = {}", v.name, fmt::join(early, ", ")));
     slopes.add({v.name, v.memory.empty() ? v.complexity : _f("{}, {} memory", v.complexity, v.memory), fmt::format("n^{:.0f}", v.claimed_exponent),
                 std::isnan(v.fit.slope) ? "—"
@@ -183,7 +187,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   nar.table(slopes, /*as_result=*/true);
   if (!sometimes.empty())
     nar.result(_f("faster than full attention only at some smaller sizes, not at every larger one: {}",
-                  fmt::join(sometimes, "; ")));
+                  fmt::join(sometimes, _("; "))));
   std::vector<std::string> contended;
   for (const VariantSweep& v : s.variants)
     if (v.min_cpu_share < kContendedCpuShare) contended.push_back(fmt::format("{} {:.0f}%", v.name, 100.0 * v.min_cpu_share));
@@ -191,6 +195,11 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     nar.result(_f("other programs were running: in its fastest run at some size this process got only this share of "
                   "a core: {}; those times include waiting, so these slopes are not judged (too noisy)",
                   fmt::join(contended, ", ")));
+  bool crossover_contended = false;
+  for (const VariantSweep& v : s.variants) crossover_contended = crossover_contended || v.crossover_contended;
+  if (crossover_contended)
+    nar.result(_f("faster at all n ≥: not judged (too noisy) where a compared cell's fastest run got under {:.0f}% "
+                  "of a core", 100.0 * kContendedCpuShare));
   nar.say(_f("noise: the larger of two standard errors of the fit and the gap to the slope of the median runs. "
              "not judged (too noisy): noise over {0}, or under half a core at a fitted size; otherwise holds: "
              "within {0} of the claimed exponent; within noise: within {0} + noise; does not hold: further off.",
@@ -210,6 +219,11 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
     const VariantPoint& p0 = v.points.front();
     // best runs, as the table prints them; the spread says how far a typical run strays
     if (f0.skipped || p0.skipped || p0.seconds < f0.seconds || p0.pairs <= 0 || f0.pairs <= 0) continue;
+    if (p0.pairs >= f0.pairs) {  // the pattern covers every pair here: it is full attention by another route
+      nar.result(_f("{} at n = {} computes all n² pairs (its pattern covers every one at this size): no cost per "
+                    "pair to compare", v.name, p0.n));
+      continue;
+    }
     const double ns = p0.ns_per_pair(), f_ns = f0.ns_per_pair();
     const double ratio = ns / f_ns;
     const double spread = std::max(p0.spread(), f0.spread());
@@ -235,60 +249,53 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
             "matrix library) matrix product, streaming through memory in order; "
             "dilated and Longformer gather each query's keys by index and take one dot product at a time, so each "
             "pair costs more; the window is computed in blocks with one BLAS product per block."));
-  // Full attention's time per score element, smallest and largest fitted n: it grows once the n×n
-  // buffers leave the caches (reported when it grew by more than a fifth).
-  const VariantPoint* lo = nullptr;
-  const VariantPoint* hi = nullptr;
-  for (const auto& p : full.points)
-    if (!p.skipped && p.n >= cfg.fit_from) {
-      if (lo == nullptr) lo = &p;
-      hi = &p;
-    }
-  if (lo && hi && lo != hi && hi->ns_per_pair() > 1.2 * lo->ns_per_pair()) {
-    const double share = hi->cpu_share / std::max(lo->cpu_share, 1e-9);  // the CPU it got, relative to n = lo
+  // Full attention's slope: 2 for the work, the rest for each element's cost (when it grew by more
+  // than a fifth), and what this run measured of why.
+  const ElementCost ec = full_element_cost(s, cfg.fit_from);
+  if (ec.hi_n > ec.lo_n && ec.growth() > 1.2) {
+    nar.result(_f("full attention's slope {:.2f} over n ≥ {} is 2 for the work (n² score elements, counted) plus "
+                  "{:.2f} for each element getting dearer: {:.2f} ns at n = {}, {:.2f} ns at n = {} ({:.1f}×)",
+                  ec.slope, cfg.fit_from, ec.element_slope, ec.lo_ns, ec.lo_n, ec.hi_ns, ec.hi_n, ec.growth()));
+    const double share = ec.cpu_hi / std::max(ec.cpu_lo, 1e-9);  // the CPU it got, relative to n = lo
     if (share < 0.8)
-      nar.result(_f("full attention's slope {:.2f}: the work is n² either way, but each score element took {:.2f} ns "
-                    "at n = {} and {:.2f} ns at n = {} ({:.1f}×); measured: its fastest run at n = {} got {:.0f}% of "
-                    "a core against {:.0f}% at n = {}, so waiting for the CPU alone could explain up to {:.1f}×; the "
-                    "n×n scores and weights (work MiB) outgrowing the CPU's caches may add to it (not measured)",
-                    full.fit.slope, lo->ns_per_pair(), lo->n, hi->ns_per_pair(), hi->n,
-                    hi->ns_per_pair() / lo->ns_per_pair(), hi->n, 100.0 * hi->cpu_share, 100.0 * lo->cpu_share,
-                    lo->n, 1.0 / share));
-    else
-      nar.result(_f("full attention's slope {:.2f}: the work is n² either way, but each score element took {:.2f} ns "
-                    "at n = {} and {:.2f} ns at n = {}, with as much of a core in both runs — probably because the "
-                    "n×n scores and weights (work MiB) no longer fit in the CPU's caches (not measured here)",
-                    full.fit.slope, lo->ns_per_pair(), lo->n, hi->ns_per_pair(), hi->n));
+      nar.result(_f("measured: its fastest run at n = {} got {:.0f}% of a core against {:.0f}% at n = {}, so "
+                    "waiting for the CPU alone could explain up to {:.1f}×", ec.hi_n, 100.0 * ec.cpu_hi,
+                    100.0 * ec.cpu_lo, ec.lo_n, 1.0 / share));
+    if (ec.cache_from > 0)
+      nar.result(_f("from n = {} on its scores and weights (work MiB) exceed the {:.0f} MiB last-level cache this "
+                    "CPU reports, so those times also measure memory traffic: an n² claim about the work is not "
+                    "tested by them alone", ec.cache_from, s.llc_bytes / kMiB));
+    else if (s.llc_bytes <= 0)
+      nar.result(_("this CPU's cache size could not be read, so whether the n×n buffers left the caches is not "
+                   "known here"));
   }
   nar.say(_("work: counted buffers at the largest n measured. err vs full: max |variant − full attention| at the "
             "largest n where full attention ran (Q, K, V ~ N(0, 1))."));
-  Table errs({_("variant"), _("work MiB @max"), _("err vs full @max"), _("err / full's max |output|")});
-  double worst = -1;  // the largest error in the table, and whose
-  std::string worst_name;
-  for (const VariantSweep& v : s.variants) {
-    double err = -1, work = 0, scale = 0;
-    for (const auto& p : v.points)
-      if (!p.skipped) {
-        work = p.work_mib;
-        if (p.err_vs_full >= 0) {
-          err = p.err_vs_full;
-          for (const auto& q : full.points)
-            if (q.n == p.n && !q.skipped) scale = q.out_max;
-        }
-      }
-    errs.add({v.name, fmt::format("{:.2f}", work), err < 0 ? "—" : fmt::format("{:.1e}", err),
-              err < 0 || scale <= 0 ? "—" : fmt::format("{:.2f}×", err / scale)});
-    if (err > worst) worst = err, worst_name = v.name;
+  Table errs({_("variant"), _("work MiB @max"), _("err vs full @max"), _("err / full's max |output|"),
+              _("vs answering 0")});
+  const std::vector<ErrorAgainstZero> ez = errors_against_zero(s);
+  std::vector<std::string> worse;  // worse than answering 0, with the ratio of their outputs' size
+  for (const ErrorAgainstZero& e : ez) {
+    const bool judged = e.beats_zero.outcome == Outcome::holds || e.beats_zero.outcome == Outcome::fails;
+    errs.add({e.name, fmt::format("{:.2f}", e.work_mib), e.err < 0 ? "—" : fmt::format("{:.1e}", e.err),
+              judged ? fmt::format("{:.2f}×", e.ratio) : "—",
+              !judged ? "—" : e.beats_zero.holds() ? std::string(_("closer")) : std::string(_("further"))});
+    if (e.beats_zero.outcome == Outcome::fails)
+      worse.push_back(_f("{} {:.1f}× (its outputs reach {:.1f}× full attention's)", e.name, e.ratio, e.out_ratio));
   }
   nar.table(errs, /*as_result=*/true);
-  const VariantPoint* last_full = nullptr;  // the scale the errors are read against
-  for (const auto& p : full.points)
-    if (!p.skipped) last_full = &p;
-  if (last_full && worst >= 0 && last_full->out_max > 0)
-    nar.result(_f("full attention's outputs at n = {} reach max |output| = {:.2f} (each output averages many "
-                  "random values): read every error above against that scale; the largest, {}'s {:.1e}, is {:.2f}× "
-                  "it. An error near 1× the scale is no better than answering 0 everywhere.", last_full->n,
-                  last_full->out_max, worst_name, worst, worst / last_full->out_max));
+  const ErrorAgainstZero* any = nullptr;
+  for (const ErrorAgainstZero& e : ez)
+    if (e.scale > 0) any = &e;
+  if (any != nullptr)
+    nar.result(_f("full attention's outputs at n = {} reach max |output| = {:.2f}: answering 0 everywhere would be "
+                  "off by exactly that, so 'vs answering 0' says whether each variant comes closer to full attention "
+                  "than 0 does", any->n, any->scale));
+  if (!worse.empty())
+    nar.result(_f("further from full attention than 0 is: {}. Full attention averages all n random values, so its "
+                  "outputs are small; a pattern averages only the keys it keeps, so its outputs stay large — on "
+                  "random inputs there is nothing local for a pattern to find",
+                  fmt::join(worse, _("; "))));
 }
 
 std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_from) {
@@ -304,18 +311,27 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
   }
   std::vector<std::string> parts;
   auto add = [&](const std::vector<std::string>& xs, const char* pattern) {
-    if (!xs.empty()) parts.push_back(fmt::format(fmt::runtime(pattern), fmt::join(xs, ", ")));
+    if (!xs.empty()) parts.push_back(fmt::format(fmt::runtime(pattern), fmt::join(xs, _(", "))));
   };
   add(holds, _("holds for {}"));
   add(noisy, _("within noise for {}"));
   add(fails, _("does not hold for {}"));
   add(too_noisy, _("not judged (too noisy) for {}"));
   if (!unjudged.empty())
-    parts.push_back(_f("not judged for {} (fewer than 3 sizes ≥ {})", fmt::join(unjudged, ", "), fit_from));
+    parts.push_back(_f("not judged for {} (fewer than 3 sizes ≥ {})", fmt::join(unjudged, _(", ")), fit_from));
+  std::vector<std::string> worse;
+  for (const ErrorAgainstZero& e : errors_against_zero(s))
+    for (const char* name : kSparse)
+      if (e.name == name && e.beats_zero.outcome == Outcome::fails)
+        worse.push_back(fmt::format("{} {:.1f}×", e.name, e.ratio));
+  const std::string answer =
+      worse.empty() ? std::string(_("They change the answer: they drop keys."))
+                    : _f("They change the answer: on these random inputs their error is further from full attention "
+                         "than answering 0 ({}).", fmt::join(worse, _(", ")));
   return {
-      _f("Window, dilated, Longformer and BigBird are O(n) by construction; measured slopes in this run: {} "
-         "(timings vary from run to run on a shared machine; step 6's noise column says by how much). They change "
-         "the answer: they drop keys.", fmt::join(parts, _("; "))),
+      _f("Window, dilated, Longformer and BigBird are O(n) by construction; measured slopes of time on n for n ≥ {} "
+         "in this run: {} (timings vary from run to run on a shared machine; step 6's noise column says by how "
+         "much). {}", fit_from, fmt::join(parts, _("; ")), answer),
       _("Linear attention is O(n) and a different model; tiled attention is exact at O(n²) time and O(tile) memory."),
       _("The KV cache turns decoding from quadratic recomputation into one projection per token; GQA/MQA shrink it."),
   };

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/data/data_files.hpp"
+#include "attn/present/number_format.hpp"
 #include "attn/present/side_by_side.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -209,8 +210,12 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
                       "rounding here", 100.0 * p.unmasked_pad_share, p.unmasked_vs_unpadded));
 }
 
+std::string source_words(std::size_t n) { return n == 1 ? _("source word") : _("source words"); }
+std::string target_words(std::size_t n) { return n == 1 ? _("target word") : _("target words"); }
+
 void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg,
-                  const std::vector<ImageStudy>& noisier, const std::vector<float>& noises) {
+                  const std::vector<ImageStudy>& noisier) {
+  const std::vector<float>& noises = cfg.noise_sweep;
   const ImageConditioning& im = s.im;
   const std::size_t n_pos = im.side * im.side;
   Labels pos;
@@ -278,7 +283,7 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
                       outcome_word(noisier[i].reads_painted.outcome)));
   if (!rows.empty())
     nar.result(_f("W_Q's margin was built in, so the test above can only fail through the noise; the same grid with "
-                  "more noise: {}", fmt::join(rows, "; ")));
+                  "more noise: {}", fmt::join(rows, _("; "))));
 }
 
 std::string word_class_name(ToyWordClass c) {
@@ -315,6 +320,9 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
                      const ChapterModel& model) {
   nar.say(_f("source:    {}", fmt::join(p.src, " ")));
   nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
+  nar.say(_("(the course's toy target language, attn/data/corpus.hpp: a dictionary, adjectives after their noun, the "
+            "verb at the end of its clause; each target word translates exactly one source word, so the true "
+            "alignment is known)"));
   nar.say(_("teacher-forced: the decoder is fed the reference's words, not its own guesses, so row i is the step "
             "that writes reference word i."));
   std::vector<int> one_based;
@@ -327,6 +335,8 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
   nar.say(_f("model: {}", shown_model_path(model.path)));
+  nar.say(_("BLEU: n-gram overlap of a model's translations with the reference ones, 0 to 100 (chapter 08 explains "
+            "it)"));
   nar.say(describe_model(model));  // what its file records of its training
   nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
                 "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
@@ -376,8 +386,10 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
                "batch {} in {} s on the machine that trained it, kept at step {} (validation BLEU {})", md("seed"),
                md("steps"), md("batch"), md("train_seconds"), md("best_step"), md("valid_bleu")));
-  nar.say(_("Post-Norm / Pre-Norm: LayerNorm after / before each sublayer's residual add; BLEU: n-gram overlap with "
-            "the reference translations, 0 to 100 (chapter 08 explains both)"));
+  nar.say(_("Post-Norm / Pre-Norm: LayerNorm (each row rescaled to mean 0 and variance 1, then scaled and shifted by "
+            "learned weights; chapter 08) after / before each sublayer's (attention's, feed-forward's) residual add"));
+  nar.say(_("training times come from the machines that trained each model, not from this run: step 9's and this "
+            "one are not comparable"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0; the source "
             "words over the maps are counted from 1, as in step 9's true alignment."));
@@ -438,10 +450,23 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
                   "aligned as the corpus says; Bahdanau's one map: {}.", cw.shape(0) * H, t.best_layer, t.best_head,
                   format_share(t.best), format_share(bahdanau.score)));
   nar.result(_f("heads whose argmax matches the true alignment at every word: {}", fmt::join(perfect, _(", "))));
-  report_corpus_alignment(nar, t.many);
+  report_corpus_alignment(nar, t.many, t.bleu);
 }
 
-void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c) {
+std::string alignment_and_bleu_sentence(const CorpusAlignment& c, const AlignmentAndBleu& b) {
+  if (c.transformer_better.outcome != Outcome::holds && c.transformer_better.outcome != Outcome::fails) return {};
+  const bool transformer = c.transformer_better.holds();
+  const std::string more = transformer ? _("the Transformer") : _("Bahdanau");
+  if (b.same_order.holds())
+    return _f("{} aligns more words and its file also records the higher (or equal) validation BLEU", more);
+  if (b.same_order.outcome == Outcome::fails)
+    return _f("{} aligns more words, yet its file records the lower validation BLEU: aligning more is not "
+              "translating better — the share asks only where each row's largest attention weight falls, BLEU "
+              "scores the words the whole model writes", more);
+  return {};
+}
+
+void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c, const AlignmentAndBleu& bleu) {
   if (c.sentences == 0) return;
   nar.result(_f("over {} test sentences of {} to {} words ({} target words), teacher-forced: Bahdanau {}; the "
                 "Transformer's last layer (layer {}), its heads averaged: {}; {}", c.sentences, c.min_words,
@@ -451,6 +476,12 @@ void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c) {
                              _("the same within noise (two standard errors of the difference)"))));
   nar.say(_f("(its best single head over these sentences: layer {}, head {}, {})", c.best_layer, c.best_head,
              format_share(c.heads[c.best_layer][c.best_head])));
+  const auto bleu_text = [](double x) { return std::isfinite(x) ? fmt::format("{:.2f}", x) : std::string("?"); };
+  nar.result(_f("parameters: the Transformer {}, Bahdanau {}; validation BLEU as their files record it: {} and {}",
+                format_count(c.transformer_params), format_count(c.bahdanau_params), bleu_text(bleu.transformer_bleu),
+                bleu_text(bleu.bahdanau_bleu)));
+  const std::string both = alignment_and_bleu_sentence(c, bleu);
+  if (!both.empty()) nar.result(both);
   nar.say(_("one trained model each, of different sizes and training budgets (chapters 01 and 08): this compares "
             "these two models, not the two kinds of attention"));
 }
@@ -485,9 +516,15 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
   if (transformer != nullptr && transformer->many.sentences > 0) {
     const CorpusAlignment& c = transformer->many;
     out.push_back(_f("Over {} test sentences, the Transformer's last-layer heads averaged align {} words as the corpus "
-                     "says, Bahdanau {}: {} (one trained model each, of different sizes).", c.sentences, format_share(c.last_layer_mean), format_share(c.bahdanau),
+                     "says, Bahdanau {}: {} (one trained model each: {} and {} parameters).", c.sentences,
+                     format_share(c.last_layer_mean), format_share(c.bahdanau),
                      sentence_for(c.transformer_better.outcome, _("the Transformer aligns more"),
-                                  _("Bahdanau aligns more"), _("the same within noise"))));
+                                  _("Bahdanau aligns more"), _("the same within noise")),
+                     format_count(c.transformer_params), format_count(c.bahdanau_params)));
+    const std::string both = alignment_and_bleu_sentence(c, transformer->bleu);
+    if (!both.empty())
+      out.push_back(_f("Validation BLEU as their files record it: Transformer {:.2f}, Bahdanau {:.2f}; {}.",
+                       transformer->bleu.transformer_bleu, transformer->bleu.bahdanau_bleu, both));
   } else if (transformer != nullptr) {
     out.push_back(_f("On this sentence, the best Transformer head (layer {}, head {}) aligns {} words, Bahdanau {}.",
                      transformer->best_layer, transformer->best_head, format_share(transformer->best),

@@ -1,6 +1,8 @@
 // The shared chapter command line (see attn/present/cli.hpp).
 #include "attn/present/cli.hpp"
 
+#include <charconv>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -198,6 +200,19 @@ CLI::Validator finite_range(double lo, double hi) {
         return x >= lo && x <= hi ? std::string() : _f("{} is not in {:g} … {:g}", s, lo, hi);
       },
       fmt::format("FLOAT in [{:g} - {:g}]", lo, hi));
+}
+
+CLI::Validator whole_number_of_parity(std::size_t lo, std::size_t hi, bool even) {
+  return CLI::Validator(
+      [lo, hi, even](std::string& s) {
+        std::size_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size()) return _f("{} is not a whole number", s);
+        if (v < lo || v > hi) return _f("{} is not in {} … {}", s, lo, hi);
+        if ((v % 2 == 0) != even) return std::string(even ? _("must be even") : _("must be odd"));
+        return std::string();
+      },
+      fmt::format("{} in [{} - {}]", even ? "EVEN" : "ODD", lo, hi));
 }
 
 std::size_t HelpFormatter::help_columns() { return std::min<std::size_t>(100, terminal_columns()); }

@@ -137,6 +137,10 @@ std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditi
   return out;
 }
 
+std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg) {
+  return image_noise_sweep(seed, cfg, cfg.noise_sweep);
+}
+
 DiagonalReading diagonal_reading(const SentencePair& p) {
   DiagonalReading r;
   const std::vector<int>& a = p.alignment;
@@ -304,14 +308,48 @@ CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, 
     for (std::size_t h = 0; h < c.heads[l].size(); ++h)
       if (c.heads[l][h].hits > c.heads[c.best_layer][c.best_head].hits) c.best_layer = l, c.best_head = h;
   c.transformer_better = judge_better_alignment(c.last_layer_mean, c.bahdanau);
+  c.transformer_params = parameter_count(m);
+  c.bahdanau_params = parameter_count(bahdanau);
   return c;
 }
 
+AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, double transformer_bleu,
+                                          double bahdanau_bleu) {
+  AlignmentAndBleu a;
+  a.transformer_bleu = transformer_bleu;
+  a.bahdanau_bleu = bahdanau_bleu;
+  const Outcome o = transformer_better.outcome;
+  if (o != Outcome::holds && o != Outcome::fails) {  // neither aligns more: nothing to set BLEU against
+    a.same_order = judge_at_least(NAN, 0.0);
+    return a;
+  }
+  const double better_minus_other =
+      o == Outcome::holds ? transformer_bleu - bahdanau_bleu : bahdanau_bleu - transformer_bleu;
+  a.same_order = judge_at_least(better_minus_other, 0.0);
+  return a;
+}
+
+double recorded_bleu(const std::map<std::string, std::string>& metadata) {
+  const auto it = metadata.find("valid_bleu");
+  if (it == metadata.end()) return NAN;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(it->second, &used);
+    return used == it->second.size() && std::isfinite(v) ? v : NAN;
+  } catch (const std::exception&) {
+    return NAN;
+  }
+}
+
 TransformerHeads transformer_heads(const Transformer& m, const Seq2Seq& bahdanau_model, const SentencePair& p,
-                                   const ToyCorpus& corpus, const ModelAlignment& bahdanau) {
+                                   const ToyCorpus& corpus, const ModelAlignment& bahdanau,
+                                   const std::map<std::string, std::string>& transformer_metadata,
+                                   const std::map<std::string, std::string>& bahdanau_metadata) {
   const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
   TransformerHeads t = judge_heads(cross_maps(m, p, sv, tv), p.alignment, bahdanau);
   t.many = corpus_alignment(bahdanau_model, m, corpus.test, sv, tv);
+  t.bleu = judge_alignment_and_bleu(t.many.transformer_better, recorded_bleu(transformer_metadata),
+                                    recorded_bleu(bahdanau_metadata));
   return t;
 }
 

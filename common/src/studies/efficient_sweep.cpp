@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <new>
@@ -115,6 +116,74 @@ bool clearly_faster(const VariantPoint& p, const VariantPoint& full) {
   return p.seconds * (1.0 + std::max(p.spread(), full.spread())) < full.seconds;
 }
 
+double last_level_cache_bytes() {
+  double best = 0.0;
+  int best_level = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+    std::ifstream level(dir + "level"), size(dir + "size"), type(dir + "type");
+    int l = 0;
+    std::string sz, ty;
+    if (!(level >> l) || !(size >> sz) || !(type >> ty) || ty == "Instruction") continue;
+    double bytes = 0.0;
+    try {
+      std::size_t used = 0;
+      bytes = std::stod(sz, &used);
+      const std::string unit = sz.substr(used);
+      bytes *= unit == "K" ? 1024.0 : unit == "M" ? 1024.0 * 1024.0 : unit.empty() ? 1.0 : 0.0;
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (l > best_level && bytes > 0) best_level = l, best = bytes;
+  }
+  return best;
+}
+
+ElementCost full_element_cost(const EfficientSweep& s, std::size_t fit_from) {
+  ElementCost e;
+  if (s.variants.empty()) return e;
+  const VariantSweep& full = s.variants.front();
+  const VariantPoint* lo = nullptr;
+  const VariantPoint* hi = nullptr;
+  for (const auto& p : full.points)
+    if (!p.skipped && p.n >= fit_from && p.pairs > 0) {
+      if (lo == nullptr) lo = &p;
+      hi = &p;
+      if (e.cache_from == 0 && s.llc_bytes > 0 && p.work_mib * kMiB > s.llc_bytes) e.cache_from = p.n;
+    }
+  if (lo == nullptr || lo == hi) return ElementCost{};
+  e.lo_n = lo->n, e.hi_n = hi->n;
+  e.lo_ns = lo->ns_per_pair(), e.hi_ns = hi->ns_per_pair();
+  e.cpu_lo = lo->cpu_share, e.cpu_hi = hi->cpu_share;
+  e.slope = full.fit.slope;
+  e.element_slope = full.fit.slope - full.claimed_exponent;
+  return e;
+}
+
+std::vector<ErrorAgainstZero> errors_against_zero(const EfficientSweep& s) {
+  std::vector<ErrorAgainstZero> out;
+  if (s.variants.empty()) return out;
+  const VariantSweep& full = s.variants.front();
+  for (const VariantSweep& v : s.variants) {
+    ErrorAgainstZero e;
+    e.name = v.name;
+    for (const auto& p : v.points)
+      if (!p.skipped) {
+        e.work_mib = p.work_mib;
+        if (p.err_vs_full < 0) continue;
+        for (const auto& q : full.points)
+          if (q.n == p.n && !q.skipped) {
+            e.n = p.n, e.err = p.err_vs_full, e.scale = q.out_max;
+            e.out_ratio = q.out_max > 0 ? p.out_max / q.out_max : 0.0;
+          }
+      }
+    e.ratio = e.err >= 0 && e.scale > 0 ? e.err / e.scale : NAN;
+    e.beats_zero = judge_at_most(e.ratio, 1.0);
+    out.push_back(e);
+  }
+  return out;
+}
+
 void judge_sweep(EfficientSweep& s, std::size_t fit_from) {
   const VariantSweep* full = s.variants.empty() ? nullptr : &s.variants.front();
   for (auto& v : s.variants) {
@@ -137,10 +206,14 @@ void judge_sweep(EfficientSweep& s, std::size_t fit_from) {
       v.exponent.outcome = Outcome::too_noisy;  // the times measure the other programs as much as this one
     v.faster_from = 0;
     v.faster_at.clear();
+    v.crossover_contended = false;
     if (full == nullptr || &v == full) continue;
     for (const VariantPoint& p : v.points)
       for (const VariantPoint& q : full->points)
-        if (q.n == p.n && !q.skipped && !p.skipped && clearly_faster(p, q)) v.faster_at.push_back(p.n);
+        if (q.n == p.n && !q.skipped && !p.skipped) {
+          if (clearly_faster(p, q)) v.faster_at.push_back(p.n);
+          if (std::min(p.cpu_share, q.cpu_share) < kContendedCpuShare) v.crossover_contended = true;
+        }
     for (std::size_t i = v.points.size(); i-- > 0;) {  // from the largest n down, while it stays faster
       const VariantPoint& p = v.points[i];
       const VariantPoint* f = nullptr;
@@ -291,6 +364,7 @@ EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, c
       out.variants[i].points.push_back(pt);
     }
   }
+  out.llc_bytes = last_level_cache_bytes();
   judge_sweep(out, cfg.fit_from);
   return out;
 }

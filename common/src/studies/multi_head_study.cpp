@@ -35,6 +35,7 @@ NearUniformRows near_uniform_rows(const Tensor3& weights, double tol) {
       bool near = m > 0;
       for (std::size_t j = 0; j < m; ++j) near = near && std::abs(double(weights(a, i, j)) - r.uniform) <= tol;
       r.near += near ? 1 : 0;
+      if (near) r.which.emplace_back(a, i);
     }
   return r;
 }

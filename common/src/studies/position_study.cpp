@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/position/alibi.hpp"
 #include "attn/position/rope.hpp"
 #include "attn/position/sinusoidal.hpp"
 #include "attn/studies/lookup.hpp"
@@ -148,6 +149,29 @@ Verdict judge_rebound(const BoundRebound& small_d, const BoundRebound& big_d) {
   return judge_at_least(small_d.fraction - big_d.fraction, 0.10);
 }
 
+AlibiSlopeShape judge_alibi_slopes(const std::vector<double>& slopes) {
+  AlibiSlopeShape s;
+  s.heads = slopes.size();
+  s.base_heads = s.heads == 0 ? 0 : 1;
+  while (s.base_heads > 0 && 2 * s.base_heads <= s.heads) s.base_heads *= 2;
+  s.slopes = slopes;
+  double worst = 0.0;
+  if (s.heads >= 2) {
+    s.ratio = slopes[1] / slopes[0];
+    for (std::size_t i = 2; i < s.heads; ++i)
+      worst = std::max(worst, std::abs(slopes[i] / slopes[i - 1] / s.ratio - 1.0));
+  }
+  s.geometric = judge_at_most(worst, 1e-5);
+  for (std::size_t i = 0; i < s.heads; ++i)
+    if (slopes[i] > slopes[s.steepest]) s.steepest = i;
+  return s;
+}
+
+AlibiSlopeShape alibi_slope_shape(std::size_t heads) {
+  const Vec v = alibi_slopes(heads);
+  return judge_alibi_slopes(std::vector<double>(v.begin(), v.end()));
+}
+
 ZeroSlopeCheck judge_zero_slope(double max_diff) { return {max_diff, judge_at_most(max_diff, 0.0)}; }
 
 ZeroSlopeCheck alibi_zero_slope_check(const Mat& x, const SelfAttentionWeights& w) {
@@ -191,6 +215,12 @@ ExtrapolationStudy judge_extrapolation(std::map<PositionEncoding, std::vector<Ex
   return s;
 }
 
+Verdict judge_none_vs_vote(const ExtrapolationResult& none, const ExtrapolationResult& vote) {
+  if (!none.available || none.scored == 0 || vote.scored == 0) return judge_greater(NAN, NAN, 0.0);
+  const double se = std::sqrt(std::pow(accuracy_standard_error(none), 2) + std::pow(accuracy_standard_error(vote), 2));
+  return judge_greater(none.accuracy, vote.accuracy, 2.0 * se);
+}
+
 ExtrapolationStudy extrapolation_study(const ExtrapolationConfig& cfg,
                                        const std::function<std::unique_ptr<PositionModel>(PositionEncoding)>& model_for) {
   std::map<PositionEncoding, std::vector<ExtrapolationResult>> results;
@@ -205,6 +235,8 @@ ExtrapolationStudy extrapolation_study(const ExtrapolationConfig& cfg,
   }
   ExtrapolationStudy s = judge_extrapolation(std::move(results));
   s.d_k = cfg.heads == 0 ? 0 : cfg.d_model / cfg.heads;
+  s.order_blind = order_blind_vote_row(cfg);
+  s.none_sees_order = judge_none_vs_vote(s.at(PositionEncoding::None, 1), s.order_blind.front());
   return s;
 }
 

@@ -23,7 +23,7 @@ std::string maps_in_rows(const std::vector<std::string>& labelled, const std::ve
                          const std::vector<std::string>& titles, std::size_t max_width);
 void report_head_diversity(Narrator& nar, const HeadDiversity& h);
 // Step 3: how many rows of the maps are only rounding around the uniform weight 1/n.
-void report_near_uniform(Narrator& nar, const NearUniformRows& r);
+void report_near_uniform(Narrator& nar, const NearUniformRows& r, const Labels& words);
 // Step 3: one head must split its weight between two wanted words; two heads need not.
 void report_two_targets(Narrator& nar, const TwoTargets& t);
 // Step 4: h heads beside one head of the full width: parameters, FLOPs, score entries.

@@ -31,9 +31,12 @@ Labels index_labels(std::size_t n);
 void report_learned_limit(Narrator& nar, const Mat& table);
 // Step 5: pair 0 of the last word rotated by hand, from q and q_rot.
 void report_rope_pair(Narrator& nar, const Labels& words, const Mat& q, const Mat& q_rot);
-// Step 6: the slopes of `heads` heads, their bias over `positions` (recorded as "alibi_bias") and
+// Step 6: the notation (h, H; the causal form), the slopes of `heads` heads, their bias over
+// `positions` (recorded as "alibi_bias") and
 // head 0's bias as a heatmap ("alibi_bias_head0").
-void show_alibi_bias(Narrator& nar, std::size_t heads, std::size_t positions);
+void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& slopes, std::size_t positions);
+// Step 6's formula line: §3's m_h for H a power of 2, the authors' code's two-part rule otherwise.
+std::string alibi_formula(const AlibiSlopeShape& slopes);
 // Step 5: only m − n matters; then RoFormer's bound for this d and for big_d, with the rebound verdict.
 void report_rope_relative(Narrator& nar, const RelativeCheck& c);
 void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::size_t max_distance);
@@ -43,6 +46,11 @@ void report_zero_slope(Narrator& nar, const ZeroSlopeCheck& c);
 // saved there when train is true (one line per model then).
 std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, bool train,
                                               const ExtrapolationConfig& cfg);
+// Step 7: the task and the model, from the config (keys, values, heads, d_k, chance).
+void describe_recall_task(Narrator& nar, const ExtrapolationConfig& cfg);
+// Step 7: the order-blind vote at L, 2L, 4L and whether the model without positions beats it
+// (s.none_sees_order), each outcome its own sentence.
+void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s);
 // Step 7: the table (exported as "extrapolation", rows named in the manifest) and the two claims.
 void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s);
 // The closing lines, chosen by the verdicts of the steps they sum up.

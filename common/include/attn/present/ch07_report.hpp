@@ -15,6 +15,9 @@
 
 namespace attn {
 
+// "1 source word", "3 source words"; likewise target_words: steps 1 and 3's counts.
+std::string source_words(std::size_t n);
+std::string target_words(std::size_t n);
 // "5/8 (62.5%)": the share with one decimal (exact for up to 8 words, one rule for every row).
 std::string format_share(const AlignmentScore& a);
 // How chapters 07 and 08 print a model file's path: relative to the working folder when the file
@@ -40,9 +43,9 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
                     const Labels& target);
 // Step 8: the painted grid beside what each position reads, one map per word, and the verdict
 // (recorded: image_latent, image_text, image_W_*, image_weights, image_output, image_layout).
-// noisier: the same at each of `noises` (image_noise_sweep), one line.
+// noisier: the same grid at each of cfg.noise_sweep's levels (image_noise_sweep), one line.
 void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningConfig& cfg,
-                  const std::vector<ImageStudy>& noisier = {}, const std::vector<float>& noises = {});
+                  const std::vector<ImageStudy>& noisier = {});
 // Step 9: Bahdanau's heatmap (recorded "bahdanau_weights", with the pair in the manifest's
 // "alignment_pair"), which target words stand off the diagonal (d, by word class), its share, and
 // each miss explained from the map.
@@ -58,8 +61,11 @@ void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair
 void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
                         const SentencePair& p, const std::string& model, const Metadata& metadata);
 // Step 10's answer over many sentences (attn/studies/cross_attention_study.hpp: corpus_alignment):
-// Bahdanau against the last layer's heads averaged, and the verdict's words.
-void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c);
+// Bahdanau against the last layer's heads averaged, and the verdict's words; then the two models'
+// parameters and recorded validation BLEU, and whether the one that aligns more also translates better.
+void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c, const AlignmentAndBleu& bleu);
+// bleu.same_order's sentence (shared by step 10 and the takeaway); empty when not judged.
+std::string alignment_and_bleu_sentence(const CorpusAlignment& c, const AlignmentAndBleu& bleu);
 // Step 10 when chapter 08's model is not in data/: says so.
 void report_no_transformer(Narrator& nar);
 

@@ -72,6 +72,9 @@ class ChapterApp {
 // naming the value. ChapterApp::run also adds its finiteness half to every FLOAT option the
 // chapter did not give it, so no float option anywhere accepts nan or inf.
 CLI::Validator finite_range(double lo, double hi);
+// The check for a whole number from lo to hi that is even (or odd): one check, so --help shows one
+// name, "EVEN in [4 - 64]" ("ODD in [1 - 8191]"); a bad value is named with what is wrong with it.
+CLI::Validator whole_number_of_parity(std::size_t lo, std::size_t hi, bool even);
 // "" when s is a finite number, else why not (for CLI11 checks).
 std::string finite_number_problem(const std::string& s);
 // "" when s is a whole number written in decimal digits (an optional sign, no leading 0), else why

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -103,9 +105,10 @@ struct ImageStudy {
 ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg);
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg = {});
 // The same grid and W_Q at each noise level (cfg.noise replaced): where the built-in margin stops
-// carrying the positions to their own word.
+// carrying the positions to their own word. Without `noises`: cfg.noise_sweep.
 std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg,
                                           const std::vector<float>& noises);
+std::vector<ImageStudy> image_noise_sweep(std::uint64_t seed, const ImageConditioningConfig& cfg);
 
 // ---- a trained model's alignment -----------------------------------------------------------
 // The first test pair of min_words to max_words source words with an adjective (which moves
@@ -187,6 +190,7 @@ struct CorpusAlignment {
   std::vector<std::vector<AlignmentScore>> heads;  // [layer][head]
   std::size_t best_layer = 0, best_head = 0;       // the head with most hits over all the sentences
   Verdict transformer_better;                      // judge_better_alignment(last_layer_mean, bahdanau)
+  std::size_t transformer_params = 0, bahdanau_params = 0;  // parameter_count of each model
 };
 // a's share above b's by more than two standard errors of the difference, √(p(1−p)/n + q(1−q)/m):
 // holds; below by as much: fails; between: inconclusive (within noise).
@@ -194,6 +198,19 @@ Verdict judge_better_alignment(const AlignmentScore& a, const AlignmentScore& b)
 CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, const std::vector<SentencePair>& pairs,
                                  const Vocab& sv, const Vocab& tv, std::size_t min_words = 8, std::size_t max_words = 12,
                                  std::size_t max_pairs = 200);
+
+// Does the model that aligns more words also translate better? Validation BLEU as each model's file
+// records it ("valid_bleu"; NaN when a file records none). measured: the BLEU of the model that
+// aligns more minus the other's; holds at ≥ 0 (the better aligner is not the worse translator),
+// fails below; inconclusive when the alignment is the same within noise or a BLEU is missing.
+struct AlignmentAndBleu {
+  double transformer_bleu = 0.0, bahdanau_bleu = 0.0;
+  Verdict same_order;
+};
+AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, double transformer_bleu,
+                                          double bahdanau_bleu);
+// A checkpoint's recorded "valid_bleu" as a number; NaN when absent or not a number.
+double recorded_bleu(const std::map<std::string, std::string>& metadata);
 
 struct TransformerHeads {
   Tensor4 weights;                       // (layers, heads, T, S), the <eos> step dropped
@@ -207,12 +224,16 @@ struct TransformerHeads {
   // matches_bahdanau: best-head share minus Bahdanau's share ≥ 0 (the Transformer does as well).
   Verdict matches_bahdanau;
   CorpusAlignment many;                  // transformer_heads: the same over the test split
+  AlignmentAndBleu bleu;                 // many.transformer_better set against the recorded BLEUs
 };
 // weights: (layers, heads, T, S); bahdanau: chapter 01's alignment on the same pair.
 TransformerHeads judge_heads(Tensor4 weights, const std::vector<int>& truth, const ModelAlignment& bahdanau);
-// judge_heads on pair p, and corpus_alignment over corpus.test against the Bahdanau model.
+// judge_heads on pair p, corpus_alignment over corpus.test against the Bahdanau model, and that
+// verdict against the validation BLEU each model's file records (the metadata of m and bahdanau_model).
 TransformerHeads transformer_heads(const Transformer& m, const Seq2Seq& bahdanau_model, const SentencePair& p,
-                                   const ToyCorpus& corpus, const ModelAlignment& bahdanau);
+                                   const ToyCorpus& corpus, const ModelAlignment& bahdanau,
+                                   const std::map<std::string, std::string>& transformer_metadata = {},
+                                   const std::map<std::string, std::string>& bahdanau_metadata = {});
 
 // (layers, heads, T, S) -> head h of layer l as (T, S).
 Mat head_map(const Tensor4& w, std::size_t layer, std::size_t head);

@@ -75,6 +75,9 @@ struct VariantSweep {
   // clearly_faster) at every larger n measured; 0 if never.
   std::size_t faster_from = 0;
   std::vector<std::size_t> faster_at;  // every n where it was clearly faster than full attention
+  // A compared cell (this variant's or full attention's at the same n) got under
+  // kContendedCpuShare of a core: its times include waiting, so faster_from is not a result.
+  bool crossover_contended = false;
   double largest_spread() const;
 };
 
@@ -98,8 +101,38 @@ struct EfficientSweepConfig {
 
 struct EfficientSweep {
   std::vector<VariantSweep> variants;  // full first
+  double llc_bytes = 0.0;  // the last-level cache the CPU reports (sweep_efficient_variants; 0: unknown)
   const VariantSweep& at(const std::string& name) const;
 };
+
+// The size of the largest-level CPU cache, as Linux reports it (/sys/devices/system/cpu/cpu0/cache);
+// 0 when it cannot be read.
+double last_level_cache_bytes();
+
+// Full attention's fitted slope split in two: 2 for the work (n² score elements, counted) and the
+// rest, slope − 2, for each element's cost, measured from lo_n to hi_n (the smallest and largest
+// fitted n where it ran): lo_ns, hi_ns per element. cache_from: the smallest fitted n whose counted
+// working memory (work_mib) exceeds llc_bytes (0: none does, or llc_bytes is 0). lo_n == hi_n
+// (both 0) when fewer than two sizes were fitted.
+struct ElementCost {
+  std::size_t lo_n = 0, hi_n = 0, cache_from = 0;
+  double lo_ns = 0.0, hi_ns = 0.0, cpu_lo = 1.0, cpu_hi = 1.0;  // cpu: the fastest run's share of a core
+  double slope = 0.0, element_slope = 0.0;
+  double growth() const { return lo_ns > 0 ? hi_ns / lo_ns : 0.0; }
+};
+ElementCost full_element_cost(const EfficientSweep& s, std::size_t fit_from);
+
+// Each variant's error at the largest n where full attention ran, against the scale of full
+// attention's outputs there (max |output|): answering 0 everywhere is off by exactly that scale,
+// so beats_zero holds when ratio = err / scale ≤ 1 and fails above. out_ratio: the variant's own
+// max |output| over full attention's. err < 0 (no comparison) leaves beats_zero inconclusive.
+struct ErrorAgainstZero {
+  std::string name;
+  std::size_t n = 0;
+  double err = -1.0, scale = 0.0, ratio = 0.0, out_ratio = 0.0, work_mib = 0.0;
+  Verdict beats_zero;
+};
+std::vector<ErrorAgainstZero> errors_against_zero(const EfficientSweep& s);
 
 // Runs every variant at every n (non-causal, one head, Q, K, V ~ N(0, 1)).
 EfficientSweep sweep_efficient_variants(const std::vector<std::size_t>& sizes, const EfficientSweepConfig& cfg);

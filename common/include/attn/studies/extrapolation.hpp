@@ -76,4 +76,13 @@ namespace attn {
 // sets (kExtrapolationTestSequences each, seed 2024 + length: the same sequences for every encoding).
 inline constexpr std::size_t kExtrapolationTestSequences = 200;
 std::vector<ExtrapolationResult> extrapolation_table_row(PositionModel& m, const ExtrapolationConfig& cfg);
+
+// The best a reader blind to order can expect on recall data: it knows the values of the earlier
+// tokens with the query's key only as a multiset, so each of them is the latest with probability
+// count/total and its best guess is the most frequent one. Scored as a vote that shares a tie
+// evenly: a position adds 1/m when its target is one of m most frequent values, else 0. loss: 0
+// (no model). The same scored positions as evaluate_extrapolation.
+ExtrapolationResult order_blind_vote(const RecallData& data, std::size_t values);
+// order_blind_vote on extrapolation_table_row's test sets (1×, 2×, 4× train_len).
+std::vector<ExtrapolationResult> order_blind_vote_row(const ExtrapolationConfig& cfg);
 }  // namespace attn

@@ -29,6 +29,8 @@ struct ImageConditioningConfig {
   std::size_t d_v = 4;       // value width
   float noise = 0.3f;        // std of the noise added to every latent value
   float gain = 4.0f;         // scaled score of a clean region on its own word (others: 0)
+  // The noisier levels chapter 07 also shows (image_noise_sweep): where the built-in margin gives way.
+  std::vector<float> noise_sweep = {1.0f, 2.0f, 4.0f};
 };
 
 struct ImageConditioning {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention/multi_head.hpp"
@@ -29,6 +30,7 @@ HeadDiversity head_diversity(const Tensor3& weights);
 struct NearUniformRows {
   std::size_t rows = 0, near = 0;  // h·n rows in all; of them, near uniform
   double uniform = 0.0, tol = 0.0;  // 1/n and the tolerance
+  std::vector<std::pair<std::size_t, std::size_t>> which;  // the near-uniform rows as (head, row)
 };
 NearUniformRows near_uniform_rows(const Tensor3& weights, double tol = 0.05);
 

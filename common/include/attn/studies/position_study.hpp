@@ -96,6 +96,23 @@ BoundRebound rope_bound_rebound(std::size_t d, std::size_t from, std::size_t max
 // Fewer frequencies, less decay: the small-d bound climbs back at least 10 points higher.
 Verdict judge_rebound(const BoundRebound& small_d, const BoundRebound& big_d);
 
+// ---- ALiBi's slopes for H heads -------------------------------------------------------------------
+// alibi_slopes(H) and what they are: geometric when every ratio of neighbouring slopes equals the
+// first (largest relative difference at most 1e-5; one or two slopes are trivially geometric) — the
+// §3 sequence, which the slopes are when H is a power of 2. For other H they follow the authors'
+// code (attn/position/alibi.hpp): the slopes of base_heads heads, then every other slope of
+// 2·base_heads heads. steepest: the head with the largest slope.
+struct AlibiSlopeShape {
+  std::size_t heads = 0, base_heads = 0;  // base_heads: the largest power of 2 ≤ heads
+  std::vector<double> slopes;
+  double ratio = 0.0;  // slopes[1] / slopes[0] (0 with one head)
+  Verdict geometric;   // measured: the largest |ratio_i / ratio − 1|
+  std::size_t steepest = 0;
+  bool power_of_two() const { return base_heads == heads; }
+};
+AlibiSlopeShape judge_alibi_slopes(const std::vector<double>& slopes);
+AlibiSlopeShape alibi_slope_shape(std::size_t heads);
+
 // ---- ALiBi with slope 0 is no position at all ----------------------------------------------------
 struct ZeroSlopeCheck {
   double max_diff = 0.0;
@@ -111,6 +128,10 @@ struct ExtrapolationStudy {
   // "naturally extrapolates"); alibi_over_sinusoidal: ALiBi's drop smaller than sinusoidal's beyond
   // twice the standard error of the difference (Press et al. 2021).
   Verdict rope_natural, alibi_over_sinusoidal;
+  // The best order-blind reader on the same test sets (order_blind_vote_row; empty when not run),
+  // and none_sees_order: judge_none_vs_vote at L.
+  std::vector<ExtrapolationResult> order_blind;
+  Verdict none_sees_order;
   std::size_t d_k = 0;  // the models' head width (extrapolation_study: d_model / heads)
   const ExtrapolationResult& at(PositionEncoding e, std::size_t multiple) const;  // multiple: 1, 2 or 4
   double drop(PositionEncoding e) const;  // accuracy at L − accuracy at 4L
@@ -118,6 +139,10 @@ struct ExtrapolationStudy {
 // The standard error of an accuracy measured on `scored` positions: √(p(1 − p)/scored).
 double accuracy_standard_error(const ExtrapolationResult& r);
 ExtrapolationStudy judge_extrapolation(std::map<PositionEncoding, std::vector<ExtrapolationResult>> results);
+// Does the model without positions read order from its causal mask? Its accuracy above the best
+// order-blind vote's (order_blind_vote) by more than twice the standard error of the difference,
+// √(p(1 − p)/N + q(1 − q)/M): holds; within it: inconclusive; below by as much: fails.
+Verdict judge_none_vs_vote(const ExtrapolationResult& none, const ExtrapolationResult& vote);
 // model_for(e) gives the trained model of encoding e (loaded or trained by the caller); each is
 // evaluated with extrapolation_table_row. A non-finite loss or accuracy throws (no verdict from it).
 ExtrapolationStudy extrapolation_study(const ExtrapolationConfig& cfg,
