@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
     std::vector<MatchStudy> matches;
     for (const auto& [name, r] : results)
       if (name != "bahdanau") matches.push_back(judge_match(name, r, "bahdanau", result_named(results, "bahdanau")));
+    note_checkpoint_steps(matches, luong);
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
@@ -116,8 +117,8 @@ int main(int argc, char** argv) {
 
     std::optional<TrainStepStudy> steps;
     if (!time_training)
-      nar.say(_("a whole training step costs more than its score function: --time-training measures it (step 6) and "
-                "checks the source article's claim that Luong trains 1.5–2× faster."));
+      nar.say(_("a whole training step costs more than its score function: --time-training measures it (an extra "
+                "step 6) and checks the source article's claim that Luong trains 1.5–2× faster."));
     if (time_training) {
       nar.step(_("Cost of one training step"), _("forward + backward + Adam, batch 64, source length 30"));
       const std::size_t step_len = 30;  // a source length step 5 also times

@@ -25,8 +25,14 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
 void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, const SentencePair& pair);
 // Step 7: the parameters of this model against chapter 00's (base), by part, summed.
 void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base);
-void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g);
+// baseline_still_improving: chapter 00's model was best at its last training step.
+void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g,
+                           bool baseline_still_improving);
 
-std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const SentenceAlignmentStudy& a);
+// Step 5: the same two questions over every test pair (teacher-forced α), with their verdicts.
+void report_test_alignment(Narrator& nar, const TestAlignmentStudy& t);
+
+// The alignment line is judged on the test set (t), not on step 5's one sentence.
+std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const TestAlignmentStudy& t);
 
 }  // namespace attn
