@@ -8,7 +8,7 @@
 // Export names: h_t H W_a h_t_dot H_dot h_t_concat H_concat W_c v_c luong_dot_scores
 // luong_general_scores luong_concat_scores alpha_global alpha_local_m alpha_local_p local_p_positions
 // alpha_local_m_outside local_p_alignment general_alignment reference_alignment score_times
-// score_sizes score_spreads, and with --time-training (step 6: whole training steps timed)
+// score_sizes score_spreads score_ratio_spreads, and with --time-training (step 6: whole training steps timed)
 // step_times; DIR/results.json holds the
 // by-length figures of every model, DIR/translations.json the test sentences and outputs behind them.
 #include <map>

@@ -174,6 +174,7 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
   Mat times = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   Mat sizes = Mat::from_shape({s.rows.size(), std::size_t(2)});
   Mat spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
+  Mat ratio_spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   for (std::size_t r = 0; r < s.rows.size(); ++r) {
     const ScoreCostRow& x = s.rows[r];
     std::vector<std::string> row = {std::to_string(x.src_len), std::to_string(x.hidden), us(x.seconds[0])};
@@ -183,7 +184,9 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
     srow.push_back(fmt::format("{:.2f}", x.gain_spread(1)));
     srow.push_back(sentence_for(s.dot_row_faster[r].outcome, _("faster, beyond it"), _("slower, beyond it"),
                                 _("within it")));
-    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) times(r, k) = float(x.seconds[k]), spreads(r, k) = float(x.spread_of(k));
+    for (std::size_t k = 0; k < kScoreKinds.size(); ++k)
+      times(r, k) = float(x.seconds[k]), spreads(r, k) = float(x.spread_of(k)),
+      ratio_spreads(r, k) = float(x.gain_spread(k));
     sizes(r, 0) = float(x.src_len), sizes(r, 1) = float(x.hidden);
     st.add(row);
     sp.add(srow);
@@ -192,6 +195,7 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
   nar.record("score_times", times);
   nar.record("score_sizes", sizes);
   nar.record("score_spreads", spreads);
+  nar.record("score_ratio_spreads", ratio_spreads);
   nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2 (the attention "
             "width); Bahdanau's U_a·h̄_s is precomputed once per sentence, and so is concat's product of h̄_s with "
             "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls, the four kinds timed in turn "
@@ -276,14 +280,15 @@ std::string score_cost_why(const ScoreCostStudy& s) {
       _f("dot's × went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' spreads "
          "multiplied, {:.2f}×, at least 1.10×): {}", s.dot_short, s.dot_long, s.short_len, s.long_len, s.trend_noise,
          sentence_for(s.dot_gain_grows.outcome, _("it rose"), _("it fell"), _("no verdict, within that spread")));
-  if (s.tanh_split.holds() && !s.mads_explain.holds())
+  if (s.tanh_split.holds() && s.mads_explain.outcome == Outcome::fails && s.general_mads > 1.0)
     return _f("the tanh calls, not the multiply-adds, order the four here: Bahdanau and concat each evaluate tanh on "
-              "S·A = {:.0f} numbers per call (and v·tanh(…) on them), dot and general none; general does {:.2f}× "
-              "Bahdanau's multiply-adds (most of them h_t·W_a, one matrix product) and still runs faster. {}.",
-              s.ops[0].tanh, s.general_mads, trend);
+              "S·A = {:.0f} numbers per call (at S = {}, hidden = {}), dot and general none; general does {:.2f}× "
+              "Bahdanau's multiply-adds there (most of them h_t·W_a, one matrix product) and still ran faster, "
+              "beyond the spread, at {} of {} sizes. {}.",
+              s.ops[0].tanh, r.src_len, r.hidden, s.general_mads, s.mads_rows_against, s.rows.size(), trend);
   if (s.tanh_split.holds())
-    return _f("the scores with S·A = {:.0f} tanh calls per call (Bahdanau, concat) are the slower two at S = {}, "
-              "hidden = {}, and multiply-adds agree. {}.", s.ops[0].tanh, r.src_len, r.hidden, trend);
+    return _f("the scores with S·A tanh calls (Bahdanau, concat; {:.0f} at S = {}, hidden = {}) are the slower two "
+              "at every size; multiply-adds: {}. {}.", s.ops[0].tanh, r.src_len, r.hidden, mads_sentence(s), trend);
   return _f("the counts do not order the four in this run's timings (the tanh calls: {}; multiply-adds: {}). {}.",
             tanh_split_sentence(s), mads_sentence(s), trend);
 }

@@ -43,7 +43,8 @@ void note_checkpoint_steps(std::vector<MatchStudy>& matches, const std::map<std:
 // Step 1: where the loaded models' training times come from (each checkpoint's own record).
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models);
 // Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns), each timing's
-// spread (recorded as "score_spreads") with each row's dot verdict, and the verdicts.
+// spread (recorded as "score_spreads"), each ratio against Bahdanau's spread ("score_ratio_spreads",
+// column 0 is 1) with each row's dot verdict, the operation counts, and the verdicts.
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s);
 // Step 5's verdict on dot's speed per call (dot_faster), as step 5 and the takeaway print it.
 std::string dot_speed_sentence(const ScoreCostStudy& s);
