@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     nar.step(_("Words become vectors"), _("e_j = E_src[x_j]  ∈ ℝ^32"));
     const DecodeTrace tr = greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10);
     nar.show("src_embeddings", source_embedding_rows(tr), ex.src, {}, _("one learned row per source word"));
+    report_repeated_word(nar, source_embedding_rows(tr), ex.src);
     nar.code("attn/nn/embedding.hpp: embedding_forward; attn/models/seq2seq.hpp: greedy_trace");
     nar.why(_("the embedding table is trained with everything else; a word gets the same row wherever it stands."));
 

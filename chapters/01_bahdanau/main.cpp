@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     nar.say(_f("W_a ({}×{}), U_a ({}×{}), v_a ({}): learned; U_a·h_j is computed once per sentence",
                att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size()));
     nar.show("energies", st.energies, ex.src, _("e_ij for each source word j"));
+    report_energies(nar, st, ex);
     nar.code("attn/attention/additive_attention.hpp: bahdanau_keys_forward, bahdanau_step_forward");
     nar.why(_("a one-hidden-layer network rates each (decoder state, source word) pair; nothing forces it to be monotonic "
               "(each output word looking at or after the source word the previous one looked at)."));

@@ -50,11 +50,13 @@ int main(int argc, char** argv) {
                   &concat = luong.at("luong_concat").model, &lp = luong.at("luong_local_p").model;
 
     // ---------------------------------------------------------------- three scores, same sentence
-    nar.step(_("Attend with the new state"), _("h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
+    nar.step(_("Attend with the new state"), _("h_t = GRU([E_tgt y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
              _("Luong et al. 2015, §3"));
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
     report_training_records(nar, described);
+    nar.say(_("from here t is the target step and s the source position (chapter 01's i and j); s_{t−1} keeps "
+              "the name of Bahdanau's decoder state."));
     nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
               "h̃_{t−1}: the previous step's attentional state (defined below)."));
     const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);

@@ -1,6 +1,7 @@
 // Chapter 00's reports (see attn/present/ch00_report.hpp).
 #include "attn/present/ch00_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -18,6 +19,18 @@ std::string percent_lower(const Verdict& v) {
                                    : std::string(_("no relative drop: short sentences already score 0"));
 }
 }  // namespace
+
+void report_repeated_word(Narrator& nar, const Mat& rows, const Labels& words) {
+  for (std::size_t a = 0; a < words.size(); ++a)
+    for (std::size_t b = a + 1; b < words.size(); ++b) {
+      if (words[a] != words[b]) continue;
+      double diff = 0.0;
+      for (std::size_t k = 0; k < rows.shape(1); ++k) diff = std::max(diff, std::abs(double(rows(a, k)) - rows(b, k)));
+      nar.result(_f("look: \"{}\" stands at positions {} and {}; its two rows differ by at most {:.3f} in any entry",
+                    words[a], a + 1, b + 1, diff));
+      return;
+    }
+}
 
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& tv) {
   const Mat states = decoder_state_rows(tr);

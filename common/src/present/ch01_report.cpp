@@ -2,6 +2,7 @@
 #include "attn/present/ch01_report.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <map>
 
@@ -13,6 +14,19 @@
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
+
+void report_energies(Narrator& nar, const AttentionStepView& v, const SentencePair& pair) {
+  if (v.energies.size() < 2) return;
+  std::size_t first = 0, second = 1;
+  if (v.energies(second) > v.energies(first)) std::swap(first, second);
+  for (std::size_t j = 2; j < v.energies.size(); ++j)
+    if (v.energies(j) > v.energies(first)) second = first, first = j;
+    else if (v.energies(j) > v.energies(second)) second = j;
+  nar.result(_f("look: \"{}\" scores highest ({:.2f}), \"{}\" next ({:.2f}); step 3's softmax turns that gap of {:.2f} "
+                "into α = {:.3f} against {:.3f}", pair.src[first], double(v.energies(first)), pair.src[second],
+                double(v.energies(second)), double(v.energies(first) - v.energies(second)), double(v.alpha(first)),
+                double(v.alpha(second))));
+}
 
 void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair& pair, std::size_t step) {
   nar.show("alpha", v.alpha, pair.src, _("weights over the source words, summing to 1"));
@@ -35,6 +49,8 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
                 s.reordered.total, s.reordered.hits,
                 sentence_for(s.follows_reorderings.outcome, _("are followed off the diagonal"),
                              _("are not followed"), _("are followed only in part"))));
+  nar.say(_("a moved word: one whose translation stands at another position than the word itself (the target "
+            "position differs from the source position)."));
   for (const AlignmentMiss& m : s.misses) {
     const std::string word = out_words[m.row], translated = pair.src[std::size_t(m.translates)],
                       looked = pair.src[std::size_t(m.looks_at)];

@@ -15,6 +15,9 @@ namespace attn {
 // Step 1: when the model's best validation score came at its last training step, says that it may
 // still have been improving (nothing when it peaked earlier).
 void report_best_step(Narrator& nar, const ChapterModel& cm);
+// Step 2: the first word that occurs twice in the sentence, and how far apart its two rows are
+// (nothing when no word repeats).
+void report_repeated_word(Narrator& nar, const Mat& rows, const Labels& words);
 // Step 4: the decoder's states (recorded as "decoder_states", "decoder_logits"), the table of what
 // each step read, wrote and with what probability, and the output against the reference.
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& target_vocab);

@@ -12,6 +12,8 @@
 
 namespace attn {
 
+// Step 2: which two source words score highest, and the weights step 3's softmax gives them.
+void report_energies(Narrator& nar, const AttentionStepView& v, const SentencePair& pair);
 // Step 3: α (recorded as "alpha") and where its largest weight falls, against the word translated.
 void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair& pair, std::size_t step);
 // Step 5: the alignment heatmap (recorded as "alignment", the reference as "reference_alignment"),
