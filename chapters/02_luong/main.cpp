@@ -107,9 +107,11 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_("all five share the encoder, sizes, data, training steps and seed; each kept its best validation step (step "
-              "1) and is one training run, so gaps of a few points may be seed-to-seed noise. They differ in the attention and where "
-              "the decoder uses it (Luong after the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU)."));
+    nar.why(_f("all five share the same bidirectional encoder (2×{}), sizes, data, training steps and seed; each kept its "
+               "best validation step (step 1) and is one training run, so gaps of a few points may be seed-to-seed "
+               "noise. They differ in the attention and where the decoder uses it (Luong after the GRU step, feeding "
+               "h̃_t forward; Bahdanau's c_i enters the GRU).",
+               bah.model.cfg.enc_hidden));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
