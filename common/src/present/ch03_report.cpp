@@ -71,6 +71,9 @@ void report_permutation(Narrator& nar, const PermutationCheck& c, const std::str
   nar.result(_f("\"{}\" vs \"{}\": max |f(P·X) − P·f(X)| = {:.1e} — {}", sentence, shuffled, c.equivariance_err,
                 c.equivariant.holds() ? _("the same rows, reordered (equivariant)")
                                       : _("the rows changed, not only their order (not equivariant)")));
+  if (c.equivariant.holds())
+    nar.say(_f("look: each row of output_permuted is step 5's output row of the same word, moved to the word's new "
+               "place (compare the \"{}\" rows of the two).", sentence.substr(sentence.find_last_of(' ') + 1)));
   nar.result(_f("mean-pooled outputs differ by {:.1e} — {}", c.pooled_err,
                 c.pooled_invariant.holds() ? _("the summary cannot tell the two sentences apart (invariant)")
                                            : _("the summary tells the two sentences apart")));
