@@ -78,7 +78,7 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
     const std::size_t s = std::size_t(pair.alignment[r]);
     nar.show("alpha_local_m_outside", miss.local_m, pair.src,
              _f("local-m at step t = {}: window {}…{} around p_t = {}", r + 1, miss.first, miss.last, miss.centre));
-    nar.result(_f("step {} translates \"{}\" (s = {}), outside that window: local-m gives it weight {:.3f}, global "
+    nar.result(_f("decoder step t = {} translates \"{}\" (s = {}), outside that window: local-m gives it weight {:.3f}, global "
                   "attention {:.3f} — p_t = t cannot follow this reordering", r + 1, pair.src[s], s,
                   double(miss.local_m(s)), double(miss.global(s))));
   } else {
