@@ -90,8 +90,7 @@ int main(int argc, char** argv) {
              "attn/studies/seq2seq_study.hpp: judge_bottleneck");
     nar.why(bleu_vs_token_why(b));
 
-    nar.step(_("Accuracy by target position: the bottleneck and compounding errors together"),
-             _("accuracy of y_i by target position i"));
+    nar.step(_("Bottleneck and compounding errors, by position"), _("accuracy of y_i by target position i"));
     report_positions(nar, b);
     nar.code("attn/models/seq2seq_eval.hpp: position_accuracy");
     nar.why(_("the first words are read off c while the decoder's state is still c itself; every later word also depends "

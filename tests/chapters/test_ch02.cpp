@@ -188,8 +188,8 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
                                    "general): ");
   REQUIRE(at != std::string::npos);
   const std::string words = flat.substr(flat.find("general): ", at) + 10, 30);
-  CHECK_MESSAGE(flat.find("Per call, the two scores without tanh (dot, general) against the two with (Bahdanau, "
-                          "concat): " + words) != std::string::npos, words);
+  CHECK_MESSAGE(flat.find("Per call, the two scores with tanh calls (Bahdanau, concat) against the two without "
+                          "(dot, general): " + words) != std::string::npos, words);
   CHECK(flat.find("what is stable and what is not: the order") != std::string::npos);
   CHECK(r.has("Takeaway"));
   CHECK(flat.find("are each checkpoint's own training record") != std::string::npos);
