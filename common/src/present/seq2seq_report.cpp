@@ -180,7 +180,7 @@ std::string describe_model(const ChapterModel& cm) {
   return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {}) {} {}",
                      model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
                      get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"),
-                     cm.trained ? "->" : "<-", cm.path);
+                     cm.trained ? _("saved to") : _("loaded from"), cm.path);
 }
 
 }  // namespace attn
