@@ -184,10 +184,10 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
   CHECK(flat.find("by multiply-adds alone, general (31744) would take 1.61× Bahdanau's time (19712)") !=
         std::string::npos);
   // the takeaway repeats step 5's tanh verdict, word for word
-  const std::size_t at = flat.find("the two scores with S·A tanh calls (Bahdanau, concat) against the two without (dot, "
-                                   "general): ");
-  REQUIRE(at != std::string::npos);
-  const std::string words = flat.substr(flat.find("general): ", at) + 10, 30);
+  const std::size_t split_at = flat.find("the two scores with S·A tanh calls (Bahdanau, concat) against the two "
+                                         "without (dot, general): ");
+  REQUIRE(split_at != std::string::npos);
+  const std::string words = flat.substr(flat.find("general): ", split_at) + 10, 30);
   CHECK_MESSAGE(flat.find("Per call, the two scores with tanh calls (Bahdanau, concat) against the two without "
                           "(dot, general): " + words) != std::string::npos, words);
   CHECK(flat.find("what is stable and what is not: the order") != std::string::npos);
