@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
     report_score_cost(nar, cost);
-    nar.code("attn/models/seq2seq_eval.hpp: time_score_function; attn/studies/seq2seq_study.hpp: judge_score_cost");
+    nar.code("attn/models/seq2seq_eval.hpp: time_score_rounds; attn/studies/seq2seq_study.hpp: score_ops, judge_score_cost");
     nar.why(score_cost_why(cost));
 
     std::optional<TrainStepStudy> steps;
