@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
     nar.say(_f("{} training, {} validation, {} test pairs; source lengths 4–60; {} source and {} target words "
                "(plus 4 special tokens such as <bos> and <eos>)",
                         corpus.train.size(), corpus.valid.size(), corpus.test.size(), sv.size() - 4, tv.size() - 4));
-    nar.say(_("rules: adjectives follow their noun, verbs end their clause, and a verb ends in -a/-o by its subject's animacy"));
+    nar.say(_("rules: adjectives follow their noun, verbs end their clause, and a verb ends in -a when its subject is "
+              "animate, -o when it is not"));
     const SentencePair& ex = pair_of_length(corpus.test, 9, nar.options().seed);
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
@@ -49,10 +50,11 @@ int main(int argc, char** argv) {
     nar.step(_("Words become vectors"), _("e_j = E_src[x_j]  ∈ ℝ^32"));
     const DecodeTrace tr = greedy_trace(m, sv.encode(ex.src), ex.src.size() + 10);
     nar.show("src_embeddings", source_embedding_rows(tr), ex.src, {}, _("one learned row per source word"));
+    report_repeated_word(nar, source_embedding_rows(tr), ex.src);
     nar.code("attn/nn/embedding.hpp: embedding_forward; attn/models/seq2seq.hpp: greedy_trace");
     nar.why(_("the embedding table is trained with everything else; a word gets the same row wherever it stands."));
 
-    nar.step(_("The encoder reads left to right"), _("h_j = GRU(e_j, h_{j−1}),   c = h_S"), _("Cho et al. 2014 (GRU); Sutskever et al. 2014 (LSTM)"));
+    nar.step(_("The encoder reads left to right"), _("h_j = GRU(e_j, h_{j−1}),   c = h_S"), _("Cho et al. 2014 (GRU); Sutskever et al. 2014 (seq2seq, with LSTMs)"));
     nar.say(_("GRU: gated recurrent unit (Cho et al. 2014); its gates choose how much of h_{j−1} to keep and how much "
               "of the new word to write in."));
     const Mat H = slice_of(tr.tape.enc, 0);
@@ -88,7 +90,7 @@ int main(int argc, char** argv) {
              "attn/studies/seq2seq_study.hpp: judge_bottleneck");
     nar.why(bleu_vs_token_why(b));
 
-    nar.step(_("The bottleneck, directly"), _("accuracy of y_i by target position i"));
+    nar.step(_("Bottleneck and compounding errors, by position"), _("accuracy of y_i by target position i"));
     report_positions(nar, b);
     nar.code("attn/models/seq2seq_eval.hpp: position_accuracy");
     nar.why(_("the first words are read off c while the decoder's state is still c itself; every later word also depends "

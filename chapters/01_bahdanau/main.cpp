@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     nar.say(_f("W_a ({}×{}), U_a ({}×{}), v_a ({}): learned; U_a·h_j is computed once per sentence",
                att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size()));
     nar.show("energies", st.energies, ex.src, _("e_ij for each source word j"));
+    report_energies(nar, st, ex);
     nar.code("attn/attention/additive_attention.hpp: bahdanau_keys_forward, bahdanau_step_forward");
     nar.why(_("a one-hidden-layer network rates each (decoder state, source word) pair; nothing forces it to be monotonic "
               "(each output word looking at or after the source word the previous one looked at)."));
@@ -78,15 +79,17 @@ int main(int argc, char** argv) {
     nar.step(_("The whole alignment"), _("A = (α_ij)  target × source"));
     const SentenceAlignmentStudy align = alignment_study(tr.alignment, tr.ids.size(), ex, corpus.train);
     report_alignment(nar, tr.alignment, out_words, ex, align);
+    const TestAlignmentStudy test_align = test_alignment_study(m, corpus.test, sv, tv);
+    report_test_alignment(nar, test_align);
     nar.code("attn/attention/alignment.hpp: argmax_alignment, alignment_hits; attn/studies/seq2seq_study.hpp: "
-             "alignment_study");
+             "alignment_study, test_alignment_study");
     nar.why(_("adjectives follow their noun and verbs go to the end of their clause: the bright cells step off the diagonal there."));
 
     nar.step(_("BLEU by sentence length, beside chapter 00"), _("same test split, greedy decoding"));
     const EvalResult rb = evaluate_model(m, corpus.test, sv, tv), rn = evaluate_model(base.model, corpus.test, sv, tv);
     const std::vector<NamedResult> results = {{"no_attention", rn}, {"bahdanau", rb}};
     const AttentionGainStudy gain = judge_attention_gain(rb, rn);
-    report_attention_gain(nar, results, gain);
+    report_attention_gain(nar, results, gain, best_at_last_step(base));
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model");
     nar.why(_("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector."));
@@ -97,6 +100,6 @@ int main(int argc, char** argv) {
               "chapter does not time that cost (step 1's training times are each checkpoint's own record, from "
               "machines not recorded, not comparable); chapter 02 times it."));
     nar.say(_("chapter 02 replaces the network by a dot product (Luong et al. 2015) and measures what that saves."));
-    nar.takeaway(ch01_takeaway(gain, align));
+    nar.takeaway(ch01_takeaway(gain, test_align));
   });
 }

@@ -8,7 +8,7 @@
 // Export names: h_t H W_a h_t_dot H_dot h_t_concat H_concat W_c v_c luong_dot_scores
 // luong_general_scores luong_concat_scores alpha_global alpha_local_m alpha_local_p local_p_positions
 // alpha_local_m_outside local_p_alignment general_alignment reference_alignment score_times
-// score_sizes score_spreads, and with --time-training (step 6: whole training steps timed)
+// score_sizes score_spreads score_ratio_spreads, and with --time-training (step 6: whole training steps timed)
 // step_times; DIR/results.json holds the
 // by-length figures of every model, DIR/translations.json the test sentences and outputs behind them.
 #include <map>
@@ -50,11 +50,13 @@ int main(int argc, char** argv) {
                   &concat = luong.at("luong_concat").model, &lp = luong.at("luong_local_p").model;
 
     // ---------------------------------------------------------------- three scores, same sentence
-    nar.step(_("Attend with the new state"), _("h_t = GRU([E y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
+    nar.step(_("Attend with the new state"), _("h_t = GRU([E_tgt y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
              _("Luong et al. 2015, §3"));
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
     report_training_records(nar, described);
+    nar.say(_("from here t is the target step and s the source position (chapter 01's i and j); s_{t−1} keeps "
+              "the name of Bahdanau's decoder state."));
     nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
               "h̃_{t−1}: the previous step's attentional state (defined below)."));
     const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);
@@ -101,23 +103,26 @@ int main(int argc, char** argv) {
     std::vector<MatchStudy> matches;
     for (const auto& [name, r] : results)
       if (name != "bahdanau") matches.push_back(judge_match(name, r, "bahdanau", result_named(results, "bahdanau")));
+    note_checkpoint_steps(matches, luong);
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_("all five share the encoder, sizes, data, training steps and seed; each kept its best validation step (step "
-              "1) and is one training run, so gaps of a few points may be seed-to-seed noise. They differ in the attention and where "
-              "the decoder uses it (Luong after the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU)."));
+    nar.why(_f("all five share the same bidirectional encoder (2×{}), sizes, data, training steps and seed; each kept its "
+               "best validation step (step 1) and is one training run, so gaps of a few points may be seed-to-seed "
+               "noise. They differ in the attention and where the decoder uses it (Luong after the GRU step, feeding "
+               "h̃_t forward; Bahdanau's c_i enters the GRU).",
+               bah.model.cfg.enc_hidden));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
     report_score_cost(nar, cost);
-    nar.code("attn/models/seq2seq_eval.hpp: time_score_function; attn/studies/seq2seq_study.hpp: judge_score_cost");
+    nar.code("attn/models/seq2seq_eval.hpp: time_score_rounds; attn/studies/seq2seq_study.hpp: score_ops, judge_score_cost");
     nar.why(score_cost_why(cost));
 
     std::optional<TrainStepStudy> steps;
     if (!time_training)
-      nar.say(_("a whole training step costs more than its score function: --time-training measures it (step 6) and "
-                "checks the source article's claim that Luong trains 1.5–2× faster."));
+      nar.say(_("a whole training step costs more than its score function: --time-training measures it (an extra "
+                "step 6) and checks the source article's claim that Luong trains 1.5–2× faster."));
     if (time_training) {
       nar.step(_("Cost of one training step"), _("forward + backward + Adam, batch 64, source length 30"));
       const std::size_t step_len = 30;  // a source length step 5 also times

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     nar.step(_("Project to queries, keys and values"), "Q = X·W_Q,  K = X·W_K,  V = X·W_V");
     const SelfAttentionWeights W = init_self_attention(rng, d_model, d_k, d_k);
     nar.show("W_Q", W.w_q, {}, {}, _f("(d_model×d_k), entries N(0, 1/{})", d_model));
+    nar.say(_f("d_k = {}: the size of each query and key (and here of each value).", d_k));
     nar.say(_f("N(0, 1/{}): mean 0, variance 1/d_model, so each entry of Q, K and V (a sum of d_model products) "
                "stays near unit size.", d_model));
     nar.record("W_K", W.w_k);
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
     const Vec query = row_of(keys, 3) + rng.normal_vec(d_model, 0.5f);  // the key of "bird", noisy
     nar.show("lookup_keys", keys, animals);
     nar.show("lookup_values", values, animals, {_("legs"), _("flies")});
-    nar.show("lookup_query", query, {}, _("the key of 'bird' plus N(0, 0.25) noise"));
+    nar.show("lookup_query", query, {}, _("the key of 'bird' plus N(0, 0.25) noise (variance 0.25, sd 0.5)"));
     report_lookup(nar, lookup_study(query, keys, values, {16.0f, 4.0f, std::sqrt(float(d_model)), 1.0f, 0.25f, 0.01f}),
                   animals, d_model);
     nar.code("attn/studies/lookup.hpp: soft_lookup");

@@ -42,6 +42,10 @@ TEST_CASE("chapter 00 runs every step; what it prints agrees with its export, an
   CHECK(r.has("source length  sentences  no_attention BLEU  exact %  tok %"));
   CHECK(r.has("0 ───────── BLEU (0–100) ──────────► 100\n"));  // 40 columns, as wide as the bars
   CHECK_FALSE(r.has("articles:"));
+  // Step 4 points at the failure (seed 1's sentence; compare_output is tested in core).
+  CHECK(r.has("where it goes wrong: look at row 2: it writes \"pajo\" (p = 0.512) where the reference has \"poma\""));
+  CHECK(r.has("in all: 2 words right at their place, 5 reference words written at another place, not in the "
+              "reference: pint-a; never written: vetu pint-o"));
   CHECK_FALSE(r.has("RNNenc-"));
   const auto j = read_json(dir / "results.json"), t = read_json(dir / "translations.json");
   const auto manifest = read_json(dir / "manifest.json");

@@ -110,6 +110,13 @@ TEST_CASE("chapter 01 runs every step; energies, alpha and context recompute; wh
   // Step 7: the parameter parts add up to the printed total (nothing else differs between the two models).
   CHECK(flat.find("everything else +0:") != std::string::npos);
   CHECK(r.has(fmt::format("of the {} words the toy language moves, {} look at the word they translate", moved, moved_hits)));
+  // Step 5 over the test set: the takeaway repeats the printed shares and follows the verdict.
+  {
+    const double share = number_after(flat, "target words (");
+    REQUIRE(std::isfinite(share));
+    CHECK(flat.find(fmt::format("over the 1200 test pairs, {:.1f}% of", share)) != std::string::npos);
+    CHECK(flat.find(share >= 80.0 ? "The weights α are an alignment" : "only partly an alignment") != std::string::npos);
+  }
   std::size_t printed_misses = 0;
   for (std::size_t at = r.out.find(") looks hardest at \""); at != std::string::npos; at = r.out.find(") looks hardest at \"", at + 1))
     ++printed_misses;

@@ -157,26 +157,40 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
   REQUIRE(times.shape(0) == sizes.shape(0));
   const std::string flat = squeeze_spaces(r.out);
   CHECK(number_after(flat, "dot vs Bahdanau: ") == doctest::Approx(double(times(0, 0)) / double(times(0, 1))).epsilon(0.01));
-  // dot faster beyond the rounds' spread: each row against its own ratio spread (Bahdanau's
-  // timing's spread × dot's), printed beside it; the step and the takeaway say the same verdict.
-  const Mat spreads = mat("score_spreads");
+  // dot faster beyond the rounds' spread: each row against its own ratio spread (the round-by-round
+  // ratio's, exported), printed beside it; the step says the same verdict.
+  const Mat spreads = mat("score_ratio_spreads");
   REQUIRE(spreads.shape(0) == times.shape(0));
   const std::size_t rows = times.shape(0);
   std::size_t faster = 0, slower = 0;
   for (std::size_t k = 0; k < rows; ++k) {
+    CHECK(double(spreads(k, 0)) == doctest::Approx(1.0));
     const double z = std::log(double(times(k, 0)) / double(times(k, 1)));
-    const double u = std::log(double(spreads(k, 0)) * double(spreads(k, 1)));
+    const double u = std::log(double(spreads(k, 1)));
     const char* word = z > u ? "faster, beyond it" : z < -u ? "slower, beyond it" : "within it";
     faster += z > u, slower += z < -u;
-    CHECK_MESSAGE(flat.find(fmt::format("{:.2f} {}", double(spreads(k, 0)) * double(spreads(k, 1)), word)) !=
-                      std::string::npos, "row " << k << ": " << word);
+    CHECK_MESSAGE(flat.find(fmt::format("{:.2f} {}", double(spreads(k, 1)), word)) != std::string::npos,
+                  "row " << k << ": " << word);
   }
   const std::string verdict =
       slower > 0        ? fmt::format("slower than Bahdanau beyond the spread at {} of {} sizes", slower, rows)
       : faster == rows  ? fmt::format("faster than Bahdanau at all {} sizes, each beyond its ratio's spread", rows)
                         : fmt::format("faster beyond the spread at {} of {} sizes, within it at the others", faster, rows);
   CHECK_MESSAGE(flat.find("(S = 60) — " + verdict) != std::string::npos, verdict);
-  CHECK_MESSAGE(flat.find("Per call, dot scores are " + verdict) != std::string::npos, verdict);
+  // the operation counts, from the sizes of the longest-S row at the smallest hidden (S = 60, 128)
+  CHECK(flat.find("what one call computes at S = 60, hidden = 128, A = 64") != std::string::npos);
+  CHECK(r.has("bahdanau 19712 3840 60"));  // 128·64 + 60·64 + 60·128 multiply-adds; 60·64 tanh; 60 exp
+  CHECK(r.has("general 31744 0 60"));      // 128² + 2·60·128
+  CHECK(flat.find("by multiply-adds alone, general (31744) would take 1.61× Bahdanau's time (19712)") !=
+        std::string::npos);
+  // the takeaway repeats step 5's tanh verdict, word for word
+  const std::size_t split_at = flat.find("the two scores with S·A tanh calls (Bahdanau, concat) against the two "
+                                         "without (dot, general): ");
+  REQUIRE(split_at != std::string::npos);
+  const std::string words = flat.substr(flat.find("general): ", split_at) + 10, 30);
+  CHECK_MESSAGE(flat.find("Per call, the two scores with tanh calls (Bahdanau, concat) against the two without "
+                          "(dot, general): " + words) != std::string::npos, words);
+  CHECK(flat.find("what is stable and what is not: the order") != std::string::npos);
   CHECK(r.has("Takeaway"));
   CHECK(flat.find("are each checkpoint's own training record") != std::string::npos);
 }

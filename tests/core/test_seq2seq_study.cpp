@@ -130,7 +130,7 @@ TEST_CASE("judge_match: every metric and bucket counts; the exact-match gap deci
 
 TEST_CASE("judge_score_cost: a dot faster at every size holds; slower somewhere fails; the trend three ways") {
   auto row = [](std::size_t s, std::size_t h, double bah, double dot) {
-    return ScoreCostRow{s, h, {bah, dot, dot, bah}, {}};
+    return ScoreCostRow{s, h, {bah, dot, dot, bah}, {}, {}};
   };
   const ScoreCostStudy rose = judge_score_cost({row(10, 128, 9e-6, 3e-6), row(60, 128, 300e-6, 60e-6), row(60, 512, 2e-3, 3e-4)});
   CHECK(rose.dot_faster.outcome == Outcome::holds);
@@ -160,7 +160,7 @@ TEST_CASE("judge_score_cost: timings whose rounds disagree by more than the effe
   // dot 3× faster everywhere, but each timing's rounds spread 2×: 3 < 2·2, within the noise.
   auto noisy = [](std::size_t s, double spread) {
     return ScoreCostRow{s, 128, {9e-6 * double(s), 3e-6 * double(s), 3e-6 * double(s), 9e-6 * double(s)},
-                        {spread, spread, spread, spread}};
+                        {spread, spread, spread, spread}, {}};
   };
   const ScoreCostStudy n = judge_score_cost({noisy(10, 2.0), noisy(60, 2.0)});
   CHECK(n.dot_faster.outcome == Outcome::inconclusive);
@@ -183,7 +183,7 @@ TEST_CASE("judge_score_cost: each row's dot gain is judged against that row's ow
   // The read's case: at S = 10 a gain of 5.36 within its ratio spread 7.81 (no verdict there), at
   // S = 60 a gain of 21.14 beyond 6.82 (faster there): one row each way, so no verdict for every size.
   auto row = [](std::size_t s, double gain, double bah_spread, double dot_spread) {
-    return ScoreCostRow{s, 128, {gain * 1e-6, 1e-6, 1e-6, 1e-6}, {bah_spread, dot_spread, 1.0, 1.0}};
+    return ScoreCostRow{s, 128, {gain * 1e-6, 1e-6, 1e-6, 1e-6}, {bah_spread, dot_spread, 1.0, 1.0}, {}};
   };
   const ScoreCostStudy mixed = judge_score_cost({row(10, 5.36, 1.1, 7.81 / 1.1), row(60, 21.14, 2.0, 6.82 / 2.0)});
   REQUIRE(mixed.dot_row_faster.size() == 2);
@@ -249,8 +249,8 @@ TEST_CASE("closest_match: the model with the smallest largest gap, whichever it 
 
 TEST_CASE("judge_step_gain: a training step gains less than its score function, more, or no verdict") {
   auto cost = [](double gain, double spread) {
-    return judge_score_cost({ScoreCostRow{10, 128, {1e-6, 1e-6, 1e-6, 1e-6}, {}},
-                             ScoreCostRow{30, 128, {gain * 1e-6, 1e-6, 1e-6, 1e-6}, {spread, 1.0, 1.0, 1.0}}});
+    return judge_score_cost({ScoreCostRow{10, 128, {1e-6, 1e-6, 1e-6, 1e-6}, {}, {}},
+                             ScoreCostRow{30, 128, {gain * 1e-6, 1e-6, 1e-6, 1e-6}, {spread, 1.0, 1.0, 1.0}, {}}});
   };
   const TrainStepStudy steps = judge_train_steps({"bahdanau", "luong_dot", "luong_general"}, {13.5, 10.0, 10.0});
   const StepGainStudy less = judge_step_gain(cost(7.8, 1.2), steps, 30);
@@ -398,4 +398,122 @@ TEST_CASE("translations_json holds the sentences and outputs the by-length figur
   EvalResult other = r;
   other.hyps.pop_back();
   CHECK_THROWS_AS(translations_json({{"m", other}}, pairs), std::invalid_argument);
+}
+
+TEST_CASE("score_ops: each kind's multiply-adds, tanh and exp calls per call, from the code's loops") {
+  // S = 60, hidden = 128, A = 64: the sizes step 5 counts at.
+  const ScoreOps b = score_ops("bahdanau", 60, 128, 64), d = score_ops("dot", 60, 128, 64),
+                 g = score_ops("general", 60, 128, 64), c = score_ops("concat", 60, 128, 64);
+  CHECK(b.multiply_adds == 128 * 64 + 60 * 64 + 60 * 128);
+  CHECK(b.tanh == 60 * 64);
+  CHECK(d.multiply_adds == 2 * 60 * 128);
+  CHECK(d.tanh == 0);
+  CHECK(g.multiply_adds == 128 * 128 + 2 * 60 * 128);
+  CHECK(c.multiply_adds == b.multiply_adds);
+  CHECK(c.tanh == b.tanh);
+  for (const ScoreOps& o : {b, d, g, c}) CHECK(o.exp == 60);  // the softmax
+  CHECK_THROWS_AS(score_ops("cosine", 1, 1, 1), std::invalid_argument);
+}
+
+TEST_CASE("judge_score_cost: which count orders the kinds, judged against round-by-round ratio spreads") {
+  // Rounds in kScoreKinds order: bahdanau, dot, general, concat. Each row: the medians and 5 rounds
+  // that scale them by a common load factor (a loaded round slows every kind alike).
+  auto row = [](std::size_t s, std::vector<double> sec) {
+    ScoreCostRow r{s, 128, sec, {}, {}};
+    for (double load : {1.0, 1.3, 0.9, 2.5, 1.1}) {
+      std::vector<double> round;
+      for (double x : sec) round.push_back(x * load);
+      r.rounds.push_back(round);
+    }
+    r.spread.assign(4, 1.3);  // each timing's own spread: not what the pair verdicts use
+    return r;
+  };
+  // The measured case: tanh kinds (bahdanau, concat) slow, general faster than Bahdanau although it
+  // does 1.6× its multiply-adds: the tanh split holds, multiply-adds alone fail.
+  const ScoreCostStudy tanh_wins =
+      judge_score_cost({row(10, {9e-6, 2e-6, 4e-6, 8e-6}), row(60, {200e-6, 12e-6, 60e-6, 200e-6})});
+  CHECK(tanh_wins.rows[0].gain_spread(2) == doctest::Approx(1.0));  // the same load in each round cancels
+  CHECK(tanh_wins.tanh_split.outcome == Outcome::holds);
+  CHECK(tanh_wins.split_rows == 2);
+  CHECK(tanh_wins.mads_explain.outcome == Outcome::fails);
+  CHECK(tanh_wins.mads_rows_against == 2);
+  CHECK(tanh_wins.general_mads == doctest::Approx(31744.0 / 19712.0));
+  CHECK(tanh_wins.ops_row == 1);
+  CHECK(tanh_wins.split_rounds == 10);
+  CHECK(tanh_wins.split_total == 10);
+  // general slower than Bahdanau and concat faster than dot: multiply-adds predict it, tanh fails.
+  const ScoreCostStudy mads_win =
+      judge_score_cost({row(10, {4e-6, 2e-6, 9e-6, 1e-6}), row(60, {60e-6, 30e-6, 200e-6, 20e-6})});
+  CHECK(mads_win.mads_explain.outcome == Outcome::holds);
+  CHECK(mads_win.tanh_split.outcome == Outcome::fails);
+  CHECK(mads_win.split_rounds == 0);
+  // rounds that disagree: within the spread, no verdict either way
+  ScoreCostRow noisy{60, 128, {100e-6, 10e-6, 90e-6, 95e-6}, {}, {}};
+  noisy.rounds = {{100e-6, 10e-6, 50e-6, 95e-6}, {100e-6, 10e-6, 200e-6, 95e-6}, {100e-6, 10e-6, 90e-6, 95e-6},
+                  {100e-6, 10e-6, 150e-6, 95e-6}, {100e-6, 10e-6, 60e-6, 95e-6}};
+  const ScoreCostStudy n = judge_score_cost({noisy});
+  CHECK(n.rows[0].ratio_spread(0, 2) == doctest::Approx((100.0 / 60.0) / (100.0 / 150.0)));
+  CHECK(n.mads_explain.outcome == Outcome::inconclusive);
+  CHECK(n.tanh_split.outcome == Outcome::inconclusive);
+  CHECK(n.split_rounds == 3);  // the rounds where general took under 95 µs
+  ScoreCostRow short_round = noisy;
+  short_round.rounds[0].pop_back();
+  CHECK_THROWS_AS(judge_score_cost({short_round}), std::invalid_argument);
+}
+
+TEST_CASE("compare_output: where an output first goes wrong, and what kind of wrong each word is") {
+  // chapter 00's example at seed 1
+  const Tokens out = {"aqel", "pajo", "vetu", "verda", "na", "poma", "hodi", "pint-a"};
+  const Tokens ref = {"aqel", "poma", "verda", "vetu", "na", "pajo", "vetu", "hodi", "pint-o"};
+  const OutputDiff d = compare_output(out, ref);
+  CHECK_FALSE(d.exact);
+  CHECK(d.first_wrong == 1);
+  CHECK(d.written == "pajo");
+  CHECK(d.wanted == "poma");
+  CHECK(d.written_at_in_ref == 5);
+  CHECK(d.in_place == 2);   // aqel, na
+  CHECK(d.elsewhere == 5);  // pajo vetu verda poma hodi
+  CHECK(d.foreign == std::vector<std::string>{"pint-a"});
+  CHECK(d.missing == std::vector<std::string>{"vetu", "pint-o"});
+  CHECK(d.after_first == 6);
+  CHECK(d.after_first_right == 1);  // na
+  const OutputDiff same = compare_output(ref, ref);
+  CHECK(same.exact);
+  const OutputDiff stops = compare_output({"aqel", "poma"}, ref);
+  CHECK(stops.first_wrong == 2);
+  CHECK(stops.written.empty());
+  CHECK(stops.wanted == "verda");
+  CHECK(stops.missing.size() == 7);
+  const OutputDiff foreign = compare_output({"zz"}, {"aqel"});
+  CHECK(foreign.written_at_in_ref == kNoSource);
+  CHECK(foreign.foreign == std::vector<std::string>{"zz"});
+}
+
+TEST_CASE("test alignment: counts summed over pairs; at least 80% holds, under 50% fails") {
+  const SentencePair pair = toy_translate({"the", "big", "cat", "sees", "a", "bird"});
+  REQUIRE(pair.alignment == std::vector<int>{0, 2, 1, 4, 5, 3});
+  const std::size_t T = pair.alignment.size(), S = pair.src.size();
+  Mat right = xt::zeros<float>({T, S}), diagonal = xt::zeros<float>({T, S});
+  for (std::size_t r = 0; r < T; ++r) right(r, std::size_t(pair.alignment[r])) = 1.0f, diagonal(r, r) = 1.0f;
+  TestAlignmentStudy good;
+  for (int k = 0; k < 3; ++k) add_alignment_counts(good, right, pair);
+  judge_test_alignment(good);
+  CHECK(good.sentences == 3);
+  CHECK(good.all.hits == 3 * T);
+  CHECK(good.all.total == 3 * T);
+  CHECK(good.reordered.total == 3 * 5);  // every word but "lo"
+  CHECK(good.is_alignment.outcome == Outcome::holds);
+  CHECK(good.follows_reorderings.outcome == Outcome::holds);
+  TestAlignmentStudy bad;
+  add_alignment_counts(bad, diagonal, pair);
+  add_alignment_counts(bad, right, pair);
+  add_alignment_counts(bad, diagonal, pair);
+  judge_test_alignment(bad);
+  CHECK(bad.all.hits == 1 + T + 1);                   // 8 of 18
+  CHECK(bad.is_alignment.outcome == Outcome::fails);  // 44% < 50%
+  CHECK(bad.reordered.hits == 5);
+  CHECK(bad.follows_reorderings.outcome == Outcome::fails);  // 5 of 15
+  TestAlignmentStudy none;
+  judge_test_alignment(none);
+  CHECK(none.is_alignment.outcome == Outcome::inconclusive);
 }

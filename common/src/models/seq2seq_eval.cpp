@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -165,6 +166,48 @@ double time_score_function(const std::string& kind, std::size_t src_len, std::si
     rounds.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(reps));
   }
   return median_and_spread(rounds, spread);
+}
+
+std::vector<std::vector<double>> time_score_rounds(const std::vector<std::string>& kinds, std::size_t src_len,
+                                                   std::size_t hidden, std::size_t attn, std::size_t reps,
+                                                   std::size_t rounds, std::uint64_t seed) {
+  SingleThreadBlas one_thread;
+  Rng rng(seed);
+  const Tensor3 enc = rng.normal_tensor3(1, src_len, hidden);
+  const Mat s = rng.normal_mat(1, hidden);
+  // One closure per kind, each with its own weights, keys and buffers (set up once, not timed).
+  std::vector<std::function<void()>> calls;
+  for (const std::string& kind : kinds) {
+    if (kind == "bahdanau") {
+      auto p = std::make_shared<Bahdanau>(bahdanau_init(hidden, hidden, attn, rng));
+      auto keys = std::make_shared<Tensor3>();
+      bahdanau_keys_forward(*keys, enc, *p);  // U_a·h̄_s: once per sentence
+      auto step = std::make_shared<BahdanauStepT<float>>();
+      auto context = std::make_shared<Mat>();
+      calls.push_back([=, &enc, &s] { bahdanau_step_forward(*context, *step, s, enc, *keys, *p); });
+      continue;
+    }
+    LuongConfig cfg;
+    if (kind == "dot") cfg.score = LuongScore::Dot;
+    else if (kind == "general") cfg.score = LuongScore::General;
+    else if (kind == "concat") cfg.score = LuongScore::Concat;
+    else throw std::invalid_argument("time_score_rounds: unknown kind '" + kind + "'");
+    auto p = std::make_shared<Luong>(luong_init(cfg, hidden, hidden, attn, rng));
+    auto keys = std::make_shared<Tensor3>();
+    luong_keys_forward(*keys, enc, *p, cfg.score);  // concat's h̄_s·W_c[Hd:]: once per sentence
+    auto step = std::make_shared<LuongStepT<float>>();
+    auto context = std::make_shared<Mat>();
+    calls.push_back([=, &enc, &s] { luong_forward(*context, *step, s, enc, *keys, *p, cfg); });
+  }
+  for (auto& call : calls) call();  // warm-up
+  std::vector<std::vector<double>> out(rounds, std::vector<double>(kinds.size()));
+  for (std::size_t r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      const auto t0 = Clock::now();
+      for (std::size_t i = 0; i < reps; ++i) calls[k]();
+      out[r][k] = std::chrono::duration<double>(Clock::now() - t0).count() / double(reps);
+    }
+  return out;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Chapter 00's reports (see attn/present/ch00_report.hpp).
 #include "attn/present/ch00_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -19,6 +20,18 @@ std::string percent_lower(const Verdict& v) {
 }
 }  // namespace
 
+void report_repeated_word(Narrator& nar, const Mat& rows, const Labels& words) {
+  for (std::size_t a = 0; a < words.size(); ++a)
+    for (std::size_t b = a + 1; b < words.size(); ++b) {
+      if (words[a] != words[b]) continue;
+      double diff = 0.0;
+      for (std::size_t k = 0; k < rows.shape(1); ++k) diff = std::max(diff, std::abs(double(rows(a, k)) - rows(b, k)));
+      nar.result(_f("look: \"{}\" stands at positions {} and {}; its two rows differ by at most {:.3f} in any entry",
+                    words[a], a + 1, b + 1, diff));
+      return;
+    }
+}
+
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& tv) {
   const Mat states = decoder_state_rows(tr);
   Labels step_labels;
@@ -35,6 +48,39 @@ void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& p
   const Tokens out = tv.decode(tr.ids);
   nar.result(_f("output:    {}", fmt::join(out, " ")));
   nar.result(_f("reference: {}   ({})", fmt::join(pair.tgt, " "), out == pair.tgt ? _("exact match") : _("differs")));
+  report_output_diff(nar, compare_output(out, pair.tgt), rows);
+}
+
+void report_output_diff(Narrator& nar, const OutputDiff& d, const std::vector<DecodeRow>& rows) {
+  if (d.exact) {
+    nar.say(_("nothing goes wrong in this sentence: the output equals its reference (--seed picks another)."));
+    return;
+  }
+  const std::size_t i = d.first_wrong;
+  const std::string p = i < rows.size() ? fmt::format("{:.3f}", rows[i].p) : std::string("–");
+  std::string what;
+  if (d.written.empty())
+    what = _f("look at row {}: the output stops there, where the reference goes on with \"{}\"", i + 1, d.wanted);
+  else if (d.wanted.empty())
+    what = _f("look at row {}: the output goes on with \"{}\" (p = {}) past the reference's end", i + 1, d.written, p);
+  else if (d.written_at_in_ref == kNoSource)
+    what = _f("look at row {}: it writes \"{}\" (p = {}) where the reference has \"{}\"; \"{}\" is nowhere in the "
+              "reference", i + 1, d.written, p, d.wanted, d.written);
+  else
+    what = _f("look at row {}: it writes \"{}\" (p = {}) where the reference has \"{}\"; \"{}\" is the reference's "
+              "word {}, so a word is written out of its order", i + 1, d.written, p, d.wanted, d.written,
+              d.written_at_in_ref + 1);
+  nar.result(_f("where it goes wrong: {}.", what));
+  nar.result(_f("from there on the decoder reads its own output: {} of the {} words it writes after that row are "
+                "right at their place", d.after_first_right, d.after_first));
+  const std::string foreign = d.foreign.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.foreign, " "));
+  const std::string missing = d.missing.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.missing, " "));
+  nar.result(_f("in all: {} words right at their place, {} reference words written at another place, not in the "
+                "reference: {}; never written: {}", d.in_place, d.elsewhere, foreign, missing));
+  nar.say(d.elsewhere > d.foreign.size()
+              ? _("in this sentence most wrong words are the reference's own words at another place: the decoder got "
+                  "more of the words right than of their places.")
+              : _("in this sentence most wrong words are not in the reference at all."));
 }
 
 void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
@@ -62,12 +108,12 @@ void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
 }
 
 void report_best_step(Narrator& nar, const ChapterModel& cm) {
-  const auto steps = cm.metadata.find("steps"), best = cm.metadata.find("best_step");
-  if (steps == cm.metadata.end() || best == cm.metadata.end() || steps->second != best->second) return;
+  if (!best_at_last_step(cm)) return;
+  const std::size_t steps = checkpoint_steps(cm).second;
   nar.say(_f("its validation BLEU was best at the last of its {} steps: it may still have been improving when "
              "training stopped, so a longer run could score higher: the figures below are this model's, after "
              "{} steps.",
-             steps->second, steps->second));
+             steps, steps));
 }
 
 std::string bleu_vs_token_why(const BottleneckStudy& s) {
@@ -122,8 +168,8 @@ void report_positions(Narrator& nar, const BottleneckStudy& s) {
                 s.ranges.front().label(), format_score(s.first_long), format_score(s.best_other_long),
                 sentence_for(s.first_words_hold_best.outcome, _("the first words hold best"),
                              _("a later range holds better than the first words"), _("a tie"))));
-  nar.say(_("later positions exist only in longer sentences and are left out of that verdict; read their "
-            "columns down the table."));
+  nar.say(_("later positions exist only in longer sentences and are left out of the 'most lost' verdict above; "
+            "read their columns down the table."));
 }
 
 std::vector<std::string> ch00_takeaway(const BottleneckStudy& s, std::size_t context_size) {

@@ -2,6 +2,7 @@
 #include "attn/present/ch01_report.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <map>
 
@@ -13,6 +14,19 @@
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
+
+void report_energies(Narrator& nar, const AttentionStepView& v, const SentencePair& pair) {
+  if (v.energies.size() < 2) return;
+  std::size_t first = 0, second = 1;
+  if (v.energies(second) > v.energies(first)) std::swap(first, second);
+  for (std::size_t j = 2; j < v.energies.size(); ++j)
+    if (v.energies(j) > v.energies(first)) second = first, first = j;
+    else if (v.energies(j) > v.energies(second)) second = j;
+  nar.result(_f("look: \"{}\" scores highest ({:.2f}), \"{}\" next ({:.2f}); step 3's softmax turns that gap of {:.2f} "
+                "into α = {:.3f} against {:.3f}", pair.src[first], double(v.energies(first)), pair.src[second],
+                double(v.energies(second)), double(v.energies(first) - v.energies(second)), double(v.alpha(first)),
+                double(v.alpha(second))));
+}
 
 void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair& pair, std::size_t step) {
   nar.show("alpha", v.alpha, pair.src, _("weights over the source words, summing to 1"));
@@ -35,6 +49,8 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
                 s.reordered.total, s.reordered.hits,
                 sentence_for(s.follows_reorderings.outcome, _("are followed off the diagonal"),
                              _("are not followed"), _("are followed only in part"))));
+  nar.say(_("a moved word: one whose translation stands at another position than the word itself (the target "
+            "position differs from the source position)."));
   for (const AlignmentMiss& m : s.misses) {
     const std::string word = out_words[m.row], translated = pair.src[std::size_t(m.translates)],
                       looked = pair.src[std::size_t(m.looks_at)];
@@ -54,6 +70,18 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
                  "from its place in the sentence without reading it, and the word written is right",
                  translated, word, m.occurrences));
   }
+}
+
+void report_test_alignment(Narrator& nar, const TestAlignmentStudy& t) {
+  nar.say(_f("one sentence is one example; over all {} test pairs, teacher-forced (the decoder reads the reference's "
+             "previous word, so every reference word has a row of α):", t.sentences));
+  nar.result(_f("{} of {} target words ({:.1f}%) look hardest at the source word they translate (criterion: at least "
+                "{:.0f}%: {})", t.all.hits, t.all.total, 100.0 * t.all.share(), 100.0 * t.is_alignment.bound,
+                outcome_word(t.is_alignment.outcome)));
+  nar.result(_f("of the {} words the toy language moves, {} ({:.1f}%) do: the reorderings {}", t.reordered.total,
+                t.reordered.hits, 100.0 * t.reordered.share(),
+                sentence_for(t.follows_reorderings.outcome, _("are followed off the diagonal"), _("are not followed"),
+                             _("are followed only in part"))));
 }
 
 void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, const SentencePair& pair) {
@@ -82,7 +110,8 @@ void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base) {
              enc, rest, base_total, attn, init, enc, rest, total));
 }
 
-void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g) {
+void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g,
+                           bool baseline_still_improving) {
   nar.table(length_table(results), /*as_result=*/true);
   nar.block(bleu_chart(results));
   nar.result(_f("Bahdanau: BLEU {} (5-10) -> {} (51-60), {:.1f}% lower (the course's criterion, at most 5%: {}); no "
@@ -94,6 +123,9 @@ void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& result
             "(as in the paper's RNNsearch), and this decoder starts from s_0 = tanh(W_s ←h_1) instead of c; each is "
             "one training run, kept at its best validation step (step 1 of each chapter): the gap is attention, the "
             "bidirectional encoder and that start together."));
+  if (baseline_still_improving)
+    nar.say(_("chapter 00's model was best at the last of its training steps (its step 1): it may have been "
+              "undertrained, so part of the gap may be that too."));
   const BucketMetrics& all = results.back().second.overall;
   if (as_printed(all.bleu) >= 95.0)
     nar.say(_f("the toy task is solved almost perfectly here (BLEU {} over all {} test sentences, exact match {}%): a "
@@ -108,7 +140,7 @@ void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& result
              source_article(), kArticleBleuAt50));
 }
 
-std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const SentenceAlignmentStudy& a) {
+std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const TestAlignmentStudy& t) {
   return {
       _f("Additive attention rebuilds the context at every step: BLEU {} at 51-60 words vs {} for chapter 00's "
          "model (no attention, one-direction encoder){}.",
@@ -119,11 +151,12 @@ std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const Senten
                format_score(g.attention_first), format_score(g.attention_last), 100.0 * g.attention_drop)
           : _f("Its quality still falls with length: {} -> {} BLEU from 5-10 to 51-60 words ({:.1f}% lower).",
                format_score(g.attention_first), format_score(g.attention_last), 100.0 * g.attention_drop),
-      a.is_alignment.holds()
-          ? _f("The weights α are an alignment, learned without alignment labels: {} of {} words look at the word they "
-               "translate, the reorderings off the diagonal.", a.all.hits, a.all.total)
-          : _f("The weights α are only partly an alignment here: {} of {} words look at the word they translate.",
-               a.all.hits, a.all.total),
+      t.is_alignment.holds()
+          ? _f("The weights α are an alignment, learned without alignment labels: over the {} test pairs, {:.1f}% of "
+               "target words look hardest at the word they translate, {:.1f}% of the moved ones (step 5).",
+               t.sentences, 100.0 * t.all.share(), 100.0 * t.reordered.share())
+          : _f("The weights α are only partly an alignment here: over the {} test pairs, {:.1f}% of target words "
+               "look hardest at the word they translate (step 5).", t.sentences, 100.0 * t.all.share()),
   };
 }
 

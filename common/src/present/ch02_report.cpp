@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -77,7 +78,7 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
     const std::size_t s = std::size_t(pair.alignment[r]);
     nar.show("alpha_local_m_outside", miss.local_m, pair.src,
              _f("local-m at step t = {}: window {}…{} around p_t = {}", r + 1, miss.first, miss.last, miss.centre));
-    nar.result(_f("step {} translates \"{}\" (s = {}), outside that window: local-m gives it weight {:.3f}, global "
+    nar.result(_f("decoder step t = {} translates \"{}\" (s = {}), outside that window: local-m gives it weight {:.3f}, global "
                   "attention {:.3f} — p_t = t cannot follow this reordering", r + 1, pair.src[s], s,
                   double(miss.local_m(s)), double(miss.global(s))));
   } else {
@@ -145,6 +146,11 @@ void report_match(Narrator& nar, const std::vector<NamedResult>& results, const 
                "per model).",
                margin, g.matches.holds() ? kMatchPoints : kClosePoints, sentences, 100.0 / double(sentences),
                std::size_t(std::floor(margin / (100.0 / double(sentences)))) + 1));
+  for (const MatchStudy& m : matches)
+    if (m.best_at_last_step())
+      nar.say(_f("{}'s checkpoint is its last training step ({} of {}), where its validation BLEU was still at its "
+                 "best: its gaps are judged at that step; it may still have been improving, and a longer run could "
+                 "narrow them.", m.model, m.best_step, m.steps));
   const MatchStudy& best = closest_match(matches);
   nar.result(_f("closest to Bahdanau: {} (largest gap {:+.1f} points, {} at {} words)", best.model, best.worst.gap,
                 metric_word(best.worst_metric), best.worst.bucket));
@@ -168,6 +174,7 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
   Mat times = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   Mat sizes = Mat::from_shape({s.rows.size(), std::size_t(2)});
   Mat spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
+  Mat ratio_spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   for (std::size_t r = 0; r < s.rows.size(); ++r) {
     const ScoreCostRow& x = s.rows[r];
     std::vector<std::string> row = {std::to_string(x.src_len), std::to_string(x.hidden), us(x.seconds[0])};
@@ -177,7 +184,9 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
     srow.push_back(fmt::format("{:.2f}", x.gain_spread(1)));
     srow.push_back(sentence_for(s.dot_row_faster[r].outcome, _("faster, beyond it"), _("slower, beyond it"),
                                 _("within it")));
-    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) times(r, k) = float(x.seconds[k]), spreads(r, k) = float(x.spread_of(k));
+    for (std::size_t k = 0; k < kScoreKinds.size(); ++k)
+      times(r, k) = float(x.seconds[k]), spreads(r, k) = float(x.spread_of(k)),
+      ratio_spreads(r, k) = float(x.gain_spread(k));
     sizes(r, 0) = float(x.src_len), sizes(r, 1) = float(x.hidden);
     st.add(row);
     sp.add(srow);
@@ -186,12 +195,14 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
   nar.record("score_times", times);
   nar.record("score_sizes", sizes);
   nar.record("score_spreads", spreads);
+  nar.record("score_ratio_spreads", ratio_spreads);
   nar.say(_("× = Bahdanau's time / this one's (above 1: faster than Bahdanau). A = hidden/2 (the attention "
             "width); Bahdanau's U_a·h̄_s is precomputed once per sentence, and so is concat's product of h̄_s with "
-            "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls; 1 OpenBLAS thread."));
-  nar.say(_("each timing's spread: its second-slowest round ÷ its second-fastest; a ratio's spread: the two timings' "
-            "spreads multiplied, how far the ratio could move between rounds. Dot is faster beyond the spread where "
-            "its × exceeds its ratio's spread, slower beyond it where 1/× does."));
+            "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls, the four kinds timed in turn "
+            "within each round; 1 OpenBLAS thread."));
+  nar.say(_("each timing's spread: its second-slowest round ÷ its second-fastest; a ratio's spread: the same for "
+            "the ratio of the two timings round by round (both timed in the same round, under the same load). Dot "
+            "is faster beyond the spread where its × exceeds its ratio's spread, slower beyond it where 1/× does."));
   nar.table(sp, /*as_result=*/true);
   nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
                 "{}",
@@ -204,17 +215,86 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
                 sentence_for(s.dot_follows_cost.outcome, _("S·hidden explains it (within 1.5×)"),
                              _("S·hidden alone does not explain it (call overhead, caches, other programs)"),
                              _("no verdict: within the rounds' spread"))));
+  report_score_ops(nar, s);
+  nar.say(stability_sentence(s));
+}
+
+void report_score_ops(Narrator& nar, const ScoreCostStudy& s) {
+  const ScoreCostRow& r = s.rows.at(s.ops_row);
+  Table t({_("score"), _("multiply-adds"), _("tanh calls"), _("exp calls"), _("µs measured")});
+  for (std::size_t k = 0; k < kScoreKinds.size(); ++k)
+    t.add({kScoreKinds[k], fmt::format("{:.0f}", s.ops[k].multiply_adds), fmt::format("{:.0f}", s.ops[k].tanh),
+           fmt::format("{:.0f}", s.ops[k].exp), us(r.seconds[k])});
+  nar.say(_f("what one call computes at S = {}, hidden = {}, A = {}, counted from the code (matrix products and "
+             "plain loops alike; the exp calls are the softmax's):", r.src_len, r.hidden, r.hidden / 2));
+  nar.table(t, /*as_result=*/true);
+  nar.result(_f("by multiply-adds alone, general ({:.0f}) would take {:.2f}× Bahdanau's time ({:.0f}); measured, "
+                "Bahdanau ÷ general is {:.2f}× here (ratio spread {:.2f}×): {}",
+                s.ops[2].multiply_adds, s.general_mads, s.ops[0].multiply_adds, r.gain(2), r.gain_spread(2),
+                mads_sentence(s)));
+  nar.result(_f("the two scores with S·A tanh calls (Bahdanau, concat) against the two without (dot, general): {}",
+                tanh_split_sentence(s)));
+}
+
+std::string mads_sentence(const ScoreCostStudy& s) {
+  switch (s.mads_explain.outcome) {
+    case Outcome::holds:
+      return _f("multiply-adds pick the faster of the two at all {} sizes", s.rows.size());
+    case Outcome::fails:
+      return _f("multiply-adds alone pick the wrong one at {} of {} sizes, beyond the spread", s.mads_rows_against,
+                s.rows.size());
+    default:
+      return _("no verdict: within the spread at some sizes");
+  }
+}
+
+std::string tanh_split_sentence(const ScoreCostStudy& s) {
+  switch (s.tanh_split.outcome) {
+    case Outcome::holds:
+      return _f("both slower than both, beyond each pair's ratio spread, at all {} sizes", s.rows.size());
+    case Outcome::fails:
+      return _("a score with tanh calls ran faster than one without, beyond the spread: the tanh count does not "
+               "order them");
+    default:
+      return _f("both slower than both beyond the spread at {} of {} sizes, within it at the others",
+                s.split_rows, s.rows.size());
+  }
+}
+
+std::string stability_sentence(const ScoreCostStudy& s) {
+  const std::string order =
+      s.split_total == 0 ? std::string(_("no rounds were kept, so the order cannot be read round by round"))
+      : s.split_rounds == s.split_total
+          ? _f("the order — both tanh scores slower than both without — held in every one of the {} rounds",
+               s.split_total)
+          : _f("the order — both tanh scores slower than both without — held in {} of the {} rounds",
+               s.split_rounds, s.split_total);
+  return _f("what is stable and what is not: {}; each × moved by up to {:.2f}× between rounds (the largest ratio "
+            "spread above), and a rerun on a loaded machine moves them as far or further: read the × as sizes "
+            "within that spread, not as fixed figures.", order, s.max_ratio_spread);
 }
 
 std::string score_cost_why(const ScoreCostStudy& s) {
-  return _f("per call Bahdanau pays W_a·s_{{t−1}} (hidden·A multiply-adds, whatever S), a tanh on S·A numbers and v_aᵀ "
-            "on them (S·A more multiply-adds); dot "
-            "pays S·hidden multiply-adds: both grow with S from different starting points, so the ratio may move "
-            "either way — here it went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' "
-            "spreads multiplied, {:.2f}×, at least 1.10×): {}.",
-            s.dot_short, s.dot_long, s.short_len, s.long_len, s.trend_noise,
-            sentence_for(s.dot_gain_grows.outcome, _("it rose"), _("it fell"),
-                         _("no verdict, within that spread")));
+  const ScoreCostRow& r = s.rows.at(s.ops_row);
+  const std::string trend =
+      _f("dot's × went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' spreads "
+         "multiplied, {:.2f}×, at least 1.10×): {}", s.dot_short, s.dot_long, s.short_len, s.long_len, s.trend_noise,
+         sentence_for(s.dot_gain_grows.outcome, _("it rose"), _("it fell"), _("no verdict, within that spread")));
+  if (s.tanh_split.holds() && s.mads_explain.outcome == Outcome::fails && s.general_mads > 1.0)
+    return _f("the tanh calls, not the multiply-adds, order the four here: Bahdanau and concat each evaluate tanh on "
+              "S·A = {:.0f} numbers per call (at S = {}, hidden = {}), dot and general none; general does {:.2f}× "
+              "Bahdanau's multiply-adds there (most of them h_t·W_a, one matrix product) and still ran faster, "
+              "beyond the spread, at {} of {} sizes. {}.",
+              s.ops[0].tanh, r.src_len, r.hidden, s.general_mads, s.mads_rows_against, s.rows.size(), trend);
+  if (s.tanh_split.holds())
+    return _f("the scores with S·A tanh calls (Bahdanau, concat; {:.0f} at S = {}, hidden = {}) are the slower two "
+              "at every size; multiply-adds: {}. {}.", s.ops[0].tanh, r.src_len, r.hidden, mads_sentence(s), trend);
+  if (s.tanh_split.outcome == Outcome::fails)
+    return _f("the counts do not order the four in this run's timings (the tanh calls: {}; multiply-adds: {}). {}.",
+              tanh_split_sentence(s), mads_sentence(s), trend);
+  return _f("this run's timings are too noisy to say, at every size, which count orders the four (the tanh calls: "
+            "{}; round by round, in {} of {} rounds; multiply-adds: {}). {}.", tanh_split_sentence(s),
+            s.split_rounds, s.split_total, mads_sentence(s), trend);
 }
 
 std::string train_claim_words(const TrainStepStudy& s) {
@@ -268,6 +348,13 @@ void report_training_records(Narrator& nar, const std::vector<const ChapterModel
              loaded, models.size()));
 }
 
+void note_checkpoint_steps(std::vector<MatchStudy>& matches, const std::map<std::string, ChapterModel>& models) {
+  for (MatchStudy& m : matches) {
+    const auto it = models.find(m.model);
+    if (it != models.end()) std::tie(m.best_step, m.steps) = checkpoint_steps(it->second);
+  }
+}
+
 const MatchStudy& match_of(const std::vector<MatchStudy>& matches, const std::string& model) {
   for (const MatchStudy& m : matches)
     if (m.model == model) return m;
@@ -291,15 +378,20 @@ std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, c
           : _f("Luong's global-general attention {} Bahdanau here: BLEU within {:.1f} points, but {} {:+.1f} points at "
                "{} words.", match_word(g.matches), std::abs(g.bleu.gap), metric_word(g.worst_metric), g.worst.gap,
                g.worst.bucket));
-  const std::string per_call = _f("Per call, dot scores are {}: {:.2f}× Bahdanau's speed at S = {} (step 5)",
-                                  dot_speed_sentence(cost), cost.dot_long, cost.long_len);
+  const std::string per_call = _f("Per call, the two scores with tanh calls (Bahdanau, concat) against the two "
+                                  "without (dot, general): {}; dot's × at S = {} was {:.2f}, moving by up to {:.2f}× "
+                                  "between rounds (step 5)",
+                                  tanh_split_sentence(cost), cost.long_len, cost.dot_long, cost.max_ratio_spread);
   out.push_back(steps ? _f("{}; a whole training step of global-general runs {:.2f}× Bahdanau's speed, global-dot "
                            "{:.2f}× (step 6): the source article's 1.5–2× claim {} in this run.",
                            per_call, steps->general_speedup, steps->dot_speedup, train_claim_words(*steps))
                       : _f("{}; --time-training times whole training steps.", per_call));
   out.push_back(_f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau ({} {:+.1f} "
-                   "points at {} words), while local-m's p_t = t ignores reordering.",
-                   match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket));
+                   "points at {} words{}), while local-m's p_t = t ignores reordering.",
+                   match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket,
+                   lp.best_at_last_step()
+                       ? _f(", judged at its last training step, {}, where it was still improving", lp.steps)
+                       : std::string()));
   return out;
 }
 

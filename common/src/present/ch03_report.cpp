@@ -44,6 +44,7 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
   nar.record("scaling", m);
   nar.say(_f("max weight: the largest of a query's {} softmax weights, averaged over the {} queries (1/{} = {:.4f} "
              "would be uniform, 1 is one-hot).", n_keys, trials, n_keys, 1.0 / double(n_keys)));
+  nar.say(_("'scaled' and 'sc.': the same figure with the scores divided by √d_k."));
   nar.say(_("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to "
             "the scores — averaged over the queries."));
   if (s.rows.empty()) return;
@@ -70,6 +71,9 @@ void report_permutation(Narrator& nar, const PermutationCheck& c, const std::str
   nar.result(_f("\"{}\" vs \"{}\": max |f(P·X) − P·f(X)| = {:.1e} — {}", sentence, shuffled, c.equivariance_err,
                 c.equivariant.holds() ? _("the same rows, reordered (equivariant)")
                                       : _("the rows changed, not only their order (not equivariant)")));
+  if (c.equivariant.holds())
+    nar.say(_f("look: each row of output_permuted is step 5's output row of the same word, moved to the word's new "
+               "place (compare the \"{}\" rows of the two).", sentence.substr(sentence.find_last_of(' ') + 1)));
   nar.result(_f("mean-pooled outputs differ by {:.1e} — {}", c.pooled_err,
                 c.pooled_invariant.holds() ? _("the summary cannot tell the two sentences apart (invariant)")
                                            : _("the summary tells the two sentences apart")));
@@ -161,8 +165,7 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
                     "the GRU's {} (untrained weights)", first.n, last.n, s.token_growth, s.attention_fall,
                     s.dilution_explains.holds()
                         ? std::string(_("about what spreading its weights over that many more tokens gives"))
-                        : _f("{:.1f}× {} than even weights over that many tokens would give: the rest probably "
-                             "comes from these random, untrained weights (not measured apart from the normalisation)",
+                        : _f("{:.1f}× {} than even weights over that many tokens would give; what causes the rest is not measured here",
                              s.attention_fall > s.token_growth ? s.attention_fall / s.token_growth
                                                                : s.token_growth / s.attention_fall,
                              s.attention_fall > s.token_growth ? _("more") : _("less")),
@@ -195,7 +198,8 @@ std::vector<std::string> ch03_takeaway(const RowSumCheck& sums, const ScalingStu
   if (paths.constant_attention.holds() && paths.recurrent_grows.holds())
     lines.push_back(_f("Token 0 reached token n − 1 through one attention layer at every n up to {}, against n − 1 "
                        "recurrent steps; the price is n² scores (chapter 06). A short path is not a strong one: with "
-                       "these untrained weights token 0's influence fell {:.0f}× from n = {} to {} (step 10).",
+                       "these untrained weights token 0's influence fell {:.0f}× from n = {} to {} (step 10; the "
+                       "cause of the part beyond dilution is not measured).",
                        paths.rows.back().n, paths.attention_fall, paths.rows.front().n, paths.rows.back().n));
   else
     lines.push_back(_("The measured paths did not match Table 1 of Vaswani et al. 2017 here (step 10)."));

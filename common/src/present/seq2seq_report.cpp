@@ -158,6 +158,19 @@ ChapterModel chapter_model(const std::string& chapter, const std::string& name, 
   return cm;
 }
 
+std::pair<std::size_t, std::size_t> checkpoint_steps(const ChapterModel& cm) {
+  auto number = [&](const char* key) -> std::size_t {
+    const auto it = cm.metadata.find(key);
+    if (it == cm.metadata.end()) return 0;
+    try {
+      return std::size_t(std::stoull(it->second));
+    } catch (const std::exception&) {
+      return 0;  // a record that is not a number: not known
+    }
+  };
+  return {number("best_step"), number("steps")};
+}
+
 std::string describe_model(const ChapterModel& cm) {
   auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
   // A loaded checkpoint's train_seconds were measured when it was made, on a machine its metadata
@@ -167,7 +180,7 @@ std::string describe_model(const ChapterModel& cm) {
   return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {}) {} {}",
                      model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
                      get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"),
-                     cm.trained ? "->" : "<-", cm.path);
+                     cm.trained ? _("saved to") : _("loaded from"), cm.path);
 }
 
 }  // namespace attn

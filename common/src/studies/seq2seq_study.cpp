@@ -8,6 +8,8 @@
 #include <stdexcept>
 
 #include "attn/models/seq2seq_train.hpp"
+#include "attn/studies/interpretability.hpp"
+#include "attn/tensor/openblas.hpp"
 #include "attn/tensor/softmax.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 
@@ -192,6 +194,72 @@ SentenceAlignmentStudy alignment_study(const Mat& weights, std::size_t written, 
   return s;
 }
 
+OutputDiff compare_output(const Tokens& output, const Tokens& reference) {
+  OutputDiff d;
+  d.exact = output == reference;
+  const std::size_t n = std::min(output.size(), reference.size());
+  d.first_wrong = n;
+  for (std::size_t i = 0; i < n; ++i)
+    if (output[i] != reference[i]) {
+      d.first_wrong = i;
+      break;
+    }
+  if (d.exact) return d;
+  d.written = d.first_wrong < output.size() ? output[d.first_wrong] : std::string();
+  d.wanted = d.first_wrong < reference.size() ? reference[d.first_wrong] : std::string();
+  for (std::size_t j = 0; j < reference.size() && !d.written.empty(); ++j)
+    if (reference[j] == d.written) {
+      d.written_at_in_ref = int(j);
+      break;
+    }
+  std::map<std::string, std::size_t> unmatched;  // reference words not matched at their place
+  for (std::size_t j = 0; j < reference.size(); ++j)
+    if (j >= output.size() || output[j] != reference[j]) ++unmatched[reference[j]];
+  for (std::size_t j = 0; j < output.size(); ++j) {
+    const bool right = j < reference.size() && output[j] == reference[j];
+    d.in_place += right;
+    if (j > d.first_wrong) ++d.after_first, d.after_first_right += right;
+    if (right) continue;
+    const auto it = unmatched.find(output[j]);
+    if (it != unmatched.end() && it->second > 0) --it->second, ++d.elsewhere;
+    else d.foreign.push_back(output[j]);
+  }
+  for (std::size_t j = 0; j < reference.size(); ++j) {  // the copies left over, in reference order
+    if (j < output.size() && output[j] == reference[j]) continue;
+    auto& left = unmatched[reference[j]];
+    if (left > 0) --left, d.missing.push_back(reference[j]);
+  }
+  return d;
+}
+
+void add_alignment_counts(TestAlignmentStudy& s, const Mat& weights, const SentencePair& pair) {
+  const std::vector<int> looks = argmax_alignment(weights);
+  std::vector<int> moved(pair.alignment.size(), kNoSource);
+  for (std::size_t r = 0; r < pair.alignment.size(); ++r)
+    if (pair.alignment[r] != int(r)) moved[r] = pair.alignment[r];
+  auto add = [](AlignmentScore& total, const AlignmentScore& one) {
+    total.hits += one.hits, total.total += one.total, total.missing += one.missing;
+  };
+  add(s.all, alignment_hits(looks, pair.alignment));
+  add(s.reordered, alignment_hits(looks, moved));
+  ++s.sentences;
+}
+
+void judge_test_alignment(TestAlignmentStudy& s) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  s.is_alignment = judge_at_least(s.all.total == 0 ? nan : s.all.share(), 0.8, 0.5);
+  s.follows_reorderings = judge_at_least(s.reordered.total == 0 ? nan : s.reordered.share(), 0.8, 0.5);
+}
+
+TestAlignmentStudy test_alignment_study(const Seq2Seq& m, const std::vector<SentencePair>& pairs,
+                                        const Vocab& src_vocab, const Vocab& tgt_vocab) {
+  SingleThreadBlas one_thread;
+  TestAlignmentStudy s;
+  for (const SentencePair& p : pairs) add_alignment_counts(s, seq2seq_teacher_alignment(m, p, src_vocab, tgt_vocab), p);
+  judge_test_alignment(s);
+  return s;
+}
+
 AttentionGainStudy judge_attention_gain(const EvalResult& attention, const EvalResult& baseline) {
   if (attention.buckets.empty() || baseline.buckets.empty())
     throw std::invalid_argument("judge_attention_gain: an evaluation without length buckets");
@@ -303,6 +371,25 @@ Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair) {
   return positions;
 }
 
+ScoreOps score_ops(const std::string& kind, std::size_t src_len, std::size_t hidden, std::size_t attn) {
+  const double S = double(src_len), H = double(hidden), A = double(attn);
+  const double context = S * H;  // c = Σ_s α_s h̄_s, the same for every kind
+  if (kind == "bahdanau") return {H * A + S * A + context, S * A, S};
+  if (kind == "dot") return {S * H + context, 0.0, S};
+  if (kind == "general") return {H * H + S * H + context, 0.0, S};
+  if (kind == "concat") return {H * A + S * A + context, S * A, S};
+  throw std::invalid_argument("score_ops: unknown kind '" + kind + "'");
+}
+
+double ScoreCostRow::ratio_spread(std::size_t a, std::size_t b) const {
+  if (rounds.empty()) return spread_of(a) * spread_of(b);
+  std::vector<double> r;
+  for (const auto& round : rounds) r.push_back(round.at(a) / round.at(b));
+  std::sort(r.begin(), r.end());
+  const std::size_t n = r.size(), cut = n > 2 ? 1 : 0;  // one outlier each side left out
+  return std::max(r[n - 1 - cut] / r[cut], r[cut] / r[n - 1 - cut]);
+}
+
 double ScoreCostRow::max_spread() const {
   double m = 1.0;
   for (std::size_t k = 0; k < seconds.size(); ++k) m = std::max(m, spread_of(k));
@@ -318,12 +405,16 @@ ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
   }
   ScoreCostStudy s;
   s.rows = std::move(rows);
+  for (const auto& r : s.rows)
+    for (const auto& round : r.rounds)
+      if (round.size() != kScoreKinds.size()) throw std::invalid_argument("judge_score_cost: a round without every kind");
   s.small_hidden = s.rows.front().hidden;
   s.wide_hidden = s.rows.front().hidden;
   for (const auto& r : s.rows) s.small_hidden = std::min(s.small_hidden, r.hidden), s.wide_hidden = std::max(s.wide_hidden, r.hidden);
   const ScoreCostRow *shortest = nullptr, *longest = nullptr, *widest = nullptr;
   for (const auto& r : s.rows) {
     s.max_spread = std::max(s.max_spread, r.max_spread());
+    for (std::size_t k = 1; k < kScoreKinds.size(); ++k) s.max_ratio_spread = std::max(s.max_ratio_spread, r.gain_spread(k));
     const Verdict v = judge_greater(std::log(r.gain(1)), 0.0, std::log(r.gain_spread(1)));
     s.dot_row_faster.push_back(v);
     s.rows_faster += v.outcome == Outcome::holds;
@@ -346,18 +437,64 @@ ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
   s.growth_off = std::max(s.dot_growth / s.predicted_growth, s.predicted_growth / s.dot_growth);
   s.growth_noise = shortest->spread_of(1) * longest->spread_of(1);
   s.dot_follows_cost = judge_greater(std::log(1.5), std::log(s.growth_off), std::log(s.growth_noise));
+
+  // What the counts explain. Kinds by index in kScoreKinds: 0 bahdanau, 1 dot, 2 general, 3 concat.
+  s.ops_row = std::size_t(longest - s.rows.data());
+  for (const auto& kind : kScoreKinds) s.ops.push_back(score_ops(kind, longest->src_len, longest->hidden, longest->hidden / 2));
+  s.general_mads = s.ops[2].multiply_adds / s.ops[0].multiply_adds;
+  std::size_t mads_for = 0, split_against = 0;
+  const std::size_t tanh_kinds[] = {0, 3}, plain_kinds[] = {1, 2};
+  for (const auto& r : s.rows) {
+    const ScoreOps g = score_ops("general", r.src_len, r.hidden, r.hidden / 2),
+                   b = score_ops("bahdanau", r.src_len, r.hidden, r.hidden / 2);
+    // ln(Bahdanau ÷ general) predicted by multiply-adds: positive when general does fewer.
+    const double predicted = std::log(b.multiply_adds / g.multiply_adds);
+    const Verdict v = judge_greater(std::log(r.gain(2)), 0.0, std::log(r.gain_spread(2)));
+    const bool faster = v.outcome == Outcome::holds, slower = v.outcome == Outcome::fails;
+    if ((predicted > 0 && faster) || (predicted < 0 && slower)) ++mads_for;
+    if ((predicted > 0 && slower) || (predicted < 0 && faster) || (predicted == 0 && (faster || slower)))
+      ++s.mads_rows_against;
+    std::size_t pairs_slower = 0, pairs_faster = 0;
+    for (std::size_t t : tanh_kinds)
+      for (std::size_t p : plain_kinds) {
+        const Verdict w = judge_greater(std::log(r.seconds[t] / r.seconds[p]), 0.0, std::log(r.ratio_spread(t, p)));
+        pairs_slower += w.outcome == Outcome::holds;
+        pairs_faster += w.outcome == Outcome::fails;
+      }
+    s.split_rows += pairs_slower == 4;
+    split_against += pairs_faster;
+    for (const auto& round : r.rounds) {
+      ++s.split_total;
+      s.split_rounds += std::min(round.at(0), round.at(3)) > std::max(round.at(1), round.at(2));
+    }
+  }
+  s.tanh_split.measured = double(s.split_rows);
+  s.tanh_split.bound = s.tanh_split.partly = double(s.rows.size());
+  s.tanh_split.outcome = split_against > 0                 ? Outcome::fails
+                         : s.split_rows == s.rows.size()   ? Outcome::holds
+                                                           : Outcome::inconclusive;
+  s.mads_explain.measured = double(s.mads_rows_against);
+  s.mads_explain.bound = s.mads_explain.partly = 0.0;
+  s.mads_explain.outcome = s.mads_rows_against > 0           ? Outcome::fails
+                           : mads_for == s.rows.size()       ? Outcome::holds
+                                                             : Outcome::inconclusive;
   return s;
 }
 
 ScoreCostStudy score_cost_study(const std::vector<std::pair<std::size_t, std::size_t>>& sizes) {
   std::vector<ScoreCostRow> rows;
+  constexpr std::size_t kRounds = 7;  // the median of 7 rounds; the spreads leave one outlier each side out
   for (const auto& [src_len, hidden] : sizes) {
-    ScoreCostRow r{src_len, hidden, {}, {}};
+    ScoreCostRow r{src_len, hidden, {}, {}, {}};
     const std::size_t reps = hidden > 256 ? 40 : 150;
-    for (const auto& kind : kScoreKinds) {
-      double spread = 1.0;
-      r.seconds.push_back(time_score_function(kind, src_len, hidden, hidden / 2, reps, /*seed=*/1, &spread));
-      r.spread.push_back(spread);
+    r.rounds = time_score_rounds(kScoreKinds, src_len, hidden, hidden / 2, reps, kRounds, /*seed=*/1);
+    for (std::size_t k = 0; k < kScoreKinds.size(); ++k) {
+      std::vector<double> t;
+      for (const auto& round : r.rounds) t.push_back(round[k]);
+      std::sort(t.begin(), t.end());
+      const std::size_t cut = t.size() > 2 ? 1 : 0;
+      r.seconds.push_back(t[t.size() / 2]);
+      r.spread.push_back(t[t.size() - 1 - cut] / t[cut]);
     }
     rows.push_back(std::move(r));
   }

@@ -73,6 +73,12 @@ Mat position_accuracy(const std::vector<Tokens>& hyps, const std::vector<Sentenc
 // each side left out; 1 = the rounds agree).
 double time_score_function(const std::string& kind, std::size_t src_len, std::size_t hidden, std::size_t attn,
                            std::size_t reps, std::uint64_t seed = 1, double* spread = nullptr);
+// The same calls for several kinds at once, interleaved: each of `rounds` rounds times `reps` calls
+// of every kind in turn, so that a change in the machine's load hits every kind of that round
+// alike and the kinds' ratio can be read round by round. Returns (rounds) × (kinds) seconds per call.
+std::vector<std::vector<double>> time_score_rounds(const std::vector<std::string>& kinds, std::size_t src_len,
+                                                   std::size_t hidden, std::size_t attn, std::size_t reps,
+                                                   std::size_t rounds, std::uint64_t seed = 1);
 // Median seconds of one training step (forward + backward + Adam) of a model on a batch of `batch`
 // sentences of source length src_len, over `reps` steps after one warm-up step.
 double time_training_step(const Seq2SeqConfig& cfg, std::size_t batch, std::size_t src_len, std::size_t reps,

@@ -15,9 +15,15 @@ namespace attn {
 // Step 1: when the model's best validation score came at its last training step, says that it may
 // still have been improving (nothing when it peaked earlier).
 void report_best_step(Narrator& nar, const ChapterModel& cm);
+// Step 2: the first word that occurs twice in the sentence, and how far apart its two rows are
+// (nothing when no word repeats).
+void report_repeated_word(Narrator& nar, const Mat& rows, const Labels& words);
 // Step 4: the decoder's states (recorded as "decoder_states", "decoder_logits"), the table of what
 // each step read, wrote and with what probability, and the output against the reference.
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& target_vocab);
+// Step 4's pointer to the failure: where the output first differs from its reference (with the
+// probability p(y_i) there, from rows), how the later words fare, and what kind of wrong each is.
+void report_output_diff(Narrator& nar, const OutputDiff& d, const std::vector<DecodeRow>& rows);
 // Step 5: the by-length table and chart, the fall from the shortest to the longest bucket judged
 // against the source article's figures, and the published ones (Bahdanau et al. 2014, Table 1).
 void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s);

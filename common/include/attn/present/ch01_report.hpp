@@ -12,6 +12,8 @@
 
 namespace attn {
 
+// Step 2: which two source words score highest, and the weights step 3's softmax gives them.
+void report_energies(Narrator& nar, const AttentionStepView& v, const SentencePair& pair);
 // Step 3: α (recorded as "alpha") and where its largest weight falls, against the word translated.
 void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair& pair, std::size_t step);
 // Step 5: the alignment heatmap (recorded as "alignment", the reference as "reference_alignment"),
@@ -25,8 +27,14 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
 void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, const SentencePair& pair);
 // Step 7: the parameters of this model against chapter 00's (base), by part, summed.
 void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base);
-void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g);
+// baseline_still_improving: chapter 00's model was best at its last training step.
+void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g,
+                           bool baseline_still_improving);
 
-std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const SentenceAlignmentStudy& a);
+// Step 5: the same two questions over every test pair (teacher-forced α), with their verdicts.
+void report_test_alignment(Narrator& nar, const TestAlignmentStudy& t);
+
+// The alignment line is judged on the test set (t), not on step 5's one sentence.
+std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const TestAlignmentStudy& t);
 
 }  // namespace attn

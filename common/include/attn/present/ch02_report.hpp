@@ -3,6 +3,7 @@
 // sentences are chosen by the verdicts' outcomes. Nothing here measures.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,14 +38,25 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
 // Step 4: the by-length table and chart of every model, and each Luong model judged against
 // Bahdanau over every metric and bucket.
 void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches);
+// Sets each match's best_step and steps from its model's checkpoint record ("best_step", "steps").
+void note_checkpoint_steps(std::vector<MatchStudy>& matches, const std::map<std::string, ChapterModel>& models);
 // Step 1: where the loaded models' training times come from (each checkpoint's own record).
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models);
 // Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns), each timing's
-// spread (recorded as "score_spreads") with each row's dot verdict, and the verdicts.
+// spread (recorded as "score_spreads"), each ratio against Bahdanau's spread ("score_ratio_spreads",
+// column 0 is 1) with each row's dot verdict, the operation counts, and the verdicts.
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s);
 // Step 5's verdict on dot's speed per call (dot_faster), as step 5 and the takeaway print it.
 std::string dot_speed_sentence(const ScoreCostStudy& s);
-// Step 5's "why": how the ratio moved with S, as the verdict dot_gain_grows says.
+// Step 5's operation counts at the study's ops_row beside the measured times, and the verdicts
+// mads_explain and tanh_split in words (mads_sentence, tanh_split_sentence).
+void report_score_ops(Narrator& nar, const ScoreCostStudy& s);
+std::string mads_sentence(const ScoreCostStudy& s);
+std::string tanh_split_sentence(const ScoreCostStudy& s);
+// What held in every round (the tanh split, split_rounds of split_total) and how far the ratios moved.
+std::string stability_sentence(const ScoreCostStudy& s);
+// Step 5's "why": which count orders the four kinds (tanh_split, mads_explain), and how dot's ratio
+// moved with S (dot_gain_grows).
 std::string score_cost_why(const ScoreCostStudy& s);
 // Step 6 (--time-training): ms per training step (recorded as "step_times"), the article's claim,
 // the fastest model, and the step's gain beside the score's per call (g).

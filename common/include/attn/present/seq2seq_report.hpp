@@ -52,6 +52,15 @@ struct ChapterModel {
 ChapterModel chapter_model(const std::string& chapter, const std::string& name, const ToyCorpus& corpus, bool train,
                            const std::string& checkpoint, const TrainConfig& tc, bool progress = false);
 
+// The checkpoint's record of its training: {best_step, steps} (0 for a field missing or not a number).
+std::pair<std::size_t, std::size_t> checkpoint_steps(const ChapterModel& cm);
+// True when the model's best validation score came at its last training step (it may still have
+// been improving when training stopped).
+inline bool best_at_last_step(const ChapterModel& cm) {
+  const auto [best, steps] = checkpoint_steps(cm);
+  return steps > 0 && best == steps;
+}
+
 // "no attention: 700 steps in 83 s (best at step 650, valid BLEU 71.2) -> data/ch00/no_attention.safetensors"
 std::string describe_model(const ChapterModel& cm);
 

@@ -73,6 +73,20 @@ struct BottleneckStudy {
 BottleneckStudy judge_bottleneck(EvalResult eval, const std::vector<LengthBucket>& ranges,
                                  const std::vector<SentencePair>& pairs);
 
+// One output against its reference, word by word: where it first goes wrong and what kind of
+// wrong each word is. Positions from 0. A written word not at its place counts as `elsewhere` when
+// the reference still has an unmatched copy of it (its order is wrong), else `foreign`; reference
+// words left unmatched are `missing`.
+struct OutputDiff {
+  bool exact = false;
+  std::size_t first_wrong = 0;   // the first position where they differ (min length when one is a prefix)
+  std::string written, wanted;   // the words there ("" past an end)
+  int written_at_in_ref = kNoSource;  // the first reference position holding `written` (kNoSource: none)
+  std::size_t in_place = 0, elsewhere = 0, after_first_right = 0, after_first = 0;
+  std::vector<std::string> foreign, missing;
+};
+OutputDiff compare_output(const Tokens& output, const Tokens& reference);
+
 // ---- chapter 01: the alignment ----------------------------------------------------------------
 // The nth (1 = the first, wrapping) pair of this source length whose translation moves at least
 // `min_moved` words off their position; pairs.front() when none does.
@@ -112,6 +126,23 @@ struct SentenceAlignmentStudy {
 SentenceAlignmentStudy alignment_study(const Mat& weights, std::size_t written, const SentencePair& pair,
                                const std::vector<SentencePair>& train);
 
+// The same question over a whole split: each pair's teacher-forced α (the decoder reads the
+// reference's previous word, so every reference word has a row: seq2seq_teacher_alignment), its
+// argmax against the pair's reference alignment, summed over the pairs. is_alignment: measured =
+// all.share(), bound 0.8, partly 0.5; follows_reorderings: the same on the words whose source word
+// is at another position (inconclusive when there are none, or no words at all).
+struct TestAlignmentStudy {
+  std::size_t sentences = 0;
+  AlignmentScore all, reordered;
+  Verdict is_alignment, follows_reorderings;
+};
+// Adds one pair's weights (T, S) to the running counts (all words; only the moved ones).
+void add_alignment_counts(TestAlignmentStudy& s, const Mat& weights, const SentencePair& pair);
+// Judges the counts gathered so far (sets the two verdicts).
+void judge_test_alignment(TestAlignmentStudy& s);
+TestAlignmentStudy test_alignment_study(const Seq2Seq& m, const std::vector<SentencePair>& pairs,
+                                        const Vocab& src_vocab, const Vocab& tgt_vocab);
+
 // Bahdanau against no attention by length (chapter 01).
 struct AttentionGainStudy {  // figures as printed
   double attention_first = 0.0, attention_last = 0.0, baseline_last = 0.0;
@@ -136,6 +167,11 @@ struct MatchStudy {
   std::string worst_metric;  // "bleu", "exact", "token": the largest |gap| of the three
   MetricGap worst;
   Verdict matches;           // measured = |worst.gap|, bound kMatchPoints, partly kClosePoints
+  // The checkpoint judged: the training step whose weights it holds (its best validation BLEU) of
+  // the steps it was trained for (0, 0: not known). At the last step the model may still have been
+  // improving, so the gaps are judged where training stopped, not where the model would settle.
+  std::size_t best_step = 0, steps = 0;
+  bool best_at_last_step() const { return steps > 0 && best_step == steps; }
 };
 MatchStudy judge_match(const std::string& model, const EvalResult& m, const std::string& reference,
                        const EvalResult& r);
@@ -178,18 +214,35 @@ LocalPStepView local_p_step_view(const DecodeTrace& tr, std::size_t t);
 // (S for <eos> and for words past the reference): (steps, 2).
 Mat local_p_positions(const DecodeTrace& tr, const SentencePair& pair);
 
-// The cost of one score function (time_score_function) at each (S, hidden), per kind in
+// The cost of one score function (time_score_rounds) at each (S, hidden), per kind in
 // kScoreKinds order; gains are Bahdanau's seconds / the kind's. spread: per kind, the slowest of
 // the timing rounds / the fastest (empty: taken as 1, rounds that agree).
 inline const std::vector<std::string> kScoreKinds = {"bahdanau", "dot", "general", "concat"};
+// What one call (B = 1) computes, counted from the code (attn/attention/additive_attention.cpp,
+// luong_attention.cpp): multiply-adds (matrix products and the plain loops alike), tanh calls and
+// exp calls (the softmax's). A = attention width.
+//   bahdanau: W_a·s (hidden·A) + v_aᵀ on S rows (S·A) + context (S·hidden); S·A tanh; S exp
+//   dot:      h_tᵀh̄_s (S·hidden) + context (S·hidden); S exp
+//   general:  h_t·W_a (hidden²) + (h_t·W_a)·h̄_s (S·hidden) + context (S·hidden); S exp
+//   concat:   h_t·W_c[:Hd] (hidden·A) + v_cᵀ on S rows (S·A) + context (S·hidden); S·A tanh; S exp
+struct ScoreOps {
+  double multiply_adds = 0.0, tanh = 0.0, exp = 0.0;
+};
+ScoreOps score_ops(const std::string& kind, std::size_t src_len, std::size_t hidden, std::size_t attn);
 struct ScoreCostRow {
   std::size_t src_len = 0, hidden = 0;
-  std::vector<double> seconds;  // one per kScoreKinds
+  std::vector<double> seconds;  // one per kScoreKinds (the median round)
   std::vector<double> spread;   // one per kScoreKinds, ≥ 1
+  // Round by round (time_score_rounds: the kinds interleaved), seconds per kind; empty when only
+  // the medians are known.
+  std::vector<std::vector<double>> rounds;
   double gain(std::size_t kind) const { return seconds[0] / seconds[kind]; }
   double spread_of(std::size_t kind) const { return kind < spread.size() ? spread[kind] : 1.0; }
-  // How far the gain could move between rounds: Bahdanau's spread × the kind's.
-  double gain_spread(std::size_t kind) const { return spread_of(0) * spread_of(kind); }
+  // How far the ratio seconds[a] / seconds[b] moved between rounds: with rounds, the second-largest
+  // round's ratio ÷ the second-smallest (both kinds timed in the same round, under the same load);
+  // without, the two timings' spreads multiplied.
+  double ratio_spread(std::size_t a, std::size_t b) const;
+  double gain_spread(std::size_t kind) const { return ratio_spread(0, kind); }
   double max_spread() const;  // the largest spread in the row
 };
 struct ScoreCostStudy {
@@ -198,6 +251,7 @@ struct ScoreCostStudy {
   double dot_short = 0.0, dot_long = 0.0, dot_wide = 0.0;
   std::size_t short_len = 0, long_len = 0, wide_len = 0, small_hidden = 0, wide_hidden = 0;
   double max_spread = 1.0;  // the largest spread of any timing in the table
+  double max_ratio_spread = 1.0;  // the largest ratio spread against Bahdanau in the table
   // Dot's own time from the shortest to the longest S (smallest hidden) against the S ratio that
   // its S·hidden multiply-adds predict; growth_off = how far apart the two are (≥ 1, either way);
   // growth_noise = the two dot timings' spreads multiplied.
@@ -218,9 +272,28 @@ struct ScoreCostStudy {
   std::vector<Verdict> dot_row_faster;
   std::size_t rows_faster = 0, rows_slower = 0;
   Verdict dot_faster, dot_gain_grows, dot_follows_cost;
+  // What the operation counts explain, at the row `ops_row` (the longest S at the smallest hidden):
+  // ops[k] per kind there; general_mads = general's multiply-adds ÷ Bahdanau's (above 1: more work).
+  std::size_t ops_row = 0;
+  std::vector<ScoreOps> ops;
+  double general_mads = 1.0;
+  // mads_explain: do multiply-adds alone predict which of general and Bahdanau is faster? At each
+  //   row, judge_greater(ln gain(general), 0, ln ratio spread) against the side the multiply-add
+  //   ratio predicts: holds when every row is on the predicted side beyond its spread, fails when
+  //   any row is on the other side beyond it, else inconclusive (measured = rows against, bound 0).
+  // tanh_split: are the two kinds with S·A tanh calls (Bahdanau, concat) both slower than the two
+  //   without (dot, general)? At each row, each of the four (tanh kind, tanh-free kind) pairs
+  //   judged against its own ratio spread: holds when every pair of every row is slower beyond its
+  //   spread, fails when any pair is faster beyond it, else inconclusive; split_rows: rows where
+  //   every pair holds.
+  // split_rounds / split_total: over every row's rounds, the rounds in which both tanh kinds took
+  //   longer than both tanh-free kinds (the order, round by round; 0 of 0 without rounds).
+  Verdict mads_explain, tanh_split;
+  std::size_t mads_rows_against = 0, split_rows = 0, split_rounds = 0, split_total = 0;
 };
 ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows);
-// Times every kind at each (S, hidden); A = hidden/2; reps: 150 calls (40 above hidden 256).
+// Times every kind at each (S, hidden), interleaved round by round (time_score_rounds); A =
+// hidden/2; 7 rounds of 150 calls (40 above hidden 256).
 ScoreCostStudy score_cost_study(const std::vector<std::pair<std::size_t, std::size_t>>& sizes);
 
 // The source article "Attention: from Seq2Seq to the Transformer revolution" says Luong trains
