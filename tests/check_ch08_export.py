@@ -12,7 +12,8 @@ Checks, each against DIR/results.json (every figure the lesson prints is there):
   - step 6: the label-smoothing floor from V and ε, the passes, the peak learning rate;
   - step 7: BLEU-4 (corpus, no smoothing), exact match and token accuracy by source-length bucket
     for every model, from translations.json; the lowest bucket, the buckets at least Bahdanau's,
-    training and test BLEU, outputs shorter / longer than their reference;
+    training and test BLEU, outputs shorter / longer than their reference; beam's and greedy's total
+    words, brevity penalties and the share of the BLEU gap the penalty explains;
   - step 8: last / first layer of the exported FFN-gradient norms, and their verdicts;
   - step 9: the training-time account (work = steps · step + validations · pass, ratio);
   - every verdict's outcome from its measured value and bounds.
@@ -208,6 +209,22 @@ def main(d):
     verdict(b["search_works"], b["beam_higher"] / b["differ"] if b["differ"] else None, "at_least", "search works")
     verdict(b["model_error"], b["reference_lower"] / b["beam_wrong"] if b["beam_wrong"] else None, "at_least",
             "model error")
+    # Beam against greedy by length: total words, the brevity penalty, and the share of the BLEU gap it explains.
+    kept_refs = [r.split() for src, r in zip(test_sources, trans["test"]["references"]) if in_bucket(len(src))]
+    words = [sum(len(h.split()) for src, h in zip(test_sources, outs) if in_bucket(len(src)))
+             for outs in (beam_out, greedy_out)]
+    ref_words = sum(len(r) for r in kept_refs)
+    check(b["words"] == words and b["reference_words"] == ref_words, f"total words {b['words']} vs {words}")
+    bps = [1.0 if c > ref_words else math.exp(1 - ref_words / c) for c in words]
+    for got, want, what in zip(b["brevity_penalty"], bps, ("beam", "greedy")):
+        close(got, want, 1e-12, what + " brevity penalty")
+    close(b["precision"][0], tl["beam_bleu"] / 100 / bps[0], 1e-9, "beam precision")
+    close(b["precision"][1], tl["test_bleu"] / 100 / bps[1], 1e-9, "greedy precision")
+    if abs(tl["beam_bleu"] - tl["test_bleu"]) >= 0.05:
+        verdict(b["length_explains"], math.log(bps[0] / bps[1]) / math.log(tl["beam_bleu"] / tl["test_bleu"]),
+                "at_least", "length explains the gap")
+    else:
+        check(b["length_explains"]["outcome"] == "inconclusive", "no gap: length explains nothing")
 
     # Step 8.
     n = res["norm_placement"]

@@ -87,19 +87,19 @@ int main(int argc, char** argv) {
     f.training = training_summary(ct.metadata, ct.curves, corpus.train.size(), m.cfg.d_model, m.cfg.tgt_vocab);
     report_training(nar, ct, f.training);
 
-    nar.step(_("BLEU by length, beside chapters 00–02"), _("same test split; greedy, and beam 4 with lp = ((5+|Y|)/6)^0.6"),
+    nar.step(_("BLEU by length, beside chapters 00–02"), _("greedy; beam 4, lp = ((5+|Y|)/6)^0.6"),
              "Wu et al. 2016, eq. 14");
     f.evals = evaluate_translators(nar, m, corpus, norm);
     f.translation = translation_findings(f.evals, norm, m, corpus, ct.metadata, ct.curves);
     report_results(nar, f, corpus);
 
-    nar.step(_("Post-Norm vs Pre-Norm at initialisation"), _("‖∂L/∂W2‖ of each layer's FFN, 6 + 6 layers, one batch, one seed"),
+    nar.step(_("Post-Norm vs Pre-Norm at initialisation"), _("‖∂L/∂W2‖ of each layer's FFN"),
              "Xiong et al. 2020, §3.3–3.4, Fig. 3");
     f.norms = norm_placement_study(m.cfg, corpus);
     if (norm_study) f.warmup = warmup_findings(warmup_study(m.cfg, corpus, {}), WarmupStudyConfig{}.steps);
     report_norm_placement(nar, f, m.cfg);
 
-    nar.step(_("What it costs"), _("encoder layer: 4·2·T·d² (projections) + 2·2·T²·d (scores) + 2·2·T·d·d_ff (FFN)"));
+    nar.step(_("What it costs"), "encoder layer: 4·2·T·d² + 2·2·T²·d + 2·2·T·d·d_ff");
     f.cost = cost_study(m);
     double load_now = 0.0;
     {

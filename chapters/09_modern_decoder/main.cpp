@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-threads", train_threads,
                       _("OpenBLAS threads for --train (1 rewrites the shipped weights bit for bit)"))
       ->capture_default_str()->check(CLI::Range(1, 2));
-  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible as `bible -f` prints it (default data/ch09/kjv_bible.txt)"))
+  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible, one verse a line after its reference (\"Ge1:1 In the …\"), as "
+                                                  "`bible -f Gen1:1-Rev22:21 > FILE` writes it (Debian's "
+                                                  "bible-kjv); default data/ch09/kjv_bible.txt"))
       ->type_name("FILE");
   // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
   ch.app().callback([&] {
@@ -113,7 +115,7 @@ int main(int argc, char** argv) {
     nar.step(_("GQA vs MHA: the cache"), "bytes/token = 2·layers·G·d_k·bytes", "Ainslie et al. 2023");
     report_kv_heads(nar, f.caches = kv_cache_table(m.cfg));
 
-    nar.step(_("The LLaMA-style block, every shape"), "x' = x + Attn(RMSNorm(x)),  y = x' + SwiGLU(RMSNorm(x'))",
+    nar.step(_("The LLaMA-style block"), "x' = x + Attn(RMSNorm(x)),  y = x' + SwiGLU(RMSNorm(x'))",
              "Touvron et al. 2023");
     report_block(nar, m, decoder_lm_trace(m, prompt_ids), token_labels(lm.tokenizer, prompt_ids));
 

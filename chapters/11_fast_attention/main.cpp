@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
       nar.why(_("as on the CPU: fused kernels skip the n×n round trip through memory; tensor cores do the rest."));
     }
     nar.takeaway(ch11_takeaway(roofs, phases, summary, checks));
-    nar.json(attention_bench_json(roofs.blas_kernel, roofs.blas_threads, roofs.sgemm(), rows, gpu.rows, roofs.peak(),
+    nar.json(attention_bench_json(roofs.blas_kernel, roofs.blas_threads, roofs.sgemm(), rows, threads, gpu.rows,
+                                  roofs.peak(),
                                   roofs.unit));  // with --json
   });
 }

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   return ch.run(argc, argv, [&](Narrator& nar) {
     ScopedBlasThreads one_thread(1);  // timings and training on one core, as the README records them
     // ------------------------------------------------------------------ 1. the recurrence
-    nar.step(_("A selective state-space model (SSM), one token at a time"),
+    nar.step(_("A selective state-space model (SSM)"),
              "h_t = a_t·h_{t−1} + B_t x_tᵀ,  y_t = C_tᵀ h_t", "Dao & Gu 2024, §3");
     nar.say(_("Mamba (Gu & Dao 2023) made a state-space layer's decay and input depend on the token; Mamba-2 "
               "(Dao & Gu 2024) gave each head one scalar decay, the form used here."));
@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
               "a masked linear attention (the state-space duality)."));
 
     // ------------------------------------------------------------------ 3. which form is fastest here
-    nar.step(_("Scan, quadratic or chunked: the time on this CPU"),
-             _("scan O(T·N·P), quadratic O(T²·(N+P)), chunked linear in T for a fixed chunk length T_c"),
+    nar.step(_("Which form is fastest here"),
+             _("scan O(T·N·P), quadratic O(T²·(N+P)), chunked: linear in T"),
              _("Dao & Gu 2024, Fig. 10: the chunked kernel 2-8× faster than Mamba's scan on a GPU"));
     const SsdTiming timing = ssd_timing({64, 128, 256, 512, 1024}, 64, 64, 64);
     report_ssd_timing(nar, timing);
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
               "CPU."));
 
     // ------------------------------------------------------------------ 4. the family
-    nar.step(_("The family on one page: what each state forgets"), "S_t = f(S_{t−1}, k_t, v_t),  y_t = S_tᵀ q_t",
+    nar.step(_("The family: what each state forgets"), "S_t = f(S_{t−1}, k_t, v_t),  y_t = S_tᵀ q_t",
              "Katharopoulos et al. 2020; Dao & Gu 2024; Schlag et al. 2021; Yang et al. 2024");
     const FamilyDemo fam = family_demo();
     nar.record("family_q", fam.q);
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
               "recurrent model must have kept it in its state."));
 
     // ------------------------------------------------------------------ 6. the recall wall
-    nar.step(_("The recall wall: accuracy against the bytes of state"), _("per layer: KV cache 2·T·d, or state h·N·P"),
+    nar.step(_("The recall wall: accuracy vs state bytes"), _("per layer: KV cache 2·T·d, or state h·N·P"),
              "Arora et al. 2024 (Based), Fig. 2");
     const RecallVerdicts verdicts = judge_recall(table);
     report_recall(nar, table, verdicts, RecallModelConfig{},

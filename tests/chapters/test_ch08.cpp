@@ -238,7 +238,8 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(tr["label_smoothing_floor"].get<double>() == doctest::Approx(floor));
   CHECK(r.has("label-smoothing floor " + three(floor) + " nats; the last loss " + three(tr["loss_last"].get<double>())));
   CHECK_FALSE(r.has("as low as it can go"));
-  CHECK(r.has("Adam (β1 0.9, β2 0.98)"));
+  CHECK(r.has("β1 = 0.9 and β2 = 0.98 say how slowly"));
+  CHECK(r.has("lr = lr_factor·d_model^−½·min(step^−½, step·warmup^(−3/2))"));
   CHECK(r.has("lr = " + shortest(tr["lr_factor"].get<double>()) + " · d_model^−½"));
 
   // Step 7: the tables' and the lines' figures are results.json's.
@@ -256,6 +257,16 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(r.has("beam 4 vs greedy, all lengths: BLEU " + one(t["beam_bleu"].get<double>()) + " vs " +
               one(t["test_bleu"].get<double>())));
   const auto& b = res["beam"];
+  // The lengths and brevity penalties beside the two BLEUs, and whether length explains the gap.
+  CHECK(r.has(fmt::format("in total: beam {} words, greedy {}, the references {}; brevity penalty BP: beam {:.4f}, "
+                          "greedy {:.4f}", b["words"][0].get<long>(), b["words"][1].get<long>(),
+                          b["reference_words"].get<long>(), b["brevity_penalty"][0].get<double>(),
+                          b["brevity_penalty"][1].get<double>())));
+  const std::string length = b["length_explains"]["outcome"];
+  CHECK(r.has(length == "holds" ? "length explains most of the gap"
+              : length == "fails" ? "length does not explain the gap"
+                                  : "no gap for length to explain"));
+  CHECK(r.has("BLEU (Papineni et al. 2002): p_n is the share of the outputs' n-grams"));
   CHECK(r.has("where the two differ (" + std::to_string(b["differ"].get<int>()) + " sentences): beam's output has the "
               "higher s(Y) in " + std::to_string(b["beam_higher"].get<int>())));
   CHECK(r.has(b["model_error"]["outcome"] == "holds" ? "a model error, not a search error" : "search errors"));

@@ -148,6 +148,28 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
   // Claim 4: the count and the verdict's bounds (≥ 75% holds, ≥ 25% partly).
   REQUIRE(std::regex_search(flat, m, std::regex(R"((\d+) of (\d+) single-head edits change the output less)")));
   const double share = std::stod(m[1].str()) / std::stod(m[2].str());
+  // The edits counted are named, and they are the table's rows whose TVD is at most the seeds'.
+  {
+    std::smatch b;
+    REQUIRE(std::regex_search(flat, b, std::regex(R"(from seeds \d+ and \d+: TVD ([0-9.]+),)")));
+    const double seed_tvd = std::stod(b[1].str());
+    std::vector<std::string> below;
+    bool tie = false;  // a row within rounding of the seeds' TVD: its side is not readable from the print
+    std::size_t rows = 0;
+    const std::regex row(R"(\n +(L\dH\d) +(permute|uniform|zero) +([0-9]\.[0-9]{4}) +[-+])");
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), row); it != std::sregex_iterator(); ++it, ++rows) {
+      const double tvd = std::stod((*it)[3].str());
+      tie = tie || std::abs(tvd - seed_tvd) <= 1e-4;
+      if (tvd < seed_tvd) below.push_back((*it)[1].str() + " " + (*it)[2].str());
+    }
+    CHECK(rows == std::stoul(m[2].str()));
+    std::string named;
+    for (const std::string& e : below) named += (named.empty() ? "" : ", ") + e;
+    if (!tie) {
+      CHECK(below.size() == std::stoul(m[1].str()));
+      if (!below.empty()) CHECK_MESSAGE(r.has("another seed does (TVD at most " + b[1].str() + "): " + named), named);
+    }
+  }
   CHECK(r.has(std::string("verdict: ") + (share >= 0.75 ? "holds" : share >= 0.25 ? "partly" : "does not hold") +
               " (holds: ≥ 75% of the edits"));
   // Claim 5: the word chosen by the difference and its 2 standard errors.

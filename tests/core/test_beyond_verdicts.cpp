@@ -118,10 +118,16 @@ TEST_CASE("ssd verdicts: agreement, crossover, chunked speed-up") {
   CHECK(fast.scan_linear.outcome == Outcome::holds);
   CHECK(fast.quadratic_square.outcome == Outcome::holds);
   CHECK(fast.chunked_linear.outcome == Outcome::holds);
-  CHECK(slow.quadratic_square.outcome == Outcome::fails);  // slope 0.83 where 2 was expected
-  // scan 10 → 40 µs over 16× in T: slope 0.5, off by 0.5: partly
-  CHECK(judge_ssd_timing({{64, 10e-6, 5e-6, 10e-6}, {1024, 40e-6, 5e-6, 10e-6}}, 4, 4, 64).scan_linear.outcome ==
-        Outcome::partly);
+  // two lengths, the one interval off its cost (slope 0.83 where 2 was expected): no length is accepted
+  CHECK(slow.quadratic_square.outcome == Outcome::too_noisy);
+  CHECK(slow.quadratic_points == 0);
+  // scan ×4^0.6 per 4× in T, twice: slope 0.6, off by 0.4 (each interval within 0.5): partly
+  const SsdTiming partly = judge_ssd_timing({{64, 10e-6, 5e-6, 10e-6}, {256, 10e-6 * std::pow(4.0, 0.6), 80e-6, 40e-6},
+                                             {1024, 10e-6 * std::pow(4.0, 1.2), 1280e-6, 160e-6}}, 4, 4, 64);
+  CHECK(partly.outliers.empty());
+  CHECK(partly.scan_points == 3);
+  CHECK(partly.scan_slope == doctest::Approx(0.6));
+  CHECK(partly.scan_linear.outcome == Outcome::partly);
   // The intervals off their cost: none in `fast` (the quoted speed-up stands) …
   CHECK(fast.outliers.empty());
   CHECK(fast.speedup_clean.outcome == Outcome::holds);
@@ -135,6 +141,21 @@ TEST_CASE("ssd verdicts: agreement, crossover, chunked speed-up") {
   CHECK(jump.outliers[0].growth == doctest::Approx(8.0));
   CHECK(jump.outliers[0].expected == doctest::Approx(2.0));
   CHECK(jump.speedup_clean.outcome == Outcome::fails);
+  // The slopes rest on accepted lengths only: 64 and 128 end the scan's off-cost interval, so one
+  // length is left, too few for a fit (not judged); the other forms keep all three.
+  CHECK(jump.scan_points == 1);
+  CHECK(jump.scan_linear.outcome == Outcome::too_noisy);
+  CHECK(jump.chunked_points == 3);
+  CHECK(jump.chunked_linear.holds());
+  // Five lengths, the last interval ×16 for ×2 (the load): fitted to the first three, the scan holds;
+  // fitted to all five it would be off by more than 0.5.
+  const SsdTiming tail = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 20e-6, 20e-6, 12e-6},
+                                           {256, 40e-6, 80e-6, 24e-6}, {512, 80e-6, 320e-6, 48e-6},
+                                           {1024, 1280e-6, 1280e-6, 96e-6}}, 4, 4, 64);
+  REQUIRE(tail.outliers.size() == 1);
+  CHECK(tail.scan_points == 3);
+  CHECK(tail.scan_slope == doctest::Approx(1.0));
+  CHECK(tail.scan_linear.holds());
   // A quadratic interval off its cost is named but leaves the speed-up quoted.
   const SsdTiming quad = judge_ssd_timing({{64, 10e-6, 5e-6, 6e-6}, {128, 20e-6, 80e-6, 12e-6}}, 4, 4, 64);
   REQUIRE(quad.outliers.size() == 1);
@@ -271,6 +292,21 @@ TEST_CASE("chapter 12 words: ratios to two significant digits; the MQAR takeaway
   judge_steepest_repeat(retimed, 4.0);  // ×16 the first time, ×4 again: load
   CHECK(retimed.longest_steady.outcome == Outcome::fails);
   CHECK(retimed.ratio_context == 256);  // 1024 is the interval's other end
+  // The attention slope's verdicts rest on the accepted contexts: before the re-timing all three
+  // (slope ≈ 1.5, grows), after it only 256 is left, too few for a line: not judged.
+  CHECK(retimed.attention_fit_points == 1);
+  CHECK(retimed.attention_grows.outcome == Outcome::too_noisy);
+  CHECK(retimed.attention_linear.outcome == Outcome::too_noisy);
+  DecodeCost four = judge_decode_cost({{256, 1e-4, 2e-5, 1024, 64}, {1024, 4e-4, 2e-5, 4096, 64},
+                                       {4096, 64e-4, 2e-5, 16384, 64}, {16384, 100e-4, 2e-5, 65536, 64}}, 8, 2, 4);
+  CHECK(four.attention_fit_points == 4);
+  CHECK(four.attention_fit_slope == doctest::Approx(four.attention_slope));
+  judge_steepest_repeat(four, 4.0);  // the ×16 step re-timed as ×4: the load; 256 and 16384 remain
+  CHECK(four.attention_fit_points == 2);
+  CHECK(four.attention_fit_slope == doctest::Approx(std::log(100.0) / std::log(64.0)));  // 1.11
+  CHECK(four.attention_grows.holds());
+  CHECK(four.attention_linear.holds());
+  CHECK(four.attention_slope > four.attention_fit_slope + 0.05);  // the whole table's slope (1.20), printed too
   CHECK(decode_cost_takeaway(retimed).find("at 256 tokens, the longest context timed steadily") != std::string::npos);
   const RecallTable stuck = table_with(0.3, 0.1, 0.95, 0.1, 1.0, 0.9, 0.3, 0.2);
   CHECK(recall_takeaway(stuck, judge_recall(stuck)).find("training as well as state") != std::string::npos);

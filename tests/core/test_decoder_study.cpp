@@ -88,6 +88,20 @@ TEST_CASE("judge_kv_slopes: each slope's ± range against the midpoint 1.5, both
   CHECK(s.uncached_quadratic.outcome == Outcome::too_noisy);
 }
 
+TEST_CASE("judge_kv_slopes: a disturbed table (times_grow fails) judges neither slope; an undisturbed one does") {
+  KvCacheStudy s;
+  s.cached_slope = 1.1, s.cached_slope_se = 0.1;
+  s.uncached_slope = 2.01, s.uncached_slope_se = 0.1;
+  s.times_grow.outcome = Outcome::holds;
+  judge_kv_slopes(s);
+  CHECK(s.cached_linear.holds());
+  CHECK(s.uncached_quadratic.holds());
+  s.times_grow.outcome = Outcome::fails;  // a longer generation timed faster than a shorter one
+  judge_kv_slopes(s);
+  CHECK(s.cached_linear.outcome == Outcome::too_noisy);
+  CHECK(s.uncached_quadratic.outcome == Outcome::too_noisy);
+}
+
 TEST_CASE("judge_times_grow: a longer generation timed faster than a shorter one is a disturbed row") {
   std::vector<KvSpeedRow> rows(3);
   for (std::size_t i = 0; i < 3; ++i) {

@@ -378,6 +378,23 @@ TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with b
   CHECK(under.find("passed the FMA peak") == std::string::npos);
 }
 
+TEST_CASE("report_sweep: rows above sgemm are marked '*'; when every row is, none is marked and the note says so") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 80;
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 90), row("tiled", 2048, 70)};
+  apply_roofs(rows, roofs);
+  const std::string one = sweep_report(rows, roofs);
+  CHECK(one.find("tiled*") != std::string::npos);
+  CHECK(one.find("* above 100% of sgemm (rows: 1)") != std::string::npos);
+  CHECK(one.find("every row above 100% of sgemm") == std::string::npos);
+  rows[1].gflops = 85;  // now both above sgemm's 80
+  apply_roofs(rows, roofs);
+  const std::string all = sweep_report(rows, roofs);
+  CHECK(all.find("tiled*") == std::string::npos);
+  CHECK(all.find("* above 100% of sgemm") == std::string::npos);
+  CHECK(all.find("every row above 100% of sgemm (2 of 2, so none is marked)") != std::string::npos);
+}
+
 TEST_CASE("report_sweep: a row above an FMA peak whose two runs agree is not blamed on the load; apart, it is") {
   Roofs roofs;
   roofs.fma_before = 113, roofs.fma_after = 107, roofs.sgemm_before = roofs.sgemm_after = 80;

@@ -78,6 +78,26 @@ TEST_CASE("chapter 08 verdicts, each both ways") {
   CHECK(judge_metrics_agree(kClaimsNaN, 5.0).outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("judge_length_explains: the brevity penalty's share of the BLEU gap, both ways, and no gap") {
+  // BLEU = BP · P: beam's BP 0.95 against greedy's 1, precisions equal: length is the whole gap.
+  const Verdict all_length = judge_length_explains(0.95, 1.0, 0.95 * 0.9, 1.0 * 0.9);
+  CHECK(all_length.holds());
+  CHECK(all_length.measured == doctest::Approx(1.0));
+  // Both BPs 1 (the outputs no shorter in total than the references): length explains none of it.
+  const Verdict no_length = judge_length_explains(1.0, 1.0, 0.951, 0.962);
+  CHECK(no_length.outcome == Outcome::fails);
+  CHECK(no_length.measured == doctest::Approx(0.0));
+  // A BP ratio of 0.99 against a BLEU ratio of 0.95: ln 0.99 / ln 0.95 ≈ 0.196, under the cut-off.
+  const Verdict some = judge_length_explains(0.99, 1.0, 0.95 * 0.8, 0.8);
+  CHECK(some.outcome == Outcome::fails);
+  CHECK(some.measured == doctest::Approx(std::log(0.99) / std::log(0.95)));
+  CHECK(judge_length_explains(0.97, 1.0, 0.95 * 0.8, 0.8).holds());  // ln 0.97 / ln 0.95 ≈ 0.59
+  CHECK(judge_length_explains(1.0, 0.98, 0.90, 0.95).outcome == Outcome::fails);  // BP favours the loser
+  CHECK(judge_length_explains(1.0, 0.98, 0.90, 0.95).measured < 0.0);
+  CHECK(judge_length_explains(0.9, 1.0, 0.9500, 0.9501).outcome == Outcome::inconclusive);  // a tie
+  CHECK(judge_length_explains(0.0, 1.0, 0.0, 0.9).outcome == Outcome::inconclusive);        // empty output
+}
+
 TEST_CASE("label_smoothing_floor: the smoothed target's entropy, summed term by term; 0 without smoothing") {
   for (const auto& [eps, v] : {std::pair<double, std::size_t>{0.1, 62}, {0.2, 5}, {0.05, 1000}}) {
     double h = 0.0;

@@ -141,22 +141,27 @@ TEST_CASE("peer_step_lines: no figure, another shape, or both figures with their
   p.threads = 1;
   p.parameters = 1000;
   const std::vector<std::string> both = peer_step_lines(ours, 1, 1000, p);
-  REQUIRE(both.size() == 2);
+  REQUIRE(both.size() == 3);
   CHECK(both[0].find("stored figure, not measured in this run") != std::string::npos);
-  CHECK(both[0].find("120.0 ms CPU per step") != std::string::npos);
+  CHECK(both[0].find("120.0 ms CPU per step, 130.0 ms wall") != std::string::npos);
   CHECK(both[0].find("date not recorded") != std::string::npos);
-  CHECK(both[1].find("50.0 ms CPU per step") != std::string::npos);
-  CHECK(both[1].find("as fast") == std::string::npos);  // two runs: no speed ratio
+  CHECK(both[0].find("batch 64 × 30 → 31, 1 thread:") != std::string::npos);
+  // No machine in the file: said once, with what the script that wrote it did record.
+  CHECK(both[1].find("machine: not recorded") != std::string::npos);
+  CHECK(both[1].find("time.process_time") != std::string::npos);
+  CHECK(both[1].find("did not wait") == std::string::npos);  // 120 vs 130 ms: it may have waited
+  CHECK(both[2].find("50.0 ms CPU per step") != std::string::npos);
+  CHECK(both[2].find("as fast") == std::string::npos);  // two runs: no speed ratio
   p.measured_on = "2026-12-01";
   p.machine = "Some CPU";
   const std::vector<std::string> dated = peer_step_lines(ours, 1, 1000, p);
   CHECK(dated[0].find("2026-12-01") != std::string::npos);
-  CHECK(dated[0].find("Some CPU") != std::string::npos);
+  CHECK(dated[1] == "machine: Some CPU");
   CHECK(peer_step_lines(ours, 2, 1000, p)[0].find("not compared") != std::string::npos);
   CHECK(peer_step_lines(ours, 1, 999, p)[0].find("not compared") != std::string::npos);
-  p.wall_ms = p.cpu_ms;  // one value for both: a note between the two figures says how it was timed
+  p.wall_ms = p.cpu_ms;  // one value for both, timed separately: that run did not wait for a core
   const std::vector<std::string> same = peer_step_lines(ours, 1, 1000, p);
   REQUIRE(same.size() == 3);
-  CHECK(same[1].find("time.process_time") != std::string::npos);
+  CHECK(same[1].find("Some CPU; its CPU and wall-clock times are equal") != std::string::npos);
   CHECK(same[2].find("50.0 ms CPU per step") != std::string::npos);
 }

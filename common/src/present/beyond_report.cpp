@@ -172,11 +172,6 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   for (const auto& row : r.rows)
     t.add({std::to_string(row.t), ch12_us(row.scan_s), ch12_us(row.quadratic_s), ch12_us(row.chunked_s)});
   nar.table(t, true);
-  nar.result(_f("log-log slopes against T, each a least-squares line through all {} lengths: scan {:.2f} (expected "
-                "1: {}), quadratic {:.2f} (expected 2: {}), chunked {:.2f} (expected 1: {}); within {:.2f} of the "
-                "exponent holds, within {:.2f} partly", r.rows.size(), r.scan_slope, outcome_word(r.scan_linear.outcome),
-                r.quadratic_slope, outcome_word(r.quadratic_square.outcome), r.chunked_slope,
-                outcome_word(r.chunked_linear.outcome), r.scan_linear.bound, r.scan_linear.partly));
   for (const SsdTimingOutlier& o : r.outliers) {
     const std::string form = std::string(o.form) == "scan"        ? _("scan")
                              : std::string(o.form) == "quadratic" ? _("quadratic")
@@ -197,6 +192,21 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
                         "outgrowing a cache: this run does not tell them apart", grew,
                         ch12_bytes(4.0 * double(o.to_t) * double(o.to_t)), o.to_t));
   }
+  // Each slope from its form's accepted lengths: the ends of its intervals named above are left out.
+  auto slope = [&](const std::string& form, double value, std::size_t points, int exponent, const Verdict& v) {
+    return points >= kSsdFitPoints
+               ? _f("{} {:.2f} over {} lengths (expected {}: {})", form, value, points, exponent, outcome_word(v.outcome))
+               : _f("{}: {} of {} lengths accepted, too few to fit ({})", form, points, r.rows.size(),
+                    outcome_word(v.outcome));
+  };
+  nar.result(_f("log-log slopes against T, each a least-squares line through its form's accepted lengths{}: {}, {}, "
+                "{}; within {:.2f} of the exponent holds, within {:.2f} partly; fewer than {} lengths: not judged",
+                r.outliers.empty() ? _f(" (all {})", r.rows.size())
+                                   : std::string(_(" (an end of an interval named above is left out)")),
+                slope(_("scan"), r.scan_slope, r.scan_points, 1, r.scan_linear),
+                slope(_("quadratic"), r.quadratic_slope, r.quadratic_points, 2, r.quadratic_square),
+                slope(_("chunked"), r.chunked_slope, r.chunked_points, 1, r.chunked_linear), r.scan_linear.bound,
+                r.scan_linear.partly, kSsdFitPoints));
   if (r.crossover_t > 0)
     nar.result(_f("crossover in this run: from T = {} the quadratic form is slower than the scan",
                   r.crossover_t));
@@ -565,9 +575,17 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   nar.result(_f("log-log slopes of step time against context: attention {:.2f} (grows: {}), SSM {:.2f} "
                 "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
                 outcome_word(c.ssm_flat.outcome)));
+  if (c.attention_fit_points < c.rows.size())  // the step checked below, timed again, disagreed: the load
+    nar.result(c.attention_fit_points >= kSsdFitPoints
+                   ? _f("(attention's verdicts use the slope without the two ends of the step checked below, whose "
+                        "second timing disagreed with the first: {:.2f} over {} contexts)", c.attention_fit_slope,
+                        c.attention_fit_points)
+                   : _f("(attention's verdicts are not judged: the step checked below, timed again, disagreed with "
+                        "its first timing, and without its two ends {} contexts remain, too few for a fit)",
+                        c.attention_fit_points));
   if (c.attention_linear.holds()) {
     nar.result(_f("attention's slope {:.2f} is within {:.2f} of the 1 that its t·d term counts: each step reads "
-                  "every cached key and value once", c.attention_slope, c.attention_linear.bound));
+                  "every cached key and value once", c.attention_fit_slope, c.attention_linear.bound));
     if (c.steepest_to > 0)
       nar.result(_f("the slope is one fit over the whole table; its steepest step is {} → {} tokens: ×{:.1f} in "
                     "time for ×{:.0f} in context (KV cache {} → {})", c.steepest_from, c.steepest_to,

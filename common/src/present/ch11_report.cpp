@@ -267,6 +267,11 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                   r.clock_ghz * r.best_fma_per_cycle() / kMaxFmaPerCycle, kMaxFmaPerCycle));
   Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), _("spread"), "GFLOP/s", _("% peak"), _("% sgemm"),
              _("work MiB"), _("RSS+ MiB")});
+  // A mark on every measured row tells nothing: then no row is marked, and the note below says so.
+  std::size_t measured = 0, over_sgemm = 0, over_peak = 0;
+  for (const auto& x : rows)
+    if (!x.skipped) ++measured, over_sgemm += x.pct_of_sgemm > 100.0, over_peak += x.pct_of_peak > 100.0;
+  const bool mark_sgemm = over_sgemm < measured || measured < 2, mark_peak = over_peak < measured || measured < 2;
   Mat sweep = xt::zeros<float>({rows.size(), std::size_t(13)});
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& x = rows[i];
@@ -277,8 +282,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
     for (std::size_t c = 0; c < 13; ++c) sweep(i, c) = float(vals[c]);
     if (x.skipped) continue;
     const std::string impl = x.impl +  // the kernels each runs: named under the table
-                             (x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
-                             (x.pct_of_peak > 100.0 ? "†" : "");    // '†': above the FMA peak, explained below
+                             (mark_sgemm && x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
+                             (mark_peak && x.pct_of_peak > 100.0 ? "†" : "");     // '†': above the FMA peak, below
     const std::string spread = x.runs <= 1 ? std::string(_("1 run"))
                                : fmt::format("{:+.0f}%", 100.0 * (x.median_seconds / x.seconds - 1.0)) +
                                      (row_noisy(x) ? "!" : "");  // '!': noisy, explained below
@@ -294,20 +299,26 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
   for (std::size_t c = 0; c < 5; ++c) roofs(c) = float(rv[c]);
   nar.record("roofs", roofs);
   const SweepSummary s = summarize_sweep(rows);
+  // "* above 100% of sgemm (rows: N)", or, when every row is, no mark and the words "every row".
+  const std::string above_sgemm = mark_sgemm ? _f("* above 100% of sgemm (rows: {})", s.above_sgemm)
+                                             : _f("every row above 100% of sgemm ({} of {}, so none is marked)",
+                                                  over_sgemm, measured);
   if (s.above_sgemm > 0)
     nar.result(r.better_kernel.empty()
-                   ? _f("* above 100% of sgemm (rows: {}): the tiled kernel drives the CPU's {} unit with its own code, "
-                        "while OpenBLAS's {} kernel reached {:.0f}% of the FMA peak in this run.", s.above_sgemm, r.unit,
+                   ? _f("{}: the tiled kernel drives the CPU's {} unit with its own code, "
+                        "while OpenBLAS's {} kernel reached {:.0f}% of the FMA peak in this run.", above_sgemm, r.unit,
                         r.blas_kernel, 100.0 * r.sgemm() / r.peak())
-                   : _f("* above 100% of sgemm (rows: {}): sgemm runs OpenBLAS's {} kernel, not this CPU's best ({}), "
+                   : _f("{}: sgemm runs OpenBLAS's {} kernel, not this CPU's best ({}), "
                         "while the tiled kernel drives the {} unit with its own code: a likely cause, not measured "
-                        "here (sgemm is not timed with the other kernel).", s.above_sgemm, r.blas_kernel,
+                        "here (sgemm is not timed with the other kernel).", above_sgemm, r.blas_kernel,
                         r.better_kernel, r.unit));
   if (!s.within_peak.holds() && s.highest_peak_n > 0) {
     const std::string runs =
-        _f("† above 100% of the FMA peak (rows: {}; the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "
+        _f("{} (the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "
            "the peak loop ran for {:.3f} s before the sweep ({:.0f} GFLOP/s, load average {:.1f}) and {:.3f} s "
-           "after it ({:.0f} GFLOP/s, load average {:.1f}); the row was timed between them", s.above_peak,
+           "after it ({:.0f} GFLOP/s, load average {:.1f}); the row was timed between them",
+           mark_peak ? _f("† above 100% of the FMA peak (rows: {})", s.above_peak)
+                     : _f("every row above 100% of the FMA peak ({} of {}, so none is marked)", over_peak, measured),
            s.highest_peak_n, s.highest_peak_d, s.highest_peak_causal ? _("causal") : _("non-causal"),
            s.highest_peak_gflops, s.highest_peak_pct, r.fma_seconds_before, r.fma_before, r.load_before,
            r.fma_seconds_after, r.fma_after, r.load_after);

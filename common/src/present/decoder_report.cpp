@@ -93,6 +93,13 @@ void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, con
              double(lm.model.cfg.context) * per_token));
 }
 
+namespace {
+// A saving 1 − new/old as words: "20% less time", or "205% more time" when it is negative.
+std::string less_or_more_time(double saving) {
+  return saving >= 0.0 ? _f("{:.0f}% less time", 100.0 * saving) : _f("{:.0f}% more time", -100.0 * saving);
+}
+}  // namespace
+
 void report_norms(Narrator& nar, const NormStudy& s) {
   nar.say(_("LLaMA: Meta's family of open decoder models (Touvron et al. 2023), whose block this chapter builds "
             "piece by piece"));
@@ -112,8 +119,8 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   t.add({"LayerNorm", us(s.layer.best), us(s.layer.median)});
   nar.table(t, true);
   const RangeVerdict& v = s.saving;
-  nar.result(_f("RMSNorm takes {:.0f}% less time than LayerNorm (best runs), {:.0f}% less (medians)",
-                100.0 * v.from_best, 100.0 * v.from_median));
+  nar.result(_f("RMSNorm takes {} than LayerNorm (best runs), {} (medians)", less_or_more_time(v.from_best),
+                less_or_more_time(v.from_median)));
   nar.result(sentence_for(v.outcome, _("verdict: RMSNorm is faster in both the best and the median runs"),
                   _("verdict: RMSNorm is slower in both the best and the median runs"),
                   _("verdict: faster in one figure, slower in the other: within this machine's noise")));
@@ -132,9 +139,9 @@ void report_norms(Narrator& nar, const NormStudy& s) {
 void report_ffns(Narrator& nar, const FfnCost& c) {
   nar.say(_("silu(x) = x·σ(x), here σ is the logistic sigmoid 1/(1 + e^−x), not step 2's σ²; ⊙: the "
             "element-wise product"));
-  Table t({_("feed-forward"), _("hidden"), _("matrices"), _("parameters"), _("best"), _("median")},
+  Table t({_("feed-forward"), _("hidden, d_ff"), _("matrices"), _("parameters"), _("best"), _("median")},
           _f("forward on {} random rows, {} runs each, the two alternated", c.rows, c.relu.runs));
-  t.add({"ReLU (2017)", std::to_string(c.relu_hidden) + " = 4·d_model", "2", format_count(c.relu_params),
+  t.add({_("ReLU (Vaswani et al. 2017)"), std::to_string(c.relu_hidden) + " = 4·d_model", "2", format_count(c.relu_params),
          ms(c.relu.best), ms(c.relu.median)});
   t.add({"SwiGLU (LLaMA)", std::to_string(c.swiglu_hidden) + " ≈ (2/3)·4·d_model", "3", format_count(c.swiglu_params),
          ms(c.swiglu.best), ms(c.swiglu.median)});
@@ -280,8 +287,8 @@ void report_block(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace
   nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the token it reads "
             "most, itself included (row 0 can only read itself); two cells of one shade can differ by up to 0.2"));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
-  nar.why(_f("every shape follows from d_model = {}, {} query heads, {} K/V heads and d_ff = {}; --export writes "
-             "block 0's tensors, so each product can be checked by hand.", d, H, G, f));
+  nar.why(_f("every shape follows from d_model = {}, {} query heads, {} K/V heads and d_ff = {} (step 3's SwiGLU "
+             "hidden width); --export writes block 0's tensors, so each product can be checked by hand.", d, H, G, f));
 }
 
 void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v) {
@@ -302,14 +309,18 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
   nar.say(_("loss: the mean over tokens of −ln p(the true next token), in nats (natural-log units; "
             "1 nat = 1/ln 2 ≈ 1.443 bits); perplexity = e^loss"));
   Table c({_("step"), _("train loss"), _("valid loss")}, _("training curve (data/ch09/training_curve.csv)"));
-  const std::size_t n = lm.curve.size(), stride = std::max<std::size_t>(1, n / 6);
+  const std::size_t n = lm.curve.size(), stride = (n + 15) / 16;  // every row of the shipped curve (15 rows)
   for (std::size_t i = 0; i < n; ++i)
     if (i % stride == 0 || i + 1 == n)
       c.add({std::to_string(lm.curve[i].step), fmt::format("{:.3f}", lm.curve[i].train_loss),
              fmt::format("{:.3f}", lm.curve[i].valid_loss)});
   nar.table(c);
-  nar.say(_("train loss: the mean over the training batches since the previous row (random windows of the "
-            "training chapters); valid loss: the first 32 windows of the held-out text, scored at the row's step"));
+  nar.say(stride == 1 ? _("train loss: the mean over the training batches since the previous row (random windows of "
+                          "the training chapters); valid loss: the first 32 windows of the held-out text, scored at "
+                          "the row's step")
+                      : _f("train loss: the mean over the training batches since the file's previous row (the table "
+                           "shows every {}th row; random windows of the training chapters); valid loss: the first 32 "
+                           "windows of the held-out text, scored at the row's step", stride));
   Table a({_("model"), _("parameters"), _("text"), _("vocabulary"), _("valid loss"), "bits/byte"},
           _("for scale only: different text, vocabulary and size"));
   a.add({_("this model"), format_count(parameter_count(lm.model)), _("KJV Bible"),
@@ -330,9 +341,11 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
                v.held_out[0], v.held_out[std::min<std::size_t>(1, v.held_out.size() - 1)],
                v.held_out[std::min<std::size_t>(2, v.held_out.size() - 1)], v.held_out.back(), v.held_out[0]));
   // Why the last row's training loss is above its validation loss: the lag, and which text is scored.
-  nar.say(_f("why the training loss is the higher: at the last row it is {:.3f} against {:.3f}; it fell by {:.3f} "
-             "over that row, so as a mean over the row it lags the row's model by about half of that, {:.3f} "
-             "(if it fell steadily)", v.train_last, v.loss, 2.0 * v.train_lag, v.train_lag));
+  const std::size_t last_step = n ? lm.curve[n - 1].step : 0, previous_step = n > 1 ? lm.curve[n - 2].step : 0;
+  nar.say(_f("why the training loss is the higher: at step {} it is {:.3f} against {:.3f}; it fell by {:.3f} since "
+             "step {}, so as a mean over those steps it lags the model of step {} by about half of that, {:.3f} "
+             "(if it fell steadily)", last_step, v.train_last, v.loss, 2.0 * v.train_lag, previous_step, last_step,
+             v.train_lag));
   nar.say(_f("the same model on {} windows spread evenly over the whole held-out text ({} to {}): {:.3f} ± {:.3f} "
              "(one standard error over the windows), against the first {} windows' {:.3f}", v.spread_windows,
              v.held_out.empty() ? std::string("?") : v.held_out.front(),
@@ -371,8 +384,15 @@ void report_sampling(Narrator& nar, const TinyLm& lm, const NextTokenStudy& s, c
            fmt::format("{:.4f}", s.raw(i)), fmt::format("{:.4f}", s.tempered(i)), fmt::format("{:.4f}", s.final_p(i))});
   }
   nar.table(t);
-  nar.result(_f("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
-                s.kept, s.final_p.size(), s.kept_mass));
+  if (sc.temperature <= 0.0f)
+    nar.result(_f("τ = 0: the most probable token ('{}') gets p = 1 and every other 0; nothing is drawn, the argmax "
+                  "is taken", bpe_piece_display(lm.tokenizer, s.top.front())));
+  else if (s.kept == 1)
+    nar.result(_f("kept 1 of {} tokens ('{}'), holding {:.3f} of the tempered mass: with one token left nothing is "
+                  "drawn, it is taken", s.final_p.size(), bpe_piece_display(lm.tokenizer, s.top.front()), s.kept_mass));
+  else
+    nar.result(_f("kept {} of {} tokens, holding {:.3f} of the tempered mass; renormalised, then one is drawn",
+                  s.kept, s.final_p.size(), s.kept_mass));
   nar.code("attn/models/decoder_lm_generate.hpp: sampling_distribution, generate_tokens");
   std::string cut;  // the filters this run used
   if (sc.top_k > 0) cut = _f("top-k = {}", sc.top_k);
@@ -456,9 +476,10 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
   const DecodeStepCost& c = s.cost;
   nar.say(_f("t: the tokens already in the cache (prompt and generated so far); the context, {} tokens, is the "
              "longest sequence the model was built for, so the cache never holds more", c.context));
-  nar.say(_f("one cached step at position t: {:.2f}M FLOPs that do not grow with t (the projections, SwiGLU and "
-             "the output layer: the d_model² and d_model·V terms) + {:.0f}·t (the scores over the t cached keys and the weighted "
-             "sum of their values: the t·d_model term)", c.fixed / 1e6, c.per_position));
+  nar.say(_f("one cached step at position t: {:.2f}M FLOPs (floating-point operations; a multiply-add counts 2) "
+             "that do not grow with t (the projections, SwiGLU and the output layer: the d_model² terms and "
+             "d_model·V, V = {} the vocabulary) + {:.0f}·t (the scores over the t cached keys and the weighted "
+             "sum of their values: the t·d_model term)", c.fixed / 1e6, c.vocab, c.per_position));
   nar.say(words_for(c.fixed_dominates.outcome,
                     _f("the t term equals the rest at t ≈ {:.0f}, past the context of {}: at t = {} it adds {:.0f}% "
                        "to a step, so by the FLOP count the cached total grows nearly linearly in the tokens generated (the "
@@ -476,34 +497,35 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
            fmt::format("{:.0f}", double(r.tokens) / r.uncached_seconds),
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
-  nar.result(_f("speed-up at {} tokens, this run: {:.1f}× from the best runs, {:.1f}× from the medians (the gap "
-                "between the two is this run's spread; on a shared machine another run can land outside both)",
-                s.rows.back().tokens, s.speedup, s.speedup_median));
+  nar.say(words_for(s.times_grow.outcome,
+                    _("every longer generation took at least as long as the shorter one before it, with the cache "
+                      "and without"),
+                    _f("disturbed run: in {} of the {} steps down the table a longer generation took less time than "
+                       "a shorter one, which the work cannot do; this run's speed-ups and slopes measure the "
+                       "machine's load more than the cache, so neither is judged below (run again on a quieter "
+                       "machine)",
+                       std::size_t(s.times_grow.measured), s.rows.size() - 1),
+                    _("too few lengths to check that the times grow")));
+  if (s.times_grow.outcome == Outcome::fails)
+    nar.result(_f("speed-up at {} tokens: not judged (the table above is disturbed, so its last row's {:.1f}× is "
+                  "not the cache's alone)", s.rows.back().tokens, s.speedup));
+  else
+    nar.result(_f("speed-up at {} tokens, this run: {:.1f}× from the best runs, {:.1f}× from the medians (the gap "
+                  "between the two is this run's spread; on a shared machine another run can land outside both)",
+                  s.rows.back().tokens, s.speedup, s.speedup_median));
   nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
                 "errors of the fit to {} lengths, {} to {} tokens; 1 = linear, 2 = quadratic)", s.cached_slope,
                 2.0 * s.cached_slope_se, s.uncached_slope, 2.0 * s.uncached_slope_se, s.rows.size(),
                 s.rows.front().tokens, s.rows.back().tokens));
   nar.result(_f("cached nearer linear than quadratic: {}; uncached nearer quadratic than linear: {}",
                 outcome_word(s.cached_linear.outcome), outcome_word(s.uncached_quadratic.outcome)));
-  nar.say(words_for(s.times_grow.outcome,
-                    _("every longer generation took at least as long as the shorter one before it, with the cache "
-                      "and without"),
-                    _f("disturbed run: in {} of the {} steps down the table a longer generation took less time than "
-                       "a shorter one, which the work cannot do; this run's speed-ups and slopes measure the "
-                       "machine's load more than the cache (run again on a quieter machine)",
-                       std::size_t(s.times_grow.measured), s.rows.size() - 1),
-                    _("too few lengths to check that the times grow")));
-  if (s.cached_linear.outcome == Outcome::fails && c.fixed_dominates.holds())
-    nar.say(words_for(s.times_grow.outcome,
-                      _("the cached slope is steeper than the FLOP count above predicts; this run does not time where "
-                        "the extra goes (memory traffic of the growing cache, allocation), so it is not explained here"),
-                      _("the cached slope is steeper than the FLOP count above predicts: with the disturbed rows "
-                        "above, the load, not the cache, is the likelier cause"),
-                      ""));
+  if (s.cached_linear.outcome == Outcome::fails && c.fixed_dominates.holds())  // judged only on an undisturbed table
+    nar.say(_("the cached slope is steeper than the FLOP count above predicts; this run does not time where "
+              "the extra goes (memory traffic of the growing cache, allocation), so it is not explained here"));
   nar.say(_f("verdict rule: holds = the slope's whole ± range lies on its exponent's side of {0} (halfway between 1 "
              "and 2); does not hold = wholly on the other side; within noise = the range crosses {0} (on a shared "
              "machine the slopes change from run to run); not judged = the ± is wider than {1}, the distance from "
-             "either exponent to {0}", kKvSlopeMidpoint, kKvSlopeTooNoisy));
+             "either exponent to {0}, or the table is disturbed", kKvSlopeMidpoint, kKvSlopeTooNoisy));
   nar.result(sentence_for(s.same_tokens.outcome, _("tokens identical with and without the cache: yes"),
                   _("tokens identical with and without the cache: NO"), _("tokens identical: not measured")));
   if (s.past_context)
@@ -577,10 +599,10 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
                        f.kv.speedup_median, f.kv.cached_repeats, f.kv.repeats,
                        same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
                        f.paged.max_len));
-  lines.push_back(_f("Measured in this run: RMSNorm took {:.0f}% (best runs) and {:.0f}% (medians) less time than "
+  lines.push_back(_f("Measured in this run: RMSNorm took {} (best runs) and {} (medians) than "
                      "LayerNorm ({}), SwiGLU {:.2f}× (best runs) and {:.2f}× (medians) ReLU's time ({}), RoPE's "
                      "scores {} under a shift; computed from the shapes: GQA's cache {}× smaller.",
-                     100.0 * f.norms.saving.from_best, 100.0 * f.norms.saving.from_median,
+                     less_or_more_time(f.norms.saving.from_best), less_or_more_time(f.norms.saving.from_median),
                      sentence_for(f.norms.saving.outcome, _("faster in both, as one operation alone"),
                                   _("slower in both"), _("within noise")),
                      f.ffn.swiglu.best / f.ffn.relu.best, f.ffn.swiglu.median / f.ffn.relu.median,

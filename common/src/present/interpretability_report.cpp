@@ -610,7 +610,13 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
             "it may see; uniform: every visible key weighted alike; zero: all weights 0, so the head adds nothing"));
   nar.say(_("Δ loss, periods 2…: the change of the mean loss over every period after the first; step 2's "
             "\"2nd period if zeroed\" is the second period alone, so the two columns differ"));
-  nar.result(_f("{} of {} single-head edits change the output less than another seed does", p.below, p.rows.size()));
+  std::vector<std::string> below_edits;  // the edits that stay within the seed's TVD, by name
+  for (const PerturbationRow& r : p.rows)
+    if (r.below_seed) below_edits.push_back(head_name(r.layer, r.head) + " " + edit_label(r.edit));
+  nar.result(below_edits.empty()
+                 ? _f("0 of {} single-head edits change the output less than another seed does", p.rows.size())
+                 : _f("{} of {} single-head edits change the output less than another seed does (TVD at most "
+                      "{:.4f}): {}", p.below, p.rows.size(), p.seeds.tvd, fmt::join(below_edits, _(", "))));
   std::size_t loss_below = 0;  // the other yardstick: the seed's |Δloss|
   for (const PerturbationRow& r : p.rows) loss_below += std::abs(r.change.loss_change) <= std::abs(p.seeds.loss_change);
   nar.result(_f("by Δ loss instead: {} of {} edits stay within the seed's |Δloss| {:.4f} (the verdict below uses "

@@ -100,6 +100,10 @@ Table metric_table(const std::vector<NamedResult>& models, const std::vector<std
   return t;
 }
 
+namespace {
+std::string threads_words(std::size_t n) { return n == 1 ? std::string(_("1 thread")) : _f("{} threads", n); }
+}  // namespace
+
 std::vector<std::string> peer_step_lines(const StepTiming& ours, std::size_t threads, std::size_t parameters,
                                          const std::optional<PeerStepTime>& peer) {
   if (!peer)
@@ -108,24 +112,26 @@ std::vector<std::string> peer_step_lines(const StepTiming& ours, std::size_t thr
   const PeerStepTime& p = *peer;
   if (p.batch != ours.batch || p.src_len != ours.src_len || p.tgt_len != ours.tgt_len || p.threads != threads ||
       p.parameters != parameters)
-    return {_f("{} was timed on batch {} × {} → {}, {} thread(s), {} parameters; this step differs, so the two are "
-               "not compared.", p.framework, p.batch, p.src_len, p.tgt_len, p.threads, p.parameters)};
+    return {_f("{} was timed on batch {} × {} → {}, {}, {} parameters; this step differs, so the two are "
+               "not compared.", p.framework, p.batch, p.src_len, p.tgt_len, threads_words(p.threads), p.parameters)};
   const std::string when = p.measured_on.empty() ? std::string(_("date not recorded")) : p.measured_on;
-  const std::string where = p.machine.empty()
-                                ? std::string(_("machine not recorded: an earlier version of pytorch_step_time.py "
-                                                "wrote this file (the shipped one also records the CPU model), so where it ran is "
-                                                "not known"))
-                                : p.machine;
   std::vector<std::string> lines = {
-      _f("stored figure, not measured in this run: {}, the same model ({} parameters), batch and thread count, "
-         "{:.1f} ms CPU per step ({:.1f} ms wall at load average {:.1f}; {}; {}; "
-         "data/ch08/pytorch_step_time.json).", p.framework, p.parameters, p.cpu_ms, p.wall_ms, p.load_average,
-         when, where)};
-  if (std::abs(p.cpu_ms - p.wall_ms) < 0.05)
-    lines.push_back(_f("(the file's two fields, CPU and wall clock, are both {:.1f} ms; the version of the script "
-                       "committed with the file already timed them separately, with time.process_time and "
-                       "time.perf_counter, so that run's wall clock held no measurable wait for a core; this run "
-                       "cannot check it)", p.cpu_ms));
+      _f("stored figure, not measured in this run (data/ch08/pytorch_step_time.json, {}): {}, the same model ({} "
+         "parameters), batch {} × {} → {}, {}: {:.1f} ms CPU per step, {:.1f} ms wall, at a 1-minute load "
+         "average of {:.1f}", when, p.framework, p.parameters, p.batch, p.src_len, p.tgt_len, threads_words(p.threads),
+         p.cpu_ms,
+         p.wall_ms, p.load_average)};
+  // Equal CPU and wall clock: the two are timed separately, so that run did not wait for a core.
+  const std::string waited = std::abs(p.cpu_ms - p.wall_ms) < 0.05
+                                 ? _("; its CPU and wall-clock times are equal, so that run did not wait for a core")
+                                 : std::string();
+  lines.push_back(p.machine.empty()
+                      ? _f("machine: not recorded. The file was written by the version of "
+                           "chapters/08_transformer/pytorch_step_time.py committed with it, which timed CPU "
+                           "(time.process_time) and wall clock (time.perf_counter) separately but did not yet write "
+                           "the CPU's name (the script as it stands now does), so where it ran is not known{}",
+                           waited)
+                      : _f("machine: {}{}", p.machine, waited));
   lines.push_back(_f("ours, measured now: {:.1f} ms CPU per step. Two runs at different times and loads: read the "
                      "pair as \"the same order of magnitude\", not as a speed ratio.", ours.median_cpu_ms));
   return lines;
@@ -259,7 +265,7 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
   for (const std::string& l : block_diagram(mc)) diagram += l + "\n";
   nar.block(diagram);
   nar.say(_("S: the number of source words (the encoder's rows), T: the number of target positions (the decoder's "
-            "rows, <bos> first)"));
+            "rows, <bos> first); <bos>, <eos>: the tokens that begin and end a sentence"));
   nar.result(_f("{}: {} ({} steps of batch {}, best at step {}, validation BLEU {}) {}{}",
                 norm == "post" ? _("Post-Norm Transformer") : _("Pre-Norm Transformer"),
                 ct.trained ? _("trained now") : _("loaded"), metadata_or(ct.metadata, "steps"),
@@ -267,6 +273,8 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
                 metadata_or(ct.metadata, "valid_bleu"), ct.trained ? "->" : "<-",
                 // a no-break space: the arrow stays with the path when the line wraps
                 "\u00a0" + shown_model_path(ct.path)));
+  nar.say(_("validation BLEU: how closely its translations of the validation split match the references, 0 to "
+            "100 (step 7 defines it)"));
   nar.manifest_field("config", nlohmann::json{{"d_model", mc.d_model}, {"heads", mc.n_heads}, {"d_ff", mc.d_ff},
                                               {"enc_layers", mc.enc_layers}, {"dec_layers", mc.dec_layers},
                                               {"src_vocab", mc.src_vocab}, {"tgt_vocab", mc.tgt_vocab},
@@ -280,6 +288,7 @@ void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run
   nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
   nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
   nar.say(_f("greedy:    {}", fmt::join(words_of(tv, run.out, false), " ")));
+  nar.say(_("greedy: the model's translation written word by word, each time the single most probable next word"));
   nar.record("enc_self_weights", run.att.enc_self);
   nar.record_tokens("enc_self_weights", ex.src, ex.src);
   nar.say(_f("{} encoder layers × {} heads, numbered from 0 as in chapter 04's tensors (L0H0: layer 0, head 0)",
@@ -420,8 +429,7 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
 }
 
 std::string training_formula() {
-  return _f("Adam (β1 {}, β2 {}), lr = lr_factor·d_model^−½·min(step^−½, step·warmup^(−3/2)), label smoothing {}",
-            kTransformerAdamBeta1, kTransformerAdamBeta2, kLabelSmoothing);
+  return "lr = lr_factor·d_model^−½·min(step^−½, step·warmup^(−3/2))";  // Adam's βs and the smoothing: the lines below
 }
 
 void report_training(Narrator& nar, const ChapterTransformer& ct, const TrainingSummary& s) {
@@ -453,8 +461,8 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
   const GradNormReading& g = s.grad;
   if (g.cells > 0)
     nar.say(_f("what to look at in the grad norm (one character per {} steps): it falls from {:.2f} at step 1 to "
-               "{:.2f} at character {}; warm-up ends at step {} (character {}); its highest character is {} ({:.2f}), "
-               "{}; it ends at {:.2f}", g.steps / g.cells, g.first, g.dip, g.dip_cell + 1, g.warmup,
+               "{:.2f} at character {}; warm-up ends at step {} (character {}); its highest character after that dip is {} "
+               "({:.2f}, a mean over its steps), {}; it ends at {:.2f}", g.steps / g.cells, g.first, g.dip, g.dip_cell + 1, g.warmup,
                g.warmup_cell + 1, g.peak_cell + 1, g.peak,
                sentence_for(g.peak_at_warmup.outcome,
                             _("within a tenth of the run of the end of warm-up, where the learning rate peaks"),
@@ -567,11 +575,16 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
     shown.push_back({other + "_greedy", eval_named(f.evals, other + "_greedy").result});
     titles.push_back(_f("{} greedy", theirs));
   }
+  nar.say(_("BLEU (Papineni et al. 2002): p_n is the share of the outputs' n-grams (runs of n words) that the "
+            "references hold, each counted at most as often as its reference has it; BLEU = 100 · BP · "
+            "(p₁p₂p₃p₄)^¼, summed over a whole split, not averaged per sentence; the brevity penalty BP = "
+            "exp(1 − r/c) when the outputs' total length c is below the references' r, else 1"));
   nar.table(metric_table(shown, titles, LengthMetric::Bleu), /*as_result=*/true);
   nar.table(metric_table(shown, titles, LengthMetric::Exact), /*as_result=*/true);
   nar.table(metric_table(shown, titles, LengthMetric::TokenAccuracy), /*as_result=*/true);
   nar.say(_("none = chapter 00, Bahdanau = chapter 01, Luong-gen = chapter 02 (global, general score); Post and Pre = "
-            "this chapter's two Transformers (Post-Norm, the paper's placement, and Pre-Norm), loaded from data/ch08/"));
+            "this chapter's two Transformers (Post-Norm, the paper's placement, and Pre-Norm), loaded from data/ch08/; "
+            "every column on the same test split"));
   std::vector<std::string> counts;
   std::size_t in_buckets = 0;
   for (const BucketMetrics& m : eval_named(f.evals, me + "_greedy").result.buckets) {
@@ -660,6 +673,21 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.result(_f("beam 4 vs greedy, all lengths: BLEU {} vs {}; outputs shorter than their reference: {} vs {}, longer: "
                 "{} vs {} (of {})", format_score(t.beam_bleu), format_score(t.test_bleu), b.beam.shorter, b.greedy.shorter,
                 b.beam.longer, b.greedy.longer, b.greedy.shorter + b.greedy.same + b.greedy.longer));
+  nar.result(_f("in total: beam {} words, greedy {}, the references {}; brevity penalty BP: beam {:.4f}, greedy "
+                "{:.4f}; precisions (p₁p₂p₃p₄)^¼ = BLEU / BP: beam {:.4f}, greedy {:.4f}", b.beam_parts.hyp_len,
+                b.greedy_parts.hyp_len, b.greedy_parts.ref_len, b.beam_parts.brevity_penalty,
+                b.greedy_parts.brevity_penalty, b.beam_precision, b.greedy_precision));
+  const double length_pct = 100.0 * b.length_explains.measured;
+  nar.say(words_for(b.length_explains.outcome,
+                    _f("length explains most of the gap: the brevity penalty's ratio is {:.0f}% of the BLEU ratio "
+                       "(in logarithms; this course's cut-off: {:.0f}%)", length_pct, 100.0 * kLengthShare),
+                    length_pct >= 0.0
+                        ? _f("length does not explain the gap: the brevity penalty's ratio is {:.0f}% of the BLEU "
+                             "ratio (in logarithms; this course's cut-off: {:.0f}%); the rest is in the precisions",
+                             length_pct, 100.0 * kLengthShare)
+                        : _("length does not explain the gap: the brevity penalty favours the search with the lower "
+                            "BLEU; the whole gap is in the precisions"),
+                    _("the two BLEU scores are equal: no gap for length to explain")));
   nar.result(_f("exact matches over those {} sentences: beam {} vs greedy {} (BLEU {} vs {})", b.sentences,
                 b.beam_exact_all, b.greedy_exact_all, format_score(b.beam_bleu), format_score(b.greedy_bleu)));
   nar.say(words_for(b.metrics_agree.outcome,
@@ -798,11 +826,13 @@ void report_warmup_study(Narrator& nar, const WarmupFindings& w) {
 
 void report_costs(Narrator& nar, const TransformerFindings& f) {
   const CostStudy& c = f.cost;
+  nar.say(_("encoder layer, term by term: 4·2·T·d² the four projections (Q, K, V and the output), 2·2·T²·d the "
+            "scores (Q·Kᵀ and the weights times V), 2·2·T·d·d_ff the FFN's two layers"));
   nar.say(_("decoder layers: the cross-attention adds 2·2·T·d² (its Q and output) + 2·2·S·d² (K and V on the "
             "source) to the projections and 2·2·T·S·d to the scores; S = T here"));
   nar.say(_("FLOPs: floating-point operations, 2 per multiply-add (the leading factor 2 of each term); T: the "
             "target positions, S: the source words"));
-  Table t({_("model"), _("parameters"), _f("FLOPs/token (T = {})", kCostLengths[0])});
+  Table t({_("model"), _("parameters"), _f("FLOPs per target token (S = T = {})", kCostLengths[0])});
   t.add({_("base (Vaswani et al. 2017)"), millions(c.base.params), millions(c.base.flops_per_token)});
   t.add({_("ours, same formula"), millions(c.ours.params), millions(c.ours.flops_per_token)});
   nar.table(t, true);
@@ -859,8 +889,8 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
                          kRecordedWaited),
                       _("not measured")));
     const std::string idle = _f("per step: the idle run's {:.1f} s / {} steps = {:.1f} ms (its {} validation passes "
-                                "and start-up included; on an idle machine a step does not wait, so this is CPU "
-                                "time); the {} steps timed now took {:.1f}–{:.1f} ms CPU: ", a.alone_s, a.steps,
+                                "and start-up included; wall clock, taken as CPU time because on an idle machine "
+                                "a step does not wait); the {} steps timed now took {:.1f}–{:.1f} ms CPU: ", a.alone_s, a.steps,
                                 a.alone_step_ms, a.validations, st.reps, a.step_min_cpu_ms, a.step_max_cpu_ms);
     nar.say(idle + words_for(a.alone_step_in_spread.outcome,
                              _("the idle figure lies inside that spread: a step costs about the same CPU time now "
@@ -869,8 +899,8 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
                                  ? _("the idle figure is above every step timed now; its total also holds the "
                                      "validation passes and start-up, which it does not separate from the steps")
                                  : _("every step timed now took more CPU time than the idle run's average: the load "
-                                     "this run shares the machine with slows its CPU work too (caches, memory), so "
-                                     "this run cannot reproduce the idle figure"),
+                                     "this run shares the machine with likely slows its CPU work too (shared caches "
+                                     "and memory; not measured here), so this run cannot reproduce the idle figure"),
                              _("not measured")));
   } else {
     nar.result(_f("the CPU work that takes, measured now: {} × {:.1f} ms + {} × {:.2f} s = {:.1f} s; recorded / work = "
@@ -971,7 +1001,12 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                {"beam_exact_all", b.beam_exact_all}, {"greedy_exact_all", b.greedy_exact_all},
                {"sentences", b.sentences}, {"metrics_agree", verdict_json(b.metrics_agree)},
                {"ends_early", verdict_json(b.ends_early)},
-               {"model_error", verdict_json(b.model_error)}};
+               {"model_error", verdict_json(b.model_error)},
+               // [beam, greedy]: total output words, brevity penalty, (p₁p₂p₃p₄)^¼; the references' words
+               {"words", {b.beam_parts.hyp_len, b.greedy_parts.hyp_len}}, {"reference_words", b.greedy_parts.ref_len},
+               {"brevity_penalty", {b.beam_parts.brevity_penalty, b.greedy_parts.brevity_penalty}},
+               {"precision", {b.beam_precision, b.greedy_precision}},
+               {"length_explains", verdict_json(b.length_explains)}};
   const NormPlacementStudy& n = f.norms;
   x["norm_placement"] = {{"layers", n.layers}, {"batch", n.batch}, {"post_encoder", n.post.encoder},
                          {"post_decoder", n.post.decoder}, {"pre_encoder", n.pre.encoder}, {"pre_decoder", n.pre.decoder},

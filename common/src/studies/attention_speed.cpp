@@ -84,7 +84,7 @@ AttentionBenchRow bench_attention(const std::string& impl, std::size_t n, std::s
 }
 
 std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm,
-                                 const std::vector<AttentionBenchRow>& rows,
+                                 const std::vector<AttentionBenchRow>& rows, int kernel_threads,
                                  const std::vector<GpuAttentionRow>& gpu_rows, double fma_peak_gflops,
                                  const std::string& fma_unit) {
   nlohmann::ordered_json j;
@@ -98,7 +98,8 @@ std::string attention_bench_json(const std::string& blas_kernel, int threads, do
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     if (r.skipped) continue;
-    j["rows"].push_back({{"impl", r.impl}, {"n", r.n}, {"d", r.d}, {"heads", r.heads}, {"causal", r.causal},
+    j["rows"].push_back({{"impl", r.impl}, {"path", r.path}, {"threads", r.impl == "tiled" ? kernel_threads : threads},
+                         {"n", r.n}, {"d", r.d}, {"heads", r.heads}, {"causal", r.causal},
                          {"gflops", r.gflops}, {"pct_of_sgemm", r.pct_of_sgemm}, {"peak_mib", r.peak_mib}});
     if (fma_peak_gflops > 0) j["rows"].back()["pct_of_peak"] = r.pct_of_peak;
   }

@@ -325,6 +325,8 @@ void judge_kv_slopes(KvCacheStudy& s) {
   s.uncached_quadratic = judge_greater(s.uncached_slope, kKvSlopeMidpoint, 2.0 * s.uncached_slope_se);
   if (2.0 * s.cached_slope_se > kKvSlopeTooNoisy) s.cached_linear.outcome = Outcome::too_noisy;
   if (2.0 * s.uncached_slope_se > kKvSlopeTooNoisy) s.uncached_quadratic.outcome = Outcome::too_noisy;
+  if (s.times_grow.outcome == Outcome::fails)  // a disturbed table: its slopes measure the load
+    s.cached_linear.outcome = s.uncached_quadratic.outcome = Outcome::too_noisy;
 }
 
 Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows) {
@@ -345,6 +347,7 @@ DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg) {
   c.per_position = L * 4.0 * hd;
   c.crossover = c.fixed / c.per_position;
   c.context = cfg.context;
+  c.vocab = cfg.vocab;
   c.growth = c.per_position * double(cfg.context) / c.fixed;
   c.fixed_dominates = judge_at_most(c.growth, 1.0);
   return c;
@@ -392,13 +395,13 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   s.uncached_slope = loglog_slope(n, tu);
   s.cached_slope_se = loglog_fit(n, tc).standard_error;
   s.uncached_slope_se = loglog_fit(n, tu).standard_error;
+  s.times_grow = judge_times_grow(s.rows);
   judge_kv_slopes(s);
   s.speedup = s.rows.back().uncached_seconds / s.rows.back().cached_seconds;
   s.speedup_median = s.rows.back().uncached_median / s.rows.back().cached_median;
   s.cost = decode_step_cost(lm.model.cfg);
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
   s.same_tokens = judge_same_tokens(s.rows);
-  s.times_grow = judge_times_grow(s.rows);
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());
   s.prefill = prefill_vs_decode(lm.model, {lm.valid_tokens.begin(), lm.valid_tokens.begin() + std::ptrdiff_t(np)});
   return s;

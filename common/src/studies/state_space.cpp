@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "attn/attention/attention.hpp"
 #include "attn/attention/kv_cache.hpp"
@@ -81,22 +82,10 @@ SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::s
   r.p = p;
   r.chunk = chunk;
   r.rows = std::move(rows);
-  std::vector<double> ts, sc, qu, ch;
-  for (const auto& row : r.rows) {
+  for (const auto& row : r.rows)
     if (r.crossover_t == 0 && row.quadratic_s > row.scan_s) r.crossover_t = row.t;
-    ts.push_back(double(row.t));
-    sc.push_back(row.scan_s);
-    qu.push_back(row.quadratic_s);
-    ch.push_back(row.chunked_s);
-  }
-  r.scan_slope = loglog_slope(ts, sc);
-  r.quadratic_slope = loglog_slope(ts, qu);
-  r.chunked_slope = loglog_slope(ts, ch);
   r.chunked_vs_scan = r.rows.empty() || r.rows.back().chunked_s <= 0 ? NAN : r.rows.back().scan_s / r.rows.back().chunked_s;
   r.chunked_faster = judge_at_least(r.chunked_vs_scan, 1.2, 0.8);
-  r.scan_linear = judge_at_most(std::abs(r.scan_slope - 1.0), 0.25, 0.5);
-  r.quadratic_square = judge_at_most(std::abs(r.quadratic_slope - 2.0), 0.25, 0.5);
-  r.chunked_linear = judge_at_most(std::abs(r.chunked_slope - 1.0), 0.25, 0.5);
   std::size_t unclean = 0;
   for (std::size_t i = 1; i < r.rows.size(); ++i) {
     const SsdTimingRow &a = r.rows[i - 1], &b = r.rows[i];
@@ -113,6 +102,26 @@ SsdTiming judge_ssd_timing(std::vector<SsdTimingRow> rows, std::size_t n, std::s
     }
   }
   r.speedup_clean = judge_at_most(double(unclean), 0.0);
+  // Each form's slope from its accepted lengths only: not an end of one of its off-cost intervals.
+  auto fit = [&](const char* form, double SsdTimingRow::*seconds, double exponent, double& slope,
+                 std::size_t& points, Verdict& verdict) {
+    std::vector<double> ts, ys;
+    for (const auto& row : r.rows) {
+      bool rejected = false;
+      for (const auto& o : r.outliers)
+        rejected = rejected || (std::string(o.form) == form && (o.from_t == row.t || o.to_t == row.t));
+      if (rejected) continue;
+      ts.push_back(double(row.t));
+      ys.push_back(row.*seconds);
+    }
+    points = ts.size();
+    slope = points >= kSsdFitPoints ? loglog_slope(ts, ys) : NAN;
+    verdict = judge_at_most(std::abs(slope - exponent), 0.25, 0.5);
+    if (points < kSsdFitPoints) verdict.outcome = Outcome::too_noisy;
+  };
+  fit("scan", &SsdTimingRow::scan_s, 1.0, r.scan_slope, r.scan_points, r.scan_linear);
+  fit("quadratic", &SsdTimingRow::quadratic_s, 2.0, r.quadratic_slope, r.quadratic_points, r.quadratic_square);
+  fit("chunked", &SsdTimingRow::chunked_s, 1.0, r.chunked_slope, r.chunked_points, r.chunked_linear);
   return r;
 }
 
@@ -267,6 +276,20 @@ void judge_decode_ratio(DecodeCost& c) {
   c.longest_steady = std::isinf(c.longest_spread)  // an end of the interval found to be the load
                          ? Verdict{c.longest_spread, kDecodeSteadyRatio, kDecodeSteadyRatio, Outcome::fails}
                          : judge_at_most(c.longest_spread, kDecodeSteadyRatio);
+  // Attention's slope from the accepted contexts only, and its two verdicts: the ends of the steepest
+  // interval are left out when its second, alternating timing disagreed with the first (the load).
+  const bool retimed_apart = c.steepest_repeats.outcome == Outcome::fails;
+  std::vector<double> xs, at;
+  for (const auto& r : c.rows)
+    if (!(retimed_apart && (r.context == c.steepest_from || r.context == c.steepest_to))) {
+      xs.push_back(double(r.context));
+      at.push_back(r.attention_s);
+    }
+  c.attention_fit_points = xs.size();
+  c.attention_fit_slope = xs.size() >= kSsdFitPoints ? loglog_slope(xs, at) : NAN;
+  c.attention_grows = judge_at_least(c.attention_fit_slope, 0.5);
+  c.attention_linear = judge_at_most(std::abs(c.attention_fit_slope - 1.0), 0.25);
+  if (xs.size() < kSsdFitPoints) c.attention_grows.outcome = c.attention_linear.outcome = Outcome::too_noisy;
   c.ratio_context = 0, c.ratio_best = c.ratio_median = NAN;
   for (const auto& r : c.rows)
     if (spread(r) <= kDecodeSteadyRatio && r.ssm_s > 0 && r.context >= c.ratio_context) {

@@ -134,7 +134,8 @@ TinyLmTrainReport train_tiny_lm(const TinyLmTrainSetup& s) {
   } catch (const std::invalid_argument& e) {  // named by the file, not by the function that read it
     std::string why = e.what();
     if (why.rfind("kjv_split: ", 0) == 0) why = why.substr(11);
-    throw std::runtime_error(s.bible_dump + ": " + why + " (the corpus is the Bible as `bible -f` prints it)");
+    throw std::runtime_error(s.bible_dump + ": " + why + " (the corpus is the Bible as `bible -f Gen1:1-Rev22:21` prints it: one verse a line, "
+                             "after its reference, \"Ge1:1 In the …\")");
   }
   r.chapters_train = split.chapters_train;
   r.chapters_valid = split.chapters_valid;

@@ -378,6 +378,16 @@ Verdict judge_metrics_agree(double bleu_diff, double exact_diff) {
   return v;
 }
 
+Verdict judge_length_explains(double beam_bp, double greedy_bp, double beam_bleu, double greedy_bleu) {
+  Verdict v{std::numeric_limits<double>::quiet_NaN(), kLengthShare, kLengthShare, Outcome::inconclusive};
+  if (!(beam_bp > 0.0 && greedy_bp > 0.0 && beam_bleu > 0.0 && greedy_bleu > 0.0)) return v;
+  if (100.0 * std::abs(beam_bleu - greedy_bleu) < kBleuTie) return v;  // BLEU 0–1, the tie in points
+  v.measured = std::log(beam_bp / greedy_bp) / std::log(beam_bleu / greedy_bleu);
+  if (!std::isfinite(v.measured)) return v;
+  v.outcome = v.measured >= kLengthShare ? Outcome::holds : Outcome::fails;
+  return v;
+}
+
 Verdict judge_search_works(std::size_t beam_higher, std::size_t differ) {
   return judge_at_least(differ ? double(beam_higher) / double(differ) : std::numeric_limits<double>::quiet_NaN(), 0.9);
 }
@@ -423,6 +433,13 @@ BeamDiagnosis diagnose_beam(const Transformer& m, const std::vector<SentencePair
     d.beam_exact_all += beam.hyps[i] == pairs[i].tgt;
   }
   d.metrics_agree = judge_metrics_agree(d.beam_bleu - d.greedy_bleu, double(d.beam_exact_all) - double(d.greedy_exact_all));
+  d.beam_parts = corpus_bleu(beam.hyps, beam.refs);
+  d.greedy_parts = corpus_bleu(greedy.hyps, greedy.refs);
+  const auto precision = [](const BleuScore& s) { return s.brevity_penalty > 0.0 ? s.bleu / s.brevity_penalty : 0.0; };
+  d.beam_precision = precision(d.beam_parts);
+  d.greedy_precision = precision(d.greedy_parts);
+  d.length_explains = judge_length_explains(d.beam_parts.brevity_penalty, d.greedy_parts.brevity_penalty,
+                                            d.beam_parts.bleu, d.greedy_parts.bleu);
   for (std::size_t i = 0; i < pairs.size() && i < greedy.hyps.size() && i < beam.hyps.size(); ++i) {
     if (greedy.hyps[i] == beam.hyps[i]) continue;
     ++d.differ;

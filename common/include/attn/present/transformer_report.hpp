@@ -79,7 +79,8 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
                   const CrossHeads& test, std::size_t test_pairs, const Vocab& tgt_vocab);
 void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePair& ex, const ExampleRun& run,
                           const Vocab& tgt_vocab);
-// Step 6's formula line: the optimiser's β1, β2 and the label smoothing, from the training code's constants.
+// Step 6's formula line: the learning-rate schedule (the optimiser's β1, β2 and the label smoothing
+// are printed below it, from the training code's constants).
 std::string training_formula();
 void report_training(Narrator& nar, const ChapterTransformer& ct, const TrainingSummary& s);
 // Step 7's evaluations: the RNN models of chapters 00–02, this model greedy and beam 4, the other

@@ -58,12 +58,15 @@ struct GpuAttentionRow {
   double pct_of_roof = 0.0;
 };
 
-// {"blas_kernel": …, "threads": …, "sgemm_gflops": …, "rows": [{"impl", "n", "d", "heads", "causal",
-// "gflops", "pct_of_sgemm", "peak_mib"}, …]} — skipped rows are left out. Only when gpu_rows is not
-// empty: "gpu_rows": [{"kernel", "n", "d", "bh", "causal", "tflops", "roof", "pct_of_roof"}, …].
-// Only when fma_peak_gflops > 0: "fma_unit", "fma_peak_gflops" and each row's "pct_of_peak".
+// {"blas_kernel": …, "threads": …, "sgemm_gflops": …, "rows": [{"impl", "path", "threads", "n", "d",
+// "heads", "causal", "gflops", "pct_of_sgemm", "peak_mib"}, …]} — skipped rows are left out; the top
+// "threads" are OpenBLAS's (sgemm's and the naive rows' products), a row's "threads" what that row ran
+// on: OpenBLAS's for naive, kernel_threads (the tiled kernel's own pool) for tiled; "path" the code
+// it ran ("openblas", "avx512", "portable"). Only when gpu_rows is not empty: "gpu_rows":
+// [{"kernel", "n", "d", "bh", "causal", "tflops", "roof", "pct_of_roof"}, …]. Only when
+// fma_peak_gflops > 0: "fma_unit", "fma_peak_gflops" and each row's "pct_of_peak".
 std::string attention_bench_json(const std::string& blas_kernel, int threads, double sgemm_gflops,
-                                 const std::vector<AttentionBenchRow>& rows,
+                                 const std::vector<AttentionBenchRow>& rows, int kernel_threads,
                                  const std::vector<GpuAttentionRow>& gpu_rows = {}, double fma_peak_gflops = 0.0,
                                  const std::string& fma_unit = "");
 

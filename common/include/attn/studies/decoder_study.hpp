@@ -200,7 +200,7 @@ struct DecodeStepCost {
   double fixed = 0.0, per_position = 0.0;
   double crossover = 0.0;      // fixed / per_position: the t at which the t term equals the rest
   double growth = 0.0;         // per_position·context / fixed: the t term's share at the full context
-  std::size_t context = 0;
+  std::size_t context = 0, vocab = 0;  // the model's context and vocabulary (V in the output layer's 2·d·V)
   Verdict fixed_dominates;     // judge_at_most(growth, 1): within the context the t term stays smaller
 };
 DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg);
@@ -228,7 +228,8 @@ struct KvCacheStudy {
   PrefillDecode prefill; // the first 128 held-out tokens
 };
 // The two slopes against kKvSlopeMidpoint, noise = 2 standard errors; fills s.cached_linear and
-// s.uncached_quadratic (too_noisy when 2 standard errors exceed kKvSlopeTooNoisy).
+// s.uncached_quadratic (too_noisy when 2 standard errors exceed kKvSlopeTooNoisy, and both too_noisy
+// when s.times_grow fails: a disturbed table's slopes measure the load).
 void judge_kv_slopes(KvCacheStudy& s);
 // More tokens cannot take less work: every row's best time, with the cache and without, at least
 // the row before's holds; measured = how many rows took less time than the one before (either

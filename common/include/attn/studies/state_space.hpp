@@ -53,7 +53,11 @@ struct SsdTiming {
   std::vector<SsdTimingOutlier> outliers;  // every interval off its cost, in table order
   std::size_t crossover_t = 0;   // first T where the quadratic form is slower than the scan (0: none)
   double chunked_vs_scan = 0;    // scan time / chunked time at the largest T (> 1: chunked faster)
-  double quadratic_slope = 0, scan_slope = 0, chunked_slope = 0;  // log-log slopes of time against T
+  // Log-log slopes of time against T, each fitted only to its form's accepted lengths: a length at
+  // an end of one of that form's off-cost intervals (outliers) is left out; fewer than
+  // kSsdFitPoints accepted: NaN, and the slope's verdict is too_noisy (not judged).
+  double quadratic_slope = 0, scan_slope = 0, chunked_slope = 0;
+  std::size_t scan_points = 0, quadratic_points = 0, chunked_points = 0;  // the lengths each fit used
   Verdict chunked_faster;        // chunked_vs_scan ≥ 1.2 holds, ≥ 0.8 partly (par), else fails
   // Each slope against its cost's exponent (scan 1, quadratic 2, chunked 1 while Q is fixed):
   // |slope − expected| ≤ 0.25 holds, ≤ 0.5 partly, else fails.
@@ -62,6 +66,7 @@ struct SsdTiming {
   // as their costs say: the number of their off-cost intervals, at most 0 holds.
   Verdict speedup_clean;
 };
+inline constexpr std::size_t kSsdFitPoints = 2;  // the fewest lengths a slope is fitted to: a line
 // Each length timed in two passes over the table (best of 5 per cell per pass, the better pass
 // kept), so that a burst of load on one pass does not set a cell.
 SsdTiming ssd_timing(const std::vector<std::size_t>& lengths, std::size_t n, std::size_t p, std::size_t chunk);
@@ -106,7 +111,13 @@ struct DecodeCostRow {
 struct DecodeCost {
   std::size_t d_model = 0, heads = 0, state_n = 0;
   std::vector<DecodeCostRow> rows;
-  double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context
+  double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context (every row)
+  // Attention's slope over the accepted contexts only (a row at an end of the steepest interval, when
+  // its second timing disagreed with the first — steepest_repeats fails, the load — is left out);
+  // attention_grows and attention_linear judge it; fewer than kSsdFitPoints contexts: NaN, both
+  // too_noisy (judge_decode_ratio sets them).
+  double attention_fit_slope = 0;
+  std::size_t attention_fit_points = 0;
   double ratio_at_longest = 0;                 // attention time / SSM time at the longest context (best runs)
   double median_ratio_at_longest = 0;          // the same from the median runs
   // Is the longest context's ratio measured, or the load? longest_spread: the larger median / best of

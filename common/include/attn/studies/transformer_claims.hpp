@@ -255,6 +255,12 @@ struct BeamDiagnosis {
   // Over every sentence in a bucket: exactly the reference, each search; and the BLEU of each (overall).
   std::size_t beam_exact_all = 0, greedy_exact_all = 0, sentences = 0;
   double beam_bleu = 0.0, greedy_bleu = 0.0;
+  // The same BLEU in its parts (corpus_bleu over the same sentences): total lengths c (outputs) and r
+  // (references), brevity penalty BP, and the precisions' geometric mean (p₁p₂p₃p₄)^¼ = BLEU / BP.
+  BleuScore beam_parts, greedy_parts;
+  double beam_precision = 0.0, greedy_precision = 0.0;
+  // Does length explain the BLEU gap? judge_length_explains(BPs and BLEUs of beam and greedy).
+  Verdict length_explains;
   // Do BLEU and exact match rank beam and greedy the same way? judge_metrics_agree(beam − greedy
   // BLEU, beam − greedy exact matches).
   Verdict metrics_agree;
@@ -267,6 +273,14 @@ struct BeamDiagnosis {
 // signs fail (one prefers beam, the other greedy); a tie in either is inconclusive. measured = the
 // product of the two differences.
 Verdict judge_metrics_agree(double bleu_diff, double exact_diff);
+// BLEU = BP · P, so beam's BLEU over greedy's is (BP_beam / BP_greedy) · (P_beam / P_greedy). The
+// share of the gap that length explains is ln(BP_beam / BP_greedy) / ln(BLEU_beam / BLEU_greedy)
+// (measured): at least kLengthShare holds (most of the gap is the brevity penalty), below fails (the
+// gap is in the n-gram precisions); BLEUs within kBleuTie points of each other (no gap to explain),
+// or a zero or non-finite score, are inconclusive. BLEU and BP on the 0–1 scale (corpus_bleu's).
+constexpr double kLengthShare = 0.5;  // this course's cut-off: "most of the gap"
+constexpr double kBleuTie = 0.05;     // BLEU points (0–100): below the printed precision
+Verdict judge_length_explains(double beam_bp, double greedy_bp, double beam_bleu, double greedy_bleu);
 // The search finds what it looks for: beam's score is the higher in ≥ 90% of the differing sentences.
 Verdict judge_search_works(std::size_t beam_higher, std::size_t differ);
 // The losses are the model's: the reference scores below beam's wrong output in ≥ 50% of them.
