@@ -679,8 +679,14 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                 b.greedy_parts.brevity_penalty, b.beam_precision, b.greedy_precision));
   const double length_pct = 100.0 * b.length_explains.measured;
   nar.say(words_for(b.length_explains.outcome,
-                    _f("length explains most of the gap: the brevity penalty's ratio is {:.0f}% of the BLEU ratio "
-                       "(in logarithms; this course's cut-off: {:.0f}%)", length_pct, 100.0 * kLengthShare),
+                    length_pct >= 100.0
+                        ? _f("length explains all of the gap: the brevity penalty's ratio is {:.0f}% of the BLEU "
+                             "ratio (in logarithms; this course's cut-off: {:.0f}%), so without it the search with "
+                             "the lower BLEU would score the higher: its precisions are the higher",
+                             length_pct, 100.0 * kLengthShare)
+                        : _f("length explains most of the gap: the brevity penalty's ratio is {:.0f}% of the BLEU "
+                             "ratio (in logarithms; this course's cut-off: {:.0f}%)", length_pct,
+                             100.0 * kLengthShare),
                     length_pct >= 0.0
                         ? _f("length does not explain the gap: the brevity penalty's ratio is {:.0f}% of the BLEU "
                              "ratio (in logarithms; this course's cut-off: {:.0f}%); the rest is in the precisions",
@@ -693,7 +699,11 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
   nar.say(words_for(b.metrics_agree.outcome,
                     b.beam_bleu > b.greedy_bleu ? _("BLEU and exact match agree: beam is the better search by both")
                                                 : _("BLEU and exact match agree: greedy is the better search by both"),
-                    b.beam_bleu < b.greedy_bleu
+                    b.beam_bleu < b.greedy_bleu && b.length_explains.holds()
+                        ? _f("BLEU and exact match disagree: beam scores lower BLEU but gets {} more sentences exactly "
+                             "right; its lower BLEU is the brevity penalty above, for its shorter outputs in total, "
+                             "not fewer matching words", b.beam_exact_all - b.greedy_exact_all)
+                    : b.beam_bleu < b.greedy_bleu
                         ? _f("BLEU and exact match disagree: beam scores lower BLEU but gets {} more sentences exactly "
                              "right; BLEU also gives credit for near misses, which exact match does not, so beam's "
                              "wrong outputs are, together, further from their references",
