@@ -314,7 +314,7 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                         r.better_kernel, r.unit));
   if (!s.within_peak.holds() && s.highest_peak_n > 0) {
     const std::string runs =
-        _f("{} (the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%): "
+        _f("{}; the highest, n = {}, d = {}, {}: {:.1f} GFLOP/s, {:.0f}%; "
            "the peak loop ran for {:.3f} s before the sweep ({:.0f} GFLOP/s, load average {:.1f}) and {:.3f} s "
            "after it ({:.0f} GFLOP/s, load average {:.1f}); the row was timed between them",
            mark_peak ? _f("† above 100% of the FMA peak (rows: {})", s.above_peak)
