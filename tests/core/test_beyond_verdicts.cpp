@@ -348,6 +348,13 @@ TEST_CASE("report_recall_curve: the drawn curve and the sentence its plateau ver
   for (std::size_t p; (p = said.find("\n    ")) != std::string::npos;) said.replace(p, 5, " ");
   CHECK(said.find("at step 400, where the other models' training stops at the latest, it recalled 0.700; the 200 "
                   "steps after it, to 0.740 at step 600, added +0.040") != std::string::npos);
+  // The caret under the sparkline sits under the 4th mark (step 400 of 100, 200, …, 600).
+  const std::string raw = out.str();  // not unwrapped: the two lines as printed
+  const std::size_t spark = raw.find("▁▁▅███"), line = raw.rfind('\n', spark) + 1;
+  REQUIRE(spark != std::string::npos);
+  const std::size_t next = raw.find('\n', spark) + 1;
+  CHECK(raw.substr(next, raw.find('\n', next) - next).find("^ step 400") == spark - line + 3);
+  CHECK(said.find("one mark per 100 steps, from step 100 to 600; ^ marks step 400") != std::string::npos);
 }
 
 TEST_CASE("show_mqar_recipe: the shipped models' learning rates come from the recipe; no claim the curve denies") {

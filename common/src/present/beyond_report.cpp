@@ -330,6 +330,14 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
                 model, d_model, c.pairs, c.every));
   const auto [lo, hi] = std::minmax_element(c.accuracy.begin(), c.accuracy.end());
   nar.result(fmt::format("  {:.2f} {} {:.2f}", *lo, sparkline(series, 60), *hi));
+  // One mark per evaluation when they fit: a caret under the other models' budget step locates it.
+  const std::size_t budget_mark = c.every > 0 ? budget_step / c.every : 0;
+  if (series.size() <= 60 && budget_mark >= 1 && budget_mark < series.size()) {
+    nar.result(fmt::format("  {}{}^ {}", std::string(fmt::format("{:.2f} ", *lo).size(), ' '),
+                           std::string(budget_mark - 1, ' '), _f("step {}", budget_step)));
+    nar.say(_f("one mark per {} steps, from step {} to {}; ^ marks step {}, where the other models stop at the "
+               "latest", c.every, c.every, c.every * series.size(), budget_step));
+  }
   nar.say(_f("the labels are the curve's lowest and highest value; its last: {:.2f}", double(c.accuracy.back())));
   nar.result(p.long_plateau.holds()
                  ? _f("from step {} to {} it recalled {:.2f} on average, about 1/n = {:.2f} (within ±{:.2f}; claim "
