@@ -168,7 +168,7 @@ void report_ssd_agreement(Narrator& nar, const SsdAgreement& a) {
 
 void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   Table t({"T", _("scan µs"), _("quadratic µs"), _("chunked µs")},
-          _f("one head, N = {}, P = {}, chunk length T_c = {}, one thread, the better of two passes, each the best of 5",
+          _f("one head, N = {}, P = {}, chunk length T_c = {}, one thread, best over 2 passes of 5 runs",
              r.n, r.p, r.chunk));
   for (const auto& row : r.rows)
     t.add({std::to_string(row.t), ch12_us(row.scan_s), ch12_us(row.quadratic_s), ch12_us(row.chunked_s)});
