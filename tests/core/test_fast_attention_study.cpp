@@ -403,10 +403,17 @@ TEST_CASE("report_sweep: a row above an FMA peak whose two runs agree is not bla
 TEST_CASE("report_sweep: the FMA-units bound names the CPU and does not give Zen 4 two 512-bit FMAs a cycle") {
   Roofs roofs;
   roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 80;
-  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.cpu_model = "AMD EPYC";
+  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.cpu_model = "AMD EPYC", roofs.unit = "avx512";
   roofs = judge_roofs(roofs);
   REQUIRE(roofs.peak_within_clock.holds());
   std::vector<AttentionBenchRow> rows = {row("tiled", 2048, 70)};
+  {  // the 512-bit FMA tangent is for a loop of 512-bit FMAs only
+    Roofs avx2 = roofs;
+    avx2.unit = "avx2";
+    const std::string said = sweep_report(rows, avx2);
+    CHECK(said.find("Zen 4") == std::string::npos);
+    CHECK(said.find("(at most 2: no x86 core issues more than two vector FMAs a cycle)") != std::string::npos);
+  }
   AttentionBenchRow skipped = row("naive", 16384, 0);
   skipped.skipped = true, skipped.over_limit = true, skipped.heads = 8, skipped.need_mib = 8192,
   skipped.have_mib = 1024;
