@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
     nar.code("attn/attention/fast_attention.hpp: fast_attention, fast_attention_forward");
     nar.why(_("tiling changes the order of the sums, not the result: the same attention, exact to float rounding."));
 
-    nar.step(_("The sweep"), _f("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {} heads", heads));
+    nar.step(_("The sweep"), _f("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {}",
+                                        heads == 1 ? std::string(_("1 head")) : _f("{} heads", heads)));
     std::vector<AttentionBenchRow> rows = run_sweep(sizes, dims, heads, causal_opt, roofs, bopt);
     remeasure_roofs(roofs);  // other programs share this machine: the roofs are the best seen in this run
     apply_roofs(rows, roofs);
