@@ -2,7 +2,7 @@
 // matrix product? The roofs (the CPU's FMA peak, sgemm, memory bandwidth), the naive three-pass
 // version with its n×n matrix timed pass by pass, then a fused, tiled, multi-threaded kernel with an
 // online softmax, measured in one run.
-//   build/bin/11_fast_attention                          the lesson + the sweep (about 2 min)
+//   build/bin/11_fast_attention                          the lesson + the sweep (minutes: n up to 16384)
 //   build/bin/11_fast_attention --sizes 512,2048 --dims 64 --json     machine-readable table
 //   build-gpu/bin/11_fast_attention --gpu-sizes 4096     built with -DATTN_CUDA=ON: the last step
 //                                                        times the CUDA kernels (common/cuda) too
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   std::size_t heads = 8;
   std::string causal_opt = "both";
   AttentionBenchOptions bopt;
-  ch.app().add_option("--sizes", sizes, _("sequence lengths n to sweep"))->delimiter(',')->capture_default_str()
+  ch.app().add_option("--sizes", sizes, _("sequence lengths n to sweep (the default, up to 16384, takes minutes; smaller sizes, seconds)"))->delimiter(',')->capture_default_str()
       ->check(CLI::Range(1, 65536));
   ch.app().add_option("--dims", dims, _("head sizes d to sweep"))->delimiter(',')->capture_default_str()->check(CLI::Range(1, 512));
   ch.app().add_option("--heads", heads, _("heads (batch × heads)"))->capture_default_str()->check(CLI::Range(1, 64));
@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     const int threads = bopt.threads > 0 ? bopt.threads : int(std::thread::hardware_concurrency());
+    // sgemm and the naive path's products run on as many threads as the FMA loop and the tiled kernel.
+    const ScopedBlasThreads blas_threads(threads);
 
     nar.step(_("The roofs: the FMA units, a matrix product, memory"), _("peak = cores · lanes · 2 flops per FMA · FMAs/cycle · Hz;  "
              "sgemm: 2n³ flops, n = 2048"), "OpenBLAS " + blas_info().kernel);
@@ -110,7 +112,8 @@ int main(int argc, char** argv) {
     nar.code("attn/attention/fast_attention.hpp: fast_attention, fast_attention_forward");
     nar.why(_("tiling changes the order of the sums, not the result: the same attention, exact to float rounding."));
 
-    nar.step(_("The sweep"), _f("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {} heads", heads));
+    nar.step(_("The sweep"), _f("GFLOP/s = 4·n²·d·heads / time (causal: visible pairs only), {}",
+                                        heads == 1 ? std::string(_("1 head")) : _f("{} heads", heads)));
     std::vector<AttentionBenchRow> rows = run_sweep(sizes, dims, heads, causal_opt, roofs, bopt);
     remeasure_roofs(roofs);  // other programs share this machine: the roofs are the best seen in this run
     apply_roofs(rows, roofs);

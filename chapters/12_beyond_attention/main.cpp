@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
 
     // ------------------------------------------------------------------ 4. the family
     nar.step(_("The family: what each state forgets"), "S_t = f(S_{t−1}, k_t, v_t),  y_t = S_tᵀ q_t",
-             "Katharopoulos et al. 2020; Dao & Gu 2024; Schlag et al. 2021; Yang et al. 2024");
+             _("linear: Katharopoulos et al. 2020; decay: Dao & Gu 2024; delta: Schlag et al. 2021 (the rule), Yang et "
+               "al. 2024 (its chunked training)"));
     const FamilyDemo fam = family_demo();
     nar.record("family_q", fam.q);
     report_family(nar, fam);

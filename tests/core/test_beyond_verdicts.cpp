@@ -382,8 +382,15 @@ TEST_CASE("report_recall_curve: the drawn curve and the sentence its plateau ver
   report_recall_curve(nar, RecallArch::ssm, 16, late, 128, 400);
   std::string said = out.str();
   for (std::size_t p; (p = said.find("\n    ")) != std::string::npos;) said.replace(p, 5, " ");
-  CHECK(said.find("at step 400, where the other models' training stops at the latest, it recalled 0.70; the 200 "
-                  "steps after it added +0.04") != std::string::npos);
+  CHECK(said.find("at step 400, where the other models' training stops at the latest, it recalled 0.700; the 200 "
+                  "steps after it, to 0.740 at step 600, added +0.040") != std::string::npos);
+  // The caret under the sparkline sits under the 4th mark (step 400 of 100, 200, …, 600).
+  const std::string raw = out.str();  // not unwrapped: the two lines as printed
+  const std::size_t spark = raw.find("▁▁▅███"), line = raw.rfind('\n', spark) + 1;
+  REQUIRE(spark != std::string::npos);
+  const std::size_t next = raw.find('\n', spark) + 1;
+  CHECK(raw.substr(next, raw.find('\n', next) - next).find("^ step 400") == spark - line + 3);
+  CHECK(said.find("one mark per 100 steps, from step 100 to 600; ^ marks step 400") != std::string::npos);
 }
 
 TEST_CASE("show_mqar_recipe: the shipped models' learning rates come from the recipe; no claim the curve denies") {
@@ -395,8 +402,8 @@ TEST_CASE("show_mqar_recipe: the shipped models' learning rates come from the re
   show_mqar_recipe(nar, recall_shipped_recipe(), false, t, RecallModelConfig{});
   std::string said = out.str();
   for (std::size_t p; (p = said.find("\n    ")) != std::string::npos;) said.replace(p, 5, " ");
-  CHECK(said.find("they trained at a peak learning rate of 1e-2, the SSM at d = 64 and wider at 5e-3") !=
-        std::string::npos);
+  CHECK(said.find("they trained at a peak learning rate of 1e-2, the SSM at d = 64 at 5e-3") != std::string::npos);
+  CHECK(said.find("and wider") == std::string::npos);  // no model wider than 64 in the table
   CHECK(said.find("so the SSMs get 4000 steps where the others get 1500") != std::string::npos);
   CHECK(said.find("stayed near 1/n") == std::string::npos);  // the shipped curve is at 0.71 by step 1500
 }
@@ -532,4 +539,18 @@ TEST_CASE("report_decode_cost: a cause is named for the steepest step only when 
   CHECK(moved.find("the same within 1.25×: does not hold") != std::string::npos);
   CHECK(moved.find("so this jump is not the step's cost alone") != std::string::npos);
   CHECK(moved.find("the KV cache was already larger than this core's") == std::string::npos);
+  // Runs not steady at its ends, but the jump reproduced when re-timed: the step's own cost, not load.
+  DecodeCost unsteady = judge_decode_cost({{256, 1e-5, 1e-6, 512 << 10, 1024, 2e-5, 2e-6},
+                                           {1024, 16e-5, 1e-6, 2 << 20, 1024, 3e-4, 1e-6},
+                                           {4096, 64e-5, 1e-6, 8 << 20, 1024, 8e-4, 2e-6}}, 8, 2, 4, 1 << 20);
+  REQUIRE(unsteady.steepest_steady.outcome == Outcome::fails);
+  judge_steepest_repeat(unsteady, 15.0);  // ×16 the first time, ×15 again
+  const std::string reproduced = narrated([&](Narrator& n) { report_decode_cost(n, unsteady); });
+  CHECK(reproduced.find("yet timed again, alternately, the jump reproduced (×15.0 against ×16.0)") !=
+        std::string::npos);
+  CHECK(reproduced.find("the machine's load moved it") == std::string::npos);
+  judge_steepest_repeat(unsteady, 3.0);  // ×3 the second time: load
+  const std::string load = narrated([&](Narrator& n) { report_decode_cost(n, unsteady); });
+  CHECK(load.find("the machine's load moved it") != std::string::npos);
+  CHECK(load.find("the jump reproduced") == std::string::npos);
 }

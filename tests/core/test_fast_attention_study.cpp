@@ -420,10 +420,17 @@ TEST_CASE("report_sweep: a row above an FMA peak whose two runs agree is not bla
 TEST_CASE("report_sweep: the FMA-units bound names the CPU and does not give Zen 4 two 512-bit FMAs a cycle") {
   Roofs roofs;
   roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 80;
-  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.cpu_model = "AMD EPYC";
+  roofs.threads = 2, roofs.lanes = 16, roofs.clock_ghz = 2.6, roofs.cpu_model = "AMD EPYC", roofs.unit = "avx512";
   roofs = judge_roofs(roofs);
   REQUIRE(roofs.peak_within_clock.holds());
   std::vector<AttentionBenchRow> rows = {row("tiled", 2048, 70)};
+  {  // the 512-bit FMA tangent is for a loop of 512-bit FMAs only
+    Roofs avx2 = roofs;
+    avx2.unit = "avx2";
+    const std::string said = sweep_report(rows, avx2);
+    CHECK(said.find("Zen 4") == std::string::npos);
+    CHECK(said.find("(at most 2: no x86 core issues more than two vector FMAs a cycle)") != std::string::npos);
+  }
   AttentionBenchRow skipped = row("naive", 16384, 0);
   skipped.skipped = true, skipped.over_limit = true, skipped.heads = 8, skipped.need_mib = 8192,
   skipped.have_mib = 1024;
@@ -482,7 +489,7 @@ TEST_CASE("recheck_naive: step 2's passes against step 4's naive row of the same
   // Where the tiled kernel wins: the naive products alone (0.2 s) against the tiled row's whole time.
   p = judge_naive_phases(p);  // memory_sets_speed fails (no bandwidth): the why names the slowest pass
   Roofs roofs;
-  roofs.unit = "avx512", roofs.blas_kernel = "Haswell";
+  roofs.unit = "avx512", roofs.blas_kernel = "Haswell", roofs.tiled_path = "avx512";
   AttentionBenchRow tiled = row("tiled", 1024, 100);
   tiled.heads = 1, tiled.seconds = 0.07;
   const NaiveRecheck fast = recheck_naive(p, {naive, tiled});
@@ -493,6 +500,14 @@ TEST_CASE("recheck_naive: step 2's passes against step 4's naive row of the same
   const NaiveRecheck close = recheck_naive(p, {naive, tiled});
   CHECK(close.products_slower.outcome == Outcome::fails);
   CHECK(ch11_why_faster(p, close, roofs).find("wins mostly by its fused, vectorised softmax") != std::string::npos);
+  // The portable path's exp is the naive pass's scalar call, and its products are OpenBLAS too.
+  Roofs portable = roofs;
+  portable.tiled_path = "portable";
+  CHECK(ch11_why_faster(p, close, portable).find("vectorised") == std::string::npos);
+  CHECK(ch11_why_faster(p, close, portable).find("(its exp is std::exp2 per score, as in the naive pass)") !=
+        std::string::npos);
+  CHECK(ch11_why_faster(p, fast, portable).find("by OpenBLAS products on small tiles") != std::string::npos);
+  CHECK(ch11_why_faster(p, fast, portable).find("avx512 products") == std::string::npos);
   CHECK(ch11_why_faster(p, recheck_naive(p, {naive}), roofs).find("no tiled row of step 2's size") !=
         std::string::npos);
   naive.causal = true;  // not the same work
@@ -526,6 +541,25 @@ TEST_CASE("report_naive_phases: 'within 10%' only when the cached row is within 
   CHECK(slower.find("took longer still (25.6 ms against 20.0 ms, 28% more)") != std::string::npos);
   CHECK(slower.find("memory adds nothing this run can measure") != std::string::npos);
   CHECK(slower.find("the limit here is not memory") != std::string::npos);  // the chapter test reads "the limit here is"
+}
+
+TEST_CASE("report_naive_phases: cache misses are named memory latency, and the why then says 'not bandwidth'") {
+  const auto report = [](const NaivePhases& p) { return ch11_text([&](Narrator& nar) { report_naive_phases(nar, p); }); };
+  const NaivePhases misses = phases(0.002, 0.010, 0.002, 0.001, 100.0);  // the cached row 10× faster
+  CHECK(misses.softmax_exp_bound.outcome == Outcome::fails);
+  CHECK(report(misses).find("the softmax's cache misses, memory latency rather than bandwidth") != std::string::npos);
+  const Roofs roofs;
+  CHECK(ch11_why_faster(misses, NaiveRecheck{}, roofs).find("not by memory bandwidth (the softmax's cache misses") !=
+        std::string::npos);
+  const NaivePhases exps = phases(0.002, 0.010, 0.002, 0.0095, 100.0);  // as fast cached: its arithmetic
+  CHECK(report(exps).find("latency") == std::string::npos);
+  CHECK(ch11_why_faster(exps, NaiveRecheck{}, roofs).find("cache misses") == std::string::npos);
+  // The products: the one with d output columns is named for it, the other product's rate beside it.
+  const std::string pv = report(phases(0.002, 0.001, 0.010, 0.001, 100.0));
+  CHECK(pv.find("the limit here is the products: pv takes") != std::string::npos);
+  CHECK(pv.find("(qk ran at 67.1) — it has only d = 64 output columns") != std::string::npos);
+  const std::string qk = report(phases(0.010, 0.001, 0.002, 0.001, 100.0));
+  CHECK(qk.find("each of its dot products has only d = 64 terms") != std::string::npos);
 }
 
 TEST_CASE("report_naive_phases: memory's share of the softmax is given only when it exceeds the runs' spread") {
@@ -576,4 +610,40 @@ TEST_CASE("summarize_sweep: rows timed once only are not judged; one pair with a
   CHECK_FALSE(judged.near_sgemm_single_only);
   CHECK(judged.tiled_near_sgemm.holds());
   CHECK(judged.tiled_faster.holds());
+}
+
+TEST_CASE("ch11_takeaway: the tiled kernel's working memory is said to grow or to stay, from its two sizes") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = roofs.sgemm_after = 100;
+  roofs.tiled_path = "portable";
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 50), row("tiled", 4096, 50), row("naive", 4096, 10)};
+  rows[1].peak_mib = rows[0].peak_mib;  // the same buffers at both sizes
+  apply_roofs(rows, roofs);
+  const auto said = [&] {
+    std::string all;
+    for (const std::string& line : ch11_takeaway(roofs, NaivePhases{}, summarize_sweep(rows), {})) all += line + "\n";
+    return all;
+  };
+  CHECK(said().find("the tiled kernel's stays at 0.5 MiB from n = 512 to n = 4096 (d = 64; per thread a Q block, "
+                    "one S tile and an O accumulator)") != std::string::npos);
+  CHECK(said().find("grows from") == std::string::npos);
+  rows[1].peak_mib = 4.096;  // 8× the smallest's
+  roofs.tiled_path = "avx512";
+  CHECK(said().find("the tiled kernel's grows from 0.5 MiB at n = 512 to 4.1 MiB at n = 4096 (d = 64; per thread a "
+                    "Q block, an S tile, O and the packed Kᵀ of a head)") != std::string::npos);
+}
+
+TEST_CASE("report_sweep: a row timed once gives its own reason (--repeats 1, or a first run over 5 s)") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = roofs.sgemm_after = 100;
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 50)};
+  rows[0].runs = 1, rows[0].seconds = rows[0].median_seconds = 0.02;
+  apply_roofs(rows, roofs);
+  const std::string asked = sweep_report(rows, roofs);
+  CHECK(asked.find("1 timed once as --repeats 1 asks") != std::string::npos);
+  CHECK(asked.find("their first run over 5 s") == std::string::npos);
+  rows[0].seconds = rows[0].median_seconds = 6.0;
+  const std::string slow = sweep_report(rows, roofs);
+  CHECK(slow.find("1 timed once, their first run over 5 s") != std::string::npos);
+  CHECK(slow.find("--repeats 1 asks") == std::string::npos);
 }

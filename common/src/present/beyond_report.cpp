@@ -112,6 +112,7 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
 
 void show_ssd_example(Narrator& nar, const SsdExample& e) {
   const Labels rows = ch12_rows(e.x.shape(0));
+  nar.say(_("the tensors below are named ssd_*: SSD, the state-space duality of step 2 (Dao & Gu 2024)."));
   nar.show("ssd_x", e.x, rows, {"x0", "x1"}, _("X: one value row per token (P = 2 value channels, N = 1 state entry per channel)"));
   nar.show("ssd_b", e.b, rows, {"B"}, _("B_t (N = 1): how strongly token t is written"));
   nar.show("ssd_c", e.c, rows, {"C"}, _("C_t: how strongly the state is read at t"));
@@ -167,7 +168,7 @@ void report_ssd_agreement(Narrator& nar, const SsdAgreement& a) {
 
 void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   Table t({"T", _("scan µs"), _("quadratic µs"), _("chunked µs")},
-          _f("one head, N = {}, P = {}, chunk length T_c = {}, one thread, best of 5 in each of two passes",
+          _f("one head, N = {}, P = {}, chunk length T_c = {}, one thread, best over 2 passes of 5 runs",
              r.n, r.p, r.chunk));
   for (const auto& row : r.rows)
     t.add({std::to_string(row.t), ch12_us(row.scan_s), ch12_us(row.quadratic_s), ch12_us(row.chunked_s)});
@@ -313,11 +314,13 @@ void show_mqar_recipe(Narrator& nar, const RecallTrainConfig& tc, bool trained_n
     nar.say(_f("each shipped model stopped early once every pair count reached {:.2f} on {} stopping sequences "
                "(a set apart from step 6's), checked every {} steps, or ran out of steps: their checkpoints "
                "record {} steps, the SSMs {} (step 6's steps column); they trained at a peak learning rate of "
-               "{}, the SSM at d = 64 and wider at {}.", tc.stop_accuracy, tc.eval_seqs, tc.eval_every,
+               "{}, {} at {}.", tc.stop_accuracy, tc.eval_seqs, tc.eval_every,
                recall_steps_range(t, false), recall_steps_range(t, true), ch12_rate(recall_shipped_recipe().lr),
+               !t.widths.empty() && t.widths.back() > 64 ? _("the SSM at d = 64 and wider") : _("the SSM at d = 64"),
                ch12_rate(recall_shipped_recipe().ssm_lr_from_64)));
   const RecallTrainConfig& steps = trained_now ? tc : recall_shipped_recipe();
-  nar.say(_f("the SSM needed more (README's training notes): a learning rate in a narrow window (on 4 pairs alone "
+  nar.say(_f("the SSM needed more (README.md, \"Chapter 12's 15 MQAR models\": the authors' --train sweeps, "
+             "not rerun here): a learning rate in a narrow window (on 4 pairs alone "
              "at d = 32, 5e-3 recalled 0.27 after 3000 steps and 1e-2 0.86; 2e-2 recalled 0.05 and 3e-2 0.01, "
              "diverged; on the mix of 4–32 pairs d = 64 reached 0.55 at 32 pairs with 5e-3, 0.25 with 1e-2), and "
              "more steps: at 1e-2 on 4 pairs alone d = 32 recalled 0.24 after 600 steps, 0.69 after 1500 and "
@@ -337,6 +340,14 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
                 model, d_model, c.pairs, c.every));
   const auto [lo, hi] = std::minmax_element(c.accuracy.begin(), c.accuracy.end());
   nar.result(fmt::format("  {:.2f} {} {:.2f}", *lo, sparkline(series, 60), *hi));
+  // One mark per evaluation when they fit: a caret under the other models' budget step locates it.
+  const std::size_t budget_mark = c.every > 0 ? budget_step / c.every : 0;
+  if (series.size() <= 60 && budget_mark >= 1 && budget_mark < series.size()) {
+    nar.result(fmt::format("  {}{}^ {}", std::string(fmt::format("{:.2f} ", *lo).size(), ' '),
+                           std::string(budget_mark - 1, ' '), _f("step {}", budget_step)));
+    nar.say(_f("one mark per {} steps, from step {} to {}; ^ marks step {}, where the other models stop at the "
+               "latest", c.every, c.every, c.every * series.size(), budget_step));
+  }
   nar.say(_f("the labels are the curve's lowest and highest value; its last: {:.2f}", double(c.accuracy.back())));
   nar.result(p.long_plateau.holds()
                  ? _f("from step {} to {} it recalled {:.2f} on average, about 1/n = {:.2f} (within ±{:.2f}; claim "
@@ -350,9 +361,9 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
                       kPlateauSteps, outcome_word(p.long_plateau.outcome), p.final_step, p.final_accuracy));
   const double at_budget = recall_curve_at(c, budget_step);
   if (std::isfinite(at_budget) && budget_step < p.final_step)
-    nar.result(_f("at step {}, where the other models' training stops at the latest, it recalled {:.2f}; the "
-                  "{} steps after it added {:+.2f}", budget_step, at_budget, p.final_step - budget_step,
-                  p.final_accuracy - at_budget));
+    nar.result(_f("at step {}, where the other models' training stops at the latest, it recalled {:.3f}; the "
+                  "{} steps after it, to {:.3f} at step {}, added {:+.3f}", budget_step, at_budget,
+                  p.final_step - budget_step, p.final_accuracy, p.final_step, p.final_accuracy - at_budget));
 }
 
 void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v, const RecallModelConfig& cfg,
@@ -364,6 +375,9 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
              "attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: both layers' KV caches or "
              "states, and each short convolution's last k_conv − 1 = {} inputs.",
              cfg.state_n, cfg.d_k, cfg.d_k, cfg.window, most, 3 * most, cfg.conv_taps - 1));
+  nar.say(_f("against step 4's family: SSM is step 1's selective layer (step 4's 'decay', with a_t, B_t and C_t "
+             "computed from the token); linear attn is step 4's 'linear'; window is softmax attention over the "
+             "last w = {} tokens; step 4's delta rule is not trained here.", cfg.window));
   std::vector<std::string> head{_("model"), "d", _("steps"), _("bytes")};
   for (std::size_t n : t.pairs) head.push_back(fmt::format("n={}", n));
   Table tab(head, _f("MQAR accuracy on {} evaluation sequences per cell, not the stopping set (n = pairs; T = 3n)",
@@ -376,14 +390,14 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
       tab.add(row);
     }
   if (t.window_ceiling.size() == t.pairs.size()) {
-    std::vector<std::string> row{_("window ceiling"), "", "", ""};
+    std::vector<std::string> row{_("one-layer reach"), "", "", ""};
     for (double c : t.window_ceiling) row.push_back(fmt::format("{:.2f}", c));
     tab.add(row);
   }
   nar.table(tab, true);
   if (t.window_ceiling.size() == t.pairs.size())
-    nar.say(_f("window ceiling: the share of these queries whose value lies among the w = {} tokens a window "
-               "query sees (one layer's reach; two layers and the convolutions could carry a little more).",
+    nar.say(_f("one-layer reach: the share of these queries whose value lies among the w = {} tokens a window "
+               "query sees (two layers and the convolutions can carry a little more, so a model may pass it).",
                cfg.window));
   // the picture of Based's Fig. 2: accuracy at the most pairs against the bytes of state
   std::vector<const RecallCell*> by_bytes;
@@ -498,8 +512,9 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
   if (v.window_at_ceiling.outcome != Outcome::inconclusive) {
     const std::size_t k = std::size_t(std::find(t.pairs.begin(), t.pairs.end(), v.window_ceiling_pairs) -
                                       t.pairs.begin());
-    const std::string off = _f("the best window model is at most {:.2f} off its ceiling wherever pairs leave the "
-                               "window (at n = {}: ceiling {:.2f}; within 0.05: {})", v.window_at_ceiling.measured,
+    const std::string off = _f("the best window model is within {:.2f} of its one-layer reach wherever pairs leave "
+                               "the window (the farthest at n = {}: reach {:.2f}; claim 'within 0.05': {})",
+                               v.window_at_ceiling.measured,
                                v.window_ceiling_pairs, t.window_ceiling.at(k),
                                outcome_word(v.window_at_ceiling.outcome));
     nar.result(v.window_at_ceiling.holds() ? _f("{}: its reach sets its accuracy", off)
@@ -566,6 +581,11 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
            ch12_bytes(double(r.state_bytes))});
   nar.table(t, true);
   nar.say(_f("µs: the best of {} runs; median: their median", c.runs));
+  if (!c.rows.empty() && c.rows.back().attention_s > 0)
+    nar.say(_f("as a rate: at {} tokens the step reads its {} KV cache in {} µs, {:.2f} GB/s (KV bytes / best "
+               "time; chapter 11's step 1 measures this machine's copy bandwidth to set it against)",
+               c.rows.back().context, ch12_bytes(double(c.rows.back().kv_bytes)), ch12_us(c.rows.back().attention_s),
+               double(c.rows.back().kv_bytes) / c.rows.back().attention_s * 1e-9));
   if (c.rows.size() > 1) {  // the SSM step's work does not depend on the context: its spread is the machine's
     double lo = c.rows.front().ssm_s, hi = lo;
     for (const auto& r : c.rows) lo = std::min(lo, r.ssm_s), hi = std::max(hi, r.ssm_s);
@@ -598,9 +618,17 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                   c.steepest_from, c.steepest_to, c.steepest_growth, c.steepest_context_growth,
                   ch12_bytes(double(c.steepest_kv_from)), ch12_bytes(double(c.steepest_kv_to))));
     report_steepest_check(nar, c);
-    if (c.steepest_steady.outcome == Outcome::fails || c.steepest_repeats.outcome == Outcome::fails)
+    // The load is named only when the second timing disagrees (or, unsteady, there was none): a jump
+    // that reproduces when the two contexts are timed alternately is the step's own.
+    if (c.steepest_repeats.outcome == Outcome::fails ||
+        (c.steepest_steady.outcome == Outcome::fails && !c.steepest_repeats.holds()))
       nar.result(_("so this jump is not the step's cost alone: the machine's load moved it, and no cause in the "
                    "program can be read from it"));
+    else if (c.steepest_steady.outcome == Outcome::fails)
+      nar.result(_f("its ends' runs were not steady, yet timed again, alternately, the jump reproduced (×{:.1f} "
+                    "against ×{:.1f}): a real cost of the step at a KV cache of {}, not the load; its cause (the "
+                    "caches, the TLB, the step's pattern of reads) is not measured here", c.steepest_repeat_growth,
+                    c.steepest_growth, ch12_bytes(double(c.steepest_kv_to))));
     else if (!c.steepest_measured())
       nar.result(_("the jump was not checked against a second timing: no cause is named for it"));
     else if (c.jump_at_cache.holds())

@@ -23,6 +23,8 @@ std::string apart_from(double x, double bound) {
 }  // namespace
 
 namespace {
+// The tiled kernel's working memory counts as flat from the smallest n to the largest within this ratio.
+constexpr double kTiledWorkFlat = 1.05;
 std::string single_run_words() {
   return _f("not judged: a row timed once (--repeats 1, or a first run over {:.0f} s) has no spread to judge it by",
             kRepeatOnceS);
@@ -97,8 +99,6 @@ void report_roofs(Narrator& nar, const Roofs& r) {
   else if (!r.better_kernel.empty())
     nar.result(_f("warning: OpenBLAS runs its {} kernel, but this CPU's best is {} (OPENBLAS_CORETYPE={} would use it): "
                   "sgemm is below what the CPU can do", r.blas_kernel, r.better_kernel, r.better_kernel));
-  else
-    nar.result(_f("kernel in use: {}, OpenBLAS's choice for this CPU", r.blas_kernel));
   nar.result(_f("memory copy: {:.2f} GB/s — the roof for anything that streams an n×n matrix", r.copy_gbs));
 }
 
@@ -118,6 +118,22 @@ std::string softmax_gap_words(const NaivePhases& p) {
 }
 }  // namespace
 
+namespace {
+// "a–b", or one figure when both print the same.
+std::string ratio_range(double a, double b) {
+  const std::string x = fmt::format("{:.1f}", a), y = fmt::format("{:.1f}", b);
+  return x == y ? x : x + "–" + y;
+}
+// Step 2's verdict that the softmax's cache misses (memory latency, not bandwidth) limit it.
+bool softmax_cache_misses(const NaivePhases& p) {
+  const NaivePass& slow = p.slowest();
+  return !p.memory_sets_speed.holds() && &slow == &p.softmax && slow.seconds > 0 &&
+         p.cached_softmax_seconds < (1.0 - kNearShare) * slow.seconds && !p.softmax_exp_bound.holds();
+}
+// A flop-per-byte figure: whole from 10 up (16, 48, 128), else two significant digits (0.25, 4.5).
+std::string intensity(double x) { return x >= 10 ? fmt::format("{:.0f}", x) : fmt::format("{:.2g}", x); }
+}  // namespace
+
 void report_naive_phases(Narrator& nar, const NaivePhases& p) {
   nar.say(_f("per head: S is n×n floats, and P overwrites it; at n = 16384 that is {} per head",
              format_bytes(16384.0 * 16384.0 * 4)));
@@ -125,9 +141,10 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
              "4·n²·d count (d/4 flop per byte), so at d = {} memory at {:.2f} GB/s would cap it near {:.1f} "
              "GFLOP/s (step 5 sets this against the FMA peak of the whole run)", 4 * p.d, p.d, p.copy_gbs,
              p.memory_cap_gflops()));
-  nar.say(_f("measured, pass by pass, at n = {}, d = {}, {} heads (best of {}); 'at copy speed': the pass's least "
+  nar.say(_f("measured, pass by pass, at n = {}, d = {}, {} (best of {}); 'at copy speed': the pass's least "
              "memory traffic at the copy bandwidth; 'in cache': the same number of row softmaxes, each thread "
-             "reusing one row that stays in its cache", p.n, p.d, p.heads, p.repeats));
+             "reusing one row that stays in its cache", p.n, p.d,
+             p.heads == 1 ? std::string(_("1 head")) : _f("{} heads", p.heads), p.repeats));
   Table t({_("pass"), _("time ms"), _("share"), "GFLOP/s", _("memory"), _("at copy speed ms"), _("in cache ms")});
   Mat rec = xt::zeros<float>({std::size_t(3), std::size_t(5)});
   std::size_t i = 0;
@@ -142,6 +159,15 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
   }
   nar.table(t, /*as_result=*/true);
   nar.record("naive_phases", rec);
+  if (p.sgemm_gflops > 0 && p.qk.seconds > 0 && p.pv.seconds > 0 && p.softmax.seconds > 0) {
+    const double qk = p.qk.flops / p.qk.seconds * 1e-9, pv = p.pv.flops / p.pv.seconds * 1e-9;
+    const double scores = double(p.heads) * double(p.n) * double(p.n);
+    nar.result(_f("the products ran at {:.1f} and {:.1f} GFLOP/s, {:.0f}% and {:.0f}% of step 1's sgemm (a square "
+                  "2048³ product): Q·Kᵀ sums only d = {} terms per score, and P·V has only d = {} output columns, "
+                  "so each number loaded is reused fewer times; the softmax pass took {:.1f} ns of wall time per "
+                  "score ({:.3g} scores: its max, exp and sum)", qk, pv, 100.0 * qk / p.sgemm_gflops,
+                  100.0 * pv / p.sgemm_gflops, p.d, p.d, p.softmax.seconds / scores * 1e9, scores));
+  }
   const double mem = p.qk.memory_seconds + p.softmax.memory_seconds + p.pv.memory_seconds;
   nar.result(_f("all three: {:.1f} GFLOP/s; streaming their memory at copy speed would take {:.0f}% of their time "
                 "(claim 'memory sets its speed': at least {:.0f}%): {}", p.gflops(), 100.0 * mem / p.seconds(),
@@ -165,14 +191,24 @@ void report_naive_phases(Narrator& nar, const NaivePhases& p) {
                         "on one cached row take {:.1f} ms against {:.1f} ms ({:.0f}%) — mostly its exp, max and sum "
                         "passes; {}", 100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3,
                         slow.seconds * 1e3, 100.0 * p.cached_softmax_seconds / slow.seconds, softmax_gap_words(p))
-                   : _f("the limit here is the softmax's cache misses: {:.0f}% of the time, and the same exps on one "
-                        "cached row take only {:.1f} ms against {:.1f} ms", 100.0 * slow.seconds / p.seconds(),
-                        p.cached_softmax_seconds * 1e3, slow.seconds * 1e3));
+                   : _f("the limit here is the softmax's cache misses, memory latency rather than bandwidth: "
+                        "{:.0f}% of the time, and the same exps on one cached row take only {:.1f} ms against "
+                        "{:.1f} ms, while streaming its bytes at copy speed would take {:.1f} ms",
+                        100.0 * slow.seconds / p.seconds(), p.cached_softmax_seconds * 1e3, slow.seconds * 1e3,
+                        slow.memory_seconds * 1e3));
   else
-    nar.result(_f("the limit here is the products: {} takes {:.0f}% of the time at {:.1f} GFLOP/s, {:.0f}% of sgemm — "
-                  "with only d = {} terms per dot product OpenBLAS reuses each loaded number less than in a 2048³ "
-                  "product", slow.name, 100.0 * slow.seconds / p.seconds(), slow.flops / slow.seconds * 1e-9,
-                  100.0 * slow.flops / slow.seconds * 1e-9 / p.sgemm_gflops, p.d));
+  {
+    const NaivePass& other = &slow == &p.qk ? p.pv : p.qk;
+    nar.result(_f("the limit here is the products: {} takes {:.0f}% of the time at {:.1f} GFLOP/s, {:.0f}% of sgemm "
+                  "({} ran at {:.1f}) — {}", slow.name, 100.0 * slow.seconds / p.seconds(),
+                  slow.flops / slow.seconds * 1e-9, 100.0 * slow.flops / slow.seconds * 1e-9 / p.sgemm_gflops,
+                  other.name, other.flops / other.seconds * 1e-9,
+                  &slow == &p.qk
+                      ? _f("each of its dot products has only d = {} terms, so OpenBLAS reuses each loaded number "
+                           "less than in a 2048³ product", p.d)
+                      : _f("it has only d = {} output columns, so each loaded element of P is used {} times, "
+                           "against 2048 in a 2048³ product", p.d, p.d)));
+  }
 }
 
 void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e) {
@@ -203,14 +239,22 @@ void report_online_softmax_example(Narrator& nar, const OnlineSoftmaxExample& e)
 
 void report_fast_kernel_checks(Narrator& nar, const std::vector<FastKernelCheck>& checks, const std::string& path, int threads) {
   nar.say(_f("a block of 96 query rows meets the keys 256 at a time; each row keeps its running max m, sum ℓ and "
-             "output O; Kᵀ is packed once per head into panels of 32 keys stored side by side, so the inner loop "
-             "reads them in order; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S in the layout "
-             "P·V reads; the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 "
-             "polynomial; threads ({}) take (head, query block) items one at a time. Path on this CPU: {} ({}).",
-             threads, path,
-             path == "portable" ? _("the fallback without AVX-512: one OpenBLAS product per tile")
-                                : _("the other path, 'portable', is the fallback without AVX-512: one OpenBLAS "
-                                    "product per tile")));
+             "output O; threads ({}) take (head, query block) items one at a time. The kernel has two paths, "
+             "and this CPU runs the {} one (AVX-512: x86's 512-bit vector instructions, 16 floats each; avx2: "
+             "256-bit, 8 floats).", threads, path));
+  const std::string avx512 =
+      _("Kᵀ is packed once per head into panels of 32 keys stored side by side, so the inner loop reads them "
+        "in order; S = Q·Kᵀ keeps each row's max while it is stored; P overwrites S in the layout P·V reads; "
+        "the rescale e^(m−m') is applied as O is loaded into registers; exp is a degree-6 polynomial");
+  const std::string portable =
+      _("each tile's two products, S = Q·Kᵀ and O += P·V, are single-threaded OpenBLAS sgemm calls made from "
+        "the kernel's own threads; exp is std::exp2 per score, as a scalar call like the naive pass's; the "
+        "rescale e^(m−m') multiplies a row of O after each tile");
+  nar.say(path == "avx512"
+              ? _f("AVX-512 path (the one timed in step 4): {}. The portable path, the fallback without "
+                   "AVX-512 (not run here): {}.", avx512, portable)
+              : _f("portable path (the one timed in step 4): {}. The AVX-512 path (not run here: this CPU "
+                   "lacks AVX-512): {}.", portable, avx512));
   for (const FastKernelCheck& c : checks) {
     nar.result(_f("n = {}, d = {}, {}: max |tiled − reference (double)| = {:.1e} (≤ {:.0e}: {})", c.n, c.d,
                   c.causal ? _("causal") : _("non-causal"), c.max_diff, kTiledTol, outcome_word(c.exact.outcome)));
@@ -252,7 +296,11 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                 again(r.sgemm_before, r.sgemm_after, r.sgemm_steady), r.sgemm()));
   nar.result(_f("FMA peak again after the sweep: {:.0f} GFLOP/s{}; percentages use the better, {:.0f}", r.fma_after,
                 again(r.fma_before, r.fma_after, r.peak_steady), r.peak()));
-  if (r.peak_within_clock.holds())
+  if (r.peak_within_clock.holds() && r.unit != "avx512")
+    nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
+                  "(at most {:.0f}: no x86 core issues more than two vector FMAs a cycle)", r.best_fma_per_cycle(),
+                  r.clock_ghz, kMaxFmaPerCycle));
+  else if (r.peak_within_clock.holds())
     nar.result(_f("that peak is {:.2f} vector FMAs per cycle per thread at the {:.2f} GHz /proc/cpuinfo reports "
                   "(at most {:.0f}: no x86 core issues more than two vector FMAs a cycle; for 512-bit FMAs only "
                   "Intel parts with two 512-bit FMA units reach two (Intel's optimization reference manual), "
@@ -265,7 +313,8 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
                   "more than the {:.0f} FMA units a core has: the cores ran above that clock (turbo), at least "
                   "{:.2f} GHz with {:.0f} FMAs per cycle", r.best_fma_per_cycle(), r.clock_ghz, kMaxFmaPerCycle,
                   r.clock_ghz * r.best_fma_per_cycle() / kMaxFmaPerCycle, kMaxFmaPerCycle));
-  Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), _("spread"), "GFLOP/s", _("% peak"), _("% sgemm"),
+  Table tbl({_("impl"), "n", "d", _("causal"), _("time ms"), _("runs"), _("spread"), "GFLOP/s", _("% peak"),
+             _("% sgemm"),
              _("work MiB"), _("RSS+ MiB")});
   // A mark on every measured row tells nothing: then no row is marked, and the note below says so.
   std::size_t measured = 0, over_sgemm = 0, over_peak = 0;
@@ -284,11 +333,11 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
     const std::string impl = x.impl +  // the kernels each runs: named under the table
                              (mark_sgemm && x.pct_of_sgemm > 100.0 ? "*" : "") +  // '*': above sgemm, explained below
                              (mark_peak && x.pct_of_peak > 100.0 ? "†" : "");     // '†': above the FMA peak, below
-    const std::string spread = x.runs <= 1 ? std::string(_("1 run"))
+    const std::string spread = x.runs <= 1 ? std::string("—")
                                : fmt::format("{:+.0f}%", 100.0 * (x.median_seconds / x.seconds - 1.0)) +
                                      (row_noisy(x) ? "!" : "");  // '!': noisy, explained below
     tbl.add({impl, std::to_string(x.n), std::to_string(x.d), x.causal ? _("yes") : _("no"),
-             fmt::format("{:.1f}", x.seconds * 1e3), spread, fmt::format("{:.1f}", x.gflops),
+             fmt::format("{:.1f}", x.seconds * 1e3), std::to_string(x.runs), spread, fmt::format("{:.1f}", x.gflops),
              fmt::format("{:.0f}%", x.pct_of_peak), fmt::format("{:.0f}%", x.pct_of_sgemm),
              fmt::format("{:.1f}", x.peak_mib), x.rss_mib < 0 ? _("n/a") : fmt::format("{:.1f}", x.rss_mib)});
   }
@@ -329,19 +378,29 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
   std::string tiled_path;
   for (const auto& x : rows)
     if (x.impl == "tiled" && !x.skipped) tiled_path = x.path;
-  nar.say(_f("impl: naive's products run OpenBLAS's {} kernel, tiled its own {} path",
-             r.blas_kernel, tiled_path.empty() ? std::string("—") : tiled_path));
-  std::size_t noisy = 0, single = 0;
-  for (const auto& x : rows) noisy += row_noisy(x), single += !x.skipped && x.runs == 1;
-  nar.say(_f("time ms: the best of a row's runs; spread: how much longer the median run took ('!' marks the {} "
-             "noisy rows, "
-             "their median more than {:.0f}% above their best: the load moved while they ran, and step 5 leaves "
-             "them out of its figures and verdicts; {} timed once, their first run over {:.0f} s, so their spread "
-             "is not measured)", noisy, 100.0 * (kNoisyRowRatio - 1.0), single, kRepeatOnceS));
+  nar.say(tiled_path == "avx512"
+              ? _f("impl: naive calls OpenBLAS's {} kernel ({} threads) on whole heads; tiled runs its own AVX-512 "
+                   "code (step 3) on its own {} threads", r.blas_kernel, r.blas_threads, r.threads)
+              : _f("impl: naive calls OpenBLAS's {} kernel ({} threads) on whole heads; tiled (portable path, step "
+                   "3) calls single-threaded OpenBLAS per 96×256 tile from its own {} threads", r.blas_kernel,
+                   r.blas_threads, r.threads));
+  std::size_t noisy = 0, once_slow = 0, once_asked = 0;
+  for (const auto& x : rows) {
+    noisy += row_noisy(x);
+    if (!x.skipped && x.runs == 1) ++(x.seconds > kRepeatOnceS ? once_slow : once_asked);
+  }
+  std::string once;
+  if (once_slow > 0) once += _f("; {} timed once, their first run over {:.0f} s", once_slow, kRepeatOnceS);
+  if (once_asked > 0) once += _f("; {} timed once as --repeats 1 asks", once_asked);
+  nar.say(_f("time ms: the best of a row's runs; runs: how many were timed (--repeats, or 2 when the first took "
+             "over {:.0f} s, 1 over {:.0f} s, and none begun after 3 s of a row); spread: how much longer the "
+             "median run took ('!' marks the {} noisy rows, their median more than {:.0f}% above their best: the "
+             "load moved while they ran, and step 5 leaves them out of its figures and verdicts{}; a row timed "
+             "once has no spread)", kRepeatAllS, kRepeatOnceS, noisy, 100.0 * (kNoisyRowRatio - 1.0), once));
   nar.say(_("work MiB: working memory the implementation allocates beyond Q, K, V and O (counted from its buffers); "
-            "RSS+ MiB: growth of the process's peak resident set over one run (VmHWM; includes thread stacks, "
-            "allocator slack): it depends on the order of the rows, and a row that needs no more than an "
-            "earlier one shows 0."));
+            "RSS+ MiB: how far the process's resident set peaked above its size at the start of the row's first "
+            "run (the peak, VmHWM, is reset before each row; includes thread stacks, allocator slack); 0 when "
+            "that run fit in pages the process already held."));
   nar.say(_("% peak: of the better of the two FMA-peak runs; % sgemm: of the better of the two sgemm runs."));
 }
 
@@ -386,13 +445,13 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                       ? _f(" — at the edge: within {:.0f}% of a threshold, so the load can tip it", 100.0 * kNearShare)
                       : std::string()));
   if (s.faster_single_only)
-    nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive (claim: at "
-                  "least {:.0f}×), but every pair there has a row timed once: {}", s.speedup_n, s.speedup_min,
-                  s.speedup, kSpeedup, single_run_words()));
+    nar.result(_f("at n = {}, the largest size where both ran: tiled {}× as fast as naive (claim: at "
+                  "least {:.0f}×), but every pair there has a row timed once: {}", s.speedup_n,
+                  ratio_range(s.speedup_min, s.speedup), kSpeedup, single_run_words()));
   else if (s.speedup_n > 0 && s.speedup_pairs > 1)
-    nar.result(_f("at n = {}, the largest size where both ran: tiled {:.1f}–{:.1f}× as fast as naive over {} rows "
-                  "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}{}", s.speedup_n, s.speedup_min,
-                  s.speedup, s.speedup_pairs, s.speedup_d, s.speedup_causal ? _("causal") : _("non-causal"),
+    nar.result(_f("at n = {}, the largest size where both ran: tiled {}× as fast as naive over {} rows "
+                  "(best: d = {}, {}); claim: at least {:.0f}× in every row: {}{}", s.speedup_n,
+                  ratio_range(s.speedup_min, s.speedup), s.speedup_pairs, s.speedup_d, s.speedup_causal ? _("causal") : _("non-causal"),
                   kSpeedup, outcome_word(s.tiled_faster.outcome),
                   near_bound(s.speedup_min, kSpeedup)
                       ? _f(" — at the edge: the least row, {:.2f}×, is within {:.0f}% of {:.0f}×, so the load can "
@@ -409,16 +468,16 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
   // The roofline with the whole run's roofs.
   nar.say(_f("tiled: a block of {} query rows does 4·{}·n·d flops while K and V stream past it once, 8·n·d bytes "
              "(K and V, n × d floats of 4 bytes each): {}/2 flop per byte", rl.block_rows, rl.block_rows, rl.block_rows));
-  nar.result(_f("flops per byte of main-memory traffic: naive d/4 = {:.0f} (d = {}), tiled {}/2 = {:.0f}; the "
+  nar.result(_f("flops per byte of main-memory traffic: naive d/4 = {} (d = {}), tiled {}/2 = {}; the "
                 "ridge where the roofs meet, FMA peak / copy bandwidth = {:.0f} / {:.2f} = {:.1f} flop/B, ± {:.1f}: "
                 "the lower FMA peak ({:.0f}) gives {:.1f}, and the copy bandwidth, measured once, is taken as "
-                "uncertain by {:.0f}%, so the margin is the larger of the two gaps", rl.naive_intensity, rl.d,
-                rl.block_rows, rl.tiled_intensity, rl.peak_gflops, rl.copy_gbs, rl.ridge, rl.margin,
+                "uncertain by {:.0f}%, so the margin is the larger of the two gaps", intensity(rl.naive_intensity), rl.d,
+                rl.block_rows, intensity(rl.tiled_intensity), rl.peak_gflops, rl.copy_gbs, rl.ridge, rl.margin,
                 rl.peak_low_gflops, rl.peak_low_gflops / rl.copy_gbs, 100.0 * kRidgeMargin));
   auto side = [&](const Verdict& v, const std::string& on_side, const std::string& off_side, double x) {
     if (v.outcome == Outcome::inconclusive)
-      return _f("within the ridge's uncertainty ({:.0f} against {:.1f} ± {:.1f}): the roofline cannot say which "
-                "roof binds it", x, rl.ridge, rl.margin);
+      return _f("within the ridge's uncertainty ({} against {:.1f} ± {:.1f}): the roofline cannot say which "
+                "roof binds it", intensity(x), rl.ridge, rl.margin);
     return v.holds() ? on_side : off_side;
   };
   const std::string naive_side = side(rl.naive_below_ridge, _("below the ridge: the roofline calls it memory-bound"),
@@ -444,18 +503,21 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                         "what binds it", share, p.slowest().name));
   nar.result(_f("naive: {}; {}. Tiled: {}.", naive_side, measured, tiled_side));
   if (rl.separates.holds())
-    nar.result(_f("so the roofline puts them on different roofs, naive under memory's slope ({:.0f} flop/B) and "
-                  "tiled under the flat FMA roof ({:.0f} flop/B): by this measure arithmetic per byte can explain "
-                  "the speedup", rl.naive_intensity, rl.tiled_intensity));
+    nar.result(_f("so the roofline puts them on different roofs, naive under memory's slope ({} flop/B) and "
+                  "tiled under the flat FMA roof ({} flop/B): by this measure arithmetic per byte can explain "
+                  "the speedup", intensity(rl.naive_intensity), intensity(rl.tiled_intensity)));
   else if (rl.separates.outcome == Outcome::fails && rl.naive_below_ridge.outcome == Outcome::fails)
-    nar.result(_f("so both sit above the ridge ({:.0f} and {:.0f} flop/B against {:.1f}): by the roofline both are "
-                  "compute-bound, and arithmetic per byte does not explain the speedup; the memory roof binds "
-                  "neither, and what holds the naive way back is what step 2 timed pass by pass",
-                  rl.naive_intensity, rl.tiled_intensity, rl.ridge));
+    nar.result(_f("so both sit above the ridge ({} and {} flop/B against {:.1f}): by the roofline both are "
+                  "compute-bound, and arithmetic per byte does not explain the speedup; the memory-bandwidth roof "
+                  "binds neither, and what holds the naive way back is what step 2 timed pass by pass{}",
+                  intensity(rl.naive_intensity), intensity(rl.tiled_intensity), rl.ridge,
+                  softmax_cache_misses(p) ? _(" (it found the softmax's cache misses: memory latency, not bandwidth)")
+                                          : std::string()));
   else if (rl.separates.outcome == Outcome::fails)
-    nar.result(_f("so both sit below the ridge ({:.0f} and {:.0f} flop/B against {:.1f}): by the roofline both are "
+    nar.result(_f("so both sit below the ridge ({} and {} flop/B against {:.1f}): by the roofline both are "
                   "memory-bound, and memory caps the tiled kernel {:.0f}× higher, the ratio of their intensities",
-                  rl.naive_intensity, rl.tiled_intensity, rl.ridge, rl.tiled_intensity / rl.naive_intensity));
+                  intensity(rl.naive_intensity), intensity(rl.tiled_intensity), rl.ridge,
+                  rl.tiled_intensity / rl.naive_intensity));
   else
     nar.result(_("so the roofline cannot place both kernels on a roof here: it does not say whether arithmetic "
                  "per byte explains the speedup"));
@@ -463,8 +525,10 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
                                         : std::string();
   nar.say(_f("the naive version writes and reads every n×n matrix in full and calls the library's exp once per "
              "score (step 2 timed each pass); the tiled one works on a 96×256 tile of S ({}{}), reads Q, K, V "
-             "once per query block and computes exp as a vectorised polynomial. Its softmax (exp, max, sum) is "
-             "the remaining non-FMA work.", format_bytes(96.0 * 256 * 4), l2));
+             "once per query block and {}. Its softmax (exp, max, sum) is the remaining non-FMA work.",
+             format_bytes(96.0 * 256 * 4), l2,
+             r.tiled_path == "avx512" ? _("computes exp as a vectorised polynomial (its AVX-512 path)")
+                                      : _("calls std::exp2 once per score (its portable path, the one run here)")));
 }
 
 void report_naive_recheck(Narrator& nar, const NaiveRecheck& c) {
@@ -486,19 +550,32 @@ std::string ch11_why_faster(const NaivePhases& p, const NaiveRecheck& c, const R
     return _("FlashAttention's point is not fewer flops — it is the same flops without the n×n round trip "
              "through memory (Dao et al. 2022), and here memory is what held the naive way back.");
   const std::string lead = _f("on a GPU FlashAttention's point is the n×n round trip through memory (Dao et al. "
-                              "2022); on this CPU step 2 found the naive way held back by {}, not by memory",
-                              p.slowest().name);
+                              "2022); on this CPU step 2 found the naive way held back by {}, not by memory "
+                              "bandwidth{}", p.slowest().name,
+                              softmax_cache_misses(p) ? _(" (the softmax's cache misses are memory latency)")
+                                                      : std::string());
+  const bool avx512 = r.tiled_path == "avx512";
+  // What the tiled kernel does differently, by the path that ran: on the portable path its exp is
+  // the same scalar call as the naive pass's, and its products are OpenBLAS too.
+  const std::string softmax = avx512 ? _("its fused, vectorised softmax")
+                                     : _("its fused softmax on tiles that stay in cache (its exp is std::exp2 per "
+                                         "score, as in the naive pass)");
   if (c.products_slower.holds())
-    return _f("{}; and its two products alone took {:.0f} ms, {:.1f}× the tiled kernel's whole run at the same size "
-              "({:.0f} ms, step 4), so the tiled kernel wins by its fused, vectorised softmax and by its own {} "
-              "products against OpenBLAS's {} kernel, in shares this run does not split.", lead,
-              c.products_seconds * 1e3, c.products_slower.measured, c.tiled_seconds * 1e3, r.unit, r.blas_kernel);
+    return avx512 ? _f("{}; and its two products alone took {:.0f} ms, {:.1f}× the tiled kernel's whole run at the "
+                       "same size ({:.0f} ms, step 4), so the tiled kernel wins by {} and by its own {} products "
+                       "against OpenBLAS's {} kernel, in shares this run does not split.", lead,
+                       c.products_seconds * 1e3, c.products_slower.measured, c.tiled_seconds * 1e3, softmax, r.unit,
+                       r.blas_kernel)
+                  : _f("{}; and its two products alone took {:.0f} ms, {:.1f}× the tiled kernel's whole run at the "
+                       "same size ({:.0f} ms, step 4), so the tiled kernel wins by {} and by OpenBLAS products on "
+                       "small tiles, one per thread, against whole-head products, in shares this run does not "
+                       "split.", lead, c.products_seconds * 1e3, c.products_slower.measured, c.tiled_seconds * 1e3,
+                       softmax);
   if (c.products_slower.outcome == Outcome::fails)
     return _f("{}; its two products alone took {:.0f} ms against the tiled kernel's whole {:.0f} ms (step 4), so "
-              "the tiled kernel wins mostly by its fused, vectorised softmax.", lead, c.products_seconds * 1e3,
-              c.tiled_seconds * 1e3);
-  return _f("{}, so the tiled kernel likely wins by its fused, vectorised softmax (no tiled row of step 2's size "
-            "to compare the products with).", lead);
+              "the tiled kernel wins mostly by {}.", lead, c.products_seconds * 1e3, c.tiled_seconds * 1e3, softmax);
+  return _f("{}, so the tiled kernel likely wins by {} (no tiled row of step 2's size to compare the products "
+            "with).", lead, softmax);
 }
 
 void report_gpu(Narrator& nar, const GpuStep& g) {
@@ -570,19 +647,27 @@ std::vector<std::string> ch11_takeaway(const Roofs& r, const NaivePhases& p, con
                     ? _f("Naive attention at n = {} (step 2's pass-by-pass run): memory sets its speed ({:.1f} "
                          "GFLOP/s).", p.n, p.gflops())
                     : _f("Naive attention at n = {} (step 2's pass-by-pass run): {:.1f} GFLOP/s, limited by {} ({:.0f}% "
-                         "of its time), not by memory.",
-                         p.n, p.gflops(), slow.name, 100.0 * slow.seconds / p.seconds()));
-  if (s.work_n > 0)
+                         "of its time), not by memory bandwidth{}.",
+                         p.n, p.gflops(), slow.name, 100.0 * slow.seconds / p.seconds(),
+                         softmax_cache_misses(p) ? _(" (step 2 found cache misses in the softmax: memory latency)")
+                                                 : std::string()));
+  if (s.work_n > 0) {
+    // Whether the tiled kernel's buffers grew is read from the two sizes, not assumed.
+    const bool grows = s.tiled_work_mib > kTiledWorkFlat * s.tiled_work_smallest_mib;
+    const std::string what = r.tiled_path == "avx512"
+                                 ? _("per thread a Q block, an S tile, O and the packed Kᵀ of a head")
+                                 : _("per thread a Q block, one S tile and an O accumulator");
+    const std::string tiled =
+        grows ? _f("the tiled kernel's grows from {:.1f} MiB at n = {} to {:.1f} MiB at n = {} (d = {}; {})",
+                   s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d, what)
+              : _f("the tiled kernel's stays at {:.1f} MiB from n = {} to n = {} (d = {}; {})", s.tiled_work_mib,
+                   s.work_smallest_n, s.work_n, s.work_d, what);
     out.push_back(s.naive_work_skipped
-                      ? _f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
-                           "(d = {}; the packed Kᵀ of a head per thread); naive would need {:.0f} MiB there "
-                           "(heads·n²·4 bytes, counted: that row was skipped).",
-                           s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
-                           s.naive_work_mib)
-                      : _f("Working memory grows with n for both: tiled {:.1f} MiB at n = {} and {:.1f} MiB at n = {} "
-                           "(d = {}; the packed Kᵀ of a head per thread), naive {:.0f} MiB there (heads·n²·4 bytes).",
-                           s.tiled_work_smallest_mib, s.work_smallest_n, s.tiled_work_mib, s.work_n, s.work_d,
-                           s.naive_work_mib));
+                      ? _f("Working memory: {}; naive would need {:.0f} MiB at n = {} (heads·n²·4 bytes, growing as "
+                           "n², counted: that row was skipped).", tiled, s.naive_work_mib, s.work_n)
+                      : _f("Working memory: {}; naive {:.0f} MiB at n = {} (heads·n²·4 bytes, growing as n²).", tiled,
+                           s.naive_work_mib, s.work_n));
+  }
   bool exact = !checks.empty();
   for (const auto& c : checks) exact = exact && c.exact.holds();
   out.push_back(exact ? _("Same numbers, different order of summation: tiled == reference to ~1e-6.")

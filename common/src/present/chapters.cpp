@@ -20,7 +20,7 @@ const std::vector<ChapterInfo>& chapter_list() {
       {"08", "08_transformer", N_("The Transformer"), N_("encoder-decoder, causal mask, training, decoding")},
       {"09", "09_modern_decoder", N_("A modern decoder"), N_("RMSNorm, SwiGLU, RoPE, GQA, KV and paged caches; a 1M-parameter LM")},
       {"10", "10_interpretability", N_("Interpretability"), N_("head patterns, attention vs gradients, perturbation")},
-      {"11", "11_fast_attention", N_("Fast attention"), N_("roofline, a tiled CPU kernel near GEMM speed, CUDA kernels")},
+      {"11", "11_fast_attention", N_("Fast attention"), N_("roofline, a tiled CPU kernel measured against sgemm, CUDA kernels")},
       {"12", "12_beyond_attention", N_("Beyond softmax attention"), N_("state-space layers, linear recurrences, hybrids; the recall wall")},
   };
   return list;

@@ -38,6 +38,7 @@ Roofs measure_roofs(int threads) {
   Roofs r;
   r.unit = widest_vector_unit();
   r.threads = threads;
+  r.tiled_path = fast_attention_path({}, 64);
   const BlasInfo blas = blas_info();
   r.blas_kernel = blas.kernel;
   r.blas_threads = blas.threads;

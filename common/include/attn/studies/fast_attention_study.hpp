@@ -21,6 +21,7 @@ namespace attn {
 struct Roofs {
   std::string unit;                  // the widest vector unit ("avx512", …)
   int threads = 1;                   // threads of the FMA loop and the tiled kernel
+  std::string tiled_path;            // the tiled kernel's path here (fast_attention_path: "avx512", "portable")
   std::string blas_kernel;           // the OpenBLAS kernel in use (openblas_get_corename)
   int blas_threads = 1;
   bool kernel_from_user = false;     // OPENBLAS_CORETYPE was set: the kernel is the one asked for
