@@ -382,4 +382,17 @@ TEST_CASE("studies on chapter 08 and 09's models: shapes, ranges, and a forced a
   for (std::size_t i = 0; i < text.size(); ++i) text[i] = int(i % 300);
   CHECK(decoder_lm_text_stats(lm, text, 3, 16).size() == 4);
   CHECK_THROWS_AS(decoder_lm_text_stats(lm, text, 1, 41), std::invalid_argument);
+  // Any passages repeated once: the random probe is this on random_passages' ids; text_passages
+  // spreads n passages over the whole text (40 tokens, 4 passages: at 0, 10, 20, 30).
+  const LmInduction again = decoder_lm_repeats(lm, random_passages(lc.vocab, 8, 3, 1));
+  CHECK(again.first == li.first);
+  CHECK(again.second == li.second);
+  const std::vector<std::vector<int>> ps = text_passages(text, 8, 4);
+  REQUIRE(ps.size() == 4);
+  CHECK(ps[1] == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17});
+  CHECK(ps[3].back() == 37);
+  CHECK(decoder_lm_repeats(lm, ps).sequences == 4);
+  CHECK_THROWS_AS(text_passages(text, 11, 4), std::invalid_argument);      // 44 > 40 tokens
+  CHECK_THROWS_AS(decoder_lm_repeats(lm, {{1, 2, 3}, {1, 2}}), std::invalid_argument);  // unequal lengths
+  CHECK_THROWS_AS(decoder_lm_repeats(lm, {}), std::invalid_argument);
 }
