@@ -17,6 +17,7 @@
 #include "attn/nn/gradcheck.hpp"
 #include "attn/studies/induction.hpp"
 #include "attn/studies/interpretability.hpp"
+#include "attn/studies/interpretability_claims.hpp"
 #include "attn/tensor/mask.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "tiny_transformer.hpp"
@@ -395,4 +396,18 @@ TEST_CASE("studies on chapter 08 and 09's models: shapes, ranges, and a forced a
   CHECK_THROWS_AS(text_passages(text, 11, 4), std::invalid_argument);      // 44 > 40 tokens
   CHECK_THROWS_AS(decoder_lm_repeats(lm, {{1, 2, 3}, {1, 2}}), std::invalid_argument);  // unequal lengths
   CHECK_THROWS_AS(decoder_lm_repeats(lm, {}), std::invalid_argument);
+  // lm_induction_study: both probes, and the ids the held-out text (here ids 0 … 39) never holds.
+  const LmInductionStudy st = lm_induction_study(lm, text, 8, 3, 1);
+  REQUIRE(st.text);
+  CHECK(st.text->result.sequences == 3);
+  CHECK(st.random.result.first == li.first);
+  CHECK(st.unseen_ids == 260);
+  CHECK(st.held_out_tokens == 40);
+  std::size_t unseen = 0;
+  for (const std::vector<int>& p : random_passages(lc.vocab, 8, 3, 1))
+    for (int id : p) unseen += id >= 40;
+  CHECK(st.drawn == 24);
+  CHECK(st.drawn_unseen == unseen);
+  CHECK(st.random.copies.outcome == judge_copying(st.random.result).outcome);
+  CHECK_FALSE(lm_induction_study(lm, std::vector<int>(23, 1), 8, 3, 1).text);  // 23 < 3 × 8: not measured
 }

@@ -302,30 +302,3 @@ TEST_CASE("gap_and_bound prints a gap and its bound apart whenever they differ")
   CHECK(gap_and_bound(0.095, 0.095) == "+0.095; 0.095");        // truly equal: no extra digits
   CHECK(gap_and_bound(0.1000001, 0.1000002) == "+0.100000; 0.100000");  // at most six decimals
 }
-
-TEST_CASE("lm_induction_study: two probes, and the ids the held-out text never holds, counted") {
-  DecoderLMConfig lc;
-  lc.vocab = 300;
-  lc.d_model = 16;
-  lc.n_layers = 2;
-  lc.n_heads = 2;
-  lc.n_kv_heads = 1;
-  lc.d_ff = 32;
-  lc.context = 32;
-  const DecoderLM lm = decoder_lm_init(lc, 5);
-  std::vector<int> text(80);
-  for (std::size_t i = 0; i < text.size(); ++i) text[i] = int(i % 40);  // ids 0 … 39 only
-  const LmInductionStudy s = lm_induction_study(lm, text, 8, 3, 1);
-  REQUIRE(s.text);
-  CHECK(s.text->result.sequences == 3);
-  CHECK(s.random.result.sequences == 3);
-  CHECK(s.unseen_ids == 260);
-  CHECK(s.held_out_tokens == 80);
-  std::size_t unseen = 0;
-  for (const std::vector<int>& p : random_passages(300, 8, 3, 1))
-    for (int id : p) unseen += id >= 40;
-  CHECK(s.drawn == 24);
-  CHECK(s.drawn_unseen == unseen);
-  CHECK(s.random.copies.outcome == judge_copying(s.random.result).outcome);
-  CHECK_FALSE(lm_induction_study(lm, std::vector<int>(23, 1), 8, 3, 1).text);  // 23 < 3 × 8: not measured
-}
