@@ -722,7 +722,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   }
   t.add({_("gradient × input"), fmt::format("{:+.3f} ± {:.3f}", a.grad_vs_loo, c.grad_se), "—",
          fmt::format("{:.0f}%", 100.0 * a.grad_top1), vs_random(c.grad_vs_random)});
-  t.add({_("uniform attention"), _f("{:+.3f} (all tied)", a.uniform_vs_loo), "—", "—", "—"});
+  t.add({_("uniform attention"), fmt::format("{:+.3f}", a.uniform_vs_loo), "—", "—", _("— (all tied, τ taken as 0)")});
   t.add({_("random scores"), fmt::format("{:+.3f} ± {:.3f}", a.random_vs_loo, c.random_se), "—",
          fmt::format("{:.0f}%", 100.0 * a.random_top1), "—"});
   nar.table(t, true);
