@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     show_every_head(nar, im, drawn, f.circuit, tf ? norm : "");
 
     nar.step(_("Induction heads"), "… A B … A → B", "Elhage et al. 2021; Olsson et al. 2022");
-    if (lm) f.lm_induction = lm_induction_study(lm->model);
+    if (lm) f.lm_induction = lm_induction_study(lm->model, lm->valid_tokens);
     if (lm) f.lm_tokens_seen = metadata_count(lm->metadata, "train_tokens_seen");
     report_induction(nar, im, f.circuit, eval, f.lm_induction, lm ? lm->metadata : Metadata{});
 
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     nar.step(_("Claim 4: perturbed weights, same output"), "TVD = ½ Σ|p − p'|", "Jain & Wallace 2019 §4.2.1");
     report_perturbation(nar, f.perturbation = perturbation_sweep(im.model, other_seed.model, eval), im, other_seed);
 
-    nar.step(_("Claim 5: gradients beat attention"), "τ(P, LOO) vs τ(|∂L/∂x·x|, LOO)", "Jain & Wallace 2019 §4.1");
+    nar.step(_("Claim 5: gradients beat attention"), "τ(P,LOO) vs τ(|∂L/∂x·x|,LOO)", "Jain & Wallace 2019 §4.1");
     report_importance(nar, f.importance = importance_claim(im.model, eval));
 
     nar.step(_("What held here"), "", _("on this course's models"));

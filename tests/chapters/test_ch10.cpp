@@ -209,6 +209,23 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
   }
   CHECK(r.has("look at: the reordered words"));
   CHECK(r.has("trov-a ← finds"));  // the verb moved to the end of its clause
+  CHECK_FALSE(r.has("not judged: "));  // 32 sequences: claim 5 is judged (the --eval 4 case below is not)
+  // Step 2's two probes of the chapter 09 LM: each probe's sentence follows its printed 1st − 2nd and
+  // standard error (easier only beyond both 2 SE and 0.1 nats), and the unseen ids are a count.
+  if (r.has("chapter 09 LM (")) {
+    for (const std::string probe : {"random ids", "held-out text"}) {
+      REQUIRE_MESSAGE(std::regex_search(flat, m, std::regex(probe + R"( [0-9.]+ [0-9.]+ ([-+][0-9.]+) ± ([0-9.]+) )")),
+                      probe);
+      const double d = std::stod(m[1].str()), bound = std::max(2.0 * std::stod(m[2].str()), 0.1);
+      if (std::abs(std::abs(d) - bound) > 0.002)
+        CHECK_MESSAGE(r.has(probe + ": the second copy is " +
+                            (d > bound ? "easier" : d < -bound ? "harder" : "no easier")), probe);
+    }
+    REQUIRE(std::regex_search(flat, m, std::regex(R"((\d+) of the (\d+) token ids never occur in the [0-9,]+ )"
+                                                  R"(held-out tokens; the random probe's (\d+) ids include (\d+) of)")));
+    CHECK(std::stoul(m[1].str()) < std::stoul(m[2].str()));
+    CHECK(std::stoul(m[4].str()) <= std::stoul(m[3].str()));
+  }
   if (r.has("chapter 08 Transformer: best head")) {
     REQUIRE(names.count("alignment_accuracy") == 1);
     const NpyArray acc = read_npy((dir / "alignment_accuracy.npy").string());
@@ -219,6 +236,17 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
     CHECK(r.has(fmt::format("({:.1f}%); Bahdanau", 100.0 * best)));
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 10 --eval 4: claim 5 is not judged from so few sequences, in step 7 and step 8") {
+  const RunResult r = run_program("10_interpretability", {"--quiet", "--no-color", "--eval", "4"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string flat = squeeze_spaces(r.out);
+  CHECK(r.has("not judged: 4 sequences are fewer than 16"));
+  CHECK(flat.find("within noise (") == std::string::npos);  // each vs-random cell says "not judged" instead
+  CHECK(std::regex_search(flat, std::regex(R"(5 gradients beat attention τ: gradient [-+][0-9.]+, )"
+                                           R"(attention ≤ [-+][0-9.]+ +not judged)")));
+  CHECK(r.has("Importance: not judged from 4 sequences"));
 }
 
 TEST_CASE("chapter 10 --html writes one offline page with every model's views") {

@@ -17,6 +17,7 @@
 #include "attn/nn/gradcheck.hpp"
 #include "attn/studies/induction.hpp"
 #include "attn/studies/interpretability.hpp"
+#include "attn/studies/interpretability_claims.hpp"
 #include "attn/tensor/mask.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "tiny_transformer.hpp"
@@ -382,4 +383,31 @@ TEST_CASE("studies on chapter 08 and 09's models: shapes, ranges, and a forced a
   for (std::size_t i = 0; i < text.size(); ++i) text[i] = int(i % 300);
   CHECK(decoder_lm_text_stats(lm, text, 3, 16).size() == 4);
   CHECK_THROWS_AS(decoder_lm_text_stats(lm, text, 1, 41), std::invalid_argument);
+  // Any passages repeated once: the random probe is this on random_passages' ids; text_passages
+  // spreads n passages over the whole text (40 tokens, 4 passages: at 0, 10, 20, 30).
+  const LmInduction again = decoder_lm_repeats(lm, random_passages(lc.vocab, 8, 3, 1));
+  CHECK(again.first == li.first);
+  CHECK(again.second == li.second);
+  const std::vector<std::vector<int>> ps = text_passages(text, 8, 4);
+  REQUIRE(ps.size() == 4);
+  CHECK(ps[1] == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17});
+  CHECK(ps[3].back() == 37);
+  CHECK(decoder_lm_repeats(lm, ps).sequences == 4);
+  CHECK_THROWS_AS(text_passages(text, 11, 4), std::invalid_argument);      // 44 > 40 tokens
+  CHECK_THROWS_AS(decoder_lm_repeats(lm, {{1, 2, 3}, {1, 2}}), std::invalid_argument);  // unequal lengths
+  CHECK_THROWS_AS(decoder_lm_repeats(lm, {}), std::invalid_argument);
+  // lm_induction_study: both probes, and the ids the held-out text (here ids 0 … 39) never holds.
+  const LmInductionStudy st = lm_induction_study(lm, text, 8, 3, 1);
+  REQUIRE(st.text);
+  CHECK(st.text->result.sequences == 3);
+  CHECK(st.random.result.first == li.first);
+  CHECK(st.unseen_ids == 260);
+  CHECK(st.held_out_tokens == 40);
+  std::size_t unseen = 0;
+  for (const std::vector<int>& p : random_passages(lc.vocab, 8, 3, 1))
+    for (int id : p) unseen += id >= 40;
+  CHECK(st.drawn == 24);
+  CHECK(st.drawn_unseen == unseen);
+  CHECK(st.random.copies.outcome == judge_copying(st.random.result).outcome);
+  CHECK_FALSE(lm_induction_study(lm, std::vector<int>(23, 1), 8, 3, 1).text);  // 23 < 3 × 8: not measured
 }

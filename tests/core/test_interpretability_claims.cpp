@@ -86,7 +86,7 @@ TEST_CASE("uniform_heads: counts heads at H / log n ≥ 0.95, both ways") {
 
 TEST_CASE("judge_importance: τ within noise of random, gradients beyond attention, and not") {
   ImportanceAgreement a;
-  a.sequences = 4;
+  a.sequences = kMinImportanceSequences;  // the verdicts below use the 4 τ of each list
   a.attn_taus = {{0.05, 0.0, 0.1, 0.05}};
   a.attn_vs_loo = {0.05};
   a.random_taus = {0.0, 0.05, -0.05, 0.0};
@@ -112,6 +112,17 @@ TEST_CASE("judge_importance: τ within noise of random, gradients beyond attenti
   c = judge_importance(a);
   CHECK(c.informative.outcome == Outcome::fails);  // nothing above random: τ cannot decide
   CHECK(c.informative.measured == 0.0);
+  CHECK_FALSE(c.too_few);
+  a.grad_taus = {0.61, 0.59, 0.60, 0.60};  // gradients far above again, but from too few sequences
+  a.grad_vs_loo = 0.60;
+  CHECK(judge_importance(a).gradients_win.holds());
+  a.sequences = kMinImportanceSequences - 1;
+  c = judge_importance(a);
+  CHECK(c.too_few);
+  CHECK(c.gradients_win.outcome == Outcome::inconclusive);
+  CHECK(c.grad_vs_random.outcome == Outcome::inconclusive);
+  CHECK(c.informative.outcome == Outcome::inconclusive);
+  CHECK(c.grad_vs_random.measured == doctest::Approx(0.60));  // the measurement is kept
   CHECK(standard_error({1.0}) == 0.0);
   CHECK(standard_error({1.0, 3.0}) == doctest::Approx(1.0));  // sd √2, / √2
 }
@@ -142,7 +153,11 @@ TEST_CASE("drawn_pattern and judge_pattern: a head on the first copy's successor
   CHECK(a.first_copy == 3);
   CHECK(a.later_copy == 1);
   CHECK(a.follows.holds());  // 3 of 4
-  CHECK(b.first_token == 4);
+  // rows 3 and 6 hold token 5, token 0's own: there token 0 is the earlier copy itself, not a sink
+  CHECK(b.same_token == 2);
+  CHECK(b.first_token == 2);
+  CHECK(a.same_token == 0);
+  CHECK(a.first_token == 0);
   CHECK(b.follows.outcome == Outcome::fails);
   CHECK(judge_pattern(2, 4).outcome == Outcome::partly);
   CHECK(judge_pattern(0, 0).outcome == Outcome::inconclusive);

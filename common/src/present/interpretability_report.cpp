@@ -73,9 +73,10 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
     s += (i ? ", " : "") + head_name(heads[i].layer, heads[i].head);
   return heads.size() > at_most ? s + ", …" : s;
 }
-// "L1H3 11 of 11 rows (follows the pattern), L1H1 8 of 11 (mostly: 3 of them after a later copy;
-// 3 elsewhere), L1H0 5 of 11 (does not: 6 on token 0)", best first: the rows whose darkest cell is
-// the token after an earlier copy, first or later (what the maps' "match" sums).
+// "L1H3 11 of 11 rows (follows the pattern), L1H1 8 of 11 (mostly: 3 of them on the token after a
+// nearer copy; 3 elsewhere), L1H0 5 of 11 (does not: 2 on an earlier copy itself; 4 on token 0)",
+// best first: the rows whose darkest cell is the token after an earlier copy, first or later (what
+// the maps' "match" sums).
 std::string pattern_list(std::vector<DrawnPattern> ps) {
   std::stable_sort(ps.begin(), ps.end(),
                    [](const DrawnPattern& a, const DrawnPattern& b) { return a.on_copy() > b.on_copy(); });
@@ -85,10 +86,12 @@ std::string pattern_list(std::vector<DrawnPattern> ps) {
                                                             : sentence_for(p.follows.outcome, _("follows the pattern"),
                                                                            _("does not"), _("no such rows"));
     std::vector<std::string> parts;
-    if (p.later_copy) parts.push_back(_f("{} of them after a later copy", p.later_copy));
+    if (p.later_copy) parts.push_back(_f("{} of them on the token after a nearer copy", p.later_copy));
+    if (p.same_token) parts.push_back(_f("{} on an earlier copy itself", p.same_token));
     if (p.first_token) parts.push_back(_f("{} on token 0", p.first_token));
-    const std::size_t other = p.rows - std::min(p.rows, p.on_copy() + p.first_token);
-    if (other && p.on_copy() + p.first_token > 0) parts.push_back(_f("{} elsewhere", other));
+    const std::size_t named = p.on_copy() + p.same_token + p.first_token;
+    const std::size_t other = p.rows - std::min(p.rows, named);
+    if (other && named > 0) parts.push_back(_f("{} elsewhere", other));
     const std::string detail =
         parts.empty() ? std::string(word) : _f("{}: {}", word, fmt::format("{}", fmt::join(parts, _("; "))));
     items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.on_copy(), p.rows, detail));
@@ -198,6 +201,14 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   const std::vector<int> seq = drawn.sequence(0);
   nar.result(_f("induction model: {} attention-only layers × {} heads, d_model = {}, vocabulary {}, {} parameters", L,
                 H, m.cfg.d_model, m.cfg.vocab, format_count(parameter_count(m))));
+  nar.say(_f("attention-only: no feed-forward sub-layers, each layer adds its heads' output to the residual "
+             "stream; d_k = d_model / heads = {}; the {} parameters: token embeddings {}, learned position "
+             "embeddings {} ({} positions × {}), {} layers × {} heads' W_Q, W_K, W_V, W_O ({} per head) and the "
+             "unembedding {}", m.cfg.d_model / H, format_count(parameter_count(m)), format_count(m.w_e.size()),
+             format_count(m.w_pos.size()), m.w_pos.shape(0), m.cfg.d_model, L, H,
+             format_count((m.attn[0].w_q.size() + m.attn[0].w_k.size() + m.attn[0].w_v.size() +
+                           m.attn[0].w_o.size()) / H),
+             format_count(m.w_u.size())));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
   nar.say(_f("input: {} random tokens, repeated to {} tokens: {}", period, seq.size(), fmt::join(toks, " ")));
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
@@ -246,8 +257,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.record("prefix_matching", per_head(c.drawn_stats, L, H, &HeadStat::prefix_matching));
   nar.attention_view({_("induction model (2-layer attention-only)"), toks, toks, w, true});
   if (!transformer_norm.empty())
-    nar.say(_f("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention",
-               transformer_norm));
+    nar.say(_f("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention "
+               "(post-Norm: LayerNorm after each residual add; pre-Norm, --norm pre: before each sub-layer; "
+               "chapter 08)", transformer_norm));
   nar.code("attn/studies/induction.hpp: attn_only_weights; attn/present/side_by_side.hpp: side_by_side");
   nar.why(_("a head's weights say where each position reads from, so a repeated pattern in the input shows "
             "up as a shifted diagonal in the map of the head that uses it."));
@@ -264,30 +276,62 @@ void add_transformer_views(Narrator& nar, const Transformer& tf, const ToyCorpus
 }
 
 namespace {
+std::string best_prefix(const LmRepeatProbe& p) {
+  std::string best;
+  for (const HeadStat& h : p.best)
+    best += fmt::format("{}{} {:.3f}", best.empty() ? "" : ", ", head_name(h.layer, h.head), h.prefix_matching);
+  return best;
+}
 void report_lm_induction(Narrator& nar, const LmInductionStudy& s, const Metadata& lm_metadata,
                          const InductionModel& im) {
-  const LmInduction& r = s.result;
-  std::string best;
-  for (const HeadStat& h : s.best) best += fmt::format("{}{} {:.3f}", best.empty() ? "" : ", ", head_name(h.layer, h.head),
-                                                       h.prefix_matching);
-  nar.result(_f("chapter 09 LM ({} steps), {} sequences of {} random tokens, each repeated once:",
-                metadata_value(lm_metadata, "steps"), r.sequences, r.period));
-  nar.result(_f("  loss on the first copy {:.3f}, on the second {:.3f} (chance: log {} = {:.3f}); difference "
-                "{:+.3f} ± {:.3f} (standard error)", r.first, r.second, s.vocab,
-                s.chance, printed_diff(r.first, r.second), r.difference_se));
-  nar.result(_f("  best prefix matching: {} (a head with uniform weights: {:.3f}); {} of {} heads score above 0.4 "
-                "(this LM's heads are only measured, never zeroed: its forward pass has no way to switch a head "
-                "off)", best, r.uniform_prefix, s.strong, r.heads.size()));
-  nar.result(sentence_for(s.copies.outcome,
-                  _("  the second copy is easier than the first: the model copies from the earlier one"),
-                  _("  the second copy is harder than the first"),
-                  _("  the second copy is no easier than the first: no induction behaviour on these random token "
-                    "ids, many of which this LM never met in its text (its losses above sit far over chance), so "
-                    "this does not show how it treats a repeat of text it knows")));
-  if (s.above_chance)
-    nar.say(_("  both losses are above chance: on random tokens, guesses learned from text cost more than a "
-              "uniform guess"));
-  if (!s.copies.holds())
+  const LmInduction& r = s.random.result;
+  nar.result(_f("chapter 09 LM ({} steps): {} sequences of {} tokens, each followed by the same {} again; two "
+                "probes: random token ids, and passages of the held-out text (data/ch09/kjv_valid.txt, never "
+                "trained on)", metadata_value(lm_metadata, "steps"), r.sequences, r.period, r.period));
+  Table t({_("probe"), _("1st copy"), _("2nd copy"), _("1st − 2nd"), _("best prefix matching"), _("> 0.4")});
+  auto add = [&](const std::string& name, const LmRepeatProbe& p) {
+    t.add({name, fmt::format("{:.3f}", p.result.first), fmt::format("{:.3f}", p.result.second),
+           fmt::format("{:+.3f} ± {:.3f}", printed_diff(p.result.first, p.result.second), p.result.difference_se),
+           best_prefix(p), _f("{} of {}", p.strong, p.result.heads.size())});
+  };
+  add(_("random ids"), s.random);
+  if (s.text) add(_("held-out text"), *s.text);
+  nar.table(t, /*as_result=*/true);
+  nar.say(_f("1st copy, 2nd copy: the mean next-token loss in nats on each copy's tokens 2 … {} (chance: log {} = "
+             "{:.3f}), the same targets in both; the second copy's first token is left out: it follows the "
+             "passage's last token, which no earlier copy shows; ± the "
+             "standard error over the {} sequences; prefix matching as in the table above (a head with uniform "
+             "weights: {:.3f} on the random ids{}); > 0.4: the heads scoring above 0.4; the second copy counts as "
+             "easier when 1st − 2nd exceeds both 2 standard errors and 0.1 nats",
+             r.period, s.vocab, s.chance, r.sequences, r.uniform_prefix,
+             s.text ? _f(", {:.3f} on the text", s.text->result.uniform_prefix) : std::string()));
+  nar.result(_f("  {} of the {} token ids never occur in the {} held-out tokens; the random probe's {} ids "
+                "include {} of them", s.unseen_ids, s.vocab, format_count(s.held_out_tokens), s.drawn,
+                s.drawn_unseen));
+  nar.result(sentence_for(s.random.copies.outcome,
+                          _("  random ids: the second copy is easier than the first: the LM copies from the earlier "
+                            "one even tokens it cannot predict"),
+                          _("  random ids: the second copy is harder than the first"),
+                          _("  random ids: the second copy is no easier than the first")));
+  if (s.random.above_chance)
+    nar.say(_("  both losses on random ids are above chance: guesses learned from text cost more than a uniform "
+              "guess on ids in an order text never has"));
+  if (s.text)
+    nar.result(s.text->copies.holds()
+                   ? _f("  held-out text: the second copy is easier than the first, by {:+.3f} nats: the LM reads "
+                        "the earlier copy of a passage it never trained on",
+                        printed_diff(s.text->result.first, s.text->result.second))
+                   : std::string(sentence_for(s.text->copies.outcome, "",
+                                              _("  held-out text: the second copy is harder than the first"),
+                                              _("  held-out text: the second copy is no easier than the first: "
+                                                "this LM does not use an earlier copy even of text like the text it "
+                                                "learned from"))));
+  else
+    nar.say(_("  held-out text: too short for the passages; not measured"));
+  nar.say(_("  what the probes show: whether a second copy costs less than the first, that is whether the LM "
+            "reads the earlier copy; not which heads do it: this LM's heads are only measured, never zeroed "
+            "(its forward pass has no way to switch a head off)"));
+  if (!s.random.copies.holds() && !(s.text && s.text->copies.holds()))
     nar.say(_f("  Olsson et al. 2022 (Argument 1) see induction heads form in a sudden phase change early in "
                "training, after billions of tokens; this LM saw {} tokens of text. The induction model above saw "
                "{} tokens ({} steps × {} sequences × {} tokens), but every one of its sequences repeats itself",
@@ -367,6 +411,12 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   nar.result(_f("layer {}: {} matches prefixes best ({:.3f}), but zeroing {} costs most ({:.3f}); with all {} heads "
                 "zeroed the loss is {:.3f}", last, head_name(last, c.induction_head), ind.prefix_eval,
                 head_name(last, c.most_needed), needed.second_if_zeroed, H, c.second_without_last_layer));
+  if (c.most_needed != c.induction_head)
+    nar.say(_f("the two rank heads differently because they measure different things: prefix matching, where a "
+               "head's weights point; the zeroing cost, how much the rest of the model loses without the head's "
+               "output. {}'s prefix matching is {:.2f} on step 1's one sequence but {:.3f} over the {} "
+               "evaluation sequences: step 1's map is one sample", head_name(last, c.most_needed),
+               needed.prefix_drawn, needed.prefix_eval, c.eval_sequences));
   const std::string share = _f("the costliest single head adds {:+.3f} to the loss, {:.0f}% of the {:+.3f} that "
                                "losing all {} adds; redundant when at most {:.0f}%",
                                printed_diff(needed.second_if_zeroed, c.base.second), 100.0 * c.redundant.measured,
@@ -443,11 +493,13 @@ void report_distances(Narrator& nar, const InterpretabilityFindings& f, const st
   nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
             "H / log n: H over its largest value (1: uniform over the n keys a row may see); the verdict "
             "'grows with depth' needs the last layer's distance to exceed the first's by more than 10%; the row \"uniform\": a head that "
-            "weights every key a row may see alike, on the same inputs (a causal row i: i/2 on average), so a "
+            "weights every key a row may see alike, on the same inputs (a causal row i sees keys 0 … i: i/2 on "
+            "average; an encoder row i of n sees all n keys: (i(i + 1) + (n − 1 − i)(n − i)) / (2n)), so a "
             "layer near it looks everywhere rather than far"));
-  nar.say(_("papers: the ViT paper (Dosovitskiy et al. 2021, Fig. 7) finds attention distance growing with depth, "
-            "with some far-looking heads already in layer 0; Clark et al. 2019 (Fig. 4) find broad, high-entropy "
-            "heads in BERT's lower layers."));
+  nar.say(_("papers: the ViT paper (Vision Transformer, images cut into patches; Dosovitskiy et al. 2021, Fig. 7) "
+            "finds attention distance growing with depth, with some far-looking heads already in layer 0; Clark "
+            "et al. 2019 (Fig. 4) find broad, high-entropy heads in the lower layers of BERT (a Transformer "
+            "encoder pre-trained on text)."));
   if (f.lm_distance)
     report_distance(nar, _("chapter 09 LM"), _f("{} × {} held-out tokens", kLmTextWindows, kLmTextTokens),
                     *f.lm_distance);
@@ -511,8 +563,9 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
   Vec acc = xt::zeros<float>({1});
   acc(0) = float(a.bahdanau);
   nar.record("alignment_accuracy_bahdanau", acc);
-  nar.result(_f("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word",
-                100.0 * a.bahdanau, format_count(a.words)));
+  nar.result(_f("Bahdanau (chapter 01): {:.1f}% of {} target words put their largest α on their source word "
+                "(chapter 01's model on these {} test sentences; chapter 01 itself counts its whole test set)",
+                100.0 * a.bahdanau, format_count(a.words), a.sentences));
   nar.result(_f("verdict: {} (holds: ≥ 80% of words; partly: ≥ 50%)", outcome_word(a.bahdanau_aligns.outcome)));
   if (!a.cross) {
     nar.say(_("the Transformer's cross-attention heads (chapter 08): not available yet, not measured."));
@@ -630,7 +683,8 @@ void report_perturbation(Narrator& nar, const PerturbationSweep& p, const Induct
                   "the computation; one seed pair gives no spread, so the edits nearest it are not clearly different",
                   p.rows.size() - p.below, lo, hi));
   }
-  nar.say(_("papers: Jain & Wallace report that permuting weights often leaves BiLSTM classifiers' outputs nearly "
+  nar.say(_("papers: Jain & Wallace report that permuting weights often leaves the outputs of BiLSTM "
+            "classifiers (bidirectional LSTM: a recurrent network read in both directions) nearly "
             "unchanged; Wiegreffe & Pinter 2019 answer that the seed-to-seed change is the yardstick to judge that by."));
   nar.code("attn/studies/interpretability_claims.hpp: perturbation_sweep; attn/attention/head_intervention.hpp: "
            "edit_head_weights");
@@ -658,7 +712,8 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
             "standard error of the mean over the sequences; attention, layer L: the mean over that layer's heads "
             "of the last query's weights on the earlier tokens"));
   auto vs_random = [&](const Verdict& v) {  // measured: the gap to random scores' τ; bound: 2 combined SE
-    return fmt::format("{} ({})", sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
+    return fmt::format("{} ({})",
+                       c.too_few ? _("not judged") : sentence_for(v.outcome, _("above"), _("below"), _("within noise")),
                        gap_and_bound(v.measured, v.bound));
   };
   nar.say(_("SE: standard error; the last column's 2 SE is twice the standard error of the gap"));
@@ -673,10 +728,12 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   }
   t.add({_("gradient × input"), fmt::format("{:+.3f} ± {:.3f}", a.grad_vs_loo, c.grad_se), "—",
          fmt::format("{:.0f}%", 100.0 * a.grad_top1), vs_random(c.grad_vs_random)});
-  t.add({_("uniform attention"), fmt::format("{:+.3f}", a.uniform_vs_loo), "—", "—", "—"});
+  t.add({_("uniform attention"), fmt::format("{:+.3f}", a.uniform_vs_loo), "—", "—", _("— (all tied, τ taken as 0)")});
   t.add({_("random scores"), fmt::format("{:+.3f} ± {:.3f}", a.random_vs_loo, c.random_se), "—",
          fmt::format("{:.0f}%", 100.0 * a.random_top1), "—"});
   nar.table(t, true);
+  nar.say(_("all tied: uniform attention ranks every earlier token alike; τ-b's denominator is then 0, and τ is "
+            "taken as 0 (no agreement either way)"));
   nar.record("kendall_tau", tau);
   std::vector<std::string> edges;  // cells whose gap is within 5% of its bound, either side
   for (std::size_t l = 0; l < c.attn_vs_random.size(); ++l)
@@ -692,6 +749,13 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
                 "column is not judged (a blind guess among the earlier tokens is right {:.1f}% of the time)",
                 a.sequences, 100.0 * a.chance_top1));
   const double best = a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[c.best_layer];
+  if (c.too_few)
+    nar.result(_f("not judged: {} sequences are fewer than {}; a standard error from n values is itself uncertain "
+                  "by about 1/√(2(n − 1)) of it, {:.0f}% here ({:.0f}% at {}), too loose for a 2-SE rule",
+                  a.sequences, kMinImportanceSequences,
+                  100.0 / std::sqrt(2.0 * (double(std::max<std::size_t>(a.sequences, 2)) - 1.0)),
+                  100.0 / std::sqrt(2.0 * (double(kMinImportanceSequences) - 1.0)), kMinImportanceSequences));
+  else
   nar.result(_f("verdict: {} (τ {:+.3f} vs the best attention layer's {:+.3f}; difference {:+.3f}; its noise is "
                 "paired over the {} sequences: 2·SE(τ_gradient − τ_attention) of the per-sequence differences = "
                 "{:.3f})",
@@ -699,7 +763,7 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
                      _("attention agrees with leave-one-out better"),
                      _("neither agrees with leave-one-out better beyond the noise")),
                 a.grad_vs_loo, best, printed_diff(a.grad_vs_loo, best), a.sequences, 2.0 * c.difference_se));
-  if (!c.informative.holds() && !a.attn_top1.empty() && a.chance_top1 > 0.0)
+  if (!c.too_few && !c.informative.holds() && !a.attn_top1.empty() && a.chance_top1 > 0.0)
     nar.result(_f("but no ranking's τ is above random scores' beyond the noise, so this τ test cannot decide claim 5 "
                   "here: τ ranks every earlier token, and the order of those that matter little counts as much as "
                   "the top one. On that top token (top-1 column), layer {}'s attention finds it in {:.1f}% of the "
@@ -746,8 +810,9 @@ void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
   t.add({_("5 gradients beat attention"),
          _f("τ: gradient {:+.3f}, attention ≤ {:+.3f}", a.grad_vs_loo,
             a.attn_vs_loo.empty() ? 0.0 : a.attn_vs_loo[f.importance.best_layer]),
-         f.importance.informative.holds() ? outcome_word(f.importance.gradients_win.outcome)
-                                          : _("undecided")});
+         f.importance.too_few                ? _("not judged")
+         : f.importance.informative.holds() ? outcome_word(f.importance.gradients_win.outcome)
+                                            : _("undecided")});
   nar.table(t, /*as_result=*/true);
   nar.say(_("to look at every head yourself: --html FILE (offline), or BertViz with --export (see README)."));
 }
@@ -765,17 +830,29 @@ std::vector<std::string> interpretability_takeaway(const InterpretabilityFinding
   lines.push_back(_f("Second-period loss {:.3f}; {:.3f} with {} zeroed, {:.3f} with {} zeroed, {:.3f} with all of "
                      "layer {} zeroed.", c.base.second, c.second_without_previous, prev, c.second_without_induction,
                      ind, c.second_without_last_layer, c.last_layer));
-  if (f.lm_induction)
+  if (f.lm_induction && f.lm_induction->text) {
+    const LmRepeatProbe& tp = *f.lm_induction->text;
+    lines.push_back(_f("The chapter 09 LM, after {} tokens of text: a repeated held-out passage's second copy is {} "
+                       "the first ({:.3f} vs {:.3f} nats); on random ids {} ({:.3f} vs {:.3f}).",
+                       format_count(f.lm_tokens_seen), tp.copies.holds() ? _("easier than") : _("no easier than"),
+                       tp.result.second, tp.result.first,
+                       f.lm_induction->random.copies.holds() ? _("easier") : _("no easier"),
+                       f.lm_induction->random.result.second, f.lm_induction->random.result.first));
+  } else if (f.lm_induction) {
     lines.push_back(_f("The chapter 09 LM, after {} tokens of text: second copy {} the first ({:.3f} vs {:.3f}).",
                        format_count(f.lm_tokens_seen),
-                       f.lm_induction->copies.holds() ? _("easier than") : _("no easier than"),
-                       f.lm_induction->result.second, f.lm_induction->result.first));
+                       f.lm_induction->random.copies.holds() ? _("easier than") : _("no easier than"),
+                       f.lm_induction->random.result.second, f.lm_induction->random.result.first));
+  }
   lines.push_back(_f("Alignment: Bahdanau's argmax hits the true source word for {:.1f}% of target words.",
                      100.0 * f.alignment.bahdanau));
   lines.push_back(_f("Perturbation: {} of {} single-head edits move the output less than another seed does.",
                      f.perturbation.below, f.perturbation.rows.size()));
   const ImportanceAgreement& a = f.importance.agreement;
-  if (!a.attn_vs_loo.empty() && !f.importance.informative.holds())
+  if (f.importance.too_few)
+    lines.push_back(_f("Importance: not judged from {} sequences (at least {} needed).", a.sequences,
+                       kMinImportanceSequences));
+  else if (!a.attn_vs_loo.empty() && !f.importance.informative.holds())
     lines.push_back(_f("Importance: no ranking's τ with leave-one-out beats random scores', so τ cannot decide; "
                        "leave-one-out's top token is found by gradient × input in {:.0f}% of the sequences, by "
                        "attention in {:.0f}% (a blind guess: {:.1f}%).", 100.0 * a.grad_top1,

@@ -270,36 +270,70 @@ double token_loss(const Mat& logits, std::size_t t, int target) {
 }
 }  // namespace
 
-LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::size_t n, std::uint64_t seed) {
-  if (period < 2 || 2 * period > m.cfg.context)
-    throw std::invalid_argument("decoder_lm_induction: period " + std::to_string(period) + " must be ≥ 2 and fit twice in " +
-                                std::to_string(m.cfg.context) + " positions");
-  Rng rng(seed);
+LmInduction decoder_lm_repeats(const DecoderLM& m, const std::vector<std::vector<int>>& passages) {
   LmInduction r;
-  r.period = period;
   std::vector<std::vector<Tensor3>> examples;
   std::vector<std::vector<int>> tokens;
   std::vector<double> differences;  // first − second, per sequence
-  for (std::size_t s = 0; s < n; ++s) {
-    std::vector<int> seq(2 * period);
-    for (std::size_t i = 0; i < period; ++i) seq[i] = seq[i + period] = int(rng.below(std::uint32_t(m.cfg.vocab)));
+  for (const std::vector<int>& passage : passages) {
+    const std::size_t period = passage.size();
+    if (period < 2 || 2 * period > m.cfg.context || (r.period != 0 && period != r.period))
+      throw std::invalid_argument("decoder_lm_repeats: passage of " + std::to_string(period) +
+                                  " tokens must be ≥ 2, as long as the others, and fit twice in " +
+                                  std::to_string(m.cfg.context) + " positions");
+    r.period = period;
+    std::vector<int> seq(passage);
+    seq.insert(seq.end(), passage.begin(), passage.end());
     const DecoderLMTrace tr = decoder_lm_trace(m, seq);
     examples.push_back(split_layers(tr.attn_weights));
     tokens.push_back(seq);
+    // Position t predicts token t + 1. Each copy scores the passage's tokens 1 … period − 1, the same
+    // targets; the junction (token `period`, the passage's start after its end) is left out: no
+    // earlier copy shows what follows the passage's last token, so it would only add noise.
     double first = 0.0, second = 0.0;
-    for (std::size_t t = 0; t + 1 < seq.size(); ++t)  // position t predicts token t + 1
-      (t + 1 < period ? first : second) += token_loss(tr.logits, t, seq[t + 1]);
+    for (std::size_t t = 0; t + 1 < seq.size(); ++t)
+      if (t + 1 != period) (t + 1 < period ? first : second) += token_loss(tr.logits, t, seq[t + 1]);
     r.first += first / double(period - 1);
-    r.second += second / double(period);
-    differences.push_back(first / double(period - 1) - second / double(period));
+    r.second += second / double(period - 1);
+    differences.push_back(first / double(period - 1) - second / double(period - 1));
     ++r.sequences;
   }
-  r.first /= double(n);
-  r.second /= double(n);
+  if (r.sequences == 0) throw std::invalid_argument("decoder_lm_repeats: no passage");
+  r.first /= double(r.sequences);
+  r.second /= double(r.sequences);
   r.difference_se = standard_error(differences);
   r.heads = head_stats(examples, tokens, true);
   r.uniform_prefix = uniform_prefix_matching(tokens);
   return r;
+}
+
+LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::size_t n, std::uint64_t seed) {
+  if (period < 2 || 2 * period > m.cfg.context)
+    throw std::invalid_argument("decoder_lm_induction: period " + std::to_string(period) + " must be ≥ 2 and fit twice in " +
+                                std::to_string(m.cfg.context) + " positions");
+  return decoder_lm_repeats(m, random_passages(m.cfg.vocab, period, n, seed));
+}
+
+std::vector<std::vector<int>> random_passages(std::size_t vocab, std::size_t period, std::size_t n,
+                                              std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::vector<int>> passages(n, std::vector<int>(period));
+  for (std::vector<int>& p : passages)
+    for (int& id : p) id = int(rng.below(std::uint32_t(vocab)));
+  return passages;
+}
+
+std::vector<std::vector<int>> text_passages(const std::vector<int>& tokens, std::size_t period, std::size_t n) {
+  if (period == 0 || n == 0 || tokens.size() < n * period)
+    throw std::invalid_argument("text_passages: " + std::to_string(tokens.size()) + " tokens hold no " +
+                                std::to_string(n) + " passages of " + std::to_string(period));
+  const std::size_t apart = tokens.size() / n;  // spread over the whole text, not its first pages
+  std::vector<std::vector<int>> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto from = tokens.begin() + std::ptrdiff_t(i * apart);
+    out.emplace_back(from, from + std::ptrdiff_t(period));
+  }
+  return out;
 }
 
 std::vector<HeadStat> decoder_lm_text_stats(const DecoderLM& m, const std::vector<int>& tokens, std::size_t windows,

@@ -69,6 +69,7 @@ DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens) {
     ++d.rows;
     if (top == successors.front()) ++d.first_copy;
     else if (std::find(successors.begin() + 1, successors.end(), top) != successors.end()) ++d.later_copy;
+    else if (tokens[top] == tokens[i]) ++d.same_token;  // on an earlier copy itself, token 0 included
     else if (top == 0) ++d.first_token;
   }
   d.follows = judge_pattern(d.on_copy(), d.rows);
@@ -180,18 +181,34 @@ Verdict judge_copying(const LmInduction& r) {
   return judge_greater(r.first, r.second, std::max(2.0 * r.difference_se, 0.1));
 }
 
-LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period, std::size_t sequences, std::uint64_t seed) {
-  LmInductionStudy s;
-  s.result = decoder_lm_induction(m, period, sequences, seed);
-  s.best = s.result.heads;
-  std::sort(s.best.begin(), s.best.end(),
+LmRepeatProbe lm_repeat_probe(const DecoderLM& m, const std::vector<std::vector<int>>& passages) {
+  LmRepeatProbe p;
+  p.result = decoder_lm_repeats(m, passages);
+  p.best = p.result.heads;
+  std::sort(p.best.begin(), p.best.end(),
             [](const HeadStat& x, const HeadStat& y) { return x.prefix_matching > y.prefix_matching; });
-  s.best.resize(std::min<std::size_t>(3, s.best.size()));
-  for (const HeadStat& h : s.result.heads) s.strong += h.prefix_matching > 0.4;
+  p.best.resize(std::min<std::size_t>(3, p.best.size()));
+  for (const HeadStat& h : p.result.heads) p.strong += h.prefix_matching > 0.4;
+  p.copies = judge_copying(p.result);
+  p.above_chance = std::min(p.result.first, p.result.second) > std::log(double(m.cfg.vocab));
+  return p;
+}
+
+LmInductionStudy lm_induction_study(const DecoderLM& m, const std::vector<int>& held_out, std::size_t period,
+                                    std::size_t sequences, std::uint64_t seed) {
+  LmInductionStudy s;
+  const std::vector<std::vector<int>> ids = random_passages(m.cfg.vocab, period, sequences, seed);
+  s.random = lm_repeat_probe(m, ids);
+  if (held_out.size() >= sequences * period) s.text = lm_repeat_probe(m, text_passages(held_out, period, sequences));
   s.vocab = m.cfg.vocab;
   s.chance = std::log(double(m.cfg.vocab));
-  s.copies = judge_copying(s.result);
-  s.above_chance = std::min(s.result.first, s.result.second) > s.chance;
+  std::vector<bool> seen(m.cfg.vocab, false);
+  for (int id : held_out)
+    if (id >= 0 && std::size_t(id) < seen.size()) seen[std::size_t(id)] = true;
+  s.held_out_tokens = held_out.size();
+  s.unseen_ids = std::size_t(std::count(seen.begin(), seen.end(), false));
+  for (const std::vector<int>& p : ids)
+    for (int id : p) s.drawn_unseen += !seen[std::size_t(id)], ++s.drawn;
   return s;
 }
 
@@ -250,6 +267,7 @@ AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* trans
   AlignmentStudy a;
   a.bahdanau = seq2seq_alignment_accuracy(bahdanau, pairs, src_vocab, tgt_vocab);
   for (const SentencePair& p : pairs) a.words += p.tgt.size();
+  a.sentences = pairs.size();
   a.bahdanau_aligns = judge_alignment(a.bahdanau);
   a.example = seq2seq_teacher_alignment(bahdanau, example, src_vocab, tgt_vocab);
   a.truth = xt::zeros<float>(a.example.shape());
@@ -337,13 +355,20 @@ ImportanceClaim judge_importance(const ImportanceAgreement& a) {
   }
   c.grad_vs_random = above_random(a.grad_vs_loo, c.grad_se);
   c.informative = judge_informative(c.attn_vs_random, c.grad_vs_random);
-  if (a.attn_vs_loo.empty() || c.best_layer >= a.attn_taus.size()) return c;
+  c.too_few = a.sequences < kMinImportanceSequences;
+  auto finish = [&c]() {  // the measurements stay; from too few sequences no outcome is drawn
+    if (!c.too_few) return c;
+    for (Verdict& v : c.attn_vs_random) v.outcome = Outcome::inconclusive;
+    for (Verdict* v : {&c.grad_vs_random, &c.informative, &c.gradients_win}) v->outcome = Outcome::inconclusive;
+    return c;
+  };
+  if (a.attn_vs_loo.empty() || c.best_layer >= a.attn_taus.size()) return finish();
   std::vector<double> diff;
   for (std::size_t s = 0; s < a.grad_taus.size() && s < a.attn_taus[c.best_layer].size(); ++s)
     diff.push_back(a.grad_taus[s] - a.attn_taus[c.best_layer][s]);
   c.difference_se = standard_error(diff);
   c.gradients_win = judge_greater(a.grad_vs_loo, a.attn_vs_loo[c.best_layer], 2.0 * c.difference_se);
-  return c;
+  return finish();
 }
 
 ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, std::size_t sequences,

@@ -121,14 +121,22 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
 // ---- the chapter 09 language model -----------------------------------------------------------
 struct LmInduction {
   std::vector<HeadStat> heads;       // prefix matching etc. per head, over the repeated sequences
-  double first = 0.0, second = 0.0;  // mean next-token loss on the first and on the second copy
+  double first = 0.0, second = 0.0;  // mean next-token loss on each copy's tokens 1 … period − 1
   double difference_se = 0.0;        // standard error of the mean of (first − second) per sequence
   double uniform_prefix = 0.0;       // uniform_prefix_matching of the same sequences
   std::size_t sequences = 0, period = 0;
 };
+// Each passage (all of one length, 2·length ≤ the model's context) followed by itself: the losses
+// on the first and on the second copy, and the heads' stats over the doubled sequences.
+LmInduction decoder_lm_repeats(const DecoderLM& m, const std::vector<std::vector<int>>& passages);
 // n sequences of `period` random token ids (uniform over the vocabulary, drawn from seed), each
-// repeated twice (2·period ≤ the model's context): Olsson et al.'s test on a trained LM.
+// repeated twice: Olsson et al.'s test on a trained LM.
 LmInduction decoder_lm_induction(const DecoderLM& m, std::size_t period, std::size_t n, std::uint64_t seed);
+// n passages of `period` token ids drawn uniformly from 0 … vocab − 1 (PCG32 seed): the ids above.
+std::vector<std::vector<int>> random_passages(std::size_t vocab, std::size_t period, std::size_t n,
+                                              std::uint64_t seed);
+// n passages of `period` consecutive tokens, spread evenly over `tokens` (throws when they do not fit).
+std::vector<std::vector<int>> text_passages(const std::vector<int>& tokens, std::size_t period, std::size_t n);
 // Head stats of the LM on `windows` consecutive windows of `time` tokens of real text (fewer when
 // the text is short; throws std::invalid_argument when not even one fits).
 std::vector<HeadStat> decoder_lm_text_stats(const DecoderLM& m, const std::vector<int>& tokens, std::size_t windows,

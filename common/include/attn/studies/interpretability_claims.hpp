@@ -6,7 +6,7 @@
 //                         zeroing each costs, whether the second reads the first (K- or
 //                         Q-composition), whether the last layer's heads are redundant, and
 //                         where each of their rows of the drawn map puts its largest weight
-//   lm_induction_study    the chapter 09 LM on random tokens repeated once
+//   lm_induction_study    the chapter 09 LM on random tokens, and on held-out text, repeated once
 //   distance_claim        claim 1: mean attention distance grows with depth
 //   alignment_study       claim 2: argmax α is the aligned source word (Bahdanau, Transformer)
 //   uniform_heads         claim 3: some heads are near uniform, and removing them matters little
@@ -41,11 +41,12 @@ std::size_t induction_tokens_seen(const Metadata& md);
 // ---- induction heads ----------------------------------------------------------------------------
 // Where one head's largest weight lies in each row of a sequence that has an earlier copy of its
 // token (the rows prefix_matching_score averages over): on the token after the first copy, after a
-// later copy, on token 0, or elsewhere. The induction pattern is the token after an earlier copy,
+// later copy, on an earlier copy itself (token 0 too, when the row's token is token 0's), on token 0
+// (another token: a possible attention sink), or elsewhere. The induction pattern is the token after an earlier copy,
 // first or later: the cells prefix_matching_score (the maps' "match") sums.
 struct DrawnPattern {
   std::size_t layer = 0, head = 0;
-  std::size_t rows = 0, first_copy = 0, later_copy = 0, first_token = 0;
+  std::size_t rows = 0, first_copy = 0, later_copy = 0, same_token = 0, first_token = 0;
   std::size_t on_copy() const { return first_copy + later_copy; }  // after an earlier copy
   Verdict follows;  // judge_pattern(on_copy(), rows)
 };
@@ -106,20 +107,31 @@ Verdict judge_composition(double prefix_with, double prefix_without);
 // zeroing the whole layer does (measured = that share).
 Verdict judge_redundancy(double base_loss, double worst_single_loss, double whole_layer_loss);
 
-struct LmInductionStudy {
+// One probe of the chapter 09 LM: passages repeated once, and what it shows.
+struct LmRepeatProbe {
   LmInduction result;
   std::vector<HeadStat> best;  // the 3 heads with the largest prefix matching
   std::size_t strong = 0;      // heads with prefix matching above 0.4
-  std::size_t vocab = 0;
-  double chance = 0.0;         // log V
   Verdict copies;              // judge_copying(result)
   bool above_chance = false;   // both losses above log V
+};
+LmRepeatProbe lm_repeat_probe(const DecoderLM& m, const std::vector<std::vector<int>>& passages);
+struct LmInductionStudy {
+  LmRepeatProbe random;        // random token ids, repeated once
+  std::optional<LmRepeatProbe> text;  // passages of held-out text, repeated once (when it holds them)
+  std::size_t vocab = 0;
+  double chance = 0.0;         // log V
+  std::size_t unseen_ids = 0;  // vocabulary ids that never occur in the held-out text
+  std::size_t held_out_tokens = 0;
+  std::size_t drawn_unseen = 0, drawn = 0;  // of the random probe's ids (first copies), how many are unseen ones
 };
 // The second copy is easier than the first: first − second beyond 2 standard errors and beyond
 // 0.1 nats (holds); as much harder (fails); else inconclusive.
 Verdict judge_copying(const LmInduction& r);
-LmInductionStudy lm_induction_study(const DecoderLM& m, std::size_t period = 40, std::size_t sequences = 8,
-                                    std::uint64_t seed = 77);
+// Random ids (`sequences` × `period`, PCG32 seed) and `sequences` passages of `period` tokens spread
+// over `held_out` (skipped when it is too short), each repeated once.
+LmInductionStudy lm_induction_study(const DecoderLM& m, const std::vector<int>& held_out, std::size_t period = 40,
+                                    std::size_t sequences = 8, std::uint64_t seed = 77);
 
 // ---- claim 1 ------------------------------------------------------------------------------------
 // The chapter 09 LM's heads on real text: 4 consecutive windows of 128 held-out tokens.
@@ -160,6 +172,7 @@ std::vector<RowMiss> row_misses(const Mat& weights, const std::vector<int>& alig
 struct AlignmentStudy {
   double bahdanau = 0.0;          // share of target words whose argmax α is the aligned source word
   std::size_t words = 0;          // target words scored
+  std::size_t sentences = 0;      // the pairs they come from
   Verdict bahdanau_aligns;        // judge_alignment(bahdanau)
   Mat example, truth;             // (len(tgt), S): Bahdanau's α for the example pair, the true alignment
   std::optional<CrossAlignment> cross;  // the chapter 08 Transformer, when given
@@ -224,13 +237,18 @@ struct ImportanceClaim {
   double difference_se = 0.0;           // of the per-sequence (gradient τ − best layer's τ)
   Verdict gradients_win;                // gradient τ above the best layer's beyond 2 standard errors
   Verdict informative;                  // judge_informative: some ranking's τ is above random scores'
+  bool too_few = false;                 // fewer than kMinImportanceSequences: every verdict inconclusive
 };
+// Below 16 sequences no verdict is drawn: a standard error from n values is itself uncertain by
+// about 1/√(2(n − 1)) of it (41% at n = 4, 18% at 16), too loose for a 2-SE rule.
+constexpr std::size_t kMinImportanceSequences = 16;
 // The τ test has power: at least one ranking (an attention layer or gradient × input) is above
 // random scores beyond the noise (measured = how many are); else it cannot decide claim 5.
 Verdict judge_informative(const std::vector<Verdict>& attn_vs_random, const Verdict& grad_vs_random);
 // The standard errors and verdicts of an agreement: each τ against random scores' beyond 2
 // standard errors of their difference, and gradient × input against the best attention layer
-// beyond 2 standard errors of the per-sequence difference.
+// beyond 2 standard errors of the per-sequence difference; all inconclusive (too_few) when the
+// agreement has fewer than kMinImportanceSequences sequences.
 ImportanceClaim judge_importance(const ImportanceAgreement& agreement);
 // The first `sequences` of the evaluation set, each queried at the last token of its second repeat.
 ImportanceClaim importance_claim(const AttnOnly& m, const InductionBatch& eval, std::size_t sequences = 32,
