@@ -113,8 +113,9 @@ TEST_CASE("chapter 04's printed head difference and its verdict come from the ex
 }
 
 TEST_CASE("chapter 04: the heads' maps are shaded to the largest weight, and the --html page names the words") {
-  const fs::path dir = scratch_dir("ch04-html");
-  const fs::path page = dir / "ch04.html";
+  const fs::path dir = scratch_dir("ch04-html"), page_dir = scratch_dir("ch04-page");
+  const fs::path page = page_dir / "ch04.html";  // beside the export folder, which the export replaces
+  fs::create_directories(page_dir);
   const RunResult r = run_program("04_multi_head", {"--no-color", "--export", dir.string(), "--html", page.string()});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const Tensor3 a = npy_to_tensor3(read_npy((dir / "weights.npy").string()), "weights");
@@ -133,4 +134,5 @@ TEST_CASE("chapter 04: the heads' maps are shaded to the largest weight, and the
     CHECK_MESSAGE(s.has("of a shade's edge") == on_edge, sentence);
   }
   fs::remove_all(dir);
+  fs::remove_all(page_dir);
 }
