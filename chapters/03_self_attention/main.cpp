@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
     nar.step(_("Tokens become vectors"), _("X ∈ ℝ^(n×d_model)"));
     const Mat X = word_vectors(words, d_model, nar.options().seed);  // (n, d_model)
     nar.show("X", X, words, {}, _("one row per word (random toy embeddings, fixed by the seed)"));
-    nar.say(_f("n = {} words, d_model = {} numbers per word.", n, d_model));
+    const EntryStats x_stats = entry_stats(X);
+    nar.say(_f("n = {} words, d_model = {} numbers per word; each entry drawn from N(0, 1) (this X's {} entries: "
+               "mean {:.2f}, variance {:.2f}).", n, d_model, X.size(), x_stats.mean, x_stats.variance));
     nar.code("attn/data/word_vectors.hpp: word_vectors");
     nar.why(_("attention only ever sees vectors; a word's row is all the model knows about it."));
 
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
 
     nar.step(_("Turn scores into weights"), _("A = softmax(S), row-wise"));
     nar.show("weights", full.attn.weights, words, words, _("row i: how much word i takes from each word"));
-    nar.heatmap("weights", full.attn.weights, words, words, "", {0.0, 1.0});
+    show_weights_heatmap(nar, full.attn.weights, words);
     const RowSumCheck sums = check_row_sums(full.attn.weights);
     report_row_sums(nar, sums);
     nar.say(_("the weights here come from random W_Q, W_K: these patterns mean nothing yet; chapter 10 reads the heads "
@@ -85,8 +87,7 @@ int main(int argc, char** argv) {
     nar.step(_("Mix the values"), "O = A·V");
     nar.show("output", full.attn.output, words, {}, _("row i: a weighted average of V's rows"));
     const Mat reference = xt::cast<float>(attention_reference(full.q, full.k, full.v));
-    nar.result(_f("max |O − reference| = {:.2e}  (reference: the same formula in double, plain loops)",
-                           max_abs_diff(full.attn.output, reference)));
+    report_reference(nar, check_reference(full.attn.output, reference));
     nar.code("attn/attention/attention.hpp: scaled_dot_product_attention, attention_reference");
     nar.why(_("each output row mixes the values its row of A weights: change what a word sees and its row changes (step 6)."));
 
@@ -113,6 +114,8 @@ int main(int argc, char** argv) {
                "with it, the gradient stays within {:.2f}× across d_k.", scaling.scaled_steady.measured));
 
     nar.step(_("Shuffle the words"), "f(P·X) = P·f(X)");
+    nar.say(_("f: the self-attention layer of steps 2–5 (the same W_Q, W_K, W_V); P: a permutation matrix, which "
+              "reorders the rows (here it reverses them)."));
     std::vector<std::size_t> perm(n);
     std::iota(perm.rbegin(), perm.rend(), 0);  // reversed order: "fish eats cat the"
     Labels shuffled(n);
@@ -137,13 +140,14 @@ int main(int argc, char** argv) {
     nar.show("lookup_keys", keys, animals);
     nar.show("lookup_values", values, animals, {_("legs"), _("flies")});
     nar.show("lookup_query", query, {}, _("the key of 'bird' plus N(0, 0.25) noise (variance 0.25, sd 0.5)"));
-    report_lookup(nar, lookup_study(query, keys, values, {16.0f, 4.0f, std::sqrt(float(d_model)), 1.0f, 0.25f, 0.01f}),
-                  animals, d_model);
+    const LookupStudy lookup =
+        lookup_study(query, keys, values, {16.0f, 4.0f, std::sqrt(float(d_model)), 1.0f, 0.25f, 0.01f}, /*bird*/ 3);
+    report_lookup(nar, lookup, animals, d_model);
     nar.code("attn/studies/lookup.hpp: soft_lookup");
     nar.why(_("a hard lookup returns one row; attention blends rows by similarity, and a lower τ sharpens the blend."));
 
     // ---------------------------------------------------------------- leaving recurrence behind
-    nar.step(_("From the first token to the last: path length"), _("RNN: n − 1 steps; attention: 1 layer"),
+    nar.step(_("From the first token to the last: path length"), _("RNN (recurrent network): n − 1 steps; attention: 1 layer"),
              _("Vaswani et al. 2017, §4 and Table 1"));
     const PathLengthStudy paths = path_length_study({4, 16, 64, 256}, d_model, /*window=*/4, nar.options().seed);
     report_path_length(nar, paths);

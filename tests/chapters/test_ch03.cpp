@@ -141,6 +141,33 @@ TEST_CASE("chapter 03's printed figures and verdicts agree with its export") {
     CHECK(std::size_t(pl(i, 3)) == (len - 1 + 2) / 3);
   }
   CHECK(r.has("full attention: one layer at every n: holds"));
+  // Step 10 and the Takeaway: a part beyond dilution is named only where the fall exceeds the token growth.
+  {
+    const double fall = double(pl(0, 5)) / double(pl(pl.shape(0) - 1, 5));
+    const double growth = double(pl(pl.shape(0) - 1, 0)) / double(pl(0, 0));
+    const bool beyond = std::abs(std::log(fall / growth)) > std::log(2.0) && fall > growth;
+    CHECK(r.has("the cause of the rest is not measured") == beyond);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 03 step 9: the lookup says which key won, bird's or the one the noise favoured") {
+  // --d-model 2 --d-k 64: a 2-wide key of 'bird' plus N(0, 0.25) noise may match another animal best.
+  const fs::path dir = scratch_dir("ch03-lookup");
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{}, {"--d-model", "2", "--d-k", "64"}}) {
+    std::vector<std::string> args = {"--no-color", "--export", dir.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const RunResult r = run_program("03_self_attention", args);
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    const Mat w = npy_to_mat(read_npy((dir / "lookup_weights.npy").string()), "lookup_weights");
+    std::size_t best = 0;  // the largest weight of the smallest τ (the last row) is the best key
+    for (std::size_t j = 1; j < w.shape(1); ++j)
+      if (w(w.shape(0) - 1, j) > w(w.shape(0) - 1, best)) best = j;
+    const char* animals[] = {"cat", "dog", "fish", "bird"};
+    CHECK(r.has(best == 3 ? std::string("the best key is bird's, the key the query was made from")
+                          : fmt::format("the best key is {}'s, not bird's", animals[best])));
+    CHECK(r.has("criterion ≤ 1e-5): holds"));  // step 5's output against the double reference
+  }
   fs::remove_all(dir);
 }
 

@@ -12,6 +12,7 @@
 #include "attn/tensor/blas.hpp"
 #include "attn/attention/mha_trace.hpp"
 #include "attn/data/npy.hpp"
+#include "attn/present/ch04_report.hpp"
 #include "attn/studies/multi_head_study.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "check_chapter.hpp"
@@ -109,4 +110,29 @@ TEST_CASE("chapter 04's printed head difference and its verdict come from the ex
                           most >= 0.05 ? "the heads' random projections give different maps"
                                        : "the heads attend almost alike")));
   fs::remove_all(dir);
+}
+
+TEST_CASE("chapter 04: the heads' maps are shaded to the largest weight, and the --html page names the words") {
+  const fs::path dir = scratch_dir("ch04-html"), page_dir = scratch_dir("ch04-page");
+  const fs::path page = page_dir / "ch04.html";  // beside the export folder, which the export replaces
+  fs::create_directories(page_dir);
+  const RunResult r = run_program("04_multi_head", {"--no-color", "--export", dir.string(), "--html", page.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const Tensor3 a = npy_to_tensor3(read_npy((dir / "weights.npy").string()), "weights");
+  CHECK(r.has(fmt::format("shades from 0 to the largest weight, {:.2f}", double(xt::amax(a)()))));
+  std::ifstream f(page);
+  REQUIRE(f.good());
+  const std::string html((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK(html.find("\"name\":\"weights\",\"query_tokens\":[\"the\",\"cat\",\"eats\",\"the\",\"fish\"]") !=
+        std::string::npos);
+  // "scattered marks" are explained only when 1/n sits on an edge of this run's shading
+  for (const char* sentence : {"the cat eats the fish", "x y", "a b c d e f g h i j k l"}) {
+    const RunResult s = run_program("04_multi_head", {"--no-color", "--sentence", sentence, "--export", dir.string()});
+    REQUIRE_MESSAGE(s.status == 0, s.err);
+    const NearUniformRows near = near_uniform_rows(npy_to_tensor3(read_npy((dir / "weights.npy").string()), "w"));
+    const bool on_edge = near.near > 0 && near_shade_edge(near.uniform, near.largest, near.tol) > 0;
+    CHECK_MESSAGE(s.has("of a shade's edge") == on_edge, sentence);
+  }
+  fs::remove_all(dir);
+  fs::remove_all(page_dir);
 }

@@ -115,6 +115,26 @@ TEST_CASE("maps_in_rows: the first block of every row carries the row labels") {
   CHECK(s == "  h0     h1\n  w aa     cc\n  v bb     dd\n\n  h2\n  w ee\n  v ff\n");
 }
 
+TEST_CASE("near_shade_edge: 1/n on an edge of the shading, or near none") {
+  CHECK(near_shade_edge(0.20, 1.0, 0.05) == 1);   // n = 5, shades 0 … 1: on the 0.2 edge
+  CHECK(near_shade_edge(0.50, 1.0, 0.05) == 0);   // n = 2: midway between 0.4 and 0.6
+  CHECK(near_shade_edge(0.08, 1.0, 0.05) == 0);   // n = 12: below the first edge
+  CHECK(near_shade_edge(0.30, 0.75, 0.05) == 2);  // shades 0 … 0.75: edges 0.15, 0.3, 0.45, 0.6
+  CHECK(near_shade_edge(1.0 / 12.0, 0.20, 0.05) == 2);  // edges 0.04 apart: the nearest, 0.08
+  CHECK(near_shade_edge(0.06, 0.20, 0.05) == 0);  // midway between 0.04 and 0.08: on neither
+}
+
+TEST_CASE("gqa_vs_repeated_mha: float32 rounding of a differently blocked product is within its bound") {
+  Rng rng(4);  // chapter 04 with --d-model 8: a run where the two orders of summation differ in the last bit
+  const MultiHead p = multi_head_init(8, 4, 4, rng, false);
+  const Mat x = rng.normal_mat(5, 8);
+  const Agreement g = gqa_vs_repeated_mha(x, mean_pool_kv(p, 2));
+  CHECK(g.agree.holds());
+  CHECK(g.max_diff <= kGqaRepeatTol);
+  CHECK(judge_agreement(3e-8, kGqaRepeatTol).agree.holds());
+  CHECK(judge_agreement(2e-6, kGqaRepeatTol).agree.outcome == Outcome::fails);
+}
+
 TEST_CASE("near_uniform_rows counts rows within tol of 1/n at every word, and no others") {
   Tensor3 w = xt::zeros<float>({std::size_t(2), std::size_t(2), std::size_t(4)});
   for (std::size_t j = 0; j < 4; ++j) w(0, 0, j) = 0.25f;          // exactly uniform
@@ -126,6 +146,7 @@ TEST_CASE("near_uniform_rows counts rows within tol of 1/n at every word, and no
   CHECK(r.near == 2u);
   CHECK(r.which == std::vector<std::pair<std::size_t, std::size_t>>{{0, 0}, {0, 1}});
   CHECK(r.uniform == doctest::Approx(0.25));
+  CHECK(r.largest == doctest::Approx(1.0));  // the one-hot row
   CHECK(near_uniform_rows(w, 0.2).near == 3u);  // a looser tolerance takes the 0.40 row too
   CHECK(near_uniform_rows(w, 0.01).near == 1u);
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "attn/present/ch03_report.hpp"
 #include "attn/studies/self_attention_study.hpp"
 #include "attn/tensor/mask.hpp"
 #include "attn/tensor/tensor_ops.hpp"
@@ -92,6 +93,34 @@ TEST_CASE("judge_scaling: the measured table holds; a drifting variance or a liv
   CHECK(judge_scaling(s.rows, 6400).unit_variance.holds());
 }
 
+TEST_CASE("entry_stats: mean and variance over every entry") {
+  const EntryStats s = entry_stats(Mat{{1.0f, 3.0f}, {1.0f, 3.0f}});
+  CHECK(s.mean == doctest::Approx(2.0));
+  CHECK(s.variance == doctest::Approx(1.0));
+}
+
+TEST_CASE("check_reference: float rounding agrees; a real difference or a shape mismatch does not") {
+  const Mat out = {{1.0f, 2.0f}, {3.0f, 4.0f}};
+  const ReferenceAgreement same = check_reference(out, out + 1e-7f);
+  CHECK(same.agrees.holds());
+  CHECK(same.max_diff < 1e-6);
+  CHECK(check_reference(out, out + 1e-3f).agrees.outcome == Outcome::fails);
+  CHECK(check_reference(out, Mat{{1.0f, 2.0f}}).agrees.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("lookup_study: the best key is the intended one, or the noise made another key win") {
+  const Mat keys = {{1.0f, 0.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
+  const Mat values = {{1.0f}, {5.0f}, {2.0f}};
+  const Vec q = {0.2f, 1.0f};  // key 1 plus noise: key 1 still matches best
+  const LookupStudy meant = lookup_study(q, keys, values, {1.0f, 0.01f}, 1);
+  CHECK(meant.best == 1u);
+  CHECK(meant.picks_intended.holds());
+  const LookupStudy noisy = lookup_study(q, keys, values, {1.0f, 0.01f}, 0);  // made from key 0, key 1 won
+  CHECK(noisy.picks_intended.outcome == Outcome::fails);
+  CHECK(noisy.becomes_hard.holds());  // hard, but on the wrong key
+  CHECK(lookup_study(q, keys, values, {1.0f}, 7).picks_intended.outcome == Outcome::inconclusive);
+}
+
 TEST_CASE("lookup_study: a small τ turns hard; two equal best keys with different values cannot") {
   const Mat keys = {{1.0f, 0.0f}, {0.0f, 1.0f}, {-1.0f, 0.0f}};
   const Mat values = {{1.0f}, {5.0f}, {2.0f}};
@@ -160,4 +189,22 @@ TEST_CASE("judge_path_length: the measured study holds; a deeper attention path 
   diluted.back().attention_influence = diluted.front().attention_influence / 160.0;
   CHECK(judge_path_length(diluted, 8, 4).dilution_explains.outcome == Outcome::fails);
   CHECK_THROWS_AS(path_length_study({4}, 8, 1, 3), std::invalid_argument);
+}
+
+TEST_CASE("ch03_takeaway: the path line names a part beyond dilution only when the fall exceeds it") {
+  const PathLengthStudy s = path_length_study({4, 16, 64}, 8, 4, 3);
+  const RowSumCheck sums = check_row_sums(Mat{{0.5f, 0.5f}});
+  const ScalingStudy scaling = judge_scaling({});
+  const PermutationCheck perm;
+  auto path_line = [&](double fall) {  // token 0's influence falls `fall`× from n = 4 to 64 (16× the tokens)
+    std::vector<PathLengthRow> rows = s.rows;
+    rows.back().attention_influence = rows.front().attention_influence / fall;
+    return ch03_takeaway(sums, scaling, perm, judge_path_length(rows, 8, 4)).back();
+  };
+  const std::string beyond = "the cause of the rest is not measured";
+  CHECK(path_line(16.0).find("about the 16×") != std::string::npos);
+  CHECK(path_line(16.0).find(beyond) == std::string::npos);
+  CHECK(path_line(160.0).find(beyond) != std::string::npos);
+  CHECK(path_line(3.0).find("less than the 16×") != std::string::npos);
+  CHECK(path_line(3.0).find(beyond) == std::string::npos);
 }

@@ -1,7 +1,11 @@
 // Chapter 03's reports (see attn/present/ch03_report.hpp).
 #include "attn/present/ch03_report.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
+#include <xtensor/xmath.hpp>
 
 #include "attn/present/chapters.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -9,10 +13,23 @@
 
 namespace attn {
 
+void show_weights_heatmap(Narrator& nar, const Mat& weights, const Labels& words) {
+  const double largest = weights.size() == 0 ? 1.0 : double(xt::amax(weights)());
+  const double uniform = weights.shape(1) == 0 ? 0.0 : 1.0 / double(weights.shape(1));
+  nar.heatmap("weights", weights, words, words,
+              _f("shades from 0 to the largest weight, {:.2f} (uniform: 1/n = {:.2f})", largest, uniform),
+              {0.0, largest});
+}
+
 void report_row_sums(Narrator& nar, const RowSumCheck& c) {
   nar.result(_f("row sums: min {:.6f}, max {:.6f}: {}", c.min_sum, c.max_sum,
                 c.sums_to_one.holds() ? _("every row is a probability distribution")
                                       : _("a row is off 1 by more than float rounding")));
+}
+
+void report_reference(Narrator& nar, const ReferenceAgreement& c) {
+  nar.result(_f("max |O − reference| = {:.2e}  (reference: the same formula in double, plain loops; float32 "
+                "rounding, criterion ≤ 1e-5): {}", c.max_diff, outcome_word(c.agrees.outcome)));
 }
 
 void report_causal(Narrator& nar, const Mat& weights, const Mat& mask, const Labels& words, const CausalCheck& c) {
@@ -60,10 +77,11 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
                 "1.25×): {}",
                 last.d_k, s.raw_vanishes.measured, outcome_word(s.raw_vanishes.outcome), s.scaled_steady.measured,
                 outcome_word(s.scaled_steady.outcome)));
-  nar.say(_f("the source article's companion card {} writes softmax(QKᵀ/d_k); the divisor is √d_k "
+  nar.say(_f("the companion card {} of the source article {} (the article this course checks, chapter 00) "
+             "writes softmax(QKᵀ/d_k); the divisor is √d_k "
              "— dividing by "
              "d_k would leave Var = {:.1f}/{}² = {:.4f} at d_k = {}: scores squeezed towards 0.",
-             source_card(), last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
+             source_card(), source_article(), last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
 }
 
 void report_permutation(Narrator& nar, const PermutationCheck& c, const std::string& sentence,
@@ -110,12 +128,37 @@ void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std:
   nar.record("lookup_weights", weights);
   nar.say(_("|o − v_best|: the largest absolute difference, over the columns, between the blend o and the best "
             "key's value row"));
-  nar.result(_f("at the smallest τ the blend is within {:.1e} of the best key's row (the course's criterion of a "
-                "hard lookup: within 1e-3): {}", s.becomes_hard.measured, outcome_word(s.becomes_hard.outcome)));
+  if (s.rows.empty()) return;
+  const LookupRow& hardest = s.rows.back();
+  nar.result(hardest.dist_to_hard == 0.0
+                 ? _f("at the smallest τ the blend equals the best key's row (difference {:.1e}; the course's "
+                      "criterion of a hard lookup: within 1e-3): {}", s.becomes_hard.measured,
+                      outcome_word(s.becomes_hard.outcome))
+                 : _f("at the smallest τ the blend is within {:.1e} of the best key's row (the course's criterion "
+                      "of a hard lookup: within 1e-3): {}", s.becomes_hard.measured,
+                      outcome_word(s.becomes_hard.outcome)));
+  const std::string best = s.best < keys.size() ? keys[s.best] : std::to_string(s.best);
+  const std::string meant = s.intended < keys.size() ? keys[s.intended] : std::to_string(s.intended);
+  nar.result(s.picks_intended.holds()
+                 ? _f("the best key is {}'s, the key the query was made from: the noise did not change the match",
+                      best)
+                 : _f("the best key is {}'s, not {}'s: the noise made {} the best match, so the hard lookup "
+                      "returns {}'s row", best, meant, best, best));
   nar.say(_f("τ (the temperature) = √(key size) = √{} = {:.2f} is the usual scale: the √d_k of step 3, for keys "
              "d_model = {} wide.", d_model, std::sqrt(double(d_model)), d_model));
-  nar.say(_("read the flies column: only bird flies, so flies near 1 means bird's row was picked; legs is near 2 at "
-            "a large τ too, but only because cat's and dog's 4 and fish's 0 average out."));
+  double legs_lo = INFINITY, legs_hi = -INFINITY;
+  for (const LookupRow& x : s.rows) {
+    legs_lo = std::min(legs_lo, double(x.lookup.output(0)));
+    legs_hi = std::max(legs_hi, double(x.lookup.output(0)));
+  }
+  const double flies = hardest.lookup.output(1);
+  nar.say(s.picks_intended.holds()
+              ? _f("read the flies column: only bird flies, so flies near 1 means bird's row was picked (at τ = "
+                   "{:.2f}: {:.2f}).", hardest.tau, flies)
+              : _f("read the flies column: only bird flies; at τ = {:.2f} it is {:.2f}, so bird's row was not "
+                   "picked.", hardest.tau, flies));
+  nar.say(_f("legs stays between {:.2f} and {:.2f} over these τ; a legs value near bird's 2 at a large τ would not "
+             "mean bird: cat's and dog's 4 and fish's 0 average out too.", legs_lo, legs_hi));
 }
 
 void report_path_length(Narrator& nar, const PathLengthStudy& s) {
@@ -195,13 +238,22 @@ std::vector<std::string> ch03_takeaway(const RowSumCheck& sums, const ScalingStu
                           "them — positions must be added (chapter 05).")
                       : _("The shuffled sentence did not give the same rows reordered (step 8): something here "
                           "depends on position."));
-  if (paths.constant_attention.holds() && paths.recurrent_grows.holds())
+  if (paths.constant_attention.holds() && paths.recurrent_grows.holds()) {
+    // the same three cases as step 10's line: about the dilution, beyond it, or short of it
+    const std::string why =
+        paths.dilution_explains.holds()
+            ? _f("step 10: about the {:.0f}× that spreading the weights over {:.0f}× more tokens gives",
+                 paths.token_growth, paths.token_growth)
+        : paths.attention_fall > paths.token_growth
+            ? _f("step 10: {:.0f}× more tokens explain {:.0f}× of it; the cause of the rest is not measured",
+                 paths.token_growth, paths.token_growth)
+            : _f("step 10: less than the {:.0f}× that spreading the weights over {:.0f}× more tokens would give",
+                 paths.token_growth, paths.token_growth);
     lines.push_back(_f("Token 0 reached token n − 1 through one attention layer at every n up to {}, against n − 1 "
                        "recurrent steps; the price is n² scores (chapter 06). A short path is not a strong one: with "
-                       "these untrained weights token 0's influence fell {:.0f}× from n = {} to {} (step 10; the "
-                       "cause of the part beyond dilution is not measured).",
-                       paths.rows.back().n, paths.attention_fall, paths.rows.front().n, paths.rows.back().n));
-  else
+                       "these untrained weights token 0's influence fell {:.0f}× from n = {} to {} ({}).",
+                       paths.rows.back().n, paths.attention_fall, paths.rows.front().n, paths.rows.back().n, why));
+  } else
     lines.push_back(_("The measured paths did not match Table 1 of Vaswani et al. 2017 here (step 10)."));
   return lines;
 }

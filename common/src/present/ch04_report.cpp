@@ -2,6 +2,7 @@
 #include "attn/present/ch04_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -68,12 +69,14 @@ void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words) 
     legend = map.substr(map.find_first_not_of(' ', cut + 1));  // one legend under all the maps
     return map.substr(0, cut);
   };
+  const double vmax = xt::amax(weights)();  // one scale for every head, up to the largest weight
   for (std::size_t h = 0; h < heads; ++h) {
-    labelled.push_back(without_legend(format_heatmap(slice_of(weights, h), words, initials, {0.0, 1.0})));
-    bare.push_back(without_legend(format_heatmap(slice_of(weights, h), Labels(n, ""), initials, {0.0, 1.0})));
+    labelled.push_back(without_legend(format_heatmap(slice_of(weights, h), words, initials, {0.0, vmax})));
+    bare.push_back(without_legend(format_heatmap(slice_of(weights, h), Labels(n, ""), initials, {0.0, vmax})));
     titles.push_back(_f("head {}", h));
   }
-  nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries:", heads, n, n));
+  nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries; shades from 0 to the largest "
+             "weight, {:.2f}:", heads, n, n, vmax));
   std::fputs(maps_in_rows(labelled, bare, titles, terminal_columns()).c_str(), stdout);
   nar.say(legend.substr(0, legend.find('\n')));
   for (std::size_t i = 0; i < n; ++i)  // a repeated word: the same row in every head (no positions yet)
@@ -97,7 +100,19 @@ void report_head_diversity(Narrator& nar, const HeadDiversity& h) {
                                    : _("the heads attend almost alike")));
 }
 
+int near_shade_edge(double x, double vmax, double tol) {
+  const double step = vmax / 5.0;  // the edges stand at step, 2·step, 3·step, 4·step
+  int nearest = 0;
+  for (int k = 1; k <= 4; ++k)
+    if (nearest == 0 || std::abs(x - k * step) < std::abs(x - nearest * step)) nearest = k;
+  // near: within tol, and within a quarter of the spacing (closely spaced edges are near every x)
+  return std::abs(x - nearest * step) <= std::min(tol, step / 4.0) ? nearest : 0;
+}
+
 void report_near_uniform(Narrator& nar, const NearUniformRows& r, const Labels& words) {
+  const double vmax = r.largest;
+  static const char* const shades[] = {"' '", "'░'", "'▒'", "'▓'", "'█'"};  // format_heatmap's five levels
+  const int edge = near_shade_edge(r.uniform, vmax, r.tol);
   if (r.near == 0)
     nar.say(_f("uniform weight 1/n = {:.2f}; no row stays within {:.2f} of it at every word, so each row's shades "
                "show a preference", r.uniform, r.tol));
@@ -109,9 +124,16 @@ void report_near_uniform(Narrator& nar, const NearUniformRows& r, const Labels& 
       if (k > 0 && r.which[k - 1].first == head) rows.back() += ", " + word;
       else rows.push_back(_f("head {}: {}", head, word));
     }
-    nar.say(_f("uniform weight 1/n = {:.2f}, on a shade's edge: {} of the {} rows stay within {:.2f} of it at every "
-               "word ({}), so their scattered '░' marks are rounding around uniform, not a preference (--export "
-               "writes the numbers: weights.npy)", r.uniform, r.near, r.rows, r.tol, fmt::join(rows, _("; "))));
+    if (edge > 0)
+      nar.say(_f("uniform weight 1/n = {:.2f}, within {:.2f} of a shade's edge ({:.2f}): {} of the {} rows stay "
+                 "within {:.2f} of it at every word ({}), so their scattered {} and {} marks are rounding around "
+                 "uniform, not a preference (--export writes the numbers: weights.npy)", r.uniform, r.tol,
+                 edge * vmax / 5.0, r.near, r.rows, r.tol, fmt::join(rows, _("; ")), shades[edge - 1],
+                 shades[edge]));
+    else
+      nar.say(_f("uniform weight 1/n = {:.2f}: {} of the {} rows stay within {:.2f} of it at every word ({}); "
+                 "their even shade is no preference (--export writes the numbers: weights.npy)", r.uniform, r.near,
+                 r.rows, r.tol, fmt::join(rows, _("; "))));
   }
 }
 
@@ -119,6 +141,10 @@ void report_two_targets(Narrator& nar, const TwoTargets& t) {
   nar.say(_f("why not one big head? A query that wants two words, '{}' and '{}', among '{}', '{}', '{}' (queries "
              "and keys set by hand, entries 0 or {:.0f}; Vaswani et al. 2017, §3.2.2: a single head averages):",
              t.words[0], t.words[1], t.words[0], t.words[1], t.words[2], t.gain));
+  const std::string g = fmt::format("{:.0f}", t.gain);
+  nar.say(_f("one head (d_k = 2): q = ({}, {}); keys {} = ({}, 0), {} = (0, {}), {} = (0, 0). Two heads (d_k = 1 "
+             "each): head 0 takes the first entry of q and of every key, head 1 the second; each divides by its "
+             "own √d_k.", g, g, t.words[0], g, t.words[1], g, t.words[2]));
   Table tab({_("weights of the query"), t.words[0], t.words[1], t.words[2]});
   auto row = [&](const std::string& name, const std::vector<double>& w) {
     tab.add({name, fmt::format("{:.3f}", w[0]), fmt::format("{:.3f}", w[1]), fmt::format("{:.3f}", w[2])});
@@ -130,9 +156,16 @@ void report_two_targets(Narrator& nar, const TwoTargets& t) {
   nar.result(_f("the one head gives each word at most {:.3f}, so its output is a blend of the two values; each of "
                 "the two heads puts at least {:.3f} on its own word (this course's test: at least {:.2f}): {}",
                 t.one_head_best, t.two_heads_own, kTwoTargetsBound, outcome_word(t.keeps_both.outcome)));
+  // With one-hot values (v_red = (1, 0, 0), …) an output is its weights row, so the rows above are the outputs.
+  auto vec = [](const std::vector<double>& w) { return fmt::format("({:.2f}, {:.2f}, {:.2f})", w[0], w[1], w[2]); };
+  nar.say(_f("what comes out, with one-hot values ({} = (1, 0, 0), {} = (0, 1, 0), {} = (0, 0, 1)): the one head "
+             "returns {}, one vector in which {} and {} are mixed; the two heads, concatenated, return [{} ; "
+             "{}], {} kept in head 0's half and {} in head 1's.", t.words[0], t.words[1], t.words[2],
+             vec(t.one_head), t.words[0], t.words[1], vec(t.two[0]), vec(t.two[1]), t.words[0], t.words[1]));
 }
 
 void report_head_cost(Narrator& nar, const HeadCost& many, const HeadCost& one, std::size_t n, std::size_t d_model) {
+  nar.say(_("FLOPs: floating-point operations, counted from the matrix sizes (not timed)"));
   Table tab({_("cost"), _f("h = {}", many.heads), _("h = 1")},
             _f("what the heads cost, n = {} words, d_model = {} (a multiply-add counts 2)", n, d_model));
   auto cells = [&](const std::string& name, double a, double b) {
@@ -149,19 +182,21 @@ void report_head_cost(Narrator& nar, const HeadCost& many, const HeadCost& one, 
 }
 
 void report_layer_agreement(Narrator& nar, const Agreement& layer, const Agreement* pytorch) {
-  nar.result(_f("max |output − multi_head_forward (the layer training uses)| = {:.1e} ({})", layer.max_diff,
+  nar.result(_f("max |output − multi_head_forward (the layer training uses)| = {:.1e} (criterion ≤ 1e-5: {})",
+                layer.max_diff,
                 layer.agree.holds() ? _("the same layer") : _("they disagree")));
   if (pytorch)
     nar.result(_f("PyTorch parity: nn.MultiheadAttention (16 wide, 4 heads, biases) vs ours on golden inputs "
                   "(inputs and outputs saved from PyTorch in data/golden/mha; other inputs than above, with biases): "
-                  "max |diff| = {:.1e}: {}", pytorch->max_diff, outcome_word(pytorch->agree.outcome)));
+                  "max |diff| = {:.1e} (criterion ≤ 1e-5): {}", pytorch->max_diff, outcome_word(pytorch->agree.outcome)));
 }
 
 void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const std::vector<std::size_t>& lengths) {
   const TransformerParams tp = transformer_params(cfg);
   const LayerCost enc = encoder_layer_cost(cfg, 1), dec = decoder_layer_cost(cfg, 1, 1);
   nar.say(_("FFN: the position-wise feed-forward network after attention, d_model → d_ff → d_model; d_ff: its "
-            "hidden width; norms: the LayerNorms' gains γ and shifts β"));
+            "hidden width; norms: the LayerNorms' gains γ and shifts β (a LayerNorm brings each token's vector to "
+            "mean 0 and variance 1, then scales it by γ and shifts it by β)"));
   Table params({_("part"), _("attention"), _("feed-forward"), _("norms"), _("total")});
   params.add({_("encoder layer"), si_count(enc.attention_params), si_count(enc.ffn_params), si_count(enc.norm_params),
               si_count(enc.params())});
@@ -203,13 +238,14 @@ std::string gqa_caption(std::size_t heads, std::size_t kv_heads) {
 }
 
 void define_gqa(Narrator& nar) {
-  nar.say(_("MQA / GQA: multi-query / grouped-query attention; g: the number of K/V heads (MQA: g = 1); KV "
-            "cache: the keys and values of past tokens, stored so that decoding does not recompute them"));
+  nar.say(_("MHA: multi-head attention as in steps 1–4, every query head with its own K/V head; MQA / GQA: "
+            "multi-query / grouped-query attention; g: the number of K/V heads (MQA: g = 1); KV cache: the keys "
+            "and values of past tokens, stored so that decoding does not recompute them"));
 }
 
 void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolingCost>& pooled) {
-  nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} ({})", gqa.max_diff,
-                outcome_word(gqa.agree.outcome)));
+  nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} (float32 rounding, "
+                "criterion ≤ 1e-6): {}", gqa.max_diff, outcome_word(gqa.agree.outcome)));
   for (std::size_t i = 0; i < pooled.size(); ++i) {
     const GqaPoolingCost& c = pooled[i];
     if (i > 0 && c.kv_heads == pooled[i - 1].kv_heads) continue;  // h = 1: GQA is MQA
@@ -218,7 +254,8 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
                    ? _f("{} (g = {}) from the MHA of steps 2–4: the same weights, max |{} − MHA| = 0 (g = h: nothing "
                         "pooled)", name, c.kv_heads, name)
                    : _f("{} (g = {}) from the MHA of steps 2–4, each group's K/V heads averaged: relative error "
-                        "‖{} − MHA‖_F / ‖MHA‖_F = {:.3f} / {:.3f} = {:.0f}% (max |{} − MHA| = {:.3f})", name,
+                        "‖{} − MHA‖_F / ‖MHA‖_F = {:.3f} / {:.3f} = {:.0f}%; outputting zeros would give 100% (max |{} − MHA| = "
+                        "{:.3f})", name,
                         c.kv_heads, name, c.frobenius_diff, c.frobenius_output, 100.0 * c.relative(), name,
                         c.max_diff));
   }

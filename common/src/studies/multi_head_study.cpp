@@ -33,7 +33,10 @@ NearUniformRows near_uniform_rows(const Tensor3& weights, double tol) {
   for (std::size_t a = 0; a < h; ++a)
     for (std::size_t i = 0; i < n; ++i) {
       bool near = m > 0;
-      for (std::size_t j = 0; j < m; ++j) near = near && std::abs(double(weights(a, i, j)) - r.uniform) <= tol;
+      for (std::size_t j = 0; j < m; ++j) {
+        near = near && std::abs(double(weights(a, i, j)) - r.uniform) <= tol;
+        r.largest = std::max(r.largest, double(weights(a, i, j)));
+      }
       r.near += near ? 1 : 0;
       if (near) r.which.emplace_back(a, i);
     }
@@ -91,7 +94,8 @@ Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa) {
   as_mha.n_kv_heads = gqa.n_heads;
   as_mha.w_k = merge_heads(repeat_kv(split_heads(gqa.w_k, gqa.n_kv_heads), gqa.n_heads));
   as_mha.w_v = merge_heads(repeat_kv(split_heads(gqa.w_v, gqa.n_kv_heads), gqa.n_heads));
-  return judge_agreement(max_abs_diff(multi_head_trace(x, gqa).output, multi_head_trace(x, as_mha).output), 0.0);
+  return judge_agreement(max_abs_diff(multi_head_trace(x, gqa).output, multi_head_trace(x, as_mha).output),
+                         kGqaRepeatTol);
 }
 
 MultiHead mean_pool_kv(const MultiHead& mha, std::size_t g) {

@@ -13,6 +13,16 @@
 
 namespace attn {
 
+EntryStats entry_stats(const Mat& x) {
+  EntryStats s;
+  if (x.size() == 0) return {NAN, NAN};
+  for (float v : x) s.mean += double(v);
+  s.mean /= double(x.size());
+  for (float v : x) s.variance += (double(v) - s.mean) * (double(v) - s.mean);
+  s.variance /= double(x.size());
+  return s;
+}
+
 RowSumCheck check_row_sums(const Mat& weights) {
   RowSumCheck c;
   c.min_sum = std::numeric_limits<double>::infinity();
@@ -27,6 +37,13 @@ RowSumCheck check_row_sums(const Mat& weights) {
   }
   if (weights.shape(0) == 0) worst = NAN;
   c.sums_to_one = judge_at_most(worst, kFloatCheckTol);
+  return c;
+}
+
+ReferenceAgreement check_reference(const Mat& output, const Mat& reference) {
+  ReferenceAgreement c;
+  c.max_diff = output.shape() == reference.shape() ? max_abs_diff(output, reference) : NAN;
+  c.agrees = judge_at_most(c.max_diff, kFloatCheckTol);
   return c;
 }
 
@@ -82,7 +99,8 @@ ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::
   return judge_scaling(std::move(rows), trials * n_keys);
 }
 
-LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus) {
+LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus,
+                         std::size_t intended) {
   std::sort(taus.begin(), taus.end(), std::greater<float>());  // the table reads from soft to hard
   LookupStudy s;
   float smallest = INFINITY;
@@ -96,6 +114,10 @@ LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, s
     s.rows.push_back(std::move(r));
   }
   s.becomes_hard = judge_at_most(at_smallest, 1e-3);
+  s.intended = intended;
+  if (!s.rows.empty()) s.best = s.rows.front().lookup.best;  // argmax q·k_j does not depend on τ
+  const bool judgeable = !s.rows.empty() && intended < keys.shape(0);
+  s.picks_intended = judge_at_most(judgeable ? (s.best == intended ? 0.0 : 1.0) : NAN, 0.0);
   return s;
 }
 

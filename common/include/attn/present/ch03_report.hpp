@@ -11,8 +11,13 @@
 
 namespace attn {
 
+// Step 4: the weights as a heatmap shaded from 0 to their largest entry (not to 1), so that the
+// near-uniform rows of a long sentence (1/n below the first shade's edge) still show their pattern.
+void show_weights_heatmap(Narrator& nar, const Mat& weights, const Labels& words);
 // Step 4: "row sums: min …, max …" and what the verdict makes of it.
 void report_row_sums(Narrator& nar, const RowSumCheck& c);
+// Step 5: the output against the double-precision reference, with its criterion and verdict.
+void report_reference(Narrator& nar, const ReferenceAgreement& c);
 // Step 6: the masked weights drawn with '·' for the masked pairs, and the three causal checks.
 void report_causal(Narrator& nar, const Mat& weights, const Mat& mask, const Labels& words, const CausalCheck& c);
 // Step 7: the √d_k table (recorded as "scaling"), its verdicts, and the 1/d_k slip of the source article's

@@ -13,9 +13,13 @@ namespace attn {
 
 // "3.15M", "420.0K", "1.20G".
 std::string si_count(double x);
-// Step 3: one heatmap per head side by side (rows = queries), recorded as "weights", and whether
-// the heads differ.
+// Step 3: one heatmap per head side by side (rows = queries), recorded as "weights", shaded from 0
+// to the largest weight of all heads (so a long sentence's small weights still show).
 void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words);
+// The shade edge (1 … 4, at k·vmax/5 in a heatmap shaded from 0 to vmax) nearest x when it is within
+// tol of x and within a quarter of the edges' spacing, else 0: rows rounding around such an x scatter
+// between the two shades that meet there.
+int near_shade_edge(double x, double vmax, double tol);
 // Blocks side by side in rows that fit max_width columns (2-column indent, gap 3): the first block
 // of every row is taken from `labelled` (a heatmap with its row labels), the others from `bare`
 // (the same heatmap without), so every row of maps can be read by its labels.
@@ -23,6 +27,7 @@ std::string maps_in_rows(const std::vector<std::string>& labelled, const std::ve
                          const std::vector<std::string>& titles, std::size_t max_width);
 void report_head_diversity(Narrator& nar, const HeadDiversity& h);
 // Step 3: how many rows of the maps are only rounding around the uniform weight 1/n.
+// The maps are shaded from 0 to r.largest (show_head_maps), so 1/n may or may not sit on a shade's edge.
 void report_near_uniform(Narrator& nar, const NearUniformRows& r, const Labels& words);
 // Step 3: one head must split its weight between two wanted words; two heads need not.
 void report_two_targets(Narrator& nar, const TwoTargets& t);

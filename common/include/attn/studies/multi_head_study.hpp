@@ -30,6 +30,7 @@ HeadDiversity head_diversity(const Tensor3& weights);
 struct NearUniformRows {
   std::size_t rows = 0, near = 0;  // h·n rows in all; of them, near uniform
   double uniform = 0.0, tol = 0.0;  // 1/n and the tolerance
+  double largest = 0.0;             // the largest weight: the top of step 3's shading
   std::vector<std::pair<std::size_t, std::size_t>> which;  // the near-uniform rows as (head, row)
 };
 NearUniformRows near_uniform_rows(const Tensor3& weights, double tol = 0.05);
@@ -71,8 +72,10 @@ struct Agreement {
 Agreement judge_agreement(double max_diff, double bound);
 // multi_head_trace's output against multi_head_forward (the layer the Transformer trains) on x.
 Agreement trace_vs_layer(const Mat& x, const MultiHead& p);
-// GQA with its K/V heads repeated per query head, run as plain MHA: the same output (bound 0: the
-// same products in the same order).
+// GQA with its K/V heads repeated per query head, run as plain MHA: the same output within float32
+// rounding (bound kGqaRepeatTol: the same products, but BLAS may block a (h·d_k)-wide product
+// differently from a (g·d_k)-wide one, which moves the last bit of a sum: a few 1e-8 here).
+inline constexpr double kGqaRepeatTol = 1e-6;
 Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa);
 // MHA turned into GQA with g K/V heads the way Ainslie et al. 2023 (§2) convert a checkpoint
 // before uptraining: each group's K and V projection columns are the mean of its heads' columns.

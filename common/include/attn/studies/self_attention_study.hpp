@@ -20,12 +20,26 @@ namespace attn {
 // Float rounding of a handful of products and sums of O(1) numbers stays far below this.
 constexpr double kFloatCheckTol = 1e-5;
 
+// Mean and variance (over all entries, divided by their count) of x: what step 1's N(0, 1) draws gave.
+struct EntryStats {
+  double mean = 0.0, variance = 0.0;
+};
+EntryStats entry_stats(const Mat& x);
+
 // Rows of a weight matrix sum to 1: measured = max |row sum − 1|, bound kFloatCheckTol.
 struct RowSumCheck {
   double min_sum = 0.0, max_sum = 0.0;
   Verdict sums_to_one;
 };
 RowSumCheck check_row_sums(const Mat& weights);
+
+// The layer's output against a reference computed another way (attention_reference: double, plain
+// loops): agrees when max |output − reference| ≤ kFloatCheckTol (float32 rounding stays far below).
+struct ReferenceAgreement {
+  double max_diff = 0.0;
+  Verdict agrees;
+};
+ReferenceAgreement check_reference(const Mat& output, const Mat& reference);
 
 // The causal mask, checked on its own outputs: the first query sees only itself (its weight on
 // itself is 1), every masked pair has weight 0, and the last query, which sees every key, gives
@@ -61,7 +75,9 @@ ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t samples = 0
 ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::size_t n_keys, std::size_t trials);
 
 // One soft lookup per temperature τ (rows from the largest τ to the smallest); becomes_hard: at the smallest τ the
-// output is within 1e-3 of the best key's value row.
+// output is within 1e-3 of the best key's value row. intended: the key the query was made from (noise added);
+// picks_intended: the best-matching key is that one (measured = 1 when another key won, bound 0;
+// inconclusive when intended is out of range), so the hard lookup returns the intended row.
 struct LookupRow {
   float tau = 1.0f;
   SoftLookup lookup;
@@ -69,9 +85,11 @@ struct LookupRow {
 };
 struct LookupStudy {
   std::vector<LookupRow> rows;
-  Verdict becomes_hard;
+  std::size_t best = 0, intended = 0;  // argmax_j q·k_j, and the key the query was made from
+  Verdict becomes_hard, picks_intended;
 };
-LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus);
+LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus,
+                         std::size_t intended = 0);
 
 // ---- path length (Vaswani et al. 2017, Table 1) -----------------------------------------------
 // How far apart token 0 and the output at token n − 1 are, and how much of token 0 arrives.
