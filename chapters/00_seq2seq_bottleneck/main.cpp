@@ -21,7 +21,7 @@ using namespace attn;
 int main(int argc, char** argv) {
   ChapterApp ch("00", /*default_seed=*/1, /*total_steps=*/7);
   ChapterModels models(ch, {"no_attention"});
-  ch.describe_seed(_("which 9-word test sentence steps 1-4 follow (1: the first), and the seed of --train"));
+  ch.describe_seed(_("which 9-word test sentence steps 1-4 follow (0 or 1: the first), and the seed of --train"));
   ch.set_question(_("Question: can one fixed vector carry a whole sentence — and what happens as sentences grow?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
     nar.say(_f("{} training, {} validation, {} test pairs; source lengths 4–60; {} source and {} target words "
                "(plus 4 special tokens such as <bos> and <eos>)",
                         corpus.train.size(), corpus.valid.size(), corpus.test.size(), sv.size() - 4, tv.size() - 4));
+    nar.say(_("S, T: the source and target sentence lengths; the model below is the one without attention: its "
+              "decoder sees one vector c = h_S, the encoder's last state (step 3)."));
     nar.say(_("rules: adjectives follow their noun, verbs end their clause, and a verb ends in -a when its subject is "
               "animate, -o when it is not"));
     const SentencePair& ex = pair_of_length(corpus.test, 9, nar.options().seed);
@@ -61,9 +63,7 @@ int main(int argc, char** argv) {
     nar.show("encoder_states", H, ex.src, {}, fmt::format("h_1 … h_{} (S × {})", H.shape(0), H.shape(1)));
     const Vec c = row_of(H, H.shape(0) - 1);
     nar.show("context", c, {}, _f("c = h_{}: the only thing the decoder will ever see of the source", H.shape(0)));
-    nar.show("cosine_to_c", cosine_to_last(H), ex.src, _("cos(h_j, c): 1 = the same direction as c"));
-    nar.say(_("the grids above are not meant to be read by eye; this row is: how alike each word's state is to c, the "
-              "one vector the decoder gets."));
+    report_cosine_to_c(nar, cosine_to_last(H), ex.src);
     nar.code("attn/nn/gru.hpp: gru_sequence_forward; attn/models/seq2seq.hpp: seq2seq_encode");
     nar.why(_f("whatever the sentence's length, the decoder gets these {} numbers; a 60-word sentence must fit in them too.", c.size()));
 

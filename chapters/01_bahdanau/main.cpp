@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   ChapterApp ch("01", /*default_seed=*/1, /*total_steps=*/7);
   ChapterModels models(ch, {"bahdanau"});
   models.add_earlier("--baseline", "00", "no_attention");
-  ch.describe_seed(_("which reordered 10-word test sentence steps 1-5 follow (1: the first), and the seed of --train"));
+  ch.describe_seed(_("which reordered 10-word test sentence steps 1-5 follow (1: the first; 0: the last), and the seed of --train"));
   ch.set_question(_("Question: what if the decoder could look back at every source word, and choose where to look?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
     nar.say(_f("source:    {}", fmt::join(ex.src, " ")));
     nar.say(_f("reference: {}", fmt::join(ex.tgt, " ")));
     nar.show("H", H, ex.src, {}, _f("row j = [forward state ; backward state] of word j (S × 2·{})", H.shape(1) / 2));
+    nar.say(_f("look: the backward GRU starts at the last word, so the right half of \"{}\"'s row (columns {}-{}) has "
+               "read that one word only; the left half of \"{}\"'s row has read only \"{}\".",
+               ex.src.back(), H.shape(1) / 2, H.shape(1) - 1, ex.src.front(), ex.src.front()));
     nar.code("attn/nn/gru.hpp: bigru_forward; attn/models/seq2seq.hpp: seq2seq_encode");
     nar.why(_("a bidirectional encoder gives each h_j the words on both sides of j; none of them is thrown away."));
 
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     nar.say(_f("W_a ({}×{}), U_a ({}×{}), v_a ({}): learned; U_a·h_j is computed once per sentence",
                att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size()));
     nar.show("energies", st.energies, ex.src, _("e_ij for each source word j"));
+    nar.say(_("energies: the paper's word for these raw scores, before softmax turns them into weights."));
     report_energies(nar, st, ex);
     nar.code("attn/attention/additive_attention.hpp: bahdanau_keys_forward, bahdanau_step_forward");
     nar.why(_("a one-hidden-layer network rates each (decoder state, source word) pair; nothing forces it to be monotonic "
@@ -90,6 +94,7 @@ int main(int argc, char** argv) {
     const std::vector<NamedResult> results = {{"no_attention", rn}, {"bahdanau", rb}};
     const AttentionGainStudy gain = judge_attention_gain(rb, rn);
     report_attention_gain(nar, results, gain, best_at_last_step(base));
+    report_wrong_outputs(nar, wrong_outputs(rb), rb);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model");
     nar.why(_("the context is rebuilt for every word, so nothing has to survive 60 GRU steps in one vector."));

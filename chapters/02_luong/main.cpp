@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   ch.app().add_flag("--time-training", time_training,
                     _("also time one training step of each model (step 6, the source article's 1.5–2× claim; a few "
                       "seconds more)"));
-  ch.describe_seed(_("which 10-word test sentence steps 1-3 follow (1: the first), and the seed of --train"));
+  ch.describe_seed(_("which 10-word test sentence steps 1-3 follow (0 or 1: the first), and the seed of --train"));
   ch.set_question(_("Question: does a cheaper score — a dot product — attend as well as Bahdanau's network, and is it faster?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -50,8 +50,11 @@ int main(int argc, char** argv) {
                   &concat = luong.at("luong_concat").model, &lp = luong.at("luong_local_p").model;
 
     // ---------------------------------------------------------------- three scores, same sentence
-    nar.step(_("Attend with the new state"), _("h_t = GRU([E_tgt y_{t−1}; h̃_{t−1}], h_{t−1}),  then score(h_t, h̄_s)"),
+    nar.step(_("Attend with the new state"), _("h_t = GRU([E_tgt y_{t−1}; h̃_{t−1}], h_{t−1})"),
              _("Luong et al. 2015, §3"));
+    nar.say(_("then score(h_t, h̄_s) for every source position s. The paper's decoder is a stack of LSTMs reading "
+              "one direction; here every model keeps chapter 01's bidirectional GRU encoder and a GRU decoder, so "
+              "that only the attention differs."));
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
     report_training_records(nar, described);
@@ -77,7 +80,10 @@ int main(int argc, char** argv) {
     nar.why(_("Luong scores with the new state h_t (Bahdanau with s_{t−1}); the attention result reaches the next "
               "step only through h̃_{t−1} in the GRU input (input feeding)."));
 
-    nar.step(_("Three score functions"), _("dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])"), "eq. 8");
+    nar.step(_("Three score functions"), _("dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])"),
+             _("Luong et al. 2015, §3.1, after eq. 7"));
+    nar.say(_("the paper writes concat as v_aᵀtanh(W_a[h_t; h̄_s]); its matrices are named v_c, W_c here, apart from "
+              "general's W_a."));
     const DecodeTrace tr_dot = trace(dot), tr_concat = trace(concat);
     const ScoreViews views{luong_score_view(dot, tr_dot, std::min(t, tr_dot.tape.steps.size() - 1)), gv,
                            luong_score_view(concat, tr_concat, std::min(t, tr_concat.tape.steps.size() - 1)),
@@ -87,7 +93,7 @@ int main(int argc, char** argv) {
     nar.why(_("dot and general are one matrix product per step; concat is Bahdanau's network with h_t in place of s_{t−1}."));
 
     nar.step(_("Global vs local windows"),
-             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t))"), "eq. 9–10");
+             _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t))"), _("eq. 9–10"));
     nar.say(_("local-p then weights α by a Gaussian around p_t: α_t(s) × exp(−(s − p_t)² / (2σ²)). Here t counts "
               "from 1 and s from 0, so local-m centres on s = t − 1."));
     const std::size_t shown_d = 2;  // local-m's D here: a window visibly narrower than the sentence
@@ -108,7 +114,7 @@ int main(int argc, char** argv) {
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
     nar.why(_f("all five share the same bidirectional encoder (2×{}), sizes, data, training steps and seed; each kept its "
-               "best validation step (step 1) and is one training run, so gaps of a few points may be seed-to-seed "
+               "best validation step (shown in step 1) and is one training run, so gaps of a few points may be seed-to-seed "
                "noise. They differ in the attention and where the decoder uses it (Luong after the GRU step, feeding "
                "h̃_t forward; Bahdanau's c_i enters the GRU).",
                bah.model.cfg.enc_hidden));
@@ -132,8 +138,8 @@ int main(int argc, char** argv) {
                          config_for("bahdanau", sv.size(), tv.size()));
       nar.code("attn/models/seq2seq_eval.hpp: time_training_steps; attn/studies/seq2seq_study.hpp: judge_train_steps, "
                "judge_step_gain");
-      nar.why(_("the GRUs, the output layer and every backward pass cost the same in both models: only the attention's "
-                "share of a training step gets cheaper."));
+      nar.why(_("the embeddings and the GRUs cost the same in both models; the attention and the output layers differ "
+                "(Bahdanau: W_o on [s_i; c_i]; Luong: W_c on [c_t; h_t], then W_o), forward and backward."));
     }
     nar.takeaway(ch02_takeaway(matches, cost, steps ? &*steps : nullptr));
   });

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cmath>
+#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -110,6 +111,20 @@ TEST_CASE("chapter 01 runs every step; energies, alpha and context recompute; wh
   // Step 7: the parameter parts add up to the printed total (nothing else differs between the two models).
   CHECK(flat.find("everything else +0:") != std::string::npos);
   CHECK(r.has(fmt::format("of the {} words the toy language moves, {} look at the word they translate", moved, moved_hits)));
+  // Step 5 over the test set: the diagonal baseline and the unmoved / moved split follow the printed counts.
+  {
+    std::smatch all, mv;
+    REQUIRE(std::regex_search(flat, all, std::regex(R"((\d+) of (\d+) target words \()")));
+    REQUIRE(std::regex_search(flat, mv, std::regex(R"(of the (\d+) words the toy language moves, (\d+) \()")));
+    const double hits = std::stod(all[1]), total = std::stod(all[2]), moved_total = std::stod(mv[1]),
+                 moved_hits = std::stod(mv[2]);
+    CHECK(flat.find(fmt::format("a map that always looks straight down the diagonal would score {:.1f}% (the {:.0f} of "
+                                "{:.0f} words that do not move); the model scores {:.1f}% on those and {:.1f}% on the "
+                                "moved ones, so {:.0f} of its {:.0f} misses are moved words",
+                                100.0 * (total - moved_total) / total, total - moved_total, total,
+                                100.0 * (hits - moved_hits) / (total - moved_total), 100.0 * moved_hits / moved_total,
+                                moved_total - moved_hits, total - hits)) != std::string::npos);
+  }
   // Step 5 over the test set: the takeaway repeats the printed shares and follows the verdict.
   {
     const double share = number_after(flat, "target words (");
@@ -126,6 +141,16 @@ TEST_CASE("chapter 01 runs every step; energies, alpha and context recompute; wh
   const auto j = read_json(dir / "results.json"), t = read_json(dir / "translations.json");
   seq2seq_pins::check_recomputed(j, t, "bahdanau");
   seq2seq_pins::check_recomputed(j, t, "no_attention");
+  {  // the wrong outputs, counted from translations.json alone
+    const auto pairs = seq2seq_pins::pairs_of(t);
+    const auto hyps = seq2seq_pins::hyps_of(t, "bahdanau");
+    std::size_t wrong = 0, longer = 0;
+    for (std::size_t k = 0; k < pairs.size(); ++k)
+      if (hyps[k] != pairs[k].tgt) ++wrong, longer += hyps[k].size() > pairs[k].tgt.size();
+    CHECK(r.has(wrong == 0 ? fmt::format("every one of the {} test outputs equals its reference", pairs.size())
+                           : fmt::format("{} of the {} test outputs differ from their reference; {} of them run past "
+                                         "the reference's end", wrong, pairs.size(), longer)));
+  }
   check_pinned(j, "bahdanau",
                std::vector<std::array<double, 3>>{{100.0, 100.0, 100.0}, {100.0, 100.0, 100.0}, {99.7, 99.1, 100.0}, {100.0, 99.5, 100.0}, {99.8, 97.7, 99.6}, {99.5, 96.9, 99.5}});
   check_pinned(j, "no_attention",

@@ -114,6 +114,25 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
   };
   CHECK(r.has(fmt::format("largest α on the word being translated: local-p {} of {}, global general {} of {} output words",
                           hits(mat("local_p_alignment")), ref.size(), hits(mat("general_alignment")), ref.size())));
+  // Step 3's largest local-p miss, and whether the windowless global model looks at that word's source
+  // (from the exported maps; either sentence can be the one printed, so both outcomes are checked).
+  {
+    const Mat pos = mat("local_p_positions"), ga = mat("general_alignment");
+    std::size_t worst = pos.shape(0);
+    double miss = 0.0;
+    for (std::size_t k = 0; k < pos.shape(0); ++k)
+      if (double(pos(k, 1)) < double(S) && std::abs(double(pos(k, 0) - pos(k, 1))) > miss)
+        miss = std::abs(double(pos(k, 0) - pos(k, 1))), worst = k;
+    // (printed only where both models write the same word at that row)
+    if (worst < pos.shape(0) && worst < ga.shape(0) && r.has("the global-general model, with no window,")) {
+      std::size_t b = 0;
+      for (std::size_t j = 1; j < ga.shape(1); ++j) if (ga(worst, j) > ga(worst, b)) b = j;
+      const bool looks = b == std::size_t(pos(worst, 1));
+      CHECK(r.has(looks ? "with no window, looks hardest at \"" + src[b] + "\""
+                        : "while looking hardest at \"" + src[b] + "\""));
+      CHECK_FALSE(r.has(looks ? "so the window is not the cause" : "this miss is local-p's own"));
+    }
+  }
 
   // Step 4: every model's figures recompute from translations.json; each gap and verdict printed
   // follows results.json.
@@ -145,7 +164,7 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
       row += fmt::format("  {:+.1f} ({})", g, at);
       worst = std::max(worst, std::abs(g));
     }
-    const char* word = worst <= 3.0 + 1e-9 ? "matches" : worst <= 10.0 + 1e-9 ? "comes close to" : "does not match";
+    const char* word = worst <= 3.0 + 1e-9 ? "match" : worst <= 10.0 + 1e-9 ? "close" : "no match";
     CHECK_MESSAGE(r.has(row + "  " + word), row << "  " << word);
     if (worst < closest_gap - 1e-9) closest_gap = worst, closest = m;
   }
@@ -191,6 +210,11 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
   CHECK_MESSAGE(flat.find("Per call, the two scores with tanh calls (Bahdanau, concat) against the two without "
                           "(dot, general): " + words) != std::string::npos, words);
   CHECK(flat.find("what is stable and what is not: the order") != std::string::npos);
+  // the takeaway's spread is the one of dot's own row at S = 60, hidden 128 (not the table's largest)
+  for (std::size_t k = 0; k < rows; ++k)
+    if (sizes(k, 0) == 60.0f && sizes(k, 1) == 128.0f)
+      CHECK(flat.find(fmt::format("in this run, moving by up to {:.2f}× between its rounds there", double(spreads(k, 1)))) !=
+            std::string::npos);
   CHECK(r.has("Takeaway"));
   CHECK(flat.find("are each checkpoint's own training record") != std::string::npos);
 }

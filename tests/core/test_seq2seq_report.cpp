@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/tensor/openblas.hpp"
+#include "attn/present/ch00_report.hpp"
 #include "attn/present/chapter_models.hpp"
 #include "attn/present/seq2seq_report.hpp"
 #include "attn/present/terminal.hpp"
@@ -193,4 +194,13 @@ TEST_CASE("ChapterModels: one set of flags, and where each model comes from") {
     ChapterApp ch("01", 1, 7);
     CHECK_THROWS_AS(ChapterModels(ch, {"bahdanau"}, "no_attention"), std::invalid_argument);
   }
+}
+
+TEST_CASE("fall_against_article: steeper when the whole percents differ, as steep when they are equal") {
+  const double article = 1.0 - 18.7 / 35.2;  // 47% lower: the source article's fall
+  const std::string steeper = fall_against_article(judge_at_least(0.86, article, 0.1));
+  CHECK(steeper.find("steeper than the article's 47%") != std::string::npos);
+  const std::string same = fall_against_article(judge_at_least(0.4705, article, 0.1));
+  CHECK(same.find("as steep as the article's 47%") != std::string::npos);
+  CHECK(same.find("steeper") == std::string::npos);
 }

@@ -435,6 +435,7 @@ TEST_CASE("judge_score_cost: which count orders the kinds, judged against round-
   CHECK(tanh_wins.rows[0].gain_spread(2) == doctest::Approx(1.0));  // the same load in each round cancels
   CHECK(tanh_wins.tanh_split.outcome == Outcome::holds);
   CHECK(tanh_wins.split_rows == 2);
+  CHECK(tanh_wins.split_row_index.size() == 2);
   CHECK(tanh_wins.mads_explain.outcome == Outcome::fails);
   CHECK(tanh_wins.mads_rows_against == 2);
   CHECK(tanh_wins.general_mads == doctest::Approx(31744.0 / 19712.0));
@@ -474,7 +475,10 @@ TEST_CASE("compare_output: where an output first goes wrong, and what kind of wr
   CHECK(d.in_place == 2);   // aqel, na
   CHECK(d.elsewhere == 5);  // pajo vetu verda poma hodi
   CHECK(d.foreign == std::vector<std::string>{"pint-a"});
+  CHECK(d.extra.empty());
   CHECK(d.missing == std::vector<std::string>{"vetu", "pint-o"});
+  REQUIRE(d.wrong_ending.size() == 1);  // pint-a against pint-o: the verb's ending
+  CHECK(d.wrong_ending[0] == std::pair<std::string, std::string>{"pint-a", "pint-o"});
   CHECK(d.after_first == 6);
   CHECK(d.after_first_right == 1);  // na
   const OutputDiff same = compare_output(ref, ref);
@@ -487,6 +491,14 @@ TEST_CASE("compare_output: where an output first goes wrong, and what kind of wr
   const OutputDiff foreign = compare_output({"zz"}, {"aqel"});
   CHECK(foreign.written_at_in_ref == kNoSource);
   CHECK(foreign.foreign == std::vector<std::string>{"zz"});
+  CHECK(foreign.wrong_ending.empty());  // no stem shared with "aqel"
+  // chapter 00's example at seed 2: "jova" is the reference's word 4, written twice: extra, not foreign
+  const OutputDiff twice = compare_output({"na", "kaval", "fela", "jova", "kada", "domo", "piko", "jova", "ofte", "vid-a"},
+                                          {"na", "domo", "fela", "jova", "kada", "kaval", "piko", "ofte", "vid-o"});
+  CHECK(twice.extra == std::vector<std::string>{"jova"});
+  CHECK(twice.foreign == std::vector<std::string>{"vid-a"});
+  CHECK(twice.missing == std::vector<std::string>{"vid-o"});
+  CHECK(twice.wrong_ending == std::vector<std::pair<std::string, std::string>>{{"vid-a", "vid-o"}});
 }
 
 TEST_CASE("test alignment: counts summed over pairs; at least 80% holds, under 50% fails") {
@@ -516,4 +528,23 @@ TEST_CASE("test alignment: counts summed over pairs; at least 80% holds, under 5
   TestAlignmentStudy none;
   judge_test_alignment(none);
   CHECK(none.is_alignment.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("wrong_outputs: counts the wrong outputs, those that run past the end, and shows the shortest such") {
+  EvalResult e;
+  e.refs = {{"a", "b"}, {"a", "b", "c"}, {"a"}, {"a", "b", "c", "d"}};
+  e.hyps = {{"a", "b"}, {"a", "b", "c", "b", "c"}, {"z"}, {"a", "b", "c", "d", "d"}};
+  const WrongOutputs w = wrong_outputs(e);
+  CHECK(w.judged == 4);
+  CHECK(w.wrong == 3);
+  CHECK(w.too_long == 2);
+  CHECK(w.example == 1);  // the shortest that runs past the end, though pair 2 is shorter
+  e.hyps = e.refs;
+  const WrongOutputs right = wrong_outputs(e);
+  CHECK(right.wrong == 0);
+  CHECK(right.example == e.refs.size());
+  e.hyps[2] = {"z"};  // wrong, but not longer
+  const WrongOutputs one = wrong_outputs(e);
+  CHECK(one.too_long == 0);
+  CHECK(one.example == 2);
 }

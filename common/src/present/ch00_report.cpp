@@ -20,16 +20,37 @@ std::string percent_lower(const Verdict& v) {
 }
 }  // namespace
 
+std::string fall_against_article(const Verdict& v) {
+  const long ours = std::lround(100.0 * v.measured), theirs = std::lround(100.0 * v.bound);
+  return ours > theirs ? _f("steeper than the article's {}%, and over a wider span of lengths — the claim of a fall "
+                            "holds; the BLEU values themselves differ (a toy task, other buckets)",
+                            theirs)
+                       : _f("as steep as the article's {}%, over a wider span of lengths — the claim of a fall "
+                            "holds; the BLEU values themselves differ (a toy task, other buckets)",
+                            theirs);
+}
+
 void report_repeated_word(Narrator& nar, const Mat& rows, const Labels& words) {
   for (std::size_t a = 0; a < words.size(); ++a)
     for (std::size_t b = a + 1; b < words.size(); ++b) {
       if (words[a] != words[b]) continue;
       double diff = 0.0;
       for (std::size_t k = 0; k < rows.shape(1); ++k) diff = std::max(diff, std::abs(double(rows(a, k)) - rows(b, k)));
-      nar.result(_f("look: \"{}\" stands at positions {} and {}; its two rows differ by at most {:.3f} in any entry",
-                    words[a], a + 1, b + 1, diff));
+      nar.result(diff == 0.0 ? _f("look: \"{}\" stands at positions {} and {}; its two rows are identical", words[a],
+                                  a + 1, b + 1)
+                             : _f("look: \"{}\" stands at positions {} and {}; its two rows differ by at most {:.3f} "
+                                  "in any entry",
+                                  words[a], a + 1, b + 1, diff));
       return;
     }
+}
+
+void report_cosine_to_c(Narrator& nar, const Vec& cos, const Labels& words) {
+  nar.show("cosine_to_c", cos, words, _("cos(h_j, c): 1 = the same direction as c"));
+  nar.say(_f("look: the grids above are not read by eye; this row is: cos(h_j, c) goes from {:.3f} at \"{}\" to 1 at "
+             "\"{}\" (c is that word's state). A low cosine does not say that a word is forgotten "
+             "(it measures direction, not content); steps 5 and 6 measure what the decoder gets right.",
+             cos(0), words.front(), words.back()));
 }
 
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& tv) {
@@ -37,14 +58,21 @@ void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& p
   Labels step_labels;
   for (std::size_t i = 0; i < states.shape(0); ++i) step_labels.push_back("s_" + std::to_string(i + 1));
   nar.show("decoder_states", states, step_labels, {}, _("s_0 = c; one state per output word"));
+  std::size_t near_limit = 0;  // entries the GRU's tanh has pushed close to ±1
+  for (float x : states) near_limit += std::abs(x) > 0.95f;
+  nar.say(_f("look: {:.0f}% of these entries are beyond ±0.95, near the limits of the GRU's tanh; the grid is not read "
+             "by eye: the table below says what each state wrote.",
+             100.0 * double(near_limit) / double(states.size())));
   nar.record("decoder_logits", tr.logits);
   Table t({"i", _("reads y_{i−1}"), _("writes y_i"), "p(y_i)", _("reference")});
   const std::vector<DecodeRow> rows = decode_rows(tr);
   for (std::size_t i = 0; i < rows.size(); ++i)
     t.add({std::to_string(i + 1), tv.token(rows[i].input), tv.token(rows[i].output), fmt::format("{:.3f}", rows[i].p),
-           i < pair.tgt.size() ? pair.tgt[i] : "<eos>"});
+           i < pair.tgt.size() ? pair.tgt[i] : i == pair.tgt.size() ? "<eos>" : "—"});
   nar.table(t);
   nar.say(_("p(y_i) = softmax(decoder_logits row i) at the word written (exported: decoder_logits)."));
+  if (rows.size() > pair.tgt.size() + 1)
+    nar.say(_("—: past the reference's end (its last word is <eos>)."));
   const Tokens out = tv.decode(tr.ids);
   nar.result(_f("output:    {}", fmt::join(out, " ")));
   nar.result(_f("reference: {}   ({})", fmt::join(pair.tgt, " "), out == pair.tgt ? _("exact match") : _("differs")));
@@ -71,19 +99,32 @@ void report_output_diff(Narrator& nar, const OutputDiff& d, const std::vector<De
               "word {}, so a word is written out of its order", i + 1, d.written, p, d.wanted, d.written,
               d.written_at_in_ref + 1);
   nar.result(_f("where it goes wrong: {}.", what));
-  nar.result(_f("from there on the decoder reads its own output: {} of the {} words it writes after that row are "
-                "right at their place", d.after_first_right, d.after_first));
+  nar.result(d.after_first_right == 1
+                 ? _f("from there on the decoder reads its own output: 1 of the {} words it writes after that row is "
+                      "right at its place", d.after_first)
+                 : _f("from there on the decoder reads its own output: {} of the {} words it writes after that row "
+                      "are right at their place", d.after_first_right, d.after_first));
   const std::string foreign = d.foreign.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.foreign, " "));
   const std::string missing = d.missing.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.missing, " "));
-  nar.result(_f("in all: {} words right at their place, {} reference words written at another place, not in the "
-                "reference: {}; never written: {}", d.in_place, d.elsewhere, foreign, missing));
-  nar.say(d.elsewhere > d.foreign.size()
+  if (d.extra.empty())
+    nar.result(_f("in all: {} words right at their place, {} reference words written at another place, not in the "
+                  "reference: {}; never written: {}", d.in_place, d.elsewhere, foreign, missing));
+  else
+    nar.result(_f("in all: {} words right at their place, {} reference words written at another place, written more "
+                  "often than the reference has it: {}; not in the reference: {}; never written: {}",
+                  d.in_place, d.elsewhere, fmt::join(d.extra, " "), foreign, missing));
+  for (const auto& [written, wanted] : d.wrong_ending)
+    nar.result(_f("{}: the right verb with the wrong ending (the reference has {}): step 1's rule, -a for an animate "
+                  "subject, -o for one that is not, is broken here",
+                  written, wanted));
+  nar.say(d.elsewhere > d.foreign.size() + d.extra.size()
               ? _("in this sentence most wrong words are the reference's own words at another place: the decoder got "
                   "more of the words right than of their places.")
               : _("in this sentence most wrong words are not in the reference at all."));
 }
 
 void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
+  const std::string fall = fall_against_article(s.collapses);
   const std::vector<NamedResult> results = {{"no_attention", s.eval}};
   nar.table(length_table(results), /*as_result=*/true);
   nar.block(bleu_chart(results));
@@ -95,14 +136,14 @@ void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
                 source_article(), kArticleBleuAt10, kArticleBleuAt50, 100.0 * s.collapses.bound, s.eval.buckets.front().bucket.label(),
                 s.eval.buckets.back().bucket.label(), percent_lower(s.collapses),
                 sentence_for(s.collapses.outcome,
-                             _("as steep or steeper in relative terms — the claim of a fall holds; the BLEU "
-                               "values themselves differ (a toy task, other buckets)"),
+                             fall.c_str(),
                              _("far less steep — the claim does not hold here"),
                              s.collapses.outcome == Outcome::partly ? _("less steep — it holds only in part")
                                                                     : _("not measurable"))));
   nar.say(_("the closest published figures: Bahdanau et al. 2014, Table 1: RNNencdec-50 (no attention) 17.82 BLEU "
             "on all test sentences, RNNsearch-50 (attention) 26.75; their Fig. 2 plots BLEU against sentence length: "
-            "the encoder–decoder without attention falls as sentences grow, RNNsearch-50 holds its BLEU."));
+            "the encoder–decoder without attention falls as sentences grow, RNNsearch-50 holds its BLEU (-50: trained on "
+            "sentences of up to 50 words)."));
   nar.say(_("whether the fall is the fixed vector's or the longer sentences' (more clauses, more reorderings): chapter 01 "
             "scores the same buckets with attention."));
 }
@@ -157,7 +198,7 @@ void report_positions(Narrator& nar, const BottleneckStudy& s) {
   for (std::size_t k = 0; k < s.shared_losses.size(); ++k)
     losses.push_back(_f("positions {} lose {:.1f} points", s.ranges[k].label(), s.shared_losses[k]));
   nar.result(_f("positions {} (every bucket has them), from {}- to {}-word sentences: {} ({}); most lost at "
-                "positions {}, {}% -> {}%", shared, shortest, longest, fmt::join(losses, ", "),
+                "positions {}, {}% -> {}%", shared, shortest, longest, fmt::join(losses, _(", ")),
                 sentence_for(s.shared_positions_lose.outcome, _("each loss at least 5 points, the bar for 'loses'"),
                              _("some gain"), _("one loses under 5 points")),
                 s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)));
@@ -176,10 +217,11 @@ std::vector<std::string> ch00_takeaway(const BottleneckStudy& s, std::size_t con
   const auto& first = s.eval.buckets.front();
   const auto& last = s.eval.buckets.back();
   return {
-      _f("One fixed vector (c = h_S, {} numbers) carries short sentences: BLEU {} at {} words.", context_size,
-         format_score(s.first_bleu), first.bucket.label()),
+      _f("The model without attention (one fixed vector c = h_S, {} numbers) scores BLEU {} at {} words.",
+         context_size, format_score(s.first_bleu), first.bucket.label()),
       s.collapses.holds() || s.collapses.outcome == Outcome::partly
-          ? _f("It collapses as sentences grow: BLEU {} at {} words ({}), exact match {}% -> {}%.",
+          ? _f("Its BLEU falls as sentences grow: {} at {} words ({}), exact match {}% -> {}%; chapter 01 tests "
+               "whether the single vector is why.",
                format_score(s.last_bleu), last.bucket.label(), percent_lower(s.collapses), format_score(first.exact),
                format_score(last.exact))
           : _f("It does not collapse here: BLEU {} at {} words ({}).", format_score(s.last_bleu), last.bucket.label(),

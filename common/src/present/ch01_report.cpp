@@ -67,7 +67,8 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
     const bool right = m.row < pair.tgt.size() && word == pair.tgt[m.row];
     if (m.translations == 1 && right)
       nar.say(_f("  \"{}\" has one translation in the training pairs (\"{}\" all {} times): the decoder can write it "
-                 "from its place in the sentence without reading it, and the word written is right",
+                 "from its place in the sentence without reading it (a guess: this run does not test it), and the word "
+                 "written is right",
                  translated, word, m.occurrences));
   }
 }
@@ -82,6 +83,16 @@ void report_test_alignment(Narrator& nar, const TestAlignmentStudy& t) {
                 t.reordered.hits, 100.0 * t.reordered.share(),
                 sentence_for(t.follows_reorderings.outcome, _("are followed off the diagonal"), _("are not followed"),
                              _("are followed only in part"))));
+  // Two comparisons from the same counts: a map that always looks straight down the diagonal hits
+  // exactly the words that do not move; and how the unmoved and the moved words fare apart.
+  const std::size_t unmoved = t.all.total - t.reordered.total, unmoved_hits = t.all.hits - t.reordered.hits;
+  if (t.all.total > 0 && unmoved > 0 && t.reordered.total > 0)
+    nar.result(_f("for comparison: a map that always looks straight down the diagonal would score {:.1f}% (the {} of "
+                  "{} words that do not move); the model scores {:.1f}% on those and {:.1f}% on the moved ones, so "
+                  "{} of its {} misses are moved words.",
+                  100.0 * double(unmoved) / double(t.all.total), unmoved, t.all.total,
+                  100.0 * double(unmoved_hits) / double(unmoved), 100.0 * t.reordered.share(),
+                  t.reordered.total - t.reordered.hits, t.all.total - t.all.hits));
 }
 
 void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, const SentencePair& pair) {
@@ -104,10 +115,29 @@ void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base) {
   const long long enc = (long long)get(pm, "encoder") - (long long)get(pb, "encoder");
   const long long rest = total - base_total - attn - init - enc;
   nar.say(_f("parameters: {} here against chapter 00's {}: attention adds {} (W_a, U_a, v_a); the layer that starts the "
-             "decoder, s_0 = tanh(W_s ←h_1), adds {} (chapter 00 starts at s_0 = c); the encoder, 2×{} (one GRU per "
-             "direction) instead of one of {}, has {} against {} ({:+}); everything else {:+}: {} {:+} {:+} {:+} {:+} = {}.",
-             total, base_total, attn, init, m.cfg.enc_hidden, base.cfg.dec_hidden, get(pm, "encoder"), get(pb, "encoder"),
+             "decoder, s_0 = tanh(W_s ←h_1), adds {} (W_s: a learned {}->{} layer; ←h_1: the backward state at word 1, "
+             "which has read the whole sentence; Bahdanau et al. 2014, App. A.2.2; chapter 00 starts at s_0 = c); the "
+             "encoder, 2×{} (one GRU per direction) instead of one of {}, has {} against {} ({:+}); everything else "
+             "{:+}: {} {:+} {:+} {:+} {:+} = {}.",
+             total, base_total, attn, init, m.cfg.enc_hidden, m.cfg.dec_hidden, m.cfg.enc_hidden, base.cfg.dec_hidden, get(pm, "encoder"), get(pb, "encoder"),
              enc, rest, base_total, attn, init, enc, rest, total));
+}
+
+void report_wrong_outputs(Narrator& nar, const WrongOutputs& w, const EvalResult& eval) {
+  if (w.wrong == 0) {
+    nar.result(_f("every one of the {} test outputs equals its reference.", w.judged));
+    return;
+  }
+  nar.result(_f("{} of the {} test outputs differ from their reference; {} of them run past the reference's end, and "
+                "tok % does not count words past that end, so such an output can still score 100% there.",
+                w.wrong, w.judged, w.too_long));
+  const Tokens &h = eval.hyps[w.example], &r = eval.refs[w.example];
+  nar.say(_f("one of them (test pair {}, {} words):", w.example + 1, r.size()));
+  nar.say(_f("  output:    {}", fmt::join(h, " ")));
+  nar.say(_f("  reference: {}", fmt::join(r, " ")));
+  if (h.size() > r.size() && std::equal(r.begin(), r.end(), h.begin()))
+    nar.say(_f("  the whole reference, then {} more words: with attention the decoder can still miss where to stop.",
+               h.size() - r.size()));
 }
 
 void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g,
@@ -121,16 +151,17 @@ void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& result
                 outcome_word(g.helps_long.outcome)));
   nar.say(_("the two models differ in more than attention: chapter 00's encoder reads one direction, this one both "
             "(as in the paper's RNNsearch), and this decoder starts from s_0 = tanh(W_s ←h_1) instead of c; each is "
-            "one training run, kept at its best validation step (step 1 of each chapter): the gap is attention, the "
+            "one training run, kept at its best validation step (shown in Step 1/7 of each chapter): the gap is attention, the "
             "bidirectional encoder and that start together."));
   if (baseline_still_improving)
-    nar.say(_("chapter 00's model was best at the last of its training steps (its step 1): it may have been "
+    nar.say(_("chapter 00's model was best at the last of its training steps (see Step 1/7 of chapter 00): it may have been "
               "undertrained, so part of the gap may be that too."));
   const BucketMetrics& all = results.back().second.overall;
   if (as_printed(all.bleu) >= 95.0)
     nar.say(_f("the toy task is solved almost perfectly here (BLEU {} over all {} test sentences, exact match {}%): a "
                "flat line so near 100 is partly a ceiling; on real data Bahdanau et al. 2014, Fig. 2, show RNNsearch-50 "
-               "flat and RNNsearch-30 falling as sentences grow.",
+               "flat and RNNsearch-30 falling as sentences grow (-30, -50: trained on sentences of up to 30 or 50 "
+               "words).",
                format_score(all.bleu), all.sentences, format_score(all.exact)));
   nar.say(_f("the source article {} says attention brings BLEU "
              "at length 50 back to 28.5 (from {} without), naming no source. Published: Bahdanau et al. 2014, Table 1: "

@@ -175,12 +175,14 @@ std::string describe_model(const ChapterModel& cm) {
   auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
   // A loaded checkpoint's train_seconds were measured when it was made, on a machine its metadata
   // does not record: say so, so that it does not read as this run's figure.
-  const std::string seconds = cm.trained ? _f("{} s of training", get("train_seconds"))
-                                         : _f("trained earlier in {} s, machine not recorded", get("train_seconds"));
-  return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {}) {} {}",
-                     model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
-                     get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"),
-                     cm.trained ? _("saved to") : _("loaded from"), cm.path);
+  const std::string seconds =
+      cm.trained ? _f("{} s of training", get("train_seconds"))
+                 : _f("trained earlier in {} s, machine and load not recorded, so not comparable with another model's "
+                      "time",
+                      get("train_seconds"));
+  const std::string where = cm.trained ? _f("trained now, saved to {}", cm.path) : _f("loaded from {}", cm.path);
+  return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {})", model_title(cm.model.cfg),
+            where, parameter_count(cm.model), get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"));
 }
 
 }  // namespace attn

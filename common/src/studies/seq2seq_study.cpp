@@ -194,6 +194,24 @@ SentenceAlignmentStudy alignment_study(const Mat& weights, std::size_t written, 
   return s;
 }
 
+WrongOutputs wrong_outputs(const EvalResult& eval) {
+  WrongOutputs w;
+  w.example = eval.refs.size();
+  bool example_long = false;
+  for (std::size_t i = 0; i < eval.refs.size() && i < eval.hyps.size(); ++i) {
+    const Tokens &h = eval.hyps[i], &r = eval.refs[i];
+    if (h == r) continue;
+    ++w.wrong;
+    const bool longer = h.size() > r.size();
+    w.too_long += longer;
+    const bool better = w.example == eval.refs.size() || (longer && !example_long) ||
+                        (longer == example_long && r.size() < eval.refs[w.example].size());
+    if (better) w.example = i, example_long = longer;
+  }
+  w.judged = eval.refs.size();
+  return w;
+}
+
 OutputDiff compare_output(const Tokens& output, const Tokens& reference) {
   OutputDiff d;
   d.exact = output == reference;
@@ -222,6 +240,7 @@ OutputDiff compare_output(const Tokens& output, const Tokens& reference) {
     if (right) continue;
     const auto it = unmatched.find(output[j]);
     if (it != unmatched.end() && it->second > 0) --it->second, ++d.elsewhere;
+    else if (std::find(reference.begin(), reference.end(), output[j]) != reference.end()) d.extra.push_back(output[j]);
     else d.foreign.push_back(output[j]);
   }
   for (std::size_t j = 0; j < reference.size(); ++j) {  // the copies left over, in reference order
@@ -229,6 +248,17 @@ OutputDiff compare_output(const Tokens& output, const Tokens& reference) {
     auto& left = unmatched[reference[j]];
     if (left > 0) --left, d.missing.push_back(reference[j]);
   }
+  // A stem is what comes before the last '-' (verbs: "pint-a", "pint-o"); words without one have none.
+  auto stem = [](const std::string& w) {
+    const std::size_t dash = w.rfind('-');
+    return dash == std::string::npos || dash == 0 ? std::string() : w.substr(0, dash);
+  };
+  for (const std::string& f : d.foreign)
+    for (const std::string& m : d.missing)
+      if (!stem(f).empty() && stem(f) == stem(m)) {
+        d.wrong_ending.emplace_back(f, m);
+        break;
+      }
   return d;
 }
 
@@ -461,7 +491,7 @@ ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows) {
         pairs_slower += w.outcome == Outcome::holds;
         pairs_faster += w.outcome == Outcome::fails;
       }
-    s.split_rows += pairs_slower == 4;
+    if (pairs_slower == 4) ++s.split_rows, s.split_row_index.push_back(std::size_t(&r - s.rows.data()));
     split_against += pairs_faster;
     for (const auto& round : r.rounds) {
       ++s.split_total;

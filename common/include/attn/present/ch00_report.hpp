@@ -18,6 +18,8 @@ void report_best_step(Narrator& nar, const ChapterModel& cm);
 // Step 2: the first word that occurs twice in the sentence, and how far apart its two rows are
 // (nothing when no word repeats).
 void report_repeated_word(Narrator& nar, const Mat& rows, const Labels& words);
+// Step 3: cos(h_j, c) for each source word (recorded as "cosine_to_c") and what to see in it.
+void report_cosine_to_c(Narrator& nar, const Vec& cos, const Labels& words);
 // Step 4: the decoder's states (recorded as "decoder_states", "decoder_logits"), the table of what
 // each step read, wrote and with what probability, and the output against the reference.
 void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& pair, const Vocab& target_vocab);
@@ -27,6 +29,10 @@ void report_output_diff(Narrator& nar, const OutputDiff& d, const std::vector<De
 // Step 5: the by-length table and chart, the fall from the shortest to the longest bucket judged
 // against the source article's figures, and the published ones (Bahdanau et al. 2014, Table 1).
 void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s);
+// Step 5's comparison once the fall holds (v = the bottleneck's `collapses`): "steeper than the
+// article's 47%" when the whole percents differ, "as steep as" when they are equal; both say the span
+// is wider (5-10 to 51-60 words against the article's 10 to 50).
+std::string fall_against_article(const Verdict& v);
 // Step 5's "why": what lifts BLEU above token accuracy and what pulls it below, and in which
 // buckets each wins (the largest gap either way, as printed).
 std::string bleu_vs_token_why(const BottleneckStudy& s);

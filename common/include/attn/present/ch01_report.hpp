@@ -28,6 +28,9 @@ void report_context(Narrator& nar, const AttentionStepView& v, const Mat& H, con
 // Step 7: the parameters of this model against chapter 00's (base), by part, summed.
 void report_parameters(Narrator& nar, const Seq2Seq& m, const Seq2Seq& base);
 // baseline_still_improving: chapter 00's model was best at its last training step.
+// Step 6: how many of the attention model's outputs are wrong, how many run past the reference's
+// end (which token accuracy does not count), and one of them beside its reference.
+void report_wrong_outputs(Narrator& nar, const WrongOutputs& w, const EvalResult& eval);
 void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g,
                            bool baseline_still_improving);
 

@@ -75,15 +75,18 @@ BottleneckStudy judge_bottleneck(EvalResult eval, const std::vector<LengthBucket
 
 // One output against its reference, word by word: where it first goes wrong and what kind of
 // wrong each word is. Positions from 0. A written word not at its place counts as `elsewhere` when
-// the reference still has an unmatched copy of it (its order is wrong), else `foreign`; reference
-// words left unmatched are `missing`.
+// the reference still has an unmatched copy of it (its order is wrong); else `extra` when the
+// reference has the word but fewer times than the output writes it, else `foreign` (nowhere in the
+// reference). Reference words left unmatched are `missing`. `wrong_ending` pairs a foreign word
+// with a missing one of the same stem and another ending ("pint-a" for "pint-o": the verb's -a/-o).
 struct OutputDiff {
   bool exact = false;
   std::size_t first_wrong = 0;   // the first position where they differ (min length when one is a prefix)
   std::string written, wanted;   // the words there ("" past an end)
   int written_at_in_ref = kNoSource;  // the first reference position holding `written` (kNoSource: none)
   std::size_t in_place = 0, elsewhere = 0, after_first_right = 0, after_first = 0;
-  std::vector<std::string> foreign, missing;
+  std::vector<std::string> foreign, extra, missing;
+  std::vector<std::pair<std::string, std::string>> wrong_ending;  // (written, the reference's)
 };
 OutputDiff compare_output(const Tokens& output, const Tokens& reference);
 
@@ -152,6 +155,16 @@ struct AttentionGainStudy {  // figures as printed
   Verdict helps_long, keeps_length;
 };
 AttentionGainStudy judge_attention_gain(const EvalResult& attention, const EvalResult& baseline);
+
+// The outputs that differ from their reference, over every pair `eval` holds (eval.hyps, eval.refs):
+// how many, how many of them run past the reference's end (token accuracy does not count those
+// extra words), and one to show: the shortest that runs past the end, else the shortest wrong one
+// (example = eval.refs.size() when every output is right).
+struct WrongOutputs {
+  std::size_t judged = 0, wrong = 0, too_long = 0;
+  std::size_t example = 0;
+};
+WrongOutputs wrong_outputs(const EvalResult& eval);
 
 // ---- chapter 02: Luong against Bahdanau ---------------------------------------------------------
 // Bounds of "matches": every by-length figure (BLEU, exact match %, token accuracy %) within 3
@@ -290,6 +303,7 @@ struct ScoreCostStudy {
   //   longer than both tanh-free kinds (the order, round by round; 0 of 0 without rounds).
   Verdict mads_explain, tanh_split;
   std::size_t mads_rows_against = 0, split_rows = 0, split_rounds = 0, split_total = 0;
+  std::vector<std::size_t> split_row_index;  // the rows counted in split_rows, in table order
 };
 ScoreCostStudy judge_score_cost(std::vector<ScoreCostRow> rows);
 // Times every kind at each (S, hidden), interleaved round by round (time_score_rounds); A =
