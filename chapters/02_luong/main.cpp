@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
     report_training_records(nar, described);
+    const ModelSizes sizes = model_sizes({{"bahdanau", &bah.model}, {"luong_dot", &dot}, {"luong_general", &general},
+                                          {"luong_concat", &concat}, {"luong_local_p", &lp}});
+    report_model_sizes(nar, sizes, general.cfg);
     nar.say(_("from here t is the target step and s the source position (chapter 01's i and j); s_{t−1} keeps "
               "the name of Bahdanau's decoder state."));
     nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
     nar.why(_("Luong scores with the new state h_t (Bahdanau with s_{t−1}); the attention result reaches the next "
               "step only through h̃_{t−1} in the GRU input (input feeding)."));
 
-    nar.step(_("Three score functions"), _("dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])"), "eq. 8");
+    nar.step(_("Three score functions"), _("dot h_tᵀh̄_s · general h_tᵀW_a h̄_s · concat v_cᵀtanh(W_c[h_t; h̄_s])"), "§3.1");
     const DecodeTrace tr_dot = trace(dot), tr_concat = trace(concat);
     const ScoreViews views{luong_score_view(dot, tr_dot, std::min(t, tr_dot.tape.steps.size() - 1)), gv,
                            luong_score_view(concat, tr_concat, std::min(t, tr_concat.tape.steps.size() - 1)),
@@ -107,11 +110,10 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_f("all five share the same bidirectional encoder (2×{}), sizes, data, training steps and seed; each kept its "
-               "best validation step (step 1) and is one training run, so gaps of a few points may be seed-to-seed "
-               "noise. They differ in the attention and where the decoder uses it (Luong after the GRU step, feeding "
-               "h̃_t forward; Bahdanau's c_i enters the GRU).",
-               bah.model.cfg.enc_hidden));
+    nar.why(_f("{}; each kept its best validation step (step 1) and is one training run, so gaps of a few points "
+               "may be seed-to-seed noise. They differ in the attention and where the decoder uses it (Luong after "
+               "the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU).",
+               shared_sizes_clause(sizes, general.cfg)));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
@@ -132,8 +134,7 @@ int main(int argc, char** argv) {
                          config_for("bahdanau", sv.size(), tv.size()));
       nar.code("attn/models/seq2seq_eval.hpp: time_training_steps; attn/studies/seq2seq_study.hpp: judge_train_steps, "
                "judge_step_gain");
-      nar.why(_("the GRUs, the output layer and every backward pass cost the same in both models: only the attention's "
-                "share of a training step gets cheaper."));
+      nar.why(train_step_why(sizes));
     }
     nar.takeaway(ch02_takeaway(matches, cost, steps ? &*steps : nullptr));
   });

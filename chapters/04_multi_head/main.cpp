@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
     nar.code("attn/attention/gqa.hpp: repeat_kv, attention_param_count, kv_cache_bytes_per_token; "
              "attn/studies/multi_head_study.hpp: mean_pool_kv, gqa_pooling_cost");
     nar.why(_("decoding re-reads the whole cache for every new token; 8 K/V heads make it 8× smaller. In Ainslie et "
-              "al. 2023 (Figure 5; not measured here) GQA-8 is already close to MHA right after pooling, MQA only "
-              "after uptraining; the averaged heads above are not uptrained."));
+              "al. 2023 (Figure 5; not measured here) GQA-8 already performs reasonably right after pooling, while MQA "
+              "needs uptraining to be useful; the averaged heads above are not uptrained."));
 
     nar.takeaway(ch04_takeaway(layer, pytorch ? &*pytorch : nullptr, cfg, two));
   });

@@ -487,6 +487,11 @@ TEST_CASE("compare_output: where an output first goes wrong, and what kind of wr
   const OutputDiff foreign = compare_output({"zz"}, {"aqel"});
   CHECK(foreign.written_at_in_ref == kNoSource);
   CHECK(foreign.foreign == std::vector<std::string>{"zz"});
+  CHECK(foreign.extra.empty());
+  // a reference word written twice where the reference has it once: an extra copy, not a foreign word
+  const OutputDiff twice = compare_output({"aqel", "jova", "vid-a", "jova"}, {"aqel", "jova", "poma", "vid-o"});
+  CHECK(twice.extra == std::vector<std::string>{"jova"});
+  CHECK(twice.foreign == std::vector<std::string>{"vid-a"});
 }
 
 TEST_CASE("test alignment: counts summed over pairs; at least 80% holds, under 50% fails") {

@@ -42,7 +42,7 @@ void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& p
   const std::vector<DecodeRow> rows = decode_rows(tr);
   for (std::size_t i = 0; i < rows.size(); ++i)
     t.add({std::to_string(i + 1), tv.token(rows[i].input), tv.token(rows[i].output), fmt::format("{:.3f}", rows[i].p),
-           i < pair.tgt.size() ? pair.tgt[i] : "<eos>"});
+           i < pair.tgt.size() ? pair.tgt[i] : i == pair.tgt.size() ? "<eos>" : "—"});  // "—": past its end
   nar.table(t);
   nar.say(_("p(y_i) = softmax(decoder_logits row i) at the word written (exported: decoder_logits)."));
   const Tokens out = tv.decode(tr.ids);
@@ -77,7 +77,9 @@ void report_output_diff(Narrator& nar, const OutputDiff& d, const std::vector<De
   const std::string missing = d.missing.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.missing, " "));
   nar.result(_f("in all: {} words right at their place, {} reference words written at another place, not in the "
                 "reference: {}; never written: {}", d.in_place, d.elsewhere, foreign, missing));
-  nar.say(d.elsewhere > d.foreign.size()
+  if (!d.extra.empty())
+    nar.result(_f("written more often than the reference has them: {}", fmt::join(d.extra, " ")));
+  nar.say(d.elsewhere + d.extra.size() > d.foreign.size()
               ? _("in this sentence most wrong words are the reference's own words at another place: the decoder got "
                   "more of the words right than of their places.")
               : _("in this sentence most wrong words are not in the reference at all."));
@@ -176,10 +178,11 @@ std::vector<std::string> ch00_takeaway(const BottleneckStudy& s, std::size_t con
   const auto& first = s.eval.buckets.front();
   const auto& last = s.eval.buckets.back();
   return {
-      _f("One fixed vector (c = h_S, {} numbers) carries short sentences: BLEU {} at {} words.", context_size,
-         format_score(s.first_bleu), first.bucket.label()),
+      _f("The model without attention, whose decoder gets one fixed vector (c = h_S, {} numbers), scores BLEU {} "
+         "on sentences of {} words.", context_size, format_score(s.first_bleu), first.bucket.label()),
       s.collapses.holds() || s.collapses.outcome == Outcome::partly
-          ? _f("It collapses as sentences grow: BLEU {} at {} words ({}), exact match {}% -> {}%.",
+          ? _f("It collapses as sentences grow: BLEU {} at {} words ({}), exact match {}% -> {}%; whether the one "
+               "vector is why is chapter 01's test (the same buckets, with attention).",
                format_score(s.last_bleu), last.bucket.label(), percent_lower(s.collapses), format_score(first.exact),
                format_score(last.exact))
           : _f("It does not collapse here: BLEU {} at {} words ({}).", format_score(s.last_bleu), last.bucket.label(),

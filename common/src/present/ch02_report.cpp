@@ -1,11 +1,13 @@
 // Chapter 02's reports (see attn/present/ch02_report.hpp).
 #include "attn/present/ch02_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "attn/present/chapters.hpp"
 #include "attn/present/verdict_words.hpp"
@@ -335,6 +337,77 @@ void report_train_steps(Narrator& nar, const TrainStepStudy& s, const StepGainSt
              "programs possibly running at the same time.", s.reps, sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
 }
 
+namespace {
+// A part of a seq2seq model (parameter_groups' names) as the size table heads it.
+std::string part_title(const std::string& part) {
+  if (part == "src_emb") return "E_src";
+  if (part == "tgt_emb") return "E_tgt";
+  if (part == "encoder") return _("encoder");
+  if (part == "init") return _("s_0 layer");
+  if (part == "attention") return _("attention");
+  if (part == "combine") return "W_c (h̃)";
+  if (part == "decoder") return _("decoder");
+  if (part == "out") return _("output");
+  return part;
+}
+std::string part_titles(const std::vector<std::string>& parts) {
+  std::vector<std::string> titles;
+  for (const auto& p : parts) titles.push_back(part_title(p));
+  return fmt::format("{}", fmt::join(titles, ", "));
+}
+}  // namespace
+
+void report_model_sizes(Narrator& nar, const ModelSizes& s, const Seq2SeqConfig& widths) {
+  std::vector<std::string> parts;  // the columns: every part any model has, in the models' order
+  for (const auto& groups : s.parts)
+    for (const auto& [part, n] : groups)
+      if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+  const std::vector<std::string> canonical = {"src_emb", "tgt_emb", "encoder", "init", "attention", "combine",
+                                              "decoder", "out"};
+  std::stable_sort(parts.begin(), parts.end(), [&](const std::string& a, const std::string& b) {
+    auto at = [&](const std::string& p) { return std::find(canonical.begin(), canonical.end(), p) - canonical.begin(); };
+    return at(a) < at(b);
+  });
+  std::vector<std::string> header = {_("model"), _("parameters")};
+  for (const auto& p : parts) header.push_back(part_title(p));
+  Table t(header, _("parameters of each model by part, counted from its loaded weights"));
+  for (std::size_t i = 0; i < s.names.size(); ++i) {
+    std::vector<std::string> row = {s.names[i], std::to_string(s.totals[i])};
+    for (const auto& p : parts) {
+      const auto it = s.parts[i].find(p);
+      row.push_back(it == s.parts[i].end() ? "—" : std::to_string(it->second));
+    }
+    t.add(row);
+  }
+  nar.table(t);
+  const std::string range = _f("from {} ({}) to {} ({})", s.totals[s.smallest], s.names[s.smallest],
+                               s.totals[s.largest], s.names[s.largest]);
+  nar.say(s.same_widths
+              ? _f("every model has the same widths (embedding E = {}, encoder 2×{}, decoder Hd = {}, A = {}), "
+                   "not the same parameter count: {}; the parts whose counts differ: {}",
+                   widths.emb, widths.enc_hidden, widths.dec_hidden, widths.attn, range, part_titles(s.parts_differing))
+              : _f("the models' widths are not all the same (E, encoder, decoder or A); their counts run {}; the "
+                   "parts whose counts differ: {}", range, part_titles(s.parts_differing)));
+}
+
+std::string train_step_why(const ModelSizes& s) {
+  return s.parts_differing.empty()
+             ? std::string(_("every part of the models has the same parameter count (step 1's table): only how "
+                             "the attention computes differs, forward and backward."))
+             : _f("the parts whose parameter counts differ (step 1's table: {}) cost differently, forward and "
+                  "backward; the others are the same size in every model.", part_titles(s.parts_differing));
+}
+
+std::string shared_sizes_clause(const ModelSizes& s, const Seq2SeqConfig& widths) {
+  const std::size_t n = s.names.size();
+  return s.same_widths
+             ? _f("all {} share the same bidirectional encoder (2×{}) and widths (step 1's table), data, training "
+                  "steps and seed, though not the same parameter count ({} to {})",
+                  n, widths.enc_hidden, s.totals[s.smallest], s.totals[s.largest])
+             : _f("all {} share data, training steps and seed, but not their widths (step 1's table) nor their "
+                  "parameter count ({} to {})", n, s.totals[s.smallest], s.totals[s.largest]);
+}
+
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models) {
   std::size_t loaded = 0;
   for (const ChapterModel* m : models) loaded += !m->trained;
@@ -378,10 +451,14 @@ std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, c
           : _f("Luong's global-general attention {} Bahdanau here: BLEU within {:.1f} points, but {} {:+.1f} points at "
                "{} words.", match_word(g.matches), std::abs(g.bleu.gap), metric_word(g.worst_metric), g.worst.gap,
                g.worst.bucket));
+  // dot's ratio spread at the row the × is quoted from (not the table's largest, which may be another size's)
+  double dot_long_spread = cost.max_ratio_spread;
+  for (const ScoreCostRow& r : cost.rows)
+    if (r.src_len == cost.long_len && r.hidden == cost.small_hidden) dot_long_spread = r.gain_spread(1);
   const std::string per_call = _f("Per call, the two scores with tanh calls (Bahdanau, concat) against the two "
                                   "without (dot, general): {}; dot's × at S = {} was {:.2f}, moving by up to {:.2f}× "
                                   "between rounds (step 5)",
-                                  tanh_split_sentence(cost), cost.long_len, cost.dot_long, cost.max_ratio_spread);
+                                  tanh_split_sentence(cost), cost.long_len, cost.dot_long, dot_long_spread);
   out.push_back(steps ? _f("{}; a whole training step of global-general runs {:.2f}× Bahdanau's speed, global-dot "
                            "{:.2f}× (step 6): the source article's 1.5–2× claim {} in this run.",
                            per_call, steps->general_speedup, steps->dot_speedup, train_claim_words(*steps))
@@ -390,7 +467,8 @@ std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, c
                    "points at {} words{}), while local-m's p_t = t ignores reordering.",
                    match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket,
                    lp.best_at_last_step()
-                       ? _f(", judged at its last training step, {}, where it was still improving", lp.steps)
+                       ? _f(", judged at its last training step, {}, where its validation BLEU was still at its "
+                            "best (it may have been improving)", lp.steps)
                        : std::string()));
   return out;
 }

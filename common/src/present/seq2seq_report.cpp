@@ -17,7 +17,13 @@
 
 namespace attn {
 
-std::string format_score(double x) { return fmt::format("{:.1f}", x); }
+std::string format_score(double x) {
+  const std::string one = fmt::format("{:.1f}", x);
+  // A score just under 100 (99.96) would round to "100.0", which reads as perfect: it gets two
+  // decimals instead, cut rather than rounded, so it stays below 100 ("99.96"; 99.999 -> "99.99").
+  if (x < 100.0 && one == "100.0") return fmt::format("{:.2f}", std::floor(x * 100.0) / 100.0);
+  return one;
+}
 
 Table length_table(const std::vector<NamedResult>& models) {
   std::vector<std::string> header = {_("source length"), _("sentences")};
@@ -177,10 +183,9 @@ std::string describe_model(const ChapterModel& cm) {
   // does not record: say so, so that it does not read as this run's figure.
   const std::string seconds = cm.trained ? _f("{} s of training", get("train_seconds"))
                                          : _f("trained earlier in {} s, machine not recorded", get("train_seconds"));
-  return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {}) {} {}",
-                     model_title(cm.model.cfg), cm.trained ? _("trained now") : _("loaded"), parameter_count(cm.model),
-                     get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"),
-                     cm.trained ? _("saved to") : _("loaded from"), cm.path);
+  return _f("{}: {} {} ({} parameters; {} steps of batch {}, {}, best at step {}, validation BLEU {})",
+            model_title(cm.model.cfg), cm.trained ? _("trained now, saved to") : _("loaded from"), cm.path,
+            parameter_count(cm.model), get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"));
 }
 
 }  // namespace attn

@@ -91,7 +91,8 @@ Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa) {
   as_mha.n_kv_heads = gqa.n_heads;
   as_mha.w_k = merge_heads(repeat_kv(split_heads(gqa.w_k, gqa.n_kv_heads), gqa.n_heads));
   as_mha.w_v = merge_heads(repeat_kv(split_heads(gqa.w_v, gqa.n_kv_heads), gqa.n_heads));
-  return judge_agreement(max_abs_diff(multi_head_trace(x, gqa).output, multi_head_trace(x, as_mha).output), 0.0);
+  return judge_agreement(max_abs_diff(multi_head_trace(x, gqa).output, multi_head_trace(x, as_mha).output),
+                         kGqaRepeatBound);
 }
 
 MultiHead mean_pool_kv(const MultiHead& mha, std::size_t g) {

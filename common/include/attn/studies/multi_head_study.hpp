@@ -71,8 +71,10 @@ struct Agreement {
 Agreement judge_agreement(double max_diff, double bound);
 // multi_head_trace's output against multi_head_forward (the layer the Transformer trains) on x.
 Agreement trace_vs_layer(const Mat& x, const MultiHead& p);
-// GQA with its K/V heads repeated per query head, run as plain MHA: the same output (bound 0: the
-// same products in the same order).
+// GQA with its K/V heads repeated per query head, run as plain MHA: the same output up to float
+// rounding (bound kGqaRepeatBound: the repeated K/V projection is a wider matrix product, which
+// BLAS may sum in another order; at some widths the two differ by ~3e-8, at others not at all).
+inline constexpr double kGqaRepeatBound = 1e-6;
 Agreement gqa_vs_repeated_mha(const Mat& x, const MultiHead& gqa);
 // MHA turned into GQA with g K/V heads the way Ainslie et al. 2023 (§2) convert a checkpoint
 // before uptraining: each group's K and V projection columns are the mean of its heads' columns.
