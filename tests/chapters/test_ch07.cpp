@@ -213,8 +213,10 @@ TEST_CASE("chapter 07: the trained models' agreement is recounted from the expor
     read_safetensors(*find_data_file("ch01/bahdanau.safetensors"), &bmd);
     CHECK(r.has(fmt::format("parameters: the Transformer {}, Bahdanau ", format_count(parameter_count(
                                 load_transformer(*path, nullptr, nullptr))))));
-    CHECK(r.has(fmt::format("validation BLEU as their files record it: {:.2f} and {:.2f}",
-                            std::stod(md.at("valid_bleu")), std::stod(bmd.at("valid_bleu")))));
+    // like with like: each file's kept (best-on-validation) step printed beside its BLEU
+    CHECK(r.has(fmt::format("as their files record it: {:.2f} (step {} of {}) and {:.2f} (step {} of {})",
+                            std::stod(md.at("valid_bleu")), md.at("best_step"), md.at("steps"),
+                            std::stod(bmd.at("valid_bleu")), bmd.at("best_step"), bmd.at("steps"))));
     const bool t_more = r.has("the Transformer aligns more words"), b_more = r.has("Bahdanau aligns more words");
     if ((t_more && std::stod(md.at("valid_bleu")) < std::stod(bmd.at("valid_bleu"))) ||
         (b_more && std::stod(bmd.at("valid_bleu")) < std::stod(md.at("valid_bleu"))))
