@@ -78,8 +78,12 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- the experiment, measured
     nar.step(_("BLEU by sentence length"), _("BLEU = BP·exp(¼ Σ log p_n)"), _("Papineni et al. 2002"));
-    nar.say(_("p_n: the share of the output's n-word sequences found in the reference; BP: a penalty for output "
-              "shorter than the reference; greedy: take the most probable word at each step."));
+    nar.say(_("p_n (n = 1…4), the modified n-gram precision: the share of the output's n-word sequences found in "
+              "the reference, each counted at most as often as the reference has it, with the counts summed "
+              "over a bucket's sentences first (corpus BLEU: one score per bucket, not a mean of sentence scores); "
+              "exp(¼ Σ log p_n) is their geometric mean; BP = min(1, exp(1 − r/c)), r and c the "
+              "reference's and the output's total lengths, penalises output shorter than the reference; × 100 "
+              "(Papineni et al. 2002, §2). greedy: take the most probable word at each step."));
     const BottleneckStudy b = judge_bottleneck(evaluate_model(m, corpus.test, sv, tv), position_ranges(), corpus.test);
     nar.say(_f("greedy decoding of the {} test sentences of 5-60 words (the other {} of the {} are shorter); "
                         "corpus BLEU-4, exact match and token accuracy per bucket (exact %: outputs equal to their "

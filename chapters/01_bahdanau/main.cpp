@@ -60,8 +60,13 @@ int main(int argc, char** argv) {
     nar.record("W_a", att.w_a);
     nar.record("U_a", att.u_a);
     nar.record("v_a", att.v_a);
-    nar.say(_f("W_a ({}×{}), U_a ({}×{}), v_a ({}): learned; U_a·h_j is computed once per sentence",
-               att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size()));
+    // Stored (in × out), as exported; the formula applies them to column vectors: W_a s_{i−1} ∈ ℝ^n_a.
+    nar.say(_f("W_a ({}→{}) maps s_{{i−1}} and U_a ({}→{}) maps h_j into the {}-unit hidden layer, v_a ({}) "
+               "reads it out: {}·{} + {}·{} + {} = {} learned numbers (step 7's parameter count); U_a·h_j is "
+               "computed once per sentence",
+               att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size(),
+               att.v_a.size(), att.w_a.shape(0), att.w_a.shape(1), att.u_a.shape(0), att.u_a.shape(1), att.v_a.size(),
+               att.w_a.size() + att.u_a.size() + att.v_a.size()));
     nar.show("energies", st.energies, ex.src, _("e_ij for each source word j"));
     nar.say(_("energies: the paper's word for these raw scores, before softmax turns them into weights."));
     report_energies(nar, st, ex);

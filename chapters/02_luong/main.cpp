@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
     report_training_records(nar, described);
+    const ModelSizes sizes = model_sizes({{"bahdanau", &bah.model}, {"luong_dot", &dot}, {"luong_general", &general},
+                                          {"luong_concat", &concat}, {"luong_local_p", &lp}});
+    report_model_sizes(nar, sizes, general.cfg);
     nar.say(_("from here t is the target step and s the source position (chapter 01's i and j); s_{t−1} keeps "
               "the name of Bahdanau's decoder state."));
     nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
@@ -113,11 +116,10 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_f("all five share the same bidirectional encoder (2×{}), sizes, data, training steps and seed; each kept its "
-               "best validation step (shown in step 1) and is one training run, so gaps of a few points may be seed-to-seed "
-               "noise. They differ in the attention and where the decoder uses it (Luong after the GRU step, feeding "
-               "h̃_t forward; Bahdanau's c_i enters the GRU).",
-               bah.model.cfg.enc_hidden));
+    nar.why(_f("{}; each kept its best validation step (step 1) and is one training run, so gaps of a few points "
+               "may be seed-to-seed noise. They differ in the attention and where the decoder uses it (Luong after "
+               "the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU).",
+               shared_sizes_clause(sizes, general.cfg)));
 
     nar.step(_("Cost of one score function"), _("time per call: scores + softmax + context, batch B = 1"));
     const ScoreCostStudy cost = score_cost_study({{10, 128}, {30, 128}, {60, 128}, {60, 512}});
@@ -138,8 +140,7 @@ int main(int argc, char** argv) {
                          config_for("bahdanau", sv.size(), tv.size()));
       nar.code("attn/models/seq2seq_eval.hpp: time_training_steps; attn/studies/seq2seq_study.hpp: judge_train_steps, "
                "judge_step_gain");
-      nar.why(_("the embeddings and the GRUs cost the same in both models; the attention and the output layers differ "
-                "(Bahdanau: W_o on [s_i; c_i]; Luong: W_c on [c_t; h_t], then W_o), forward and backward."));
+      nar.why(train_step_why(sizes));
     }
     nar.takeaway(ch02_takeaway(matches, cost, steps ? &*steps : nullptr));
   });

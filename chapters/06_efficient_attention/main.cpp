@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
               "token); random blocks make short paths likely (Zaheer et al. 2020, §2–3, on BigBird's graph)."));
 
     // ---------------------------------------------------------------- linear attention
-    nar.step(_("Linear attention: reorder the product"), _("φ(Q)·(φ(K)ᵀ·V) instead of (φ(Q)·φ(K)ᵀ)·V,  φ = elu + 1"),
+    nar.step(_("Linear attention: reorder the product"), _("row i: φ(q_i)ᵀ(φ(K)ᵀ·V) / φ(q_i)ᵀΣ_j φ(k_j), not (φ(Q)·φ(K)ᵀ)·V first;  φ = elu + 1"),
              _("Katharopoulos et al. 2020"));
     const Mat lq = rng.normal_mat(64, 16), lk = rng.normal_mat(64, 16), lv = rng.normal_mat(64, 16);
     report_linear(nar, linear_attention_check(lq, lk, lv));

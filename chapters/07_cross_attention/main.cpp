@@ -47,17 +47,27 @@ int main(int argc, char** argv) {
   ch.app().add_option("--d-k", d_k, _("query/key/value width"))->capture_default_str()->check(CLI::Range(1, 64));
   ch.app().add_option("--pads", pads, _("'<pad>' tokens step 7 appends to the source"))->capture_default_str()
       ->check(CLI::Range(1, 8));
+  // Both files are only read: a wrong path is named before anything is printed (exit 2).
   ch.app().add_option("--transformer", transformer_path, _("chapter 08's model (default: the shipped one in data/ch08/)"))
-      ->type_name("PATH");
+      ->type_name("PATH")->check(existing_input_file());
   ch.app().add_option("--bahdanau", bahdanau_path, _("chapter 01's model (default: data/ch01/bahdanau.safetensors)"))
-      ->type_name("PATH");
-  ch.set_question(_("Question: how does a decoder read a sentence it did not write — and a picture read its caption?"));
+      ->type_name("PATH")->check(existing_input_file());
+  ch.set_question(_("Question: how does a decoder read a sentence it did not write — and an image being generated read its "
+                   "prompt?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
     const Labels src = split_words(source), tgt = split_words(target);
     const std::size_t S = src.size(), T = tgt.size();
     const std::uint64_t seed = nar.options().seed;
     Rng rng(seed);
+    // The trained models of steps 9 and 10, loaded before step 1: a file that is not a model stops
+    // the run here, not after eight steps.
+    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
+    const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
+    if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
+    std::optional<Transformer> tm;
+    Metadata trained_how;  // what the file records of its training
+    if (!transformer_path.empty()) tm = load_transformer(transformer_path, nullptr, &trained_how);
 
     // ---------------------------------------------------------------- the mechanism, small
     nar.step(_("Two sequences"), _("X ∈ ℝ^(S×d_x) is read,  Y ∈ ℝ^(T×d_y) asks"));
@@ -135,9 +145,7 @@ int main(int argc, char** argv) {
 
     // ---------------------------------------------------------------- a trained model
     nar.step(_("A trained model's alignment: Bahdanau (chapter 01)"), _("α_ij, teacher-forced on the reference"));
-    const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const SentencePair& ex = reordered_test_pair(corpus.test);
-    const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
     const ModelAlignment bahdanau = bahdanau_alignment(bm.model, ex, corpus.source_vocab, corpus.target_vocab);
     report_bahdanau(nar, bahdanau, ex, diagonal_reading(ex), bm);
     nar.code("attn/studies/cross_attention_study.hpp: bahdanau_alignment, diagonal_reading, alignment_misses");
@@ -145,13 +153,8 @@ int main(int argc, char** argv) {
               "such a move passes shifts by one place, and a row leaves the diagonal where the shifts do not cancel."));
 
     nar.step(_("A trained Transformer's cross-attention, per layer and head"), "softmax(Q_dec·K_encᵀ/√d_k)");
-    if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
     std::optional<TransformerHeads> heads;
-    Metadata trained_how;  // what the file records of its training
-    if (!transformer_path.empty()) {
-      const Transformer tm = load_transformer(transformer_path, nullptr, &trained_how);
-      heads = transformer_heads(tm, bm.model, ex, corpus, bahdanau, trained_how, bm.metadata);
-    }
+    if (tm) heads = transformer_heads(*tm, bm.model, ex, corpus, bahdanau, trained_how, bm.metadata);
     heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path, trained_how) : report_no_transformer(nar);
     nar.code("attn/studies/cross_attention_study.hpp: transformer_heads, layer_similarity");
     nar.why(_("every decoder layer has its own cross-attention, every head its own weights over the source."));

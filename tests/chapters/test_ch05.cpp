@@ -126,6 +126,13 @@ TEST_CASE("chapter 05's printed figures and verdicts agree with its export") {
     if (rise == 0 || f[k] > f[rise]) rise = k;
   CHECK(r.has(fmt::format("it falls to {:.3f} at k = {}, then rises again to {:.3f} at k = {}", f[dip], dip, f[rise],
                           rise)));
+  // The cited columns are in the printed matrix, not elided: both values appear in its "pos 0" row.
+  const std::size_t at = r.out.find("pe_similarity (");
+  REQUIRE(at != std::string::npos);
+  const std::size_t row0 = r.out.find("pos 0", r.out.find('\n', r.out.find('\n', at) + 1));
+  const std::string printed_row = r.out.substr(row0, r.out.find('\n', row0) - row0);
+  CHECK(printed_row.find(fmt::format("{:.3f}", f[dip])) != std::string::npos);
+  CHECK(printed_row.find(fmt::format("{:.3f}", f[rise])) != std::string::npos);
   CHECK(r.has("(as its file records)"));  // the loaded models' training, from their files
   // Step 7: the table as exported (rows named in the manifest) and the claim about RoPE.
   std::ifstream mf(dir / "manifest.json");

@@ -347,6 +347,17 @@ TEST_CASE("judge_alignment_and_bleu: the better aligner's BLEU against the other
   CHECK(judge_alignment_and_bleu(bahdanau_more, 99.82, 95.89).same_order.outcome == Outcome::fails);
   CHECK(judge_alignment_and_bleu(same, 95.89, 99.82).same_order.outcome == Outcome::inconclusive);
   CHECK(judge_alignment_and_bleu(transformer_more, NAN, 99.82).same_order.outcome == Outcome::inconclusive);
+  // like with like: both kept at their run's best validation step; a file that does not say which
+  // step it kept gives no verdict
+  const RecordedBleu t{95.89, 1500, 1500}, b{99.82, 1200, 1500}, unknown{99.82, 0, 0};
+  CHECK(judge_alignment_and_bleu(transformer_more, t, b).same_order.outcome == Outcome::fails);
+  CHECK(judge_alignment_and_bleu(bahdanau_more, t, b).same_order.holds());
+  CHECK(judge_alignment_and_bleu(transformer_more, t, unknown).same_order.outcome == Outcome::inconclusive);
+  const RecordedBleu r = recorded_validation({{"valid_bleu", "99.82"}, {"best_step", "1200"}, {"steps", "1500"}});
+  CHECK(r.bleu == doctest::Approx(99.82));
+  CHECK(r.step == 1200);
+  CHECK(r.steps == 1500);
+  CHECK(recorded_validation({{"valid_bleu", "99.82"}, {"best_step", "x"}}).step == 0);
   CHECK(recorded_bleu({{"valid_bleu", "95.89"}}) == doctest::Approx(95.89));
   CHECK(std::isnan(recorded_bleu({})));
   CHECK(std::isnan(recorded_bleu({{"valid_bleu", "high"}})));

@@ -227,3 +227,34 @@ TEST_CASE("errors_against_zero: further from full attention than 0 fails, closer
   CHECK(e[2].beats_zero.holds());
   CHECK(e[3].beats_zero.outcome == Outcome::inconclusive);
 }
+
+TEST_CASE("pair_cost: a ratio and a break-even share only from accepted cells, else not judged") {
+  VariantPoint f, w;
+  f.n = w.n = 256;
+  f.pairs = 256.0 * 256.0, w.pairs = 0.5 * 256.0 * 256.0;  // w computes half the pairs
+  f.seconds = f.median_seconds = 1e-3;
+  w.seconds = w.median_seconds = 2.5e-3;  // 5× dearer per pair
+  f.runs = w.runs = 1;  // one run each: no spread measured, nothing judged
+  CHECK(pair_cost(w, f).outcome == PairCostOutcome::too_noisy);
+  f.runs = w.runs = 5;
+  PairCost c = pair_cost(w, f);
+  CHECK(c.outcome == PairCostOutcome::dearer);
+  CHECK(c.ratio == doctest::Approx(5.0));
+  CHECK(c.break_even == doctest::Approx(20.0));
+  CHECK(c.share == doctest::Approx(50.0));
+  // the same cells, one of them waiting for the CPU: not judged
+  w.cpu_share = 0.3;
+  CHECK(pair_cost(w, f).outcome == PairCostOutcome::too_noisy);
+  w.cpu_share = 1.0;
+  // full attention's cell straying by 80% between runs: not judged either
+  f.median_seconds = 1.8e-3;
+  c = pair_cost(w, f);
+  CHECK(c.outcome == PairCostOutcome::too_noisy);
+  CHECK(c.break_even == 0.0);
+  f.median_seconds = 1e-3;
+  // every pair: full attention by another route; faster overall: nothing to compare
+  w.pairs = f.pairs;
+  CHECK(pair_cost(w, f).outcome == PairCostOutcome::all_pairs);
+  w.seconds = 0.5e-3;
+  CHECK(pair_cost(w, f).outcome == PairCostOutcome::none);
+}

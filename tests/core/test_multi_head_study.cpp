@@ -32,7 +32,10 @@ TEST_CASE("trace_vs_layer and gqa_vs_repeated_mha agree; judge_agreement fails p
   CHECK(trace_vs_layer(x, multi_head_init(16, 4, 4, rng, true)).agree.holds());
   const Agreement g = gqa_vs_repeated_mha(x, multi_head_init(16, 4, 2, rng, false));
   CHECK(g.agree.holds());
-  CHECK(g.max_diff == 0.0);
+  CHECK(g.max_diff <= kGqaRepeatTol);
+  // float rounding passes (3e-8 was seen at d_model 8), a real difference does not
+  CHECK(judge_agreement(3e-8, kGqaRepeatTol).agree.holds());
+  CHECK(judge_agreement(1e-3, kGqaRepeatTol).agree.outcome == Outcome::fails);
   CHECK(judge_agreement(2e-5, 1e-5).agree.outcome == Outcome::fails);
   CHECK(judge_agreement(0.5e-5, 1e-5).agree.holds());
 }

@@ -58,6 +58,67 @@ TEST_CASE("format_matrix shows labels and elides big matrices unless full") {
   CHECK(l.find("fish") != std::string::npos);
 }
 
+TEST_CASE("format_matrix: '⋮' hides two rows or more, never one") {
+  Mat eleven = xt::zeros<float>({11, 3});  // max_rows 10: hiding one row would cost a line anyway
+  eleven(8, 0) = 5.0f;                     // the row a gap of one would have hidden
+  const std::string all = format_matrix(eleven, {}, {});
+  CHECK(all.find("⋮") == std::string::npos);
+  CHECK(all.find("5.000") != std::string::npos);
+  const std::string twelve = format_matrix(Mat(xt::zeros<float>({12, 3})), {}, {});
+  CHECK(twelve.find("⋮") != std::string::npos);  // two rows hidden behind one line
+  CHECK(std::count(twelve.begin(), twelve.end(), '\n') == 1 + 8 + 1 + 2);  // header, head, gap, tail
+}
+
+TEST_CASE("format_matrix: keep_cols keeps the cited columns in view, within max_cols") {
+  Mat m = xt::zeros<float>({2, 16});
+  m(0, 6) = 3.784f;  // a column the default elision hides (it shows 0-5, 14, 15)
+  CHECK(format_matrix(m, {}, {}).find("3.784") == std::string::npos);
+  MatrixStyle st;
+  st.keep_cols = {3, 6};
+  const std::string s = format_matrix(m, {}, {}, st);
+  CHECK(s.find("3.784") != std::string::npos);
+  const std::string header = s.substr(0, s.find('\n'));
+  std::istringstream words(header);
+  std::vector<std::string> shown;
+  for (std::string w; words >> w;) shown.push_back(w);
+  CHECK(shown == std::vector<std::string>{"0", "1", "2", "3", "…", "6", "…", "14", "15"});  // 7 of 8 columns:
+  // a gap never hides a lone column (4 would have left only 5 hidden)
+}
+
+TEST_CASE("heatmap legend: '·' explained only when a shown cell is masked") {
+  const Mat open = {{0.2f, 0.8f}, {0.5f, 0.5f}};
+  const Mat masked = {{1.0f, -std::numeric_limits<float>::infinity()}, {0.5f, 0.5f}};
+  CHECK(format_heatmap(open, {}, {}, {}).find("'·'") == std::string::npos);
+  CHECK(heatmap_legend(open).find("'·'") == std::string::npos);
+  CHECK(format_heatmap(masked, {}, {}, {}).find("'·' masked (−∞)") != std::string::npos);
+  CHECK(heatmap_legend(masked).find("'·' masked (−∞)") != std::string::npos);
+  HeatmapStyle no_legend;
+  no_legend.legend = false;
+  CHECK(format_heatmap(masked, {}, {}, no_legend).find("legend") == std::string::npos);
+}
+
+TEST_CASE("heatmap legend: wrapped within the terminal's 100 columns") {
+  unsetenv("COLUMNS");
+  const Mat big = causal_mask(200);  // masked cells and 4×4 averaging: the longest legend
+  const std::string one_line = heatmap_legend(big);
+  CHECK(display_width(one_line) > 96);  // too long for one indented line
+  const std::string h = format_heatmap(big, {}, {}, {});
+  std::istringstream in(h);
+  std::size_t widest = 0, legend_lines = 0;
+  bool in_legend = false;
+  for (std::string line; std::getline(in, line);) {
+    widest = std::max(widest, display_width(line));
+    in_legend = in_legend || line.find("legend:") != std::string::npos;
+    legend_lines += in_legend;
+  }
+  CHECK(widest <= 100);
+  CHECK(legend_lines == 2);
+  CHECK(h.find("each cell averages 4×4") != std::string::npos);
+  // A short legend stays on one line.
+  const std::string small = format_heatmap(Mat{{0.0f, 1.0f}}, {}, {}, {});
+  CHECK(small.substr(small.find("legend:")).find('\n') == small.size() - small.find("legend:") - 1);
+}
+
 TEST_CASE("heatmap: shades from min to max, masked cells, legend, colour only when asked") {
   const Mat w = {{0.0f, 1.0f}, {0.5f, -std::numeric_limits<float>::infinity()}};
   HeatmapStyle st;

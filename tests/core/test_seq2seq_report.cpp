@@ -48,8 +48,13 @@ TEST_CASE("length_table: one row per bucket plus 'all', three columns per model"
   CHECK(t.data()[0][2] == "5.0");
   CHECK(t.data()[5][5] == "25.5");
   CHECK(t.data()[6][0] == "all");
-  CHECK(format_score(99.95) == "100.0");  // what a learner sees, printed with one decimal
-  CHECK(format_score(12.25) == "12.2");
+  CHECK(format_score(12.25) == "12.2");  // what a learner sees, printed with one decimal
+  // Below 100 never reads as a perfect score: two decimals, cut, from 99.95 up; 100 itself is 100.0.
+  CHECK(format_score(99.94) == "99.9");
+  CHECK(format_score(99.95) == "99.95");
+  CHECK(format_score(99.96) == "99.96");
+  CHECK(format_score(99.999) == "99.99");
+  CHECK(format_score(100.0) == "100.0");
 }
 
 TEST_CASE("bleu_chart: a bar per bucket and model, scaled to 0–100") {
@@ -171,13 +176,14 @@ TEST_CASE("ChapterModels: one set of flags, and where each model comes from") {
     ChapterApp ch("02", 1, 7);
     ChapterModels models(ch, {"luong_dot", "luong_general"}, "luong_general");
     models.add_earlier("--bahdanau", "01", "bahdanau");
-    REQUIRE(parse(ch, {"--train", "--checkpoint", "g.st", "--checkpoint-dir", "dir", "--bahdanau", "b.st", "--steps", "7"}) == 0);
+    const std::string b = shipped_checkpoint("01", "bahdanau");  // an earlier model's file must be there
+    REQUIRE(parse(ch, {"--train", "--checkpoint", "g.st", "--checkpoint-dir", "dir", "--bahdanau", b, "--steps", "7"}) == 0);
     CHECK(models.train());
     CHECK(models.is_own("luong_dot"));
     CHECK_FALSE(models.is_own("bahdanau"));
     CHECK(models.path_for("luong_general") == "g.st");
     CHECK(models.path_for("luong_dot") == "dir/luong_dot.safetensors");
-    CHECK(models.path_for("bahdanau") == "b.st");
+    CHECK(models.path_for("bahdanau") == b);
     std::ostringstream out;
     Narrator nar(chapter_info("02"), {}, 7, out);
     CHECK(models.train_config(nar).steps == 7);
@@ -189,6 +195,13 @@ TEST_CASE("ChapterModels: one set of flags, and where each model comes from") {
     ChapterApp ch2("00", 1, 7);
     ChapterModels models2(ch2, {"no_attention"});
     CHECK(parse(ch2, {"--steps", "0"}) != 0);
+  }
+  SUBCASE("an earlier chapter's model must be there: a missing file is a usage error while parsing") {
+    ChapterApp ch("02", 1, 7);
+    ChapterModels models(ch, {"luong_dot"});
+    models.add_earlier("--bahdanau", "01", "bahdanau");
+    CHECK(parse(ch, {"--bahdanau", "/nonexistent/b.st"}) != 0);
+    CHECK(parse(ch, {"--bahdanau", shipped_checkpoint("01", "bahdanau")}) == 0);
   }
   SUBCASE("--checkpoint must name one of the chapter's own models") {
     ChapterApp ch("01", 1, 7);

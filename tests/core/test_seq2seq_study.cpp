@@ -499,6 +499,7 @@ TEST_CASE("compare_output: where an output first goes wrong, and what kind of wr
   CHECK(twice.foreign == std::vector<std::string>{"vid-a"});
   CHECK(twice.missing == std::vector<std::string>{"vid-o"});
   CHECK(twice.wrong_ending == std::vector<std::pair<std::string, std::string>>{{"vid-a", "vid-o"}});
+  CHECK(foreign.extra.empty());
 }
 
 TEST_CASE("test alignment: counts summed over pairs; at least 80% holds, under 50% fails") {

@@ -68,7 +68,7 @@ void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& p
   const std::vector<DecodeRow> rows = decode_rows(tr);
   for (std::size_t i = 0; i < rows.size(); ++i)
     t.add({std::to_string(i + 1), tv.token(rows[i].input), tv.token(rows[i].output), fmt::format("{:.3f}", rows[i].p),
-           i < pair.tgt.size() ? pair.tgt[i] : i == pair.tgt.size() ? "<eos>" : "—"});
+           i < pair.tgt.size() ? pair.tgt[i] : i == pair.tgt.size() ? "<eos>" : "—"});  // "—": past its end
   nar.table(t);
   nar.say(_("p(y_i) = softmax(decoder_logits row i) at the word written (exported: decoder_logits)."));
   if (rows.size() > pair.tgt.size() + 1)

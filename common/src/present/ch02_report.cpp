@@ -1,11 +1,13 @@
 // Chapter 02's reports (see attn/present/ch02_report.hpp).
 #include "attn/present/ch02_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "attn/attention/alignment.hpp"
 #include "attn/present/chapters.hpp"
@@ -371,6 +373,77 @@ void report_train_steps(Narrator& nar, const TrainStepStudy& s, const StepGainSt
              "interleaved step by step, the chapter's model sizes (embedding E {}, encoder 2×{}, decoder {}, "
              "attention A {}), other "
              "programs possibly running at the same time.", s.reps, sz.emb, sz.enc_hidden, sz.dec_hidden, sz.attn));
+}
+
+namespace {
+// A part of a seq2seq model (parameter_groups' names) as the size table heads it.
+std::string part_title(const std::string& part) {
+  if (part == "src_emb") return "E_src";
+  if (part == "tgt_emb") return "E_tgt";
+  if (part == "encoder") return _("encoder");
+  if (part == "init") return _("s_0 layer");
+  if (part == "attention") return _("attention");
+  if (part == "combine") return "W_c (h̃)";
+  if (part == "decoder") return _("decoder");
+  if (part == "out") return _("output");
+  return part;
+}
+std::string part_titles(const std::vector<std::string>& parts) {
+  std::vector<std::string> titles;
+  for (const auto& p : parts) titles.push_back(part_title(p));
+  return fmt::format("{}", fmt::join(titles, ", "));
+}
+}  // namespace
+
+void report_model_sizes(Narrator& nar, const ModelSizes& s, const Seq2SeqConfig& widths) {
+  std::vector<std::string> parts;  // the columns: every part any model has, in the models' order
+  for (const auto& groups : s.parts)
+    for (const auto& [part, n] : groups)
+      if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+  const std::vector<std::string> canonical = {"src_emb", "tgt_emb", "encoder", "init", "attention", "combine",
+                                              "decoder", "out"};
+  std::stable_sort(parts.begin(), parts.end(), [&](const std::string& a, const std::string& b) {
+    auto at = [&](const std::string& p) { return std::find(canonical.begin(), canonical.end(), p) - canonical.begin(); };
+    return at(a) < at(b);
+  });
+  std::vector<std::string> header = {_("model"), _("parameters")};
+  for (const auto& p : parts) header.push_back(part_title(p));
+  Table t(header, _("parameters of each model by part, counted from its loaded weights"));
+  for (std::size_t i = 0; i < s.names.size(); ++i) {
+    std::vector<std::string> row = {s.names[i], std::to_string(s.totals[i])};
+    for (const auto& p : parts) {
+      const auto it = s.parts[i].find(p);
+      row.push_back(it == s.parts[i].end() ? "—" : std::to_string(it->second));
+    }
+    t.add(row);
+  }
+  nar.table(t);
+  const std::string range = _f("from {} ({}) to {} ({})", s.totals[s.smallest], s.names[s.smallest],
+                               s.totals[s.largest], s.names[s.largest]);
+  nar.say(s.same_widths
+              ? _f("every model has the same widths (embedding E = {}, encoder 2×{}, decoder Hd = {}, A = {}), "
+                   "not the same parameter count: {}; the parts whose counts differ: {}",
+                   widths.emb, widths.enc_hidden, widths.dec_hidden, widths.attn, range, part_titles(s.parts_differing))
+              : _f("the models' widths are not all the same (E, encoder, decoder or A); their counts run {}; the "
+                   "parts whose counts differ: {}", range, part_titles(s.parts_differing)));
+}
+
+std::string train_step_why(const ModelSizes& s) {
+  return s.parts_differing.empty()
+             ? std::string(_("every part of the models has the same parameter count (step 1's table): only how "
+                             "the attention computes differs, forward and backward."))
+             : _f("the parts whose parameter counts differ (step 1's table: {}) cost differently, forward and "
+                  "backward; the others are the same size in every model.", part_titles(s.parts_differing));
+}
+
+std::string shared_sizes_clause(const ModelSizes& s, const Seq2SeqConfig& widths) {
+  const std::size_t n = s.names.size();
+  return s.same_widths
+             ? _f("all {} share the same bidirectional encoder (2×{}) and widths (step 1's table), data, training "
+                  "steps and seed, though not the same parameter count ({} to {})",
+                  n, widths.enc_hidden, s.totals[s.smallest], s.totals[s.largest])
+             : _f("all {} share data, training steps and seed, but not their widths (step 1's table) nor their "
+                  "parameter count ({} to {})", n, s.totals[s.smallest], s.totals[s.largest]);
 }
 
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models) {

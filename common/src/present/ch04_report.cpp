@@ -63,22 +63,19 @@ void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words) 
   for (const auto& w : words) initials.push_back(w.substr(0, 1));
   // Each map twice: with the words as row labels (for the first map of a row of maps) and without.
   std::vector<std::string> labelled, bare, titles;
-  std::string legend;
-  auto without_legend = [&](const std::string& map) {
-    const std::size_t cut = map.rfind('\n', map.size() - 2);  // the legend is the map's last line
-    legend = map.substr(map.find_first_not_of(' ', cut + 1));  // one legend under all the maps
-    return map.substr(0, cut);
-  };
   const double vmax = xt::amax(weights)();  // one scale for every head, up to the largest weight
+  HeatmapStyle grid_only{0.0, vmax};
+  grid_only.legend = false;  // one legend under all the maps
+  auto without_newline = [](std::string map) { return map.substr(0, map.size() - 1); };
   for (std::size_t h = 0; h < heads; ++h) {
-    labelled.push_back(without_legend(format_heatmap(slice_of(weights, h), words, initials, {0.0, vmax})));
-    bare.push_back(without_legend(format_heatmap(slice_of(weights, h), Labels(n, ""), initials, {0.0, vmax})));
+    labelled.push_back(without_newline(format_heatmap(slice_of(weights, h), words, initials, grid_only)));
+    bare.push_back(without_newline(format_heatmap(slice_of(weights, h), Labels(n, ""), initials, grid_only)));
     titles.push_back(_f("head {}", h));
   }
   nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries; shades from 0 to the largest "
              "weight, {:.2f}:", heads, n, n, vmax));
   std::fputs(maps_in_rows(labelled, bare, titles, terminal_columns()).c_str(), stdout);
-  nar.say(legend.substr(0, legend.find('\n')));
+  nar.say(heatmap_legend(slice_of(weights, 0), {0.0, vmax}));
   for (std::size_t i = 0; i < n; ++i)  // a repeated word: the same row in every head (no positions yet)
     for (std::size_t j = i + 1; j < n; ++j) {
       if (words[i] != words[j]) continue;

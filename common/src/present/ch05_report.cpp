@@ -148,8 +148,11 @@ void report_shift(Narrator& nar, const ShiftCheck& c) {
 }
 
 void report_similarity(Narrator& nar, const SimilarityCheck& c) {
+  MatrixStyle cited;  // the two columns the "look at" line below names stay in view
+  if (c.dip_k > 0) cited.keep_cols = {c.dip_k, c.rise_k};
   nar.show("pe_similarity", c.rows, {_f("pos {}", c.pos_a), _f("pos {}", c.pos_b)}, {},
-           _f("PE(pos)·PE(pos + k), k = 0, 1, …, from the table at pos = {} and {}", c.pos_a, c.pos_b));
+           _f("PE(pos)·PE(pos + k), k = 0, 1, …, pos = {} and {} (from a longer table)", c.pos_a,
+              c.pos_b), cited);
   nar.result(_f("the two rows and Σ_i cos(k·ω_i) agree within {:.1e}: {}", c.max_diff,
                 c.of_k_only.holds() ? _("a function of k only, not of pos") : _("they differ: pos leaks in")));
   if (c.dip_k > 0)
@@ -169,17 +172,20 @@ void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::siz
            _("RoFormer §3.4.3: relative upper bound of |q_m·k_n| as the distance grows"));
   for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
     if (r <= max_distance) bt.add({std::to_string(r), fmt::format("{:.2f}", small(r)), fmt::format("{:.2f}", big(r))});
-  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{k<j} e^(i·r·θ_k) (i = √−1): RoFormer "
-            "shows |q_m·k_n| ≤ max_k |h_(k+1) − h_k|·bound(m − n), h_k the product of q's and k's k-th pairs "
-            "as complex numbers; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
+  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{k<j} e^(i·r·θ_k) (i = √−1), the curve "
+            "RoFormer plots (Su et al. 2021, §3.4.3, Fig. 2); its eq. 35–37 show |q_m·k_n| ≤ "
+            "max_k |h_(k+1) − h_k| · Σ_j |S_j(m − n)| = max_k |h_(k+1) − h_k| · (d/2)·bound(m − n), "
+            "h_k = q_[2k:2k+1]·conj(k_[2k:2k+1]): the k-th pair of q (before rotation) as a complex number times "
+            "the complex conjugate of k's; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
   nar.table(bt);
   const BoundRebound s = rope_bound_rebound(d, 16, max_distance), b = rope_bound_rebound(big_d, 16, max_distance);
-  nar.result(_f("largest bound beyond distance 16, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "
-                "d = {}: {:.0f}% (at distance {})", d, 100.0 * s.fraction, s.at, big_d, 100.0 * b.fraction, b.at));
+  nar.result(_f("largest bound at distances 16 … {}, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "
+                "d = {}: {:.0f}% (at distance {})", max_distance, d, 100.0 * s.fraction, s.at, big_d,
+                100.0 * b.fraction, b.at));
   if (judge_rebound(s, b).holds())
     nar.say(_f("the decay is an average over the d/2 frequencies falling out of phase: with d = {} there are only "
-               "{} of them, too few to average out; d = {} has {}, and beyond distance 16 its bound stays at or "
-               "below {:.0f}% of its start.", d, d / 2, big_d, big_d / 2, 100.0 * b.fraction));
+               "{} of them, too few to average out; d = {} has {}, and from distance 16 to {} its bound stays at or "
+               "below {:.0f}% of its start.", d, d / 2, big_d, big_d / 2, max_distance, 100.0 * b.fraction));
   else
     nar.say(_("the decay is an average over the d/2 frequencies falling out of phase; here the two widths climb back "
               "about as far."));
@@ -284,8 +290,8 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 percent(s.at(P::Sinusoidal, 1).accuracy), percent(s.at(P::Sinusoidal, 4).accuracy),
                 learned_stops ? _("; learned: no rows past L.") : "."));
   if (s.results.count(P::None) && s.order_blind.size() == 3) report_none_vs_vote(nar, s);
-  nar.result(_f("claim of the source article {}, RoPE extrapolates 'naturally' (loses at most 2 points from L to "
-                "4L): it lost {:.0f} — {}", source_article(), 100.0 * s.drop(P::Rope),
+  nar.result(_f("claim of the source article {}, RoPE extrapolates 'naturally' (the course's criterion for "
+                "'naturally': loses at most 2 points from L to 4L): it lost {:.0f} — {}", source_article(), 100.0 * s.drop(P::Rope),
                 s.rope_natural.holds() ? _("held") : _("did NOT hold")));
   const RopeReach reach = rope_reach(s.d_k, s.at(P::Rope, 1).length, s.at(P::Rope, 4).length);
   std::vector<std::string> angles;

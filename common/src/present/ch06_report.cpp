@@ -32,8 +32,11 @@ void report_window_pairs(Narrator& nar, std::size_t n, std::size_t w, const Spar
 
 void report_linear(Narrator& nar, const LinearCheck& c) {
   nar.say(_f("Q, K, V: n = {} rows, d = {}, entries ~ N(0, 1); elu(x) = x for x > 0, eˣ − 1 otherwise", c.n, c.d));
-  nar.result(_f("causal recurrent form (a {}×{} state updated per token) vs quadratic form: max diff {:.1e} ({})",
-                c.d, c.d, c.forms_diff, c.forms_agree.holds() ? _("the same numbers") : _("they disagree")));
+  nar.say(_("the division by φ(q_i)ᵀΣ_j φ(k_j) makes each row's weights sum to 1, as softmax's do "
+            "(Katharopoulos et al. 2020, §3.2)"));
+  nar.result(_f("causal recurrent form (a {}×{} state S = Σ_j φ(k_j)v_jᵀ and a {}-vector z = Σ_j φ(k_j), updated "
+                "per token) vs quadratic form: max diff {:.1e} ({})",
+                c.d, c.d, c.d, c.forms_diff, c.forms_agree.holds() ? _("the same numbers") : _("they disagree")));
   nar.result(c.differs_from_softmax.holds()
                  ? _f("vs softmax attention on the same inputs: max diff {:.2f}, where softmax's outputs reach "
                       "{:.2f} — a different model, not an approximation", c.softmax_diff, c.softmax_max)
@@ -216,33 +219,31 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   bool slower = false;
   for (const char* name : kSparse) {
     const VariantSweep& v = s.at(name);
-    const VariantPoint& p0 = v.points.front();
     // best runs, as the table prints them; the spread says how far a typical run strays
-    if (f0.skipped || p0.skipped || p0.seconds < f0.seconds || p0.pairs <= 0 || f0.pairs <= 0) continue;
-    if (p0.pairs >= f0.pairs) {  // the pattern covers every pair here: it is full attention by another route
-      nar.result(_f("{} at n = {} computes all n² pairs (its pattern covers every one at this size): no cost per "
-                    "pair to compare", v.name, p0.n));
-      continue;
+    const PairCost c = pair_cost(v.points.front(), f0);
+    switch (c.outcome) {
+      case PairCostOutcome::none:
+        break;
+      case PairCostOutcome::all_pairs:
+        nar.result(_f("{} at n = {} computes all n² pairs (its pattern covers every one at this size): no cost per "
+                      "pair to compare", v.name, c.n));
+        break;
+      case PairCostOutcome::too_noisy:
+        nar.result(_f("{} at n = {} (best runs, spread up to {:.0f}%, down to {:.0f}% of a core): {:.2f} ns per "
+                      "visible pair against full attention's {:.2f} ns; not judged (too noisy): a cell of one run, "
+                      "or with a spread over {:.0f}% or under {:.0f}% of a core, gives no cost ratio and no "
+                      "break-even share",
+                      v.name, c.n, 100.0 * c.spread, 100.0 * c.cpu_share, c.ns, c.full_ns, 100.0 * kPairCostSpread,
+                      100.0 * kContendedCpuShare));
+        break;
+      case PairCostOutcome::dearer:
+        slower = true;
+        nar.result(_f("{} at n = {} (best runs, spread up to {:.0f}%): {:.2f} ns per visible pair against full "
+                      "attention's {:.2f} ns ({:.1f}× dearer); it computes {:.0f}% of the n² pairs; at these costs "
+                      "per pair it wins only below {:.0f}%", v.name, c.n, 100.0 * c.spread, c.ns, c.full_ns, c.ratio,
+                      c.share, c.break_even));
+        break;
     }
-    const double ns = p0.ns_per_pair(), f_ns = f0.ns_per_pair();
-    const double ratio = ns / f_ns;
-    const double spread = std::max(p0.spread(), f0.spread());
-    const double share = 100.0 * p0.pairs / double(p0.n * p0.n);
-    slower = true;
-    if (ratio < 1.0)
-      nar.result(_f("{} at n = {} (best runs, spread up to {:.0f}%): {:.2f} ns per visible pair against full "
-                    "attention's {:.2f} ns ({:.1f}× cheaper), yet slower overall: it computes {:.0f}% of the n² "
-                    "pairs", v.name, p0.n, 100.0 * spread, ns, f_ns, 1.0 / ratio, share));
-    else if (spread > kPairCostSpread)
-      nar.result(_f("{} at n = {} (best runs, spread up to {:.0f}%): {:.2f} ns per visible pair against full "
-                    "attention's {:.2f} ns ({:.1f}× dearer); it computes {:.0f}% of the n² pairs; with a spread over "
-                    "{:.0f}% no break-even share is drawn from these costs", v.name, p0.n, 100.0 * spread, ns, f_ns,
-                    ratio, share, 100.0 * kPairCostSpread));
-    else
-      nar.result(_f("{} at n = {} (best runs, spread up to {:.0f}%): {:.2f} ns per visible pair against full "
-                    "attention's {:.2f} ns ({:.1f}× dearer); it computes {:.0f}% of the n² pairs; at these costs "
-                    "per pair it wins only below {:.0f}%", v.name, p0.n, 100.0 * spread, ns, f_ns, ratio, share,
-                    100.0 / ratio));
   }
   if (slower)
     nar.say(_("full attention makes all n² scores with one BLAS (Basic Linear Algebra Subprograms: the tuned "
@@ -252,7 +253,14 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   // Full attention's slope: 2 for the work, the rest for each element's cost (when it grew by more
   // than a fifth), and what this run measured of why.
   const ElementCost ec = full_element_cost(s, cfg.fit_from);
-  if (ec.hi_n > ec.lo_n && ec.growth() > 1.2) {
+  // The split of full attention's slope is drawn only from a slope the table judged: a slope too
+  // noisy to judge is not explained either.
+  const bool full_judged = full.exponent.outcome != Outcome::too_noisy;
+  if (ec.hi_n > ec.lo_n && ec.growth() > 1.2 && !full_judged)
+    nar.result(_f("full attention's slope {:.2f} over n ≥ {} is not judged (too noisy), so its excess over 2 is not "
+                  "split into work and cost per element here: some or all of it may be waiting for the CPU",
+                  ec.slope, cfg.fit_from));
+  if (ec.hi_n > ec.lo_n && ec.growth() > 1.2 && full_judged) {
     nar.result(_f("full attention's slope {:.2f} over n ≥ {} is 2 for the work (n² score elements, counted) plus "
                   "{:.2f} for each element getting dearer: {:.2f} ns at n = {}, {:.2f} ns at n = {} ({:.1f}×)",
                   ec.slope, cfg.fit_from, ec.element_slope, ec.lo_ns, ec.lo_n, ec.hi_ns, ec.hi_n, ec.growth()));

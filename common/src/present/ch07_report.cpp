@@ -37,7 +37,7 @@ std::string small_map(const Mat& m) {
 // The scale of a heatmap legend ("' ' < 0.20 ≤ … (≤ 1.00)"), without its label and masked-cell note.
 std::string shading_scale() {
   HeatmapStyle st{0.0, 1.0};
-  const std::string legend = format_heatmap(Mat(xt::zeros<float>({1, 1})), {""}, {}, st);
+  const std::string legend = heatmap_legend(Mat(xt::zeros<float>({1, 1})), st);
   const std::size_t from = legend.find("' '"), to = legend.find(')', legend.find("(≤ "));
   return from == std::string::npos || to == std::string::npos ? legend : legend.substr(from, to + 1 - from);
 }
@@ -335,8 +335,9 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
   nar.say(_f("model: {}", shown_model_path(model.path)));
-  nar.say(_("BLEU: n-gram overlap of a model's translations with the reference ones, 0 to 100 (chapter 08 explains "
-            "it)"));
+  nar.say(_("BLEU (Papineni et al. 2002): the geometric mean of a model's 1- to 4-word precisions against the "
+            "reference translations, times a penalty for output shorter than the reference, 0 to 100; chapter 00, "
+            "step 5 defines it term by term"));
   nar.say(describe_model(model));  // what its file records of its training
   nar.result(_f("Bahdanau's argmax agrees with the true alignment at {} target words (this course's test: most, at "
                 "least {:.0f}%): {}", format_share(a.score), 100.0 * kAlignmentBound,
@@ -377,6 +378,8 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     return it == metadata.end() ? std::string("?") : escape_control(it->second, false);
   };
   const std::string norm = md("norm");
+  nar.say(_("Post-Norm / Pre-Norm: LayerNorm (each row rescaled to mean 0 and variance 1, then scaled and shifted by "
+            "learned weights; chapter 08) after / before each sublayer's (attention's, feed-forward's) residual add"));
   nar.say(_f("model: chapter 08's {} Transformer (d_model {}, {} encoder and {} decoder layers), loaded from {}",
              norm == "post" ? _("Post-Norm") : norm == "pre" ? _("Pre-Norm") : norm, md("d_model"),
              md("enc_layers"), md("dec_layers"), shown_model_path(model)));
@@ -386,8 +389,6 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
                "batch {} in {} s on the machine that trained it, kept at step {} (validation BLEU {})", md("seed"),
                md("steps"), md("batch"), md("train_seconds"), md("best_step"), md("valid_bleu")));
-  nar.say(_("Post-Norm / Pre-Norm: LayerNorm (each row rescaled to mean 0 and variance 1, then scaled and shifted by "
-            "learned weights; chapter 08) after / before each sublayer's (attention's, feed-forward's) residual add"));
   nar.say(_("training times come from the machines that trained each model, not from this run: step 9's and this "
             "one are not comparable"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
@@ -430,10 +431,10 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
       nar.result(_f("layer {}: one head, nothing to compare", s.layer));
   }
   const Mat best = head_map(cw, t.best_layer, t.best_head);
-  const HeatmapStyle st{0.0, 1.0};
-  auto no_legend = [](const std::string& map) { return map.substr(0, map.rfind("\n    ") + 1); };
-  nar.block(side_by_side({no_legend(format_heatmap(bahdanau.weights, p.tgt, numbers(p.src.size()), st)),
-                          no_legend(format_heatmap(best, Labels(p.tgt.size(), ""), numbers(p.src.size()), st))},
+  HeatmapStyle st{0.0, 1.0};
+  st.legend = false;
+  nar.block(side_by_side({format_heatmap(bahdanau.weights, p.tgt, numbers(p.src.size()), st),
+                          format_heatmap(best, Labels(p.tgt.size(), ""), numbers(p.src.size()), st)},
                          {_("Bahdanau (chapter 01)"), _f("Transformer layer {} head {}", t.best_layer, t.best_head)}));
   nar.say(_f("columns: {}", numbered(p.src)));
   std::vector<std::string> perfect;
@@ -466,6 +467,15 @@ std::string alignment_and_bleu_sentence(const CorpusAlignment& c, const Alignmen
   return {};
 }
 
+namespace {
+// "95.89 (step 1500 of 1500)": a recorded validation BLEU and the step its run kept.
+std::string kept_bleu(const RecordedBleu& r) {
+  const std::string bleu = std::isfinite(r.bleu) ? fmt::format("{:.2f}", r.bleu) : std::string("?");
+  return r.step == 0 ? _f("{} (the step it was kept at not recorded)", bleu)
+                     : _f("{} (step {} of {})", bleu, r.step, r.steps);
+}
+}  // namespace
+
 void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c, const AlignmentAndBleu& bleu) {
   if (c.sentences == 0) return;
   nar.result(_f("over {} test sentences of {} to {} words ({} target words), teacher-forced: Bahdanau {}; the "
@@ -476,10 +486,10 @@ void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c, const Alig
                              _("the same within noise (two standard errors of the difference)"))));
   nar.say(_f("(its best single head over these sentences: layer {}, head {}, {})", c.best_layer, c.best_head,
              format_share(c.heads[c.best_layer][c.best_head])));
-  const auto bleu_text = [](double x) { return std::isfinite(x) ? fmt::format("{:.2f}", x) : std::string("?"); };
-  nar.result(_f("parameters: the Transformer {}, Bahdanau {}; validation BLEU as their files record it: {} and {}",
-                format_count(c.transformer_params), format_count(c.bahdanau_params), bleu_text(bleu.transformer_bleu),
-                bleu_text(bleu.bahdanau_bleu)));
+  nar.result(_f("parameters: the Transformer {}, Bahdanau {}; validation BLEU of the step each run kept, its best on "
+                "the validation set, as their files record it: {} and {}",
+                format_count(c.transformer_params), format_count(c.bahdanau_params), kept_bleu(bleu.transformer),
+                kept_bleu(bleu.bahdanau)));
   const std::string both = alignment_and_bleu_sentence(c, bleu);
   if (!both.empty()) nar.result(both);
   nar.say(_("one trained model each, of different sizes and training budgets (chapters 01 and 08): this compares "
@@ -523,8 +533,9 @@ std::vector<std::string> ch07_takeaway(std::size_t t, std::size_t s, const SelfC
                      format_count(c.transformer_params), format_count(c.bahdanau_params)));
     const std::string both = alignment_and_bleu_sentence(c, transformer->bleu);
     if (!both.empty())
-      out.push_back(_f("Validation BLEU as their files record it: Transformer {:.2f}, Bahdanau {:.2f}; {}.",
-                       transformer->bleu.transformer_bleu, transformer->bleu.bahdanau_bleu, both));
+      out.push_back(_f("Validation BLEU at each run's best validation step, as their files record it: Transformer "
+                       "{}, Bahdanau {}; {}.", kept_bleu(transformer->bleu.transformer),
+                       kept_bleu(transformer->bleu.bahdanau), both));
   } else if (transformer != nullptr) {
     out.push_back(_f("On this sentence, the best Transformer head (layer {}, head {}) aligns {} words, Bahdanau {}.",
                      transformer->best_layer, transformer->best_head, format_share(transformer->best),

@@ -45,7 +45,8 @@ void ChapterModels::add_earlier(const std::string& flag, const std::string& chap
   ch_.app()
       .add_option(flag, earlier_.back().path,
                   _f("chapter {}'s model (default: data/ch{}/{}.safetensors)", chapter, chapter, name))
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->check(existing_input_file());  // only read: a wrong path is named before the first step
 }
 
 bool ChapterModels::is_own(const std::string& name) const {

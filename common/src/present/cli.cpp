@@ -202,6 +202,23 @@ CLI::Validator finite_range(double lo, double hi) {
       fmt::format("FLOAT in [{:g} - {:g}]", lo, hi));
 }
 
+CLI::Validator existing_input_file() {
+  return CLI::Validator(
+      [](std::string& s) {
+        if (s.empty()) return std::string();  // run() says "needs a path, got an empty string"
+        std::error_code ec;
+        const auto st = std::filesystem::status(s, ec);
+        if (!std::filesystem::exists(st)) return _f("no such file: {}", s);
+        if (std::filesystem::is_directory(st)) return _f("{} is a folder, not a file", s);
+        if (std::FILE* f = std::fopen(s.c_str(), "rb")) {
+          std::fclose(f);
+          return std::string();
+        }
+        return _f("{} cannot be opened for reading", s);
+      },
+      "");
+}
+
 CLI::Validator whole_number_of_parity(std::size_t lo, std::size_t hi, bool even) {
   return CLI::Validator(
       [lo, hi, even](std::string& s) {

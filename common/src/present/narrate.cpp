@@ -354,11 +354,15 @@ void Narrator::manifest_field(const std::string& key, const std::string& json_va
 
 void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
                     const std::string& caption) {
+  show(name, m, rows, cols, caption, MatrixStyle{});
+}
+
+void Narrator::show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols,
+                    const std::string& caption, MatrixStyle style) {
   record(name, m);
   if (opts_.quiet) return;
   out_ << "  " << name << " (" << dims(shape_of(m)) << ")" << (caption.empty() ? "" : "  " + escape_control(caption)) << "\n";
-  MatrixStyle style;
-  style.full = opts_.full;
+  style.full = style.full || opts_.full;
   out_ << format_matrix(m, rows, cols, style);
 }
 

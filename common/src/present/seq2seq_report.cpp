@@ -17,7 +17,13 @@
 
 namespace attn {
 
-std::string format_score(double x) { return fmt::format("{:.1f}", x); }
+std::string format_score(double x) {
+  const std::string one = fmt::format("{:.1f}", x);
+  // A score just under 100 (99.96) would round to "100.0", which reads as perfect: it gets two
+  // decimals instead, cut rather than rounded, so it stays below 100 ("99.96"; 99.999 -> "99.99").
+  if (x < 100.0 && one == "100.0") return fmt::format("{:.2f}", std::floor(x * 100.0) / 100.0);
+  return one;
+}
 
 Table length_table(const std::vector<NamedResult>& models) {
   std::vector<std::string> header = {_("source length"), _("sentences")};

@@ -270,10 +270,12 @@ bool color_wanted(bool no_color_flag) {
 namespace {
 
 // Which indices to show along an axis of n entries when at most `max` fit: the first ones, a
-// gap (SIZE_MAX), and the last two.
-std::vector<std::size_t> visible(std::size_t n, std::size_t max, bool full) {
+// gap (SIZE_MAX), and the last two. With spare_one (rows), a gap hides at least two entries:
+// where it would hide one, that entry is shown instead, since the '⋮' takes a line as well.
+// (Columns keep their limit: one more column could push the line past the terminal's width.)
+std::vector<std::size_t> visible(std::size_t n, std::size_t max, bool full, bool spare_one = false) {
   std::vector<std::size_t> idx;
-  if (full || n <= max) {
+  if (full || n <= max || (spare_one && n == max + 1)) {
     for (std::size_t i = 0; i < n; ++i) idx.push_back(i);
     return idx;
   }
@@ -281,6 +283,33 @@ std::vector<std::size_t> visible(std::size_t n, std::size_t max, bool full) {
   for (std::size_t i = 0; i < head; ++i) idx.push_back(i);
   idx.push_back(std::numeric_limits<std::size_t>::max());
   for (std::size_t i = n - tail; i < n; ++i) idx.push_back(i);
+  return idx;
+}
+
+// As visible(), for columns that must stay (keep): the kept ones and the last two, then the first
+// ones up to max in all; a gap between shown columns hides two or more (a gap of one costs a column
+// of its own anyway: its neighbour at the front is dropped instead).
+std::vector<std::size_t> visible_keeping(std::size_t n, std::size_t max, bool full, const std::vector<std::size_t>& keep) {
+  if (full || n <= max || keep.empty()) return visible(n, max, full);
+  std::vector<bool> shown(n, false);
+  std::size_t count = 0;
+  auto show = [&](std::size_t i) {
+    if (i < n && !shown[i]) shown[i] = true, ++count;
+  };
+  for (std::size_t k : keep) show(k);
+  show(n - 2), show(n - 1);
+  std::size_t filled = 0;  // the first columns added to fill up to max
+  for (std::size_t i = 0; i < n && count < max; ++i)
+    if (!shown[i]) show(i), filled = i + 1;
+  // A lone hidden column right after the filled front: drop the last filled one instead.
+  if (filled >= 1 && filled + 1 < n && !shown[filled] && shown[filled + 1]) shown[filled - 1] = false;
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!shown[i]) continue;
+    if (!idx.empty() && i > idx.back() + 1) idx.push_back(std::numeric_limits<std::size_t>::max());
+    idx.push_back(i);
+  }
+  if (idx.front() != 0) idx.insert(idx.begin(), std::numeric_limits<std::size_t>::max());
   return idx;
 }
 
@@ -292,8 +321,8 @@ std::string label_or_index(const Labels& labels, std::size_t i) {
 
 std::string format_matrix(const Mat& m, const Labels& row_labels, const Labels& col_labels, const MatrixStyle& style) {
   const std::size_t rows = m.shape(0), cols = m.shape(1);
-  const auto ri = visible(rows, style.max_rows, style.full);
-  const auto ci = visible(cols, style.max_cols, style.full);
+  const auto ri = visible(rows, style.max_rows, style.full, /*spare_one=*/true);
+  const auto ci = visible_keeping(cols, style.max_cols, style.full, style.keep_cols);
   const std::size_t gap = std::numeric_limits<std::size_t>::max();
   std::size_t label_w = 3;
   for (std::size_t i : ri)
@@ -371,22 +400,90 @@ const int kRamp[] = {17, 24, 30, 36, 71, 107, 143, 179, 220, 226};
 
 }  // namespace
 
-std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const Labels& col_labels_in,
-                           const HeatmapStyle& style) {
+namespace {
+
+// What a heatmap draws: the map after block-averaging, the averaging factor and the shading scale.
+struct HeatmapGrid {
+  Mat m;
   std::size_t factor = 1;
-  const Mat m = downsample(m_in, style.max_side, factor);
-  const Labels row_labels = factor == 1 ? row_labels_in : Labels{};
-  const Labels col_labels = factor == 1 ? col_labels_in : Labels{};
-  const std::size_t rows = m.shape(0), cols = m.shape(1);
+  double lo = 0.0, hi = 1.0;
+};
+
+HeatmapGrid heatmap_grid(const Mat& m_in, const HeatmapStyle& style) {
+  HeatmapGrid g;
+  g.m = downsample(m_in, style.max_side, g.factor);
   double lo = style.vmin, hi = style.vmax;
   if (std::isnan(lo) || std::isnan(hi)) {
     double flo = std::numeric_limits<double>::infinity(), fhi = -flo;
-    for (float x : m)
+    for (float x : g.m)
       if (std::isfinite(x)) flo = std::min<double>(flo, x), fhi = std::max<double>(fhi, x);
     if (std::isnan(lo)) lo = std::isfinite(flo) ? flo : 0.0;
     if (std::isnan(hi)) hi = std::isfinite(fhi) ? fhi : 1.0;
   }
-  const double span = hi > lo ? hi - lo : 1.0;
+  g.lo = lo, g.hi = hi;
+  return g;
+}
+
+// The legend's clauses, each after the first starting with its separator ("; " or "；"): the
+// shades' bounds; what '·' stands for, only where the map draws one; the block size of a map
+// averaged down.
+std::vector<std::string> legend_parts(const HeatmapGrid& g, const HeatmapStyle& style) {
+  const double span = g.hi > g.lo ? g.hi - g.lo : 1.0, step = span / 5.0;
+  std::vector<std::string> parts = {
+      _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {})", format_number(g.lo + step, 0, 2),
+         format_number(g.lo + 2 * step, 0, 2), format_number(g.lo + 3 * step, 0, 2),
+         format_number(g.lo + 4 * step, 0, 2), format_number(g.hi, 0, 2))};
+  const bool masked = std::any_of(g.m.begin(), g.m.end(), [](float x) { return std::isinf(x) && x < 0; });
+  if (masked)
+    parts.push_back(_f("; '·' {}", style.masked_legend.empty() ? std::string(_("masked (−∞)")) : style.masked_legend));
+  if (g.factor > 1) parts.push_back(_f("; each cell averages {}×{} entries", g.factor, g.factor));
+  return parts;
+}
+
+std::string legend_of(const HeatmapGrid& g, const HeatmapStyle& style) {
+  std::string out;
+  for (const std::string& p : legend_parts(g, style)) out += p;
+  return out;
+}
+
+// The legend in lines of at most `width` columns, broken between its clauses (the separator ends
+// the line before); a clause longer than a line is broken between words.
+std::vector<std::string> legend_lines(const HeatmapGrid& g, const HeatmapStyle& style, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (const std::string& part : legend_parts(g, style)) {
+    if (line.empty() || display_width(line) + display_width(part) <= width) {
+      line += part;
+      continue;
+    }
+    std::size_t body = 0;  // where the clause starts after its separator
+    while (body < part.size() && (part[body] == ';' || part[body] == ' ')) ++body;
+    if (body == 0 && part.rfind("；", 0) == 0) body = std::string("；").size();
+    std::string sep = part.substr(0, body);
+    while (!sep.empty() && sep.back() == ' ') sep.pop_back();
+    lines.push_back(line + sep);
+    line = part.substr(body);
+  }
+  if (!line.empty()) lines.push_back(line);
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < lines.size(); ++k)
+    for (const std::string& l : wrap_text(lines[k], k == 0 ? width : width - 2, 0, k == 0 ? 2 : 0)) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+std::string heatmap_legend(const Mat& m, const HeatmapStyle& style) { return legend_of(heatmap_grid(m, style), style); }
+
+std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const Labels& col_labels_in,
+                           const HeatmapStyle& style) {
+  const HeatmapGrid g = heatmap_grid(m_in, style);
+  const Mat& m = g.m;
+  const std::size_t factor = g.factor;
+  const Labels row_labels = factor == 1 ? row_labels_in : Labels{};
+  const Labels col_labels = factor == 1 ? col_labels_in : Labels{};
+  const std::size_t rows = m.shape(0), cols = m.shape(1);
+  const double lo = g.lo, span = g.hi > g.lo ? g.hi - g.lo : 1.0;
   // Cells are wide enough for short column labels; big maps use one column per cell.
   std::size_t cell_w = style.cell_width > 0 ? style.cell_width : 1;
   if (style.cell_width == 0 && cols <= 16) {
@@ -427,14 +524,13 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
     }
     out += line + "\n";
   }
-  const double step = span / 5.0;
-  const std::string masked = style.masked_legend.empty() ? std::string(_("masked (−∞)")) : style.masked_legend;
-  out += "    " + _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {}); '·' {}",
-                     format_number(lo + step, 0, 2), format_number(lo + 2 * step, 0, 2),
-                     format_number(lo + 3 * step, 0, 2), format_number(lo + 4 * step, 0, 2), format_number(hi, 0, 2),
-                     masked);
-  if (factor > 1) out += _f("; each cell averages {}×{} entries", factor, factor);
-  out += "\n";
+  if (style.legend) {
+    // Wrapped to the terminal's width (100 columns unless $COLUMNS says otherwise), its later
+    // lines indented two more columns.
+    const std::size_t width = terminal_columns() - 4;
+    const std::vector<std::string> lines = legend_lines(g, style, width);
+    for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? "    " : "      ") + lines[k] + "\n";
+  }
   return out;
 }
 

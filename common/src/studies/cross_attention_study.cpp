@@ -315,11 +315,19 @@ CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, 
 
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, double transformer_bleu,
                                           double bahdanau_bleu) {
+  return judge_alignment_and_bleu(transformer_better, RecordedBleu{transformer_bleu, 1, 1},
+                                  RecordedBleu{bahdanau_bleu, 1, 1});
+}
+
+AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, const RecordedBleu& transformer,
+                                          const RecordedBleu& bahdanau) {
   AlignmentAndBleu a;
-  a.transformer_bleu = transformer_bleu;
-  a.bahdanau_bleu = bahdanau_bleu;
+  a.transformer = transformer, a.bahdanau = bahdanau;
+  const double transformer_bleu = a.transformer_bleu = transformer.bleu;
+  const double bahdanau_bleu = a.bahdanau_bleu = bahdanau.bleu;
   const Outcome o = transformer_better.outcome;
-  if (o != Outcome::holds && o != Outcome::fails) {  // neither aligns more: nothing to set BLEU against
+  // Neither aligns more (nothing to set BLEU against), or a figure not known to be its run's best.
+  if ((o != Outcome::holds && o != Outcome::fails) || transformer.step == 0 || bahdanau.step == 0) {
     a.same_order = judge_at_least(NAN, 0.0);
     return a;
   }
@@ -341,6 +349,20 @@ double recorded_bleu(const std::map<std::string, std::string>& metadata) {
   }
 }
 
+RecordedBleu recorded_validation(const std::map<std::string, std::string>& metadata) {
+  RecordedBleu r;
+  r.bleu = recorded_bleu(metadata);
+  auto whole = [&](const char* key) -> std::size_t {
+    const auto it = metadata.find(key);
+    if (it == metadata.end() || it->second.empty() ||
+        it->second.find_first_not_of("0123456789") != std::string::npos || it->second.size() > 9)
+      return 0;
+    return std::stoul(it->second);
+  };
+  r.step = whole("best_step"), r.steps = whole("steps");
+  return r;
+}
+
 TransformerHeads transformer_heads(const Transformer& m, const Seq2Seq& bahdanau_model, const SentencePair& p,
                                    const ToyCorpus& corpus, const ModelAlignment& bahdanau,
                                    const std::map<std::string, std::string>& transformer_metadata,
@@ -348,8 +370,8 @@ TransformerHeads transformer_heads(const Transformer& m, const Seq2Seq& bahdanau
   const Vocab &sv = corpus.source_vocab, &tv = corpus.target_vocab;
   TransformerHeads t = judge_heads(cross_maps(m, p, sv, tv), p.alignment, bahdanau);
   t.many = corpus_alignment(bahdanau_model, m, corpus.test, sv, tv);
-  t.bleu = judge_alignment_and_bleu(t.many.transformer_better, recorded_bleu(transformer_metadata),
-                                    recorded_bleu(bahdanau_metadata));
+  t.bleu = judge_alignment_and_bleu(t.many.transformer_better, recorded_validation(transformer_metadata),
+                                    recorded_validation(bahdanau_metadata));
   return t;
 }
 

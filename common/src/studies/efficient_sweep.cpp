@@ -116,6 +116,26 @@ bool clearly_faster(const VariantPoint& p, const VariantPoint& full) {
   return p.seconds * (1.0 + std::max(p.spread(), full.spread())) < full.seconds;
 }
 
+PairCost pair_cost(const VariantPoint& p, const VariantPoint& f) {
+  PairCost c;
+  c.n = p.n;
+  if (f.skipped || p.skipped || p.seconds < f.seconds || p.pairs <= 0 || f.pairs <= 0) return c;
+  if (p.pairs >= f.pairs) {
+    c.outcome = PairCostOutcome::all_pairs;
+    return c;
+  }
+  c.ns = p.ns_per_pair(), c.full_ns = f.ns_per_pair();
+  c.ratio = c.ns / c.full_ns;
+  c.share = 100.0 * p.pairs / (double(p.n) * double(p.n));
+  c.spread = std::max(p.spread(), f.spread());
+  c.cpu_share = std::min(p.cpu_share, f.cpu_share);
+  if (p.runs < 2 || f.runs < 2 || c.spread > kPairCostSpread || c.cpu_share < kContendedCpuShare)
+    c.outcome = PairCostOutcome::too_noisy;
+  else
+    c.outcome = PairCostOutcome::dearer, c.break_even = 100.0 / c.ratio;
+  return c;
+}
+
 double last_level_cache_bytes() {
   double best = 0.0;
   int best_level = 0;

@@ -73,6 +73,40 @@ std::map<std::string, std::size_t> parameter_groups(const Seq2Seq& m) {
   return groups;
 }
 
+ModelSizes model_sizes(const std::vector<std::pair<std::string, const Seq2Seq*>>& models) {
+  if (models.empty()) throw std::invalid_argument("model_sizes: no models");
+  ModelSizes s;
+  std::vector<std::string> order;  // every part, in the order the models name them
+  for (const auto& [name, m] : models) {
+    s.names.push_back(name);
+    s.parts.push_back(parameter_groups(*m));
+    s.totals.push_back(parameter_count(*m));
+    visit_params(*m, [&](const std::string& n, const auto&) {
+      const std::string part = n.substr(0, n.find('.'));
+      if (std::find(order.begin(), order.end(), part) == order.end()) order.push_back(part);
+    });
+    const Seq2SeqConfig &a = models.front().second->cfg, &b = m->cfg;
+    s.same_widths = s.same_widths && a.emb == b.emb && a.enc_hidden == b.enc_hidden && a.dec_hidden == b.dec_hidden &&
+                    a.attn == b.attn;
+  }
+  for (const std::string& part : order) {
+    auto count = [&](std::size_t i) {
+      const auto it = s.parts[i].find(part);
+      return it == s.parts[i].end() ? std::size_t(0) : it->second;
+    };
+    for (std::size_t i = 1; i < s.parts.size(); ++i)
+      if (count(i) != count(0)) {
+        s.parts_differing.push_back(part);
+        break;
+      }
+  }
+  for (std::size_t i = 1; i < s.totals.size(); ++i) {
+    if (s.totals[i] < s.totals[s.smallest]) s.smallest = i;
+    if (s.totals[i] > s.totals[s.largest]) s.largest = i;
+  }
+  return s;
+}
+
 Vec cosine_to_last(const Mat& rows) {
   if (rows.shape(0) == 0) throw std::invalid_argument("cosine_to_last: no rows");
   const std::size_t n = rows.shape(0), d = rows.shape(1), last = n - 1;

@@ -40,6 +40,13 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
 void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches);
 // Sets each match's best_step and steps from its model's checkpoint record ("best_step", "steps").
 void note_checkpoint_steps(std::vector<MatchStudy>& matches, const std::map<std::string, ChapterModel>& models);
+// Step 1: how big each model is (model_sizes): a table of its parameters by part and in all, and
+// a line on what is the same (the widths, when they are) and which parts' counts differ.
+void report_model_sizes(Narrator& nar, const ModelSizes& s, const Seq2SeqConfig& widths);
+// Step 6's "why": which parts of a training step can cost differently (parts_differing).
+std::string train_step_why(const ModelSizes& s);
+// Step 4's "why", its first clause: what the compared models share, tied to step 1's counts.
+std::string shared_sizes_clause(const ModelSizes& s, const Seq2SeqConfig& widths);
 // Step 1: where the loaded models' training times come from (each checkpoint's own record).
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models);
 // Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns), each timing's

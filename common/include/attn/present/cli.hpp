@@ -75,6 +75,10 @@ CLI::Validator finite_range(double lo, double hi);
 // The check for a whole number from lo to hi that is even (or odd): one check, so --help shows one
 // name, "EVEN in [4 - 64]" ("ODD in [1 - 8191]"); a bad value is named with what is wrong with it.
 CLI::Validator whole_number_of_parity(std::size_t lo, std::size_t hi, bool even);
+// The check for an option naming a file the chapter reads (a model): it must be there, be a file
+// (not a folder) and open for reading. CLI11 runs it while parsing, so a wrong path is named (exit
+// 2) before the chapter prints anything. An empty path is left to run()'s own message.
+CLI::Validator existing_input_file();
 // "" when s is a finite number, else why not (for CLI11 checks).
 std::string finite_number_problem(const std::string& s);
 // "" when s is a whole number written in decimal digits (an optional sign, no leading 0), else why

@@ -75,6 +75,10 @@ class Narrator {
   // Print and record a tensor (name = export identifier).
   void show(const std::string& name, const Mat& m, const Labels& rows = {}, const Labels& cols = {},
             const std::string& caption = "");
+  // The same in a style of its own (e.g. keep_cols: the columns a narration cites stay in view);
+  // --full still shows everything.
+  void show(const std::string& name, const Mat& m, const Labels& rows, const Labels& cols, const std::string& caption,
+            MatrixStyle style);
   void show(const std::string& name, const Vec& v, const Labels& labels = {}, const std::string& caption = "");
   void show(const std::string& name, const Tensor3& t, const Labels& rows = {}, const Labels& cols = {},
             const std::string& caption = "", const std::string& slice_name = "head");

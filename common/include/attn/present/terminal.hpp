@@ -45,9 +45,12 @@ bool color_wanted(bool no_color_flag);
 struct MatrixStyle {
   bool full = false;           // print every row and column (--full), columns in blocks that fit
   std::size_t width = 0;       // the columns a block may use (0: terminal_columns(), which reads COLUMNS)
-  std::size_t max_rows = 10;   // otherwise show the first and last few
+  std::size_t max_rows = 10;   // otherwise show the first and last few ('⋮' hides 2 rows or more)
   std::size_t max_cols = 8;
   int precision = 3;
+  // Columns shown even when the others are elided (those a narration cites), in place of some of
+  // the first ones; at most max_cols columns are shown in all.
+  std::vector<std::size_t> keep_cols{};
 };
 
 // "name (R×C)" header line is written by the caller; this renders the grid with labels.
@@ -60,11 +63,16 @@ struct HeatmapStyle {
   std::size_t max_side = 64;      // larger maps are block-averaged down to this many cells
   std::size_t cell_width = 0;     // columns per cell; 0: wide enough for the labels when ≤ 16 columns, else 1
   std::string masked_legend{};    // what '·' stands for in the legend; empty: "masked (−∞)"
+  bool legend = true;             // false: the grid alone (heatmap_legend gives the legend)
 };
 
 // Heatmap: five shades ' ░▒▓█' from vmin to vmax (plus a colour ramp when style.color), '·' for
-// −∞ (masked) cells, row labels on the left, column labels on top when they fit, and a legend.
+// −∞ (masked) cells, row labels on the left, column labels on top when they fit, and a legend
+// wrapped to terminal_columns() (its later lines indented two more columns).
 std::string format_heatmap(const Mat& m, const Labels& row_labels, const Labels& col_labels,
                            const HeatmapStyle& style = {});
+// The legend format_heatmap draws under m, on one line without its indent: the shades' bounds;
+// what '·' stands for, only when the map draws a masked cell; the block size of a map averaged down.
+std::string heatmap_legend(const Mat& m, const HeatmapStyle& style = {});
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 // Transformer, with how far the heads of one layer differ from each other.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -203,14 +204,27 @@ CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, 
 // records it ("valid_bleu"; NaN when a file records none). measured: the BLEU of the model that
 // aligns more minus the other's; holds at ≥ 0 (the better aligner is not the worse translator),
 // fails below; inconclusive when the alignment is the same within noise or a BLEU is missing.
+// Like is compared with like: both figures are the validation BLEU at the step each run kept, its
+// best on the validation set ("best_step" of "steps"); when a file does not record which step it
+// kept (step 0), the figures may not be alike and the verdict is inconclusive.
+struct RecordedBleu {
+  double bleu = NAN;                // "valid_bleu"
+  std::size_t step = 0, steps = 0;  // "best_step", "steps"; 0: not recorded
+};
 struct AlignmentAndBleu {
   double transformer_bleu = 0.0, bahdanau_bleu = 0.0;
+  RecordedBleu transformer, bahdanau;  // the same figures with the steps they were kept at
   Verdict same_order;
 };
+AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, const RecordedBleu& transformer,
+                                          const RecordedBleu& bahdanau);
+// Both figures known to be best-on-validation figures (as from files recording their best_step).
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, double transformer_bleu,
                                           double bahdanau_bleu);
 // A checkpoint's recorded "valid_bleu" as a number; NaN when absent or not a number.
 double recorded_bleu(const std::map<std::string, std::string>& metadata);
+// The same with the step it was kept at ("best_step") of "steps" (0 when absent or not a number).
+RecordedBleu recorded_validation(const std::map<std::string, std::string>& metadata);
 
 struct TransformerHeads {
   Tensor4 weights;                       // (layers, heads, T, S), the <eos> step dropped

@@ -85,6 +85,26 @@ struct VariantSweep {
 // full's best run (a 6% gap with a 124% spread is not a result).
 bool clearly_faster(const VariantPoint& p, const VariantPoint& full);
 
+// Chapter 06's cost per visible pair: a sparse variant's smallest-n cell against full attention's
+// at the same n (best runs), compared only where both cells are accepted: two runs or more (one
+// run measures no spread), spread at most kPairCostSpread and a fastest run given at least
+// kContendedCpuShare of a core (the same bar as the step's slopes and crossovers). Outcomes:
+//   none       nothing to compare (a cell skipped, no pairs, or the variant faster overall there)
+//   all_pairs  its pattern covers every pair at this n: full attention by another route
+//   too_noisy  a cell is not accepted: no ratio is judged from it
+//   dearer     more ns per pair; at these costs it wins only below break_even % of the n² pairs
+// (Slower overall with fewer pairs is always dearer per pair: there is no "cheaper" case.)
+enum class PairCostOutcome { none, all_pairs, too_noisy, dearer };
+struct PairCost {
+  std::size_t n = 0;
+  double ns = 0.0, full_ns = 0.0, ratio = 0.0;  // ratio = ns / full_ns
+  double share = 0.0;                           // % of the n² pairs the variant computes
+  double spread = 0.0, cpu_share = 1.0;         // the worse of the two cells
+  double break_even = 0.0;                      // 100 / ratio (dearer only)
+  PairCostOutcome outcome = PairCostOutcome::none;
+};
+PairCost pair_cost(const VariantPoint& variant, const VariantPoint& full);
+
 struct EfficientSweepConfig {
   std::size_t d = 64;
   std::size_t window = 255;       // w: keys one query sees, itself included (odd: (w − 1)/2 each side)

@@ -85,6 +85,8 @@ struct OutputDiff {
   std::string written, wanted;   // the words there ("" past an end)
   int written_at_in_ref = kNoSource;  // the first reference position holding `written` (kNoSource: none)
   std::size_t in_place = 0, elsewhere = 0, after_first_right = 0, after_first = 0;
+  // Wrong words: foreign, nowhere in the reference; extra, the reference's own words written more
+  // often than it has them; missing, reference words never written (each in output or reference order).
   std::vector<std::string> foreign, extra, missing;
   std::vector<std::pair<std::string, std::string>> wrong_ending;  // (written, the reference's)
 };
@@ -167,6 +169,18 @@ struct WrongOutputs {
 WrongOutputs wrong_outputs(const EvalResult& eval);
 
 // ---- chapter 02: Luong against Bahdanau ---------------------------------------------------------
+// How big the compared models are, counted from their weights: each model's parameters by part
+// (parameter_groups) and in all; the parts whose count is not the same in every model; and whether
+// every model has the same widths (E, H per encoder direction, Hd, A: Seq2SeqConfig).
+struct ModelSizes {
+  std::vector<std::string> names;                       // as given
+  std::vector<std::map<std::string, std::size_t>> parts;  // per model: parameter_groups
+  std::vector<std::size_t> totals;                      // per model: parameter_count
+  std::vector<std::string> parts_differing;             // every part name, in order, whose count differs
+  bool same_widths = true;
+  std::size_t smallest = 0, largest = 0;                // indices into names (the first on ties)
+};
+ModelSizes model_sizes(const std::vector<std::pair<std::string, const Seq2Seq*>>& models);
 // Bounds of "matches": every by-length figure (BLEU, exact match %, token accuracy %) within 3
 // points of Bahdanau's in every bucket; within 10 is "close" (partly).
 inline constexpr double kMatchPoints = 3.0, kClosePoints = 10.0;
