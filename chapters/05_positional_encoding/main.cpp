@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   });
 
   return ch.run(argc, argv, [&](Narrator& nar) {
+    // Step 7's five models, one set: checked now (all from one folder and one --train run, or with
+    // --train every target), not after six steps of the lesson.
+    CheckpointSet models(position_checkpoint_names(), train);
     const Labels words = split_words(sentence);
     const std::size_t n = words.size(), d = d_model;
     Rng rng(nar.options().seed);
@@ -144,7 +147,13 @@ int main(int argc, char** argv) {
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"), _("Press et al. 2021"));
     describe_recall_task(nar, xcfg);
     if (!train) nar.say(_("the five models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
-    const ExtrapolationStudy x = extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, train, xcfg); });
+    const ExtrapolationStudy x =
+        extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, models, train, xcfg); });
+    if (train) {
+      models.commit();  // the five together, only now that every one is trained and measured
+      nar.say(_f("the five models written to {} together, as one set: each records run {}, and a later run "
+                 "reads them only when all five agree", escape_control(models.folder(), false), models.run()));
+    }
     report_extrapolation(nar, x);
     nar.code("attn/studies/extrapolation.hpp: make_recall_data, train_extrapolation, extrapolation_table_row, "
              "order_blind_vote; "

@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include "attn/data/data_files.hpp"
+#include "attn/data/safetensors.hpp"
+#include "attn/present/checkpoint_set.hpp"
 #include "../hostile_support.hpp"
 #include "run_program.hpp"
 
@@ -185,4 +187,126 @@ TEST_CASE("bidirectional and invisible characters in a label are shown escaped")
   CHECK(r.has("\\u202e"));
   const RunResult z = run_program("03_self_attention", {"--no-color", "--sentence", "a \ufeffb c"});
   CHECK(z.out.find("\ufeff") == std::string::npos);
+}
+
+TEST_CASE("chapter 05 --train writes its five models as one set; a mixed set is refused; old temporaries go") {
+  const fs::path d = scratch_dir("hostile-ch05-set");
+  fs::create_directories(d / "a" / "ch05");
+  fs::create_directories(d / "b");
+  const std::vector<std::string> names = {"none", "sinusoidal", "learned", "rope", "alibi"};
+  // What a --train killed before its renames left behind (its process is gone): removed by the next.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  int st = 0;
+  ::waitpid(gone, &st, 0);
+  const fs::path stale = d / "a" / "ch05" / ("rope.safetensors.tmp." + std::to_string(gone));
+  hostile::write_bytes(stale, "half a model");
+  const auto train = [&](const fs::path& root) {
+    return run_program("05_positional_encoding", {"--no-color", "--train", "--train-steps", "1"},
+                       {"ATTN_DATA_DIR=" + root.string()});
+  };
+  const RunResult a = train(d / "a");
+  REQUIRE_MESSAGE(a.status == 0, a.err);
+  CHECK(a.has("together,"));  // the line saying the five were written as one set
+  CHECK_FALSE(fs::exists(stale));
+  const RunResult b = train(d / "b");
+  REQUIRE_MESSAGE(b.status == 0, b.err);
+  std::string run;
+  for (const std::string& e : names) {
+    CAPTURE(e);
+    Metadata meta;
+    (void)read_safetensors((d / "a" / "ch05" / (e + ".safetensors")).string(), &meta);
+    REQUIRE(meta.count(kSetRunKey));
+    if (run.empty()) run = meta.at(kSetRunKey);
+    CHECK(meta.at(kSetRunKey) == run);  // one run id across the five
+  }
+  for (const auto& entry : fs::directory_iterator(d / "a" / "ch05"))
+    CHECK(entry.path().string().find(".tmp.") == std::string::npos);
+  // The set as written reads back (the control) ...
+  const std::vector<std::string> env = {"ATTN_DATA_DIR=" + (d / "a").string()};
+  const RunResult whole = run_program("05_positional_encoding", {"--quiet"}, env);
+  CHECK_MESSAGE(whole.status == 0, whole.err);
+  // ... one file from the other run beside it is refused before the first step, the file named ...
+  const fs::path rope = d / "a" / "ch05" / "rope.safetensors";
+  const std::string own = hostile::read_bytes(rope);
+  fs::copy_file(d / "b" / "ch05" / "rope.safetensors", rope, fs::copy_options::overwrite_existing);
+  const RunResult mixed = run_program("05_positional_encoding", {"--no-color"}, env);
+  CHECK(mixed.status == 1);
+  CHECK(mixed.err_has(rope.string() + " does not belong with"));
+  CHECK(mixed.err_has("--train run"));
+  CHECK(mixed.err_has("put back the shipped data/ch05/ files"));
+  CHECK_FALSE(mixed.has("Step 1/"));  // checked before the lesson's first step
+  // ... and so is a shipped file, which records no run: what a run stopped between two renames leaves.
+  fs::copy_file(require_data_file("ch05/rope.safetensors"), rope, fs::copy_options::overwrite_existing);
+  const RunResult old = run_program("05_positional_encoding", {"--quiet"}, env);
+  CHECK(old.status == 1);
+  CHECK(old.err_has("rope.safetensors does not belong with"));
+  hostile::write_bytes(rope, own);
+  CHECK(run_program("05_positional_encoding", {"--quiet"}, env).status == 0);
+  // A missing member is said as missing in that folder, never taken from the shipped data instead.
+  fs::remove(d / "a" / "ch05" / "alibi.safetensors");
+  const RunResult missing = run_program("05_positional_encoding", {"--quiet"}, env);
+  CHECK(missing.status == 1);
+  CHECK(missing.err_has((d / "a" / "ch05" / "alibi.safetensors").string() + " is missing"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("--html replaces only a page of its own: a text file, directly or through a link, and stdout's file stay") {
+  const fs::path d = scratch_dir("hostile-html-own");
+  fs::create_directories(d);
+  hostile::write_bytes(d / "notes.txt", "my notes");
+  fs::create_symlink("notes.txt", d / "notes.html");
+  for (const char* name : {"notes.txt", "notes.html"}) {
+    CAPTURE(name);
+    const RunResult r = run_program("03_self_attention", {"--quiet", "--html", (d / name).string()});
+    CHECK(r.status == 2);
+    CHECK(r.err_has("exists and is not a page this program wrote; it is left as it is"));
+    CHECK(r.out.empty());
+    CHECK(hostile::read_bytes(d / "notes.txt") == "my notes");
+  }
+  CHECK(hostile::is_link(d / "notes.html"));
+  // The control: a page of its own is replaced, run after run, and so is an empty file.
+  const std::string page = (d / "page.html").string();
+  CHECK(run_program("03_self_attention", {"--quiet", "--html", page}).status == 0);
+  CHECK(run_program("03_self_attention", {"--quiet", "--html", page}).status == 0);
+  CHECK(hostile::read_bytes(page).rfind("<!DOCTYPE html>", 0) == 0);
+  hostile::write_bytes(d / "empty.html", "");
+  CHECK(run_program("03_self_attention", {"--quiet", "--html", (d / "empty.html").string()}).status == 0);
+  // /dev/stdout's twin while stdout goes to a file: the page would replace the narration's file.
+  fs::create_symlink("/proc/self/fd/1", d / "stdout.html");
+  const std::string log = (d / "log.txt").string();
+  CHECK(shell("03_self_attention --quiet --html " + shell_quote((d / "stdout.html").string()) + " > " + shell_quote(log) +
+              " 2> " + shell_quote(log + ".err")) == 2);
+  CHECK(hostile::read_bytes(log + ".err").find("is the file standard output goes to") != std::string::npos);
+  CHECK(hostile::read_bytes(log).empty());  // refused before any work: nothing narrated, no page in its place
+  CHECK(hostile::is_link(d / "stdout.html"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("a locale naming a character set other than UTF-8 gets a plain note; C and UTF-8 locales get none") {
+  // No GB18030 locale need be installed: the note reads the name (LANG=zh_CN.GB18030), as a
+  // learner's terminal does. The lesson itself runs, in the language asked for.
+  for (const std::vector<std::string>& env : {std::vector<std::string>{"LANG=zh_CN.GB18030", "LC_ALL=", "LC_CTYPE="},
+                                              {"LC_ALL=en_US.ISO-8859-1"}}) {
+    CAPTURE(env.front());
+    for (const char* lang : {"en", "zh"}) {
+      const RunResult r = run_program("04_multi_head", {"--quiet", "--no-color", "--lang", lang}, env);
+      CHECK(r.status == 0);
+      CHECK(r.has(std::string(lang) == "zh" ? "第 04 章" : "Chapter 04"));
+      CHECK(r.err_has("names a character set other than UTF-8"));
+      CHECK(r.err_has("iconv -f UTF-8 -t "));
+      for (unsigned char c : r.err) CHECK(c < 0x80);  // ASCII: shown as written in any character set
+    }
+  }
+  for (const std::vector<std::string>& env :
+       {std::vector<std::string>{"LANG=C", "LC_ALL=", "LC_CTYPE="}, {"LANG=zh_CN.UTF-8", "LC_ALL=", "LC_CTYPE="},
+        {"LANG=zh_CN.utf8", "LC_ALL=", "LC_CTYPE="}, {"LANG=", "LC_ALL=", "LC_CTYPE="}}) {
+    CAPTURE(env.front());
+    for (const char* lang : {"en", "zh"}) {
+      const RunResult r = run_program("04_multi_head", {"--quiet", "--no-color", "--lang", lang}, env);
+      CHECK(r.status == 0);
+      CHECK(r.has(std::string(lang) == "zh" ? "第 04 章" : "Chapter 04"));
+      CHECK(r.err.empty());
+    }
+  }
 }

@@ -154,15 +154,33 @@ TEST_CASE("bpe_load: wrong JSON types, ids past 2^31 and repeated merges are Bpe
       {R"({"type":"byte-level BPE","merges":[[116,-1]]})", "merge 0 is not a pair of ids"},
       {R"({"type":"byte-level BPE","merges":[[116,104.5]]})", "merge 0 is not a pair of ids"},
       {R"({"type":"byte-level BPE","merges":[[116,104],[116,104]]})", "as merge 0 already does"},
-      {R"({"type":"byte-level BPE","merges":{"a":1}})", "not a byte-level BPE file"},
-      {R"([1,2,3])", "not a byte-level BPE file"},
+      {R"({"type":"byte-level BPE","merges":{"a":1}})", "found \"merges\" as a JSON object"},
+      {R"([1,2,3])", "not a byte-level BPE file: expected a JSON object"},
+      {R"({"merges":[]})", "found no \"type\""},
+      {R"({"type":"BPE","merges":[]})", "found \"type\": \"BPE\""},
+      {R"({"type":"byte-level BPE","merges":[[116,104]],"counts":[1,2]})", "expected an array of 1, found 2 entries"},
+      {R"({"type":"byte-level BPE","vocab_size":300,"merges":[[116,104]]})", "says 300 but its 1 merges give 257"},
+      {R"({"type":"byte-level BPE","merges":[[300,104]]})", "merge 0 joins ids 300 and 104 but only ids 0 … 255 exist"},
+      {"{\"type\": \"byte-level BPE\", \"merges\": [", "expected JSON, found text that is not: parse error"},
   };
   for (const auto& [text, what] : cases) {
     CAPTURE(text);
     std::ofstream(path, std::ios::trunc) << text;
     CHECK_THROWS_WITH_AS(bpe_load(path), doctest::Contains(what.c_str()), BpeError);
-    CHECK_THROWS_WITH_AS(bpe_load(path), doctest::Contains(path.c_str()), BpeError);
+    // Which file and what is wrong, for a learner: never a C++ function's name or the JSON library's code.
+    CHECK_THROWS_WITH_AS(bpe_load(path), doctest::Contains(("tokenizer " + path + ": ").c_str()), BpeError);
+    try {
+      (void)bpe_load(path);
+    } catch (const BpeError& e) {
+      const std::string msg = e.what();
+      CHECK(msg.find("bpe_") == std::string::npos);
+      CHECK(msg.find("[json.exception") == std::string::npos);
+    }
   }
+  // A file that cannot be read says so, and why; a path with a newline is shown escaped.
+  CHECK_THROWS_WITH_AS(bpe_load((dir / "missing.json").string()), doctest::Contains("cannot be read: No such file"),
+                       BpeError);
+  CHECK_THROWS_WITH(bpe_load((dir / "a\nb.json").string()), doctest::Contains("a\\nb.json cannot be read"));
   fs::remove_all(dir);
 }
 

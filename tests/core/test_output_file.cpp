@@ -27,6 +27,7 @@
 #include "attn/data/data_files.hpp"
 #include "attn/data/output_file.hpp"
 #include "attn/data/safetensors.hpp"
+#include "attn/present/checkpoint_set.hpp"
 #include "attn/present/export.hpp"
 #include "attn/present/load_or_train.hpp"
 #include "attn/studies/recall.hpp"
@@ -394,5 +395,87 @@ TEST_CASE("train_recall_suite: every target is checked before the first model tr
   for (const auto& e : fs::directory_iterator(d)) entries += e.path() != fifo;
   CHECK(entries == 0);
   CHECK(type_of(fifo) == S_IFIFO);
+  fs::remove_all(d);
+}
+
+TEST_CASE("checkpoint set: one run id across the files reads; another run's file, or none beside one, is refused") {
+  const fs::path d = fresh("ckset");
+  const TensorMap t = {{"w", TensorF32{{2}, {1.0f, 2.0f}}}};
+  const auto put = [&](const char* name, const std::string& run) {
+    Metadata m = {{"encoding", name}};
+    if (!run.empty()) m[kSetRunKey] = run;
+    write_safetensors((d / name).string(), t, m);
+    return (d / name).string();
+  };
+  const std::string r1 = new_run_id(), r2 = new_run_id();
+  CHECK(r1.size() == 16);
+  CHECK(r1 != r2);  // a fresh id for every run
+  const std::vector<std::string> files = {put("a", r1), put("b", r1), put("c", r1)};
+  CHECK_NOTHROW(check_checkpoint_set(files, "Remedy."));
+  put("b", r2);  // one file of another run: refused, named, with the remedy
+  CHECK_THROWS_WITH_AS(check_checkpoint_set(files, "Remedy."),
+                       doctest::Contains(((d / "b").string() + " does not belong with " + (d / "a").string()).c_str()),
+                       SafetensorsError);
+  CHECK_THROWS_WITH(check_checkpoint_set(files, "Remedy."), doctest::Contains("Remedy."));
+  put("b", "");  // a file that records no run beside two that do (a run stopped between renames)
+  CHECK_THROWS_WITH(check_checkpoint_set(files, ""), doctest::Contains("recorded no id"));
+  put("a", "");
+  put("c", "");  // none records a run: a set made before run ids, accepted
+  CHECK_NOTHROW(check_checkpoint_set(files, ""));
+  fs::remove_all(d);
+}
+
+TEST_CASE("require_data_set: every file from the first place holding any; a missing one is named there") {
+  const KeepEnv keep("ATTN_DATA_DIR");
+  const fs::path d = fresh("dataset");
+  fs::create_directories(d / "ch05");
+  ::setenv("ATTN_DATA_DIR", d.c_str(), 1);
+  const std::vector<std::string> names = {"ch05/none.safetensors", "ch05/rope.safetensors"};
+  // Nothing here: the shipped set behind it, both files from that one place.
+  const std::vector<std::string> shipped = require_data_set(names);
+  REQUIRE(shipped.size() == 2);
+  CHECK(fs::path(shipped[0]).parent_path() == fs::path(shipped[1]).parent_path());
+  CHECK(shipped[0].find(d.string()) == std::string::npos);
+  // One of them here: the other is missing here, never taken from the shipped data.
+  spit(d / "ch05" / "rope.safetensors", "x");
+  CHECK_THROWS_WITH_AS(require_data_set(names), doctest::Contains(((d / "ch05" / "none.safetensors").string() + " is missing").c_str()),
+                       DataFileError);
+  fs::create_directory(d / "ch05" / "none.safetensors");
+  CHECK_THROWS_WITH(require_data_set(names), doctest::Contains("none.safetensors is a folder"));
+  fs::remove(d / "ch05" / "none.safetensors");
+  spit(d / "ch05" / "none.safetensors", "y");
+  CHECK(require_data_set(names) == std::vector<std::string>{(d / "ch05/none.safetensors").string(),
+                                                            (d / "ch05/rope.safetensors").string()});
+  fs::remove_all(d);
+}
+
+TEST_CASE("CheckpointSet --train: targets checked first, nothing replaced before commit, one run id in each file") {
+  const KeepEnv keep("ATTN_DATA_DIR");
+  const fs::path d = fresh("ckset-train");
+  ::setenv("ATTN_DATA_DIR", d.c_str(), 1);
+  fs::create_directories(d / "ch99");
+  spit(d / "ch99" / "b.safetensors", "notes, not a checkpoint");
+  const std::vector<std::string> names = {"ch99/a.safetensors", "ch99/b.safetensors"};
+  CHECK_THROWS_WITH_AS(CheckpointSet(names, true), doctest::Contains("is not a checkpoint"), OutputFileError);
+  CHECK(slurp(d / "ch99" / "b.safetensors") == "notes, not a checkpoint");
+  fs::remove(d / "ch99" / "b.safetensors");
+  ParamRegistry reg;
+  float w[2] = {1.0f, 2.0f}, g[2] = {0.0f, 0.0f};
+  reg.add_raw("w", {2}, {2}, w, g);
+  {
+    CheckpointSet set(names, true);
+    set.save(set.path(names[0]), reg, {{"k", "v"}});
+    CHECK_FALSE(fs::exists(d / "ch99" / "a.safetensors"));  // staged, not in place
+    CHECK_THROWS_AS(set.commit(), OutputFileError);       // one of the two: nothing is written
+    CHECK_FALSE(fs::exists(d / "ch99" / "a.safetensors"));
+  }  // never committed: its temporary is gone too
+  for (const auto& e : fs::directory_iterator(d / "ch99")) CHECK(e.path().string().find(".tmp.") == std::string::npos);
+  CheckpointSet set(names, true);
+  for (const std::string& n : names) set.save(set.path(n), reg, {});
+  set.commit();
+  CHECK_NOTHROW(CheckpointSet(names, false));  // reads back as one set
+  Metadata meta;
+  (void)read_safetensors((d / "ch99" / "b.safetensors").string(), &meta);
+  CHECK(meta.at(kSetRunKey) == set.run());
   fs::remove_all(d);
 }

@@ -1,10 +1,13 @@
 // Byte-level BPE: training, encoding, decoding, files (see attn/data/bpe.hpp).
 #include "attn/data/bpe.hpp"
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/json_fields.hpp"
 #include "attn/data/output_file.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdint>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -68,14 +72,16 @@ BpeTokenizer bpe_from_merges(const std::vector<std::pair<int, int>>& merges) {
   for (const auto& [a, b] : merges) {
     const int next = int(tok.pieces.size());
     if (a < 0 || b < 0 || a >= next || b >= next)
-      throw BpeError("bpe: merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
-                     std::to_string(b) + " but only ids 0 … " + std::to_string(next - 1) + " exist at that point");
+      throw BpeError("merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
+                     std::to_string(b) + " but only ids 0 … " + std::to_string(next - 1) + " exist at that point "
+                     "(a merge may join only the 256 bytes and the ids of the merges before it)");
     // The same pair twice would make a second id that encoding never produces: a file that says
     // it has more tokens than it can use.
     const auto [it, fresh] = seen.emplace(std::make_pair(a, b), std::size_t(next - 256));
     if (!fresh)
-      throw BpeError("bpe: merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
-                     std::to_string(b) + ", as merge " + std::to_string(it->second) + " already does");
+      throw BpeError("merge " + std::to_string(next - 256) + " joins ids " + std::to_string(a) + " and " +
+                     std::to_string(b) + ", as merge " + std::to_string(it->second) + " already does (each pair is "
+                     "merged once)");
     tok.merges.push_back({a, b, next, 0});
     tok.pieces.push_back(tok.pieces[std::size_t(a)] + tok.pieces[std::size_t(b)]);
   }
@@ -175,7 +181,7 @@ void bpe_save(const std::string& path, const BpeTokenizer& tok) {
   try {
     write_file_atomically(path, bpe_json(tok));
   } catch (const OutputFileError& e) {
-    throw BpeError(std::string("bpe_save: ") + e.what());
+    throw BpeError(e.what());  // "cannot write PATH: why"
   }
 }
 
@@ -194,11 +200,32 @@ std::string bpe_json(const BpeTokenizer& tok) {
 
 namespace {
 BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& path);
+
+// "tokenizer PATH: what": which file is wrong and how, the path shown escaped.
+BpeError bad_file(const std::string& path, const std::string& what) {
+  return BpeError("tokenizer " + shown_path(path) + ": " + what);
+}
+// nlohmann's "[json.exception.parse_error.101] parse error at line 1, …" without its bracketed code.
+std::string without_json_prefix(const std::string& what) {
+  if (what.rfind("[json.exception.", 0) != 0) return what;
+  const std::size_t end = what.find("] ");
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+// What j is when it is not a byte-level BPE file's object ("" when it is one).
+std::string not_a_bpe_file(const nlohmann::json& j) {
+  if (!j.is_object()) return std::string("a JSON ") + j.type_name();
+  if (!j.contains("type")) return "no \"type\"";
+  if (!j["type"].is_string() || j["type"].get<std::string>() != "byte-level BPE")
+    return "\"type\": " + shown_path(j["type"].dump().substr(0, 80));
+  if (!j.contains("merges")) return "no \"merges\"";
+  if (!j["merges"].is_array()) return std::string("\"merges\" as a JSON ") + j["merges"].type_name();
+  return "";
+}
 }  // namespace
 
 BpeTokenizer bpe_load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw BpeError("bpe_load: cannot open " + path);
+  if (!f) throw BpeError(fmt::format("tokenizer {} cannot be read: {}", shown_path(path), std::strerror(errno)));
   std::stringstream ss;
   ss << f.rdbuf();
   return bpe_parse(ss.str(), path);
@@ -208,7 +235,7 @@ BpeTokenizer bpe_parse(const std::string& text, const std::string& path) {
   try {
     return bpe_parse_unguarded(text, path);
   } catch (const nlohmann::json::exception& e) {  // a type the checks below did not foresee
-    throw BpeError("bpe_load: " + path + ": " + e.what());
+    throw bad_file(path, "a value of an unexpected JSON type (" + without_json_prefix(e.what()) + ")");
   }
 }
 
@@ -219,14 +246,15 @@ BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& pat
   try {
     j = json_parse_unique_keys(text, &twice);
   } catch (const std::exception& e) {
-    throw BpeError("bpe_load: " + path + " is not valid JSON (" + e.what() + ")");
+    throw bad_file(path, "expected JSON, found text that is not: " + without_json_prefix(e.what()));
   }
   // Two "vocab_size" or "merges" keys: the parser would keep the last without a word.
-  if (!twice.empty()) throw BpeError("bpe_load: " + path + " names the key \"" + twice + "\" twice in one object");
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || j["type"].get<std::string>() != "byte-level BPE" ||
-      !j.contains("merges") || !j["merges"].is_array())
-    throw BpeError("bpe_load: " + path + " is not a byte-level BPE file (needs \"type\": \"byte-level BPE\" and "
-                   "\"merges\")");
+  if (!twice.empty())
+    throw BpeError(fmt::format("tokenizer {} names the key \"{}\" twice in one object; expected each key once (a "
+                               "JSON reader would keep only the last)", shown_path(path), shown_path(twice)));
+  if (const std::string found = not_a_bpe_file(j); !found.empty())
+    throw bad_file(path, "not a byte-level BPE file: expected a JSON object with \"type\": \"byte-level BPE\" and "
+                         "a \"merges\" array, found " + found);
   std::vector<std::pair<int, int>> merges;
   // An id is a non-negative integer below 2^31: a larger one (4294967412) must not wrap to a small one.
   const auto id_of = [](const nlohmann::json& x) {
@@ -236,24 +264,26 @@ BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& pat
   };
   for (const auto& m : j["merges"]) {
     if (!m.is_array() || m.size() != 2 || id_of(m[0]) < 0 || id_of(m[1]) < 0)
-      throw BpeError("bpe_load: " + path + ": merge " + std::to_string(merges.size()) +
-                     " is not a pair of ids (two integers from 0 to 2147483647): " + m.dump().substr(0, 80));
+      throw bad_file(path, "merge " + std::to_string(merges.size()) + " is not a pair of ids: expected two "
+                           "integers from 0 to 2147483647, found " + shown_path(m.dump().substr(0, 80)));
     merges.emplace_back(id_of(m[0]), id_of(m[1]));
   }
   BpeTokenizer tok;
   try {
     tok = bpe_from_merges(merges);
   } catch (const BpeError& e) {
-    throw BpeError(path + ": " + e.what());
+    throw bad_file(path, e.what());
   }
   if (j.contains("counts")) {
     const auto& c = j["counts"];
     if (!c.is_array() || c.size() != tok.merges.size())
-      throw BpeError("bpe_load: " + path + ": \"counts\" must hold one number per merge");
+      throw bad_file(path, "\"counts\" must hold one number per merge: expected an array of " +
+                           std::to_string(tok.merges.size()) + ", found " +
+                           (c.is_array() ? std::to_string(c.size()) + " entries" : std::string("a JSON ") + c.type_name()));
     for (std::size_t r = 0; r < tok.merges.size(); ++r) {
       if (!c[r].is_number_unsigned() || c[r].get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-        throw BpeError("bpe_load: " + path + ": count " + std::to_string(r) + " is not a non-negative integer: " +
-                       c[r].dump().substr(0, 80));
+        throw bad_file(path, "count " + std::to_string(r) + " is not a non-negative integer: expected a whole "
+                             "number of times the pair occurred, found " + shown_path(c[r].dump().substr(0, 80)));
       tok.merges[r].count = std::int64_t(c[r].get<std::uint64_t>());
     }
   }
@@ -262,12 +292,13 @@ BpeTokenizer bpe_parse_unguarded(const std::string& text, const std::string& pat
     const std::string found = v.is_number_integer() ? "a negative number"
                               : v.is_number_float() ? "a number with a fraction or an exponent"
                                                     : std::string("a JSON ") + v.type_name();
-    throw BpeError("bpe_load: " + path + ": key \"vocab_size\" must be a non-negative whole number (JSON integer), "
-                   "found " + found + ": " + v.dump().substr(0, 80));
+    throw bad_file(path, "key \"vocab_size\" must be a non-negative whole number (JSON integer), found " + found +
+                         ": " + shown_path(v.dump().substr(0, 80)));
   }
   if (j.contains("vocab_size") && j["vocab_size"].get<std::uint64_t>() != tok.vocab_size())
-    throw BpeError("bpe_load: " + path + " says vocab_size " + j["vocab_size"].dump().substr(0, 80) +
-                   " but its merges give " + std::to_string(tok.vocab_size()));
+    throw bad_file(path, "\"vocab_size\" says " + shown_path(j["vocab_size"].dump().substr(0, 80)) + " but its " +
+                         std::to_string(tok.merges.size()) + " merges give " + std::to_string(tok.vocab_size()) +
+                         " (the 256 bytes + one id per merge)");
   return tok;
 }
 }  // namespace

@@ -1,6 +1,7 @@
 // safetensors reader and writer with full validation (see attn/data/safetensors.hpp).
 #include "attn/data/safetensors.hpp"
 
+#include "attn/data/data_files.hpp"
 #include "attn/data/json_fields.hpp"
 #include "attn/data/output_file.hpp"
 
@@ -26,7 +27,7 @@ namespace {
 constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // 100 MiB, the safetensors library's own limit
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw SafetensorsError("safetensors: " + path + ": " + what);
+  throw SafetensorsError("checkpoint " + shown_path(path) + ": " + what);  // which file, then what is wrong
 }
 
 bool host_is_little_endian() {

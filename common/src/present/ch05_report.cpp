@@ -197,7 +197,14 @@ void report_zero_slope(Narrator& nar, const ZeroSlopeCheck& c) {
                  : _f("slope 0: max |ALiBi − no positions| = {:.1e}: the zero bias changed the output", c.max_diff));
 }
 
-std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, bool train,
+std::vector<std::string> position_checkpoint_names() {
+  std::vector<std::string> names;
+  for (PositionEncoding e : all_position_encodings())
+    names.push_back(fmt::format("ch05/{}.safetensors", position_encoding_name(e)));
+  return names;
+}
+
+std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, CheckpointSet& files, bool train,
                                               const ExtrapolationConfig& cfg) {
   Rng init(cfg.seed + std::uint64_t(e));
   auto model = std::make_unique<PositionModel>(e, cfg, init);
@@ -205,15 +212,15 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
   double final_loss = 0.0;
   Metadata recorded;  // what a loaded file says of its training
   const bool trained = load_or_train(
-      {train ? data_dir() + "/" + file : require_data_file(file), train, cfg.steps, /*progress=*/false},
+      {files.path(file), train, cfg.steps, /*progress=*/false},
       [&](const std::string& path) {
         load_checkpoint(path, model->registry(), false, &recorded, {{"encoding", position_encoding_name(e)}});
       },
       [&](const StepCallback&) { final_loss = train_extrapolation(*model, cfg); },
-      [&](const std::string& path) {
-        save_checkpoint(path, model->registry(),
-                        {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
-                         {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
+      [&](const std::string& path) {  // staged: the five are written together by files.commit()
+        files.save(path, model->registry(),
+                   {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
+                    {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
       });
   if (trained) {
     nar.say(_f("trained {:<10} {} steps, final training loss {:.3f} → {}", position_encoding_name(e), cfg.steps,

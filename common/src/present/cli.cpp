@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <iostream>
 #include <stdexcept>
@@ -29,6 +31,58 @@ namespace attn {
 
 namespace {
 namespace fs = std::filesystem;
+
+// The character set the environment names for the terminal (LC_ALL, else LC_CTYPE, else LANG:
+// "zh_CN.GB18030" -> "GB18030") when it is not UTF-8: the chapters write UTF-8 whatever the locale
+// (box lines, √, ≈ and the Chinese lesson), which such a terminal shows garbled. "" when the name
+// gives no character set (C, POSIX, zh_CN) or gives UTF-8 or plain ASCII.
+std::string non_utf8_charset(std::string* variable) {
+  for (const char* var : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    const std::string name = v;
+    const std::size_t dot = name.find('.');
+    if (dot == std::string::npos) return "";
+    const std::string cs = name.substr(dot + 1, name.find('@', dot) == std::string::npos ? std::string::npos
+                                                                                     : name.find('@', dot) - dot - 1);
+    std::string key;
+    for (unsigned char c : cs)
+      if (std::isalnum(c)) key += char(std::tolower(c));
+    const bool plain = cs.size() <= 24 && std::all_of(cs.begin(), cs.end(), [](unsigned char c) {
+                         return std::isalnum(c) || c == '-' || c == '_';
+                       });  // a name such as GB18030 or ISO-8859-1, not a path (LANG=../../etc/passwd)
+    if (!plain || key.empty() || key == "utf8" || key == "ascii" || key == "usascii" || key == "ansix341968") return "";
+    *variable = std::string(var) + "=" + name;
+    return cs;
+  }
+  return "";
+}
+
+// What --html may replace, besides nothing: a page this program wrote earlier (it starts
+// "<!DOCTYPE html>" and has a "<title>Chapter " near the top). Another file, named by mistake or
+// through a link (notes.txt), is left as it is, and so is the file standard output or standard
+// error goes to (--html /dev/stdout > log: the page would replace the log). "" when it may.
+std::string html_target_problem(const std::string& path) {
+  const std::string target = output_target(path);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat o {};
+    if (::fstat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino)
+      return fd == STDOUT_FILENO ? _f("{} is the file standard output goes to; the page would replace it: name "
+                                      "another file", path)
+                                 : _f("{} is the file standard error goes to; the page would replace it: name "
+                                      "another file", path);
+  }
+  if (st.st_size == 0) return "";
+  std::ifstream in(target, std::ios::binary);
+  std::string head(512, '\0');
+  in.read(&head[0], std::streamsize(head.size()));
+  head.resize(std::size_t(std::max<std::streamsize>(in.gcount(), 0)));
+  if (head.rfind("<!DOCTYPE html>", 0) == 0 && head.find("<title>Chapter ") != std::string::npos) return "";
+  return _f("{} exists and is not a page this program wrote; it is left as it is: name another file, or remove "
+            "this one first", path);
+}
 
 // A path option given as "" (an unset $VARIABLE, most often): the options whose value is a path
 // (type names PATH, FILE, DIR) never fall back to a default for it. Returns the flag, or "".
@@ -356,6 +410,7 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     if (const auto place = data_place_holding(html_file_); err.empty() && place)
       err = _f("{} is inside the shipped data folder {} ({}); write the page somewhere else", html_file_,
                shown_path(place->dir), place->why);
+    if (err.empty()) err = html_target_problem(html_file_);
     if (!err.empty()) {
       std::cerr << info_.folder << ": --html: " << escape_control(err, /*keep_newlines=*/false) << "\n";
       return kExitUsage;
@@ -370,6 +425,16 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
       return kExitUsage;
     }
     opts.export_dir = export_dir_;
+  }
+  std::string variable;
+  if (const std::string cs = non_utf8_charset(&variable); !cs.empty()) {
+    // Plain ASCII, in English: the one text such a terminal is sure to show as written.
+    const std::string shown = escape_control(variable.substr(0, 30), false), set = escape_control(cs.substr(0, 24), false);
+    std::cerr << info_.folder << ": note: " << shown << " names a character set other than UTF-8;\n"
+              << "  this program writes UTF-8 (box lines, symbols, the Chinese lesson), shown garbled there.\n"
+              << "  Use a UTF-8 locale (LANG=zh_CN.UTF-8 or C.UTF-8)";
+    std::cerr << ", or convert the output:\n  " << info_.folder << " ... | iconv -f UTF-8 -t " << set << "//TRANSLIT";
+    std::cerr << "\n";
   }
   try {
     Narrator nar(info_, opts, count_steps_ ? count_steps_() : total_steps_, json_ ? std::cerr : std::cout);

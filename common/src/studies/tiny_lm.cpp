@@ -75,18 +75,24 @@ std::vector<LmCurvePoint> read_training_curve(const std::string& path) {
   std::istringstream in(read_text_file(path));
   std::string line;
   std::getline(in, line);
-  if (line != "step,train_loss,valid_loss") throw std::runtime_error(path + ": not a training curve (bad header)");
+  if (line != "step,train_loss,valid_loss")
+    throw std::runtime_error("training curve " + shown_path(path) + ": line 1 should be \"step,train_loss,valid_loss\", "
+                             "found \"" + shown_path(line.substr(0, 80)) + "\"");
   std::vector<LmCurvePoint> out;
-  while (std::getline(in, line)) {
+  for (std::size_t line_no = 2; std::getline(in, line); ++line_no) {
     if (line.empty()) continue;
     LmCurvePoint p{};
     char c1 = 0, c2 = 0;
     std::istringstream ls(line);
     if (!(ls >> p.step >> c1 >> p.train_loss >> c2 >> p.valid_loss) || c1 != ',' || c2 != ',')
-      throw std::runtime_error(path + ": bad line \"" + line + "\"");
+      throw std::runtime_error("training curve " + shown_path(path) + ": line " + std::to_string(line_no) +
+                               " should be STEP,TRAIN_LOSS,VALID_LOSS (three numbers), found \"" +
+                               shown_path(line.substr(0, 80)) + "\"");
     out.push_back(p);
   }
-  if (out.empty()) throw std::runtime_error(path + ": no points");
+  if (out.empty())
+    throw std::runtime_error("training curve " + shown_path(path) + ": expected one line per evaluation after the "
+                             "header, found none");
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/present/checkpoint_set.hpp"
 #include "attn/present/narrate.hpp"
 #include "attn/studies/position_study.hpp"
 #include "attn/studies/self_attention_study.hpp"
@@ -42,9 +43,12 @@ void report_rope_relative(Narrator& nar, const RelativeCheck& c);
 void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::size_t max_distance);
 // Step 6: slope 0 is no position at all.
 void report_zero_slope(Narrator& nar, const ZeroSlopeCheck& c);
-// Step 7: the trained model of one encoding, from data/ch05/<encoding>.safetensors, or trained and
-// saved there when train is true (one line per model then).
-std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, bool train,
+// Step 7's five files, "ch05/<encoding>.safetensors" for every encoding: one set (CheckpointSet,
+// attn/present/checkpoint_set.hpp), read together and, with --train, written together.
+std::vector<std::string> position_checkpoint_names();
+// Step 7: the trained model of one encoding, from its file in files, or trained and staged there
+// when train is true (one line per model then; files.commit() writes the five).
+std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e, CheckpointSet& files, bool train,
                                               const ExtrapolationConfig& cfg);
 // Step 7: the task and the model, from the config (keys, values, heads, d_k, chance).
 void describe_recall_task(Narrator& nar, const ExtrapolationConfig& cfg);
