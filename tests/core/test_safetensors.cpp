@@ -63,6 +63,15 @@ TEST_CASE("safetensors: round trip of a model by parameter name, with metadata")
   CHECK(b.w == a.w);
   CHECK(b.b == a.b);
   CHECK(meta.at("step") == "700");
+  // checkpoint_tensors copies what save_checkpoint writes: the same names, shapes and values.
+  const TensorMap copied = checkpoint_tensors(reg), written = read_safetensors(path);
+  REQUIRE(copied.size() == written.size());
+  for (const auto& [name, t] : written) {
+    CAPTURE(name);
+    REQUIRE(copied.count(name) == 1);
+    CHECK(copied.at(name).shape == t.shape);
+    CHECK(copied.at(name).data == t.data);
+  }
 
   // Layout: 8-byte length, a header padded to a multiple of 8, then 4·(15 + 5) data bytes.
   std::ifstream in(path, std::ios::binary);

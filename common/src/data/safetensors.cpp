@@ -284,10 +284,14 @@ TensorMap read_safetensors(const std::string& path, Metadata* metadata) {
   return out;
 }
 
-void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata) {
+TensorMap checkpoint_tensors(const ParamRegistry& reg) {
   TensorMap tensors;
   for (const auto& e : reg.entries()) tensors[e.name] = TensorF32{e.shape, std::vector<float>(e.value, e.value + e.size)};
-  write_safetensors(path, tensors, metadata);
+  return tensors;
+}
+
+void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata) {
+  write_safetensors(path, checkpoint_tensors(reg), metadata);
 }
 
 void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra, Metadata* metadata,

@@ -43,8 +43,8 @@ std::string non_utf8_charset(std::string* variable) {
     const std::string name = v;
     const std::size_t dot = name.find('.');
     if (dot == std::string::npos) return "";
-    const std::string cs = name.substr(dot + 1, name.find('@', dot) == std::string::npos ? std::string::npos
-                                                                                     : name.find('@', dot) - dot - 1);
+    const std::size_t at = name.find('@', dot);  // a modifier: "de_DE.ISO-8859-15@euro"
+    const std::string cs = name.substr(dot + 1, at == std::string::npos ? std::string::npos : at - dot - 1);
     std::string key;
     for (unsigned char c : cs)
       if (std::isalnum(c)) key += char(std::tolower(c));
@@ -432,9 +432,8 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     const std::string shown = escape_control(variable.substr(0, 30), false), set = escape_control(cs.substr(0, 24), false);
     std::cerr << info_.folder << ": note: " << shown << " names a character set other than UTF-8;\n"
               << "  this program writes UTF-8 (box lines, symbols, the Chinese lesson), shown garbled there.\n"
-              << "  Use a UTF-8 locale (LANG=zh_CN.UTF-8 or C.UTF-8)";
-    std::cerr << ", or convert the output:\n  " << info_.folder << " ... | iconv -f UTF-8 -t " << set << "//TRANSLIT";
-    std::cerr << "\n";
+              << "  Use a UTF-8 locale (LANG=zh_CN.UTF-8 or C.UTF-8), or convert the output:\n  " << info_.folder
+              << " ... | iconv -f UTF-8 -t " << set << "//TRANSLIT\n";
   }
   try {
     Narrator nar(info_, opts, count_steps_ ? count_steps_() : total_steps_, json_ ? std::cerr : std::cout);

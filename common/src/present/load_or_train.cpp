@@ -116,9 +116,7 @@ std::string CheckpointSet::folder() const {
 void CheckpointSet::save(const std::string& path, const ParamRegistry& reg, Metadata metadata) {
   metadata[kSetRunKey] = run_;
   prepare_output_folder(path);
-  TensorMap tensors;
-  for (const auto& e : reg.entries()) tensors[e.name] = TensorF32{e.shape, std::vector<float>(e.value, e.value + e.size)};
-  staged_.add(path, safetensors_bytes(tensors, metadata, path));
+  staged_.add(path, safetensors_bytes(checkpoint_tensors(reg), metadata, path));
   ++saved_;
 }
 

@@ -78,6 +78,8 @@ struct TensorSlot {
 void load_tensors(const std::string& path, const std::vector<TensorSlot>& slots, bool allow_extra = false,
                   Metadata* metadata = nullptr, const Metadata& expect = {});
 
+// Every registered parameter by name, copied (what save_checkpoint writes).
+TensorMap checkpoint_tensors(const ParamRegistry& reg);
 // Every registered parameter by name.
 void save_checkpoint(const std::string& path, const ParamRegistry& reg, const Metadata& metadata = {});
 // Loads every registered parameter by name, all or nothing: a missing tensor, a shape mismatch,
