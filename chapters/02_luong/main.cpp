@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
               "one direction; here every model keeps chapter 01's bidirectional GRU encoder and a GRU decoder, so "
               "that only the attention differs."));
     std::vector<const ChapterModel*> described;
-    for (const auto& name : own) nar.result(describe_model(luong.at(name))), described.push_back(&luong.at(name));
+    for (const auto& name : own) nar.result(describe_model(luong.at(name), /*times_explained=*/true)), described.push_back(&luong.at(name));
     report_training_records(nar, described);
     const ModelSizes sizes = model_sizes({{"bahdanau", &bah.model}, {"luong_dot", &dot}, {"luong_general", &general},
                                           {"luong_concat", &concat}, {"luong_local_p", &lp}});

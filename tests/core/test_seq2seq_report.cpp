@@ -107,6 +107,10 @@ TEST_CASE("chapter_model: trains and saves, loads back the same, and names a mis
   CHECK(loaded.model.out.w == trained.model.out.w);
   CHECK(loaded.metadata.at("steps") == "3");
   CHECK(describe_model(loaded).find("loaded") != std::string::npos);
+  // The loaded model's time is said not comparable, unless the caller explains it once for all.
+  CHECK(describe_model(loaded).find("not comparable") != std::string::npos);
+  CHECK(describe_model(loaded, /*times_explained=*/true).find("not comparable") == std::string::npos);
+  CHECK(describe_model(loaded, true).find("trained earlier in") != std::string::npos);
   CHECK_THROWS_WITH_AS(chapter_model("00", "bahdanau", c, false, (dir / "x.safetensors").string(), tc),
                        doctest::Contains("x.safetensors"), SafetensorsError);
   fs::remove_all(dir);

@@ -177,15 +177,16 @@ std::pair<std::size_t, std::size_t> checkpoint_steps(const ChapterModel& cm) {
   return {number("best_step"), number("steps")};
 }
 
-std::string describe_model(const ChapterModel& cm) {
+std::string describe_model(const ChapterModel& cm, bool times_explained) {
   auto get = [&](const char* k) { return cm.metadata.count(k) ? cm.metadata.at(k) : std::string("?"); };
   // A loaded checkpoint's train_seconds were measured when it was made, on a machine its metadata
   // does not record: say so, so that it does not read as this run's figure.
   const std::string seconds =
-      cm.trained ? _f("{} s of training", get("train_seconds"))
-                 : _f("trained earlier in {} s, machine and load not recorded, so not comparable with another model's "
-                      "time",
-                      get("train_seconds"));
+      cm.trained        ? _f("{} s of training", get("train_seconds"))
+      : times_explained ? _f("trained earlier in {} s", get("train_seconds"))
+                        : _f("trained earlier in {} s, machine and load not recorded, so not comparable with another "
+                             "model's time",
+                             get("train_seconds"));
   const std::string where = cm.trained ? _f("trained now, saved to {}", cm.path) : _f("loaded from {}", cm.path);
   return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {})", model_title(cm.model.cfg),
             where, parameter_count(cm.model), get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"));

@@ -63,6 +63,8 @@ inline bool best_at_last_step(const ChapterModel& cm) {
 }
 
 // "no attention: 700 steps in 83 s (best at step 650, valid BLEU 71.2) -> data/ch00/no_attention.safetensors"
-std::string describe_model(const ChapterModel& cm);
+// A loaded model's training time is said not to be comparable with another's, unless the caller
+// says so once for several models (times_explained: chapter 02's report_training_records).
+std::string describe_model(const ChapterModel& cm, bool times_explained = false);
 
 }  // namespace attn
