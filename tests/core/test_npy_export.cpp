@@ -95,6 +95,11 @@ TEST_CASE("export: invalid names, duplicates and unwritable folders are refused"
   CHECK_THROWS_WITH_AS(prepare_export_dir(file.string()), doctest::Contains("is not a folder"), ExportError);
   CHECK_THROWS_AS(prepare_export_dir((file / "sub").string()), ExportError);
   fs::remove(file);
+  const fs::path dangling = fresh_dir("dangling");  // a link to nothing: neither followed nor replaced
+  fs::create_symlink(dangling.string() + "-missing", dangling);
+  CHECK_THROWS_WITH_AS(prepare_export_dir(dangling.string()), doctest::Contains("which does not exist"), ExportError);
+  CHECK(fs::is_symlink(fs::symlink_status(dangling)));
+  fs::remove(dangling);
   if (::geteuid() != 0) {  // root can write anywhere; the read-only check only means something for users
     const fs::path ro = fresh_dir("readonly");
     fs::create_directories(ro);

@@ -218,6 +218,12 @@ void prepare_export_dir(const std::string& dir) {
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw ExportError(fmt::format("--export: {} exists and is not a folder", dir));
   const ExportPaths p = export_paths(dir);
+  // A link that leads nowhere (weakly_canonical leaves it unresolved): the swap would replace the
+  // link itself, an entry the user made.
+  if (fs::is_symlink(fs::symlink_status(p.target, ec)))
+    throw ExportError(fmt::format("--export: {} is a symbolic link to {}, which does not exist; it is left as it "
+                                  "is: name another folder, or create the one it points to", dir,
+                                  fs::read_symlink(p.target, ec).string()));
   refuse_data_tree(p.target, dir);
   if (!fs::is_directory(p.parent, ec))
     throw ExportError(fmt::format("--export: folder {} does not exist (create it first; only the export folder "
