@@ -2,8 +2,9 @@
 // --checkpoint and --export refuse a planted FIFO, socket, folder or device node (in a temporary
 // folder, never the machine's /dev) before any work; an empty path is an error; with ATTN_DATA_DIR
 // --train leaves the source tree alone; a failed write (a file-size limit stands in for a full
-// disk) and a closed stdout exit non-zero; bidirectional controls in a label reach the terminal
-// escaped. (--step in a terminal: test_terminal_step.cpp.)
+// disk, whether or not the shell ignores SIGXFSZ) and a closed stdout exit non-zero;
+// bidirectional controls in a label reach the terminal escaped. (--step in a terminal:
+// test_terminal_step.cpp.)
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -171,6 +172,10 @@ TEST_CASE("a failed write exits non-zero: --html past a file-size limit, stdout 
   const std::string page = (d / "page.html").string(), log = (d / "log.txt").string();
   // ulimit -f: writes past 4 blocks fail (EFBIG, with SIGXFSZ ignored), as on a full disk.
   CHECK(shell("trap '' XFSZ; ulimit -f 4; exec 03_self_attention --quiet --html " + shell_quote(page) + " 2>/dev/null") == 1);
+  CHECK_FALSE(fs::exists(page));
+  for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
+  // The shell's default (SIGXFSZ not ignored): the program ignores it itself, so the same clear exit.
+  CHECK(shell("trap - XFSZ; ulimit -f 4; exec 03_self_attention --quiet --html " + shell_quote(page) + " 2>/dev/null") == 1);
   CHECK_FALSE(fs::exists(page));
   for (const auto& e : fs::directory_iterator(d)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
   CHECK(shell("trap '' XFSZ; ulimit -f 1; exec 03_self_attention --no-color > " + shell_quote(log) + " 2>/dev/null") == 1);

@@ -293,6 +293,16 @@ TEST_CASE("data_places: $ATTN_DATA_DIR, next to the program, the source tree, th
   fs::create_directories(scratch);
   ::setenv("ATTN_DATA_DIR", scratch.c_str(), 1);
   CHECK(find_data_file("ch05/rope.safetensors").has_value());  // from the source tree, past the empty folder
+  // Something else at the file's name in $ATTN_DATA_DIR is named, never passed over.
+  fs::create_directories(scratch / "ch05" / "rope.safetensors");
+  CHECK_THROWS_WITH_AS(find_data_file("ch05/rope.safetensors"), doctest::Contains("is a folder, not the data file"),
+                       DataFileError);
+  fs::remove(scratch / "ch05" / "rope.safetensors");
+  fs::create_symlink(scratch / "nowhere", scratch / "ch05" / "rope.safetensors");
+  CHECK_THROWS_WITH_AS(find_data_file("ch05/rope.safetensors"), doctest::Contains("is a link to nothing"),
+                       DataFileError);
+  fs::remove(scratch / "ch05" / "rope.safetensors");
+  CHECK(find_data_file("ch05/rope.safetensors").has_value());
   const std::vector<DataPlace> places_now = data_places();
   try {
     require_data_file("ch09/none.safetensors");

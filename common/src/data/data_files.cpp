@@ -90,6 +90,19 @@ std::optional<std::string> find_data_file(const std::string& relative) {
     std::error_code ec;
     const fs::path f = fs::path(p.dir) / relative;
     if (fs::is_regular_file(f, ec)) return f.string();
+    // Something the user put at the file's name (a folder, a FIFO, a link to nothing) is named, not
+    // passed over for the shipped file behind it.
+    const fs::file_status own = fs::symlink_status(f, ec);
+    if (fs::exists(own)) {
+      const fs::file_status seen = fs::status(f, ec);
+      const char* what = !fs::exists(seen)        ? "a link to nothing"
+                         : fs::is_directory(seen) ? "a folder"
+                         : fs::is_fifo(seen)      ? "a FIFO (named pipe)"
+                                                  : "not a regular file";
+      throw DataFileError(fmt::format("{} ({}) is {}, not the data file {}: remove it or put the file there; "
+                                      "the shipped one is not read in its place",
+                                      shown_path(f.string()), p.why, what, relative));
+    }
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -355,6 +356,9 @@ int ChapterApp::run(int argc, char** argv, const std::function<void(Narrator&)>&
     std::cerr << info_.folder << ": " << _("error: ") << _("standard output is closed; nothing would be shown") << "\n";
     return kExitError;
   }
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG and is reported like a full disk,
+  // instead of SIGXFSZ ending the run with a temporary file left behind.
+  ::signal(SIGXFSZ, SIG_IGN);
   ensure_fast_openblas(argc, argv);
   // No float option takes nan or ±inf, whether or not the chapter gave it finite_range; a whole
   // number is written in decimal digits (CLI11 would read 010 as 8, 0x10 as 16, 1'0 as 10).
