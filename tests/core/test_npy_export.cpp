@@ -100,6 +100,14 @@ TEST_CASE("export: invalid names, duplicates and unwritable folders are refused"
   CHECK_THROWS_WITH_AS(prepare_export_dir(dangling.string()), doctest::Contains("which does not exist"), ExportError);
   CHECK(fs::is_symlink(fs::symlink_status(dangling)));
   fs::remove(dangling);
+  {  // a relative name after the current folder was removed: said so, not "folder  does not exist"
+    const fs::path here = fs::current_path(), gone = fresh_dir("gone");
+    fs::create_directories(gone);
+    fs::current_path(gone);
+    fs::remove(gone);
+    CHECK_THROWS_WITH_AS(prepare_export_dir("out"), doctest::Contains("was the current folder removed?"), ExportError);
+    fs::current_path(here);
+  }
   if (::geteuid() != 0) {  // root can write anywhere; the read-only check only means something for users
     const fs::path ro = fresh_dir("readonly");
     fs::create_directories(ro);

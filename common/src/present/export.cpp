@@ -78,7 +78,11 @@ struct ExportPaths {
 
 ExportPaths export_paths(const std::string& dir) {
   std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  const fs::path abs = fs::absolute(dir, ec);  // fails when the current folder has been removed
+  if (ec)
+    throw ExportError(fmt::format("--export: cannot resolve {}: {} (was the current folder removed? give a full path)",
+                                  dir, ec.message()));
+  fs::path p = fs::weakly_canonical(abs, ec);
   if (ec) throw ExportError(fmt::format("--export: cannot resolve {}: {}", dir, ec.message()));
   if (!p.has_filename()) p = p.parent_path();  // "out/" -> "out"
   if (p == p.root_path() || !p.has_filename())
