@@ -71,14 +71,14 @@ using namespace hostile_fresh_test;
 
 TEST_CASE("fresh 1-3: an option given twice is refused, naming it; nothing is written") {
   Place p("twice");
-  check_refused_in(p, {"--quiet", "--seed", "1", "--seed", "2"}, "--seed", "At Most 1");
-  check_refused_in(p, {"--quiet", "--html", "a.html", "--html", "b.html"}, "--html", "At Most 1");
-  check_refused_in(p, {"--quiet", "--export", "a", "--export", "b"}, "--export", "At Most 1");
+  check_refused_in(p, {"--quiet", "--seed", "1", "--seed", "2"}, "--seed", "given 2 times; give it once");
+  check_refused_in(p, {"--quiet", "--html", "a.html", "--html", "b.html"}, "--html", "given 2 times");
+  check_refused_in(p, {"--quiet", "--export", "a", "--export", "b"}, "--export", "given 2 times");
 }
 
 TEST_CASE("fresh 4-7: --opt= with nothing after the sign is a missing value, never an empty path or zero") {
   Place p("equals");
-  for (const char* flag : {"--d-model", "--html", "--seed", "--export"}) check_refused_in(p, {"--quiet", std::string(flag) + "="}, flag, "missing");
+  for (const char* flag : {"--d-model", "--html", "--seed", "--export"}) check_refused_in(p, {"--quiet", std::string(flag) + "="}, flag, "needs a value after it");
 }
 
 TEST_CASE("fresh 8: --lang=ZH (a case slip) is refused, naming the allowed values") {

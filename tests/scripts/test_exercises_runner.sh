@@ -35,7 +35,11 @@ err=$("$ex" hint 99999999999999999999 2>&1 >/dev/null); rc=$?
 grep -q "chapter '99999999999999999999'" <<<"$err" || no "hint 99999999999999999999 names another chapter: '$err'"
 err=$("$ex" hint abc 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q "not a chapter number" <<<"$err" || no "hint abc: exit $rc, '$err'"
+err=$("$ex" frobnicate 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "unknown command 'frobnicate'" <<<"$err" || no "frobnicate: exit $rc, '$err'"
+err=$("$ex" check 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "which chapter?" <<<"$err" || no "check without a chapter: exit $rc, '$err'"
 "$ex" hint 008 | grep -q "Exercise 08.1" || no "hint 008 does not mean chapter 08"
 
-[ $fail -eq 0 ] && echo "exercises runner: hints whole, bad chapter numbers named"
+[ $fail -eq 0 ] && echo "exercises runner: hints whole, bad chapter numbers and commands named"
 exit $fail

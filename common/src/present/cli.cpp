@@ -141,6 +141,15 @@ std::string export_html_clash(const std::string& dir, const std::string& file) {
 // CLI11 says "--d-model: Value 8.0 not in range 2 to 64" for a value that is no whole number (8
 // is in range): said as it is. Returns "" when the message is not of that kind.
 std::string range_message(const CLI::App& app, const std::string& what) {
+  // CLI11's counts: "--d-k: At Most 1 required but received 2" (given twice), "--d-k: 1 required
+  // UINT:INT in [1 - 64] missing" (no value after the flag, or "--d-k=").
+  const std::string twice = ": At Most 1 required but received ", one = ": 1 required ", missing = " missing";
+  if (const std::size_t at = what.find(twice); at != std::string::npos)
+    return _f("{}: given {} times; give it once", what.substr(0, at), what.substr(at + twice.size()));
+  if (const std::size_t at = what.find(one); at != std::string::npos && what.size() >= at + one.size() + missing.size() &&
+                                               what.compare(what.size() - missing.size(), missing.size(), missing) == 0)
+    return _f("{}: needs a value after it ({})", what.substr(0, at),
+              what.substr(at + one.size(), what.size() - missing.size() - at - one.size()));
   const std::size_t colon = what.find(": Value ");
   const std::size_t mid = what.find(" not in range ");
   if (colon == std::string::npos || mid == std::string::npos || mid < colon) return "";
