@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace attn {
 
@@ -15,10 +16,7 @@ Schedule Schedule::constant(double lr) {
 Schedule Schedule::warmup_linear(double lr, std::int64_t warmup, std::int64_t total, double min_lr) {
   Schedule s;
   s.kind = ScheduleKind::WarmupLinear;
-  s.base_lr = lr;
-  s.warmup = warmup;
-  s.total = total;
-  s.min_lr = min_lr;
+  std::tie(s.base_lr, s.warmup, s.total, s.min_lr) = std::tie(lr, warmup, total, min_lr);
   return s;
 }
 
@@ -31,18 +29,14 @@ Schedule Schedule::warmup_cosine(double lr, std::int64_t warmup, std::int64_t to
 Schedule Schedule::inverse_sqrt(double d_model, std::int64_t warmup, double factor) {
   Schedule s;
   s.kind = ScheduleKind::InverseSqrt;
-  s.d_model = d_model;
-  s.warmup = warmup;
-  s.factor = factor;
+  std::tie(s.d_model, s.warmup, s.factor) = std::tie(d_model, warmup, factor);
   return s;
 }
 
 Schedule Schedule::step_decay(double lr, std::int64_t every, double gamma) {
   Schedule s;
   s.kind = ScheduleKind::StepDecay;
-  s.base_lr = lr;
-  s.every = every;
-  s.gamma = gamma;
+  std::tie(s.base_lr, s.every, s.gamma) = std::tie(lr, every, gamma);
   return s;
 }
 

@@ -226,13 +226,11 @@ void selective_ssm_backward(Tensor3T<T>& du, SelectiveSsmT<T>& dp, const Tensor3
     const T ddelta = ddt.data()[i] - dl * big_a;
     ddt_raw.data()[i] = ddelta * sigmoid_t(cache.dt_raw.data()[i]);  // softplus' = σ
   }
-  const bool want_du = wants_grad(fn, "du", du, shape_of(u));
-  Tensor3T<T> none;
-  Tensor3T<T>& dst = want_du ? du : none;
-  linear_backward(dst, dp.in_x, dx, u, p.in_x);
-  linear_backward(dst, dp.in_b, dbm, u, p.in_b);
-  linear_backward(dst, dp.in_c, dcm, u, p.in_c);
-  linear_backward(dst, dp.in_dt, ddt_raw, u, p.in_dt);
+  wants_grad(fn, "du", du, shape_of(u));  // its shape checked up front; empty: every product skips it
+  linear_backward(du, dp.in_x, dx, u, p.in_x);
+  linear_backward(du, dp.in_b, dbm, u, p.in_b);
+  linear_backward(du, dp.in_c, dcm, u, p.in_c);
+  linear_backward(du, dp.in_dt, ddt_raw, u, p.in_dt);
 }
 
 Vec selective_ssm_step(const SelectiveSsm& p, Tensor3& state, const Vec& u) {
@@ -386,12 +384,10 @@ void linear_attention_layer_backward(Tensor3T<T>& du, LinearAttentionLayerT<T>& 
     dq.data()[i] = dfq.data()[i] * dphi(cache.q.data()[i]);
     dk3.data()[i] = dfk.data()[i] * dphi(cache.k.data()[i]);
   }
-  const bool want_du = wants_grad(fn, "du", du, shape_of(u));
-  Tensor3T<T> none;
-  Tensor3T<T>& dst = want_du ? du : none;
-  linear_backward(dst, dp.q, dq, u, p.q);
-  linear_backward(dst, dp.k, dk3, u, p.k);
-  linear_backward(dst, dp.v, dv, u, p.v);
+  wants_grad(fn, "du", du, shape_of(u));  // its shape checked up front; empty: every product skips it
+  linear_backward(du, dp.q, dq, u, p.q);
+  linear_backward(du, dp.k, dk3, u, p.k);
+  linear_backward(du, dp.v, dv, u, p.v);
 }
 
 #define ATTN_INSTANTIATE_MIXERS(T)                                                                          \
