@@ -14,7 +14,8 @@ Checks, each against DIR/results.json (every figure the lesson prints is there):
     for every model, from translations.json; the lowest bucket, the buckets at least Bahdanau's,
     training and test BLEU, outputs shorter / longer than their reference; beam's and greedy's total
     words, brevity penalties and the share of the BLEU gap the penalty explains;
-  - step 8: last / first layer of the exported FFN-gradient norms, and their verdicts;
+  - step 8: last / first layer of the exported FFN-gradient norms, the Pre-Norm layer farthest from
+    layer 0, and their verdicts;
   - step 9: the training-time account (work = steps · step + validations · pass, ratio);
   - every verdict's outcome from its measured value and bounds.
 What cannot come from the export is named in manifest.json's "regenerate" (fresh-weight gradients,
@@ -231,7 +232,8 @@ def main(d):
     for key, kind in (("post_grows_encoder", "post_encoder"), ("post_grows_decoder", "post_decoder")):
         verdict(n[key], n[kind][-1] / n[kind][0], "at_least", key)
     for key, kind in (("pre_level_encoder", "pre_encoder"), ("pre_level_decoder", "pre_decoder")):
-        verdict(n[key], abs(n[kind][-1] / n[kind][0] - 1), "at_most", key)
+        # every layer against layer 0: judged on the one farthest from it
+        verdict(n[key], max(abs(v / n[kind][0] - 1) for v in n[kind][1:]), "at_most", key)
 
     # Step 9.
     tt = res["training_time"]
@@ -248,6 +250,8 @@ def main(d):
         close(1000 * tt["alone_s"] / tt["steps"], tt["alone_step_ms"], 1e-9, "idle time per step")
         inside = tt["step_min_cpu_ms"] <= tt["alone_step_ms"] <= tt["step_max_cpu_ms"]
         check(tt["alone_step_in_spread"]["outcome"] == ("holds" if inside else "fails"), "idle step in the spread")
+        close((tt["step_cpu_ms"] - tt["alone_step_ms"]) / tt["alone_step_ms"], tt["median_vs_alone"], 1e-9,
+              "median step against the idle figure")
     c = res["cost"]
     check(c["source_table"] == cfg["src_vocab"] * cfg["d_model"], "source table")
     check(c["built"] == round(c["ours_formula_params"]) + c["source_table"] + cfg["tgt_vocab"], "parameters as built")

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     f.layers = m.cfg.enc_layers;
 
     nar.step(_("The model"), _("x = E[w]·√d_model + PE;  N × encoder layer;  N × decoder layer"), "Vaswani et al. 2017, §3");
-    report_model(nar, ct, f.parts = parameter_parts(m));
+    report_model(nar, ct, f.parts = parameter_parts(m), corpus);
 
     const SentencePair& ex = lesson_example(corpus.test);
     const ExampleRun run = run_example(m, ex, corpus.source_vocab);
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     nar.step(_("The decoder's causal mask"), _("M_ij = 0 if j ≤ i, −∞ if j > i;  softmax(Q·Kᵀ/√d_k + M)"));
     report_decoder_mask(nar, run, f.causal = decoder_mask_check(run.att.dec_self), tv);
 
-    nar.step(_("Cross-attention"), "A = softmax(Q_dec·K_encᵀ/√d_k) (T × S), then A·V_enc", "Vaswani et al. 2017, §3.2.3");
+    nar.step(_("Cross-attention"), _("A = softmax(Q_dec·K_encᵀ/√d_k) (T × S), then A·V_enc"), "Vaswani et al. 2017, §3.2.3");
     f.cross = cross_head_alignment(run.att.cross, ex.alignment);
     f.cross_test = cross_head_alignment(m, corpus.test, corpus.source_vocab, tv);
     report_cross(nar, ex, run, f.cross, f.cross_test, f.cross_test_pairs = corpus.test.size(), tv);
@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
 
     nar.step(_("Training"), training_formula(), "Vaswani et al. 2017, §5.3–5.4");
     f.training = training_summary(ct.metadata, ct.curves, corpus.train.size(), m.cfg.d_model, m.cfg.tgt_vocab);
+    const auto start_seed = std::uint64_t(metadata_number(ct.metadata, "seed"));
+    explain_first_loss(f.training, initial_predictions(m.cfg, corpus, 32, start_seed), start_seed, 32);
     report_training(nar, ct, f.training);
 
     nar.step(_("BLEU by length, beside chapters 00–02"), _("greedy; beam 4, lp = ((5+|Y|)/6)^0.6"),
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
     if (norm_study) f.warmup = warmup_findings(warmup_study(m.cfg, corpus, {}), WarmupStudyConfig{}.steps);
     report_norm_placement(nar, f, m.cfg);
 
-    nar.step(_("What it costs"), "encoder layer: 4·2·T·d² + 2·2·T²·d + 2·2·T·d·d_ff");
+    nar.step(_("What it costs"), _("encoder layer: 4·2·T·d² + 2·2·T²·d + 2·2·T·d·d_ff"));
     f.cost = cost_study(m);
     double load_now = 0.0;
     {

@@ -23,6 +23,7 @@
 
 #include "attn/data/data_files.hpp"
 #include "attn/data/npy.hpp"
+#include "attn/models/transformer_train.hpp"
 #include "run_program.hpp"
 
 using namespace attn;
@@ -238,6 +239,25 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(tr["label_smoothing_floor"].get<double>() == doctest::Approx(floor));
   CHECK(r.has("label-smoothing floor " + three(floor) + " nats; the last loss " + three(tr["loss_last"].get<double>())));
   CHECK_FALSE(r.has("as low as it can go"));
+  if (tr["above_uniform"]["outcome"] == "holds") {  // why the first loss is above ln V, as measured
+    const double unrelated = tr["start_unrelated_loss"].get<double>();
+    CHECK(tr["start_explains"]["outcome"] == (unrelated > std::log(V) ? "holds" : "fails"));
+    CHECK(r.has(three(unrelated) + " nats here, above ln V like the first loss") == (unrelated > std::log(V)));
+    CHECK(r.has("their next-word entropy averages " + three(tr["start_entropy"].get<double>()) + " nats"));
+  }
+  {  // the clipped steps, counted again from the shipped checkpoint's curve of norms before clipping
+    TrainingCurves cv;
+    const auto ckpt = find_data_file("ch08/transformer_post.safetensors");
+    REQUIRE(ckpt);
+    (void)load_transformer(*ckpt, &cv);
+    const double clip = tr["grad_clip"].get<double>();
+    const auto clipped = std::size_t(std::count_if(cv.grad_norm.begin(), cv.grad_norm.end(),
+                                                   [clip](float g) { return double(g) > clip; }));
+    CHECK(tr["grad_clipped_steps"].get<std::size_t>() == clipped);
+    CHECK(r.has(fmt::format("the curve is the norm before clipping: {} of {} steps ({:.0f}%) read g > {}", clipped,
+                            cv.grad_norm.size(), 100.0 * double(clipped) / double(cv.grad_norm.size()),
+                            shortest(clip))));
+  }
   CHECK(r.has("β1 = 0.9 and β2 = 0.98 say how slowly"));
   CHECK(r.has("lr = lr_factor·d_model^−½·min(step^−½, step·warmup^(−3/2))"));
   CHECK(r.has("lr = " + shortest(tr["lr_factor"].get<double>()) + " · d_model^−½"));
@@ -358,12 +378,28 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
   CHECK(flat.find(below ? "below Bahdanau's in " + std::to_string(below) + " of 6 buckets"
                         : std::string("at least Bahdanau's score in every bucket")) != std::string::npos);
 
+  // Step 7: the budget table beside BLEU: this model's parameters and steps × batch, as exported.
+  {
+    std::string built = std::to_string(res["parameters"][res["translation"]["model"].get<std::string>()].get<std::size_t>());
+    for (std::ptrdiff_t i = std::ptrdiff_t(built.size()) - 3; i > 0; i -= 3) built.insert(std::size_t(i), ",");
+    CHECK(r.has("parameters"));
+    CHECK(flat.find(built) != std::string::npos);
+    CHECK(flat.find("steps × batch") != std::string::npos);
+    CHECK(flat.find(std::to_string(tr["steps"].get<std::size_t>()) + " × " + std::to_string(tr["batch"].get<std::size_t>())) !=
+          std::string::npos);
+  }
+
   // Step 8: the ratios printed are the exported norms' ratios.
   const auto& np = res["norm_placement"];
   const auto post_dec = np["post_decoder"].get<std::vector<double>>(), pre_enc = np["pre_encoder"].get<std::vector<double>>();
   REQUIRE(post_dec.size() == 6);
   CHECK(r.has("decoder " + three(post_dec.back() / post_dec.front()) + "; grows with depth"));
-  CHECK(r.has("Pre-Norm, last / first layer: encoder " + three(pre_enc.back() / pre_enc.front())));
+  // Level is judged on the layer farthest from layer 0, not on the end layers alone.
+  std::size_t far = 1;
+  for (std::size_t l = 2; l < pre_enc.size(); ++l)
+    if (std::abs(pre_enc[l] / pre_enc[0] - 1.0) > std::abs(pre_enc[far] / pre_enc[0] - 1.0)) far = l;
+  CHECK(r.has("over layer 0: encoder layer " + std::to_string(far) + " at " + three(pre_enc[far] / pre_enc[0])));
+  CHECK(np["pre_level_encoder"]["measured"].get<double>() == doctest::Approx(std::abs(pre_enc[far] / pre_enc[0] - 1.0)));
   const auto post_enc = np["post_encoder"].get<std::vector<double>>();
   const bool none_grows = np["post_grows_encoder"]["outcome"] == "fails" && np["post_grows_decoder"]["outcome"] == "fails";
   if (none_grows) CHECK(flat.find("shows none of the Post-Norm growth") != std::string::npos);
@@ -383,6 +419,11 @@ TEST_CASE("chapter 08 prints the figures of its export, with the verdicts' words
                 : tt["alone_step_ms"].get<double>() > tt["step_max_cpu_ms"].get<double>()
                     ? "the idle figure is above every step timed now"
                     : "every step timed now took more CPU time than the idle run's average"));
+    if (tt["alone_step_in_spread"]["outcome"] == "holds") {  // the medians compared, not only the spread
+      const double d = (tt["step_cpu_ms"].get<double>() - tt["alone_step_ms"].get<double>()) / tt["alone_step_ms"].get<double>();
+      CHECK(tt["median_vs_alone"].get<double>() == doctest::Approx(d));
+      CHECK(r.has(fmt::format("is {:.0f}% {} it", 100.0 * std::abs(d), d < 0 ? "below" : "above")));
+    }
   } else {
     CHECK(r.has("recorded / work = " + one(tt["ratio"].get<double>()) + "×"));
     CHECK(r.has(tt["accounted"]["outcome"] == "holds" ? "the recorded time is the work" : "the rest is waiting"));
@@ -429,6 +470,7 @@ TEST_CASE("chapter 08: bad flags exit 2, a missing or corrupt checkpoint exits 1
   const RunResult missing = run_program(kProgram08, {"--checkpoint", "/nonexistent/t.safetensors"});
   CHECK(missing.status == 1);
   CHECK(missing.err_has("/nonexistent/t.safetensors"));
+  CHECK(missing.err_has("checkpoint not found\n  chapter 08 makes one: 08_transformer --train --checkpoint"));
   const fs::path bad = fs::temp_directory_path() / "attn-ch08-corrupt.safetensors";
   std::ofstream(bad) << "not a checkpoint";
   const RunResult corrupt = run_program(kProgram08, {"--checkpoint", bad.string()});

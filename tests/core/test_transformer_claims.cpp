@@ -385,7 +385,8 @@ TEST_CASE("ffn_w2_grad_norms and norm_placement_study: one finite norm per layer
   CHECK(s.post_dec == doctest::Approx(s.post.decoder.back() / s.post.decoder.front()));
   CHECK(s.pre_enc == doctest::Approx(s.pre.encoder.back() / s.pre.encoder.front()));
   CHECK(s.post_grows_dec.outcome == judge_grows(s.post_dec).outcome);
-  CHECK(s.pre_level_enc.outcome == judge_level(s.pre_enc).outcome);
+  CHECK(s.pre_enc_far == doctest::Approx(farthest_from_first(s.pre.encoder).second));
+  CHECK(s.pre_level_enc.outcome == judge_level(s.pre_enc_far).outcome);
   CHECK(s.post.decoder != s.pre.decoder);  // the two placements differ
 }
 
@@ -529,6 +530,22 @@ TEST_CASE("warmup_findings: warm-up's effect and Pre against Post, from syntheti
   CHECK(warmup_findings(runs_of({3.0}, {4.0}, {2.0}, {2.5}), 300).post.helps.outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("farthest_from_first: level is judged on every layer, not on the end layers alone") {
+  // The end layers agree (last / first 1.0), a middle layer sits 20% low: level is only partly.
+  const std::vector<double> mid_low = {1.0, 1.02, 0.8, 0.97, 1.0};
+  const auto [layer, ratio] = farthest_from_first(mid_low);
+  CHECK(layer == 2);
+  CHECK(ratio == doctest::Approx(0.8));
+  CHECK(judge_level(mid_low.back() / mid_low.front()).holds());  // the endpoints alone would say holds
+  CHECK(judge_level(ratio).outcome == Outcome::partly);
+  // Every layer within 10%: holds; the farthest is the largest |ratio − 1|, above or below.
+  const auto close = farthest_from_first({2.0, 2.1, 1.9, 2.16});
+  CHECK(close.first == 3);
+  CHECK(judge_level(close.second).holds());
+  CHECK(judge_level(farthest_from_first({1.0, 0.5}).second).outcome == Outcome::fails);
+  CHECK(std::isnan(farthest_from_first({1.0}).second));
+}
+
 TEST_CASE("grad_norm_reading: the sparkline's cells, the warm-up cell, the dip and the peak, both ways") {
   // 100 steps in 10 cells of 10: high at step 1, a dip in cell 1, the peak in cell 3 (warm-up 35: cell 3).
   std::vector<float> g(100, 1.0f);
@@ -544,6 +561,13 @@ TEST_CASE("grad_norm_reading: the sparkline's cells, the warm-up cell, the dip a
   CHECK(r.peak == doctest::Approx(4.0));
   CHECK(r.first == 20.0f);
   CHECK(r.last == 1.0f);
+  CHECK(r.first_cell == doctest::Approx(2.9));
+  CHECK(r.last_cell == doctest::Approx(1.0));
+  // Clipped steps: norm above the clip (default 1): step 1 and cell 3's ten steps; none at clip 20.
+  CHECK(r.clip == doctest::Approx(1.0));
+  CHECK(r.clipped == 11);
+  CHECK(grad_norm_reading(g, 35, 10, 20.0).clipped == 0);
+  CHECK(grad_norm_reading(g, 35, 10, 0.9).clipped == 90);
   CHECK(r.peak_at_warmup.holds());
   CHECK(grad_norm_reading(g, 30, 10).warmup_cell == 2);  // step 30 is the last of cell 2
   CHECK(grad_norm_reading(g, 31, 10).warmup_cell == 3);
@@ -555,6 +579,26 @@ TEST_CASE("grad_norm_reading: the sparkline's cells, the warm-up cell, the dip a
   CHECK(l.peak_at_warmup.outcome == Outcome::fails);
   CHECK(grad_norm_reading({}, 35, 10).cells == 0);
   CHECK(grad_norm_reading({}, 35, 10).peak_at_warmup.outcome == Outcome::inconclusive);
+}
+
+TEST_CASE("explain_first_loss: an unrelated target's cost against ln V, both ways") {
+  TrainingSummary s;
+  s.uniform_loss = std::log(62.0);
+  CHECK(s.start_explains.outcome == Outcome::inconclusive);  // not measured yet
+  InitialPredictions p;
+  p.rows = 10;
+  p.entropy = 3.0;
+  p.unrelated_loss = 6.0;
+  explain_first_loss(s, p, 1, 32);
+  CHECK(s.start_explains.holds());
+  CHECK(s.start_seed == 1);
+  CHECK(s.start_batch == 32);
+  p.unrelated_loss = 4.0;  // below ln 62 = 4.127: it would not explain a first loss above ln V
+  explain_first_loss(s, p, 1, 32);
+  CHECK(s.start_explains.outcome == Outcome::fails);
+  p.rows = 0;
+  explain_first_loss(s, p, 1, 32);
+  CHECK(s.start_explains.outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("training_summary: the uniform guess's ln V against the first loss, both ways") {
@@ -630,6 +674,8 @@ TEST_CASE("retrained_alone_seconds: README's figures; account_training_time judg
   CHECK(in.alone_step_ms == doctest::Approx(80.0));
   CHECK(in.alone_step_in_spread.holds());
   CHECK(in.load_now == 3.5);
+  CHECK(in.median_vs_alone == doctest::Approx((78.0 - 80.0) / 80.0));  // the median, 2.5% below the idle figure
+  CHECK(std::isnan(account_training_time(1000.0, 100, 2, st, 3.0, corpus).median_vs_alone));  // no idle figure
   st.min_cpu_ms = 95.0;  // a loaded run: every step slower than the idle average
   st.max_cpu_ms = 140.0;
   CHECK(account_training_time(1000.0, 100, 2, st, 3.0, corpus, 8.0).alone_step_in_spread.outcome == Outcome::fails);

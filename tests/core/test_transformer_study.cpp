@@ -45,6 +45,19 @@ TEST_CASE("grad_norms_at_init: one finite, positive norm per layer group, the sa
   CHECK(c.norms != a.norms);
 }
 
+TEST_CASE("initial_predictions: the untrained model is not uniform, so an unrelated target costs more than ln V") {
+  const ToyCorpus corpus = tiny_corpus(20, 20);
+  const TransformerModelConfig cfg = tiny_model(corpus);
+  const InitialPredictions a = initial_predictions(cfg, corpus, 8, 3);
+  const double lnV = std::log(double(corpus.target_vocab.size()));
+  CHECK(a.rows > 8);  // every target position of 8 sentences, <pad> left out
+  CHECK(a.entropy > 0.0);
+  CHECK(a.entropy < lnV);         // not uniform
+  CHECK(a.unrelated_loss > lnV);  // −(1/V)·Σ ln p ≥ ln V, strictly for a p that is not uniform
+  CHECK(initial_predictions(cfg, corpus, 8, 3).unrelated_loss == a.unrelated_loss);  // the same seed: the same bits
+  CHECK(initial_predictions(cfg, corpus, 8, 4).unrelated_loss != a.unrelated_loss);
+}
+
 TEST_CASE("warmup_study: one run per norm × warm-up × seed, finite losses below the uniform guess") {
   const ToyCorpus corpus = tiny_corpus();
   const TransformerModelConfig cfg = tiny_model(corpus);

@@ -148,7 +148,8 @@ void save_transformer(const std::string& path, const Transformer& m, const Train
 }
 
 Transformer load_transformer(const std::string& path, TrainingCurves* curves, Metadata* metadata) {
-  require_checkpoint_file(path, " (chapter 08 makes one: 08_transformer --train --checkpoint " + path + ")");
+  // The hint on a line of its own: with the path twice, one line would run past 100 columns.
+  require_checkpoint_file(path, "\n  chapter 08 makes one: 08_transformer --train --checkpoint " + path);
   Metadata meta;
   TensorMap tensors = read_safetensors(path, &meta);
   if (!meta.count("model") || meta.at("model") != "transformer")

@@ -232,13 +232,27 @@ std::string row_maxima(const Labels& rows, const Labels& cols, const std::vector
     cells.push_back(fmt::format("{}→{}\u00a0{:.2f}", rows[i], cols[std::size_t(argmax[i])], max[i]));
   return fmt::format("{}", fmt::join(cells, ", "));
 }
+// The words of a sentence as labels, a word that occurs more than once numbered by its position from 1
+// ("big₃", "big₇"), so that a map's columns and a list of row→column pairs name one position each.
+Labels numbered_repeats(const Labels& words) {
+  static const char* const digits[] = {"₀", "₁", "₂", "₃", "₄", "₅", "₆", "₇", "₈", "₉"};
+  Labels out = words;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (std::count(words.begin(), words.end(), words[i]) < 2) continue;
+    std::string sub;
+    for (const char c : std::to_string(i + 1)) sub += digits[c - '0'];
+    out[i] += sub;
+  }
+  return out;
+}
+bool has_repeats(const Labels& a, const Labels& b = {}) { return numbered_repeats(a) != a || numbered_repeats(b) != b; }
 // sentence_for with composed sentences: the one the outcome picks.
 std::string words_for(Outcome o, const std::string& holds, const std::string& fails, const std::string& otherwise) {
   return sentence_for(o, holds.c_str(), fails.c_str(), otherwise.c_str());
 }
 }  // namespace
 
-void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts) {
+void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts, const ToyCorpus& corpus) {
   const TransformerModelConfig& mc = ct.model.cfg;
   const std::string norm = norm_name(mc.norm);
   Table t({_("part"), _("parameters")});
@@ -265,7 +279,8 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
   for (const std::string& l : block_diagram(mc)) diagram += l + "\n";
   nar.block(diagram);
   nar.say(_("S: the number of source words (the encoder's rows), T: the number of target positions (the decoder's "
-            "rows, <bos> first); <bos>, <eos>: the tokens that begin and end a sentence"));
+            "rows, <bos> first); <bos>, <eos>: the tokens that begin and end a sentence; p(y_i | y_<i, source): the "
+            "probability of target word i given the target words before it (y_<i) and the source sentence"));
   nar.result(_f("{}: {} ({} steps of batch {}, best at step {}, validation BLEU {}) {}{}",
                 norm == "post" ? _("Post-Norm Transformer") : _("Pre-Norm Transformer"),
                 ct.trained ? _("trained now") : _("loaded"), metadata_or(ct.metadata, "steps"),
@@ -275,6 +290,8 @@ void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterPa
                 "\u00a0" + shown_model_path(ct.path)));
   nar.say(_("validation BLEU: how closely its translations of the validation split match the references, 0 to "
             "100 (step 7 defines it)"));
+  nar.say(_f("splits of the toy corpus: {} training / {} validation / {} test pairs, disjoint (no source sentence "
+             "is in two of them)", corpus.train.size(), corpus.valid.size(), corpus.test.size()));
   nar.manifest_field("config", nlohmann::json{{"d_model", mc.d_model}, {"heads", mc.n_heads}, {"d_ff", mc.d_ff},
                                               {"enc_layers", mc.enc_layers}, {"dec_layers", mc.dec_layers},
                                               {"src_vocab", mc.src_vocab}, {"tgt_vocab", mc.tgt_vocab},
@@ -298,16 +315,21 @@ void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run
   for (const HeadSharpness& h : s.heads) cells.push_back(fmt::format("L{}H{} {:.2f}", h.layer, h.head, h.mean_max));
   nar.say("  " + fmt::format("{}", fmt::join(cells, "  ")));
   const HeadSharpness& top = s.heads[s.sharpest];
-  nar.heatmap(fmt::format("enc_self_L{}_H{}", top.layer, top.head), head_of(run.att.enc_self, top.layer, top.head), ex.src,
-              ex.src, _f("layer {}, head {}, the sharpest: rows attend to columns", top.layer, top.head), {0.0, 1.0});
-  nar.say(_f("each row's largest weight (row→column): {}", row_maxima(ex.src, ex.src, s.row_argmax, s.row_max)));
-  nar.say(_f("how close to uniform: this head's rows have an entropy of {:.2f} nats on average, {:.0f}% of a uniform "
+  const Labels src = numbered_repeats(ex.src);
+  nar.heatmap(fmt::format("enc_self_L{}_H{}", top.layer, top.head), head_of(run.att.enc_self, top.layer, top.head), src,
+              src, _f("layer {}, head {}, the sharpest: rows attend to columns", top.layer, top.head), {0.0, 1.0});
+  if (has_repeats(ex.src))
+    nar.say(_("a word that occurs twice is numbered by its position in the sentence, from 1 (big₃: the third word)"));
+  nar.say(_f("each row's largest weight (row→column): {}", row_maxima(src, src, s.row_argmax, s.row_max)));
+  nar.say(_f("how close to uniform: this head's rows have an entropy −Σ p·ln p of {:.2f} nats on average (nats: "
+             "the unit of a natural-log entropy), {:.0f}% of a uniform "
              "row's ln {} = {:.2f} (100%: every weight {:.2f}; 0: all on one word); the shades start at 0.20, so a "
              "blank cell can hold up to {:.1f}× the uniform weight", top.mean_entropy,
              100.0 * top.mean_entropy / s.uniform_entropy, ex.src.size(), s.uniform_entropy, s.uniform,
              s.uniform > 0.0 ? 0.2 / s.uniform : 0.0));
   nar.say(_f("what to look at: column '{}' holds the largest weight of {} of {} rows; no other pattern is claimed "
-             "here (chapter 10 asks what heads do)", ex.src[s.most_read], s.most_read_rows, ex.src.size()));
+             "here (chapter 10 asks what heads do)", src[s.most_read], s.most_read_rows, ex.src.size()));
+  nar.say(_("the claim: at least half of the encoder's heads spread their weight widely over the sentence"));
   nar.result(_f("{} of {} heads average a largest weight under {:.2f} (spread widely; this course's cut-off, "
                 "{:.1f}× the uniform weight): {}", s.broad, s.heads.size(), kBroadHead,
                 s.uniform > 0.0 ? kBroadHead / s.uniform : 0.0, outcome_word(s.mostly_broad.outcome)));
@@ -327,17 +349,22 @@ void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMask
   const Labels in = decoder_inputs(tv, run.out);
   nar.record_tokens("dec_self_weights", in, in);
   Mat drawn = head_of(run.att.dec_self, 0, 0);  // the keys a row cannot see set to −∞: drawn '·'
+  const Labels shown_in = numbered_repeats(in);
   for (std::size_t i = 0; i < drawn.shape(0); ++i)
     for (std::size_t j = i + 1; j < drawn.shape(1); ++j) drawn(i, j) = -std::numeric_limits<float>::infinity();
-  nar.heatmap("dec_self_L0_H0_drawn", drawn, in, in, _("layer 0, head 0; '·': masked, the row cannot see it"), {0.0, 1.0});
+  nar.heatmap("dec_self_L0_H0_drawn", drawn, shown_in, shown_in, _("layer 0, head 0; '·': masked, the row cannot see it"),
+              {0.0, 1.0});
+  if (has_repeats(in))
+    nar.say(_("a word that occurs twice is numbered by its row, from 1 (<bos> is row 1)"));
   nar.say(_("(_drawn: these weights with the cells above the diagonal set to −∞, so that they draw as '·'; the "
             "weights themselves are exported as dec_self_weights)"));
-  nar.say(_f("each row's largest weight (row→column): {}", row_maxima(in, in, c.row_argmax, c.row_max)));
+  nar.say(_f("each row's largest weight (row→column): {}", row_maxima(shown_in, shown_in, c.row_argmax, c.row_max)));
   nar.result(words_for(c.parks_on_bos.outcome,
                           _f("{} of the {} rows after the first put their largest weight on <bos>, the one position "
-                             "every row can see: a head with nothing useful to read for a row can park its weight "
-                             "there (an 'attention sink': Xiao et al. 2023, \"Efficient Streaming Language Models "
-                             "with Attention Sinks\", §3.1)", c.bos_rows, c.rows),
+                             "every row can see; one reading, not tested here: a head with nothing useful to read for a row "
+                             "parks its weight there (an 'attention sink', described for large language models by "
+                             "Xiao et al. 2023, \"Efficient Streaming Language Models with Attention Sinks\", §3.1)",
+                             c.bos_rows, c.rows),
                           _f("only {} of the {} rows after the first put their largest weight on <bos>", c.bos_rows,
                              c.rows),
                           _("no rows after the first")));
@@ -358,6 +385,8 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
   nar.say(_f("the claim: some head's largest weight (argmax) falls on the reference's aligned source word for "
              "at least {:.0f}% of the output words (this course's cut-off; at least {:.0f}%: partly); <eos> has no "
              "aligned word and is not counted", 100.0 * kAlignsHolds, 100.0 * kAlignsPartly));
+  nar.say(_("aligned: the source word that the corpus's rules translated into that target word (the toy corpus is "
+            "generated by rules, so every target word's source word is known)"));
   nar.say(_f("judged over the whole test split: all {} pairs, each reference translation fed to the decoder "
              "(teacher-forced), so row i writes reference word i; the sentence above is one example of them",
              test_pairs));
@@ -369,8 +398,12 @@ void report_cross(Narrator& nar, const SentencePair& ex, const ExampleRun& run, 
   nar.say(_("each cell: output words whose argmax is the aligned source word, of the words scored"));
   const CrossHeadScore& b = test.heads.empty() ? c.heads[c.best] : test.heads[test.best];
   const CrossHeadScore& here = c.heads[std::min(test.heads.empty() ? c.best : test.best, c.heads.size() - 1)];
-  nar.heatmap("cross_best", head_of(run.att.cross, b.layer, b.head), words_of(tv, run.out, true), ex.src,
+  nar.heatmap("cross_best", head_of(run.att.cross, b.layer, b.head), numbered_repeats(words_of(tv, run.out, true)),
+              numbered_repeats(ex.src),
               _f("layer {}, head {}: rows write output words, columns are source words", b.layer, b.head), {0.0, 1.0});
+  if (has_repeats(words_of(tv, run.out, true), ex.src))
+    nar.say(_("a word that occurs twice is numbered by its position, from 1 (rows: in the output; columns: in the "
+              "source)"));
   if (!test.heads.empty())
     nar.result(_f("over the test split, layer {}, head {} looks hardest at the aligned source word for {} output "
                   "words ({}); on this sentence, {} (the reference alignment is exported as example_alignment)",
@@ -406,9 +439,13 @@ void report_decoder_layer(Narrator& nar, const Transformer& m, const SentencePai
     nar.record("dec0_" + n + "_beta", p->beta);
   }
   const RowMoments x_rows = row_moments(slice_of(run.tape.tgt_x, 0)), y_rows = row_moments(y);
-  Table t({_("row"), _("input x: mean"), _("std"), _("output y: mean"), _("std")});
+  const RowMoments h1_rows = row_moments(slice_of(run.tape.dec[0].h1, 0)), h2_rows = row_moments(slice_of(run.tape.dec[0].h2, 0));
+  Table t({_("row"), _("input x: mean"), _("std"), _("h1: mean"), _("std"), _("h2: mean"), _("std"), _("output y: mean"),
+           _("std")});
   for (std::size_t i = 0; i < in.size(); ++i)
     t.add({in[i], fmt::format("{:+.3f}", x_rows.mean[i]), fmt::format("{:.3f}", x_rows.std[i]),
+           fmt::format("{:+.3f}", h1_rows.mean[i]), fmt::format("{:.3f}", h1_rows.std[i]),
+           fmt::format("{:+.3f}", h2_rows.mean[i]), fmt::format("{:.3f}", h2_rows.std[i]),
            fmt::format("{:+.3f}", y_rows.mean[i]), fmt::format("{:.3f}", y_rows.std[i])});
   nar.table(t);
   const RowMoments g = row_moments(Mat(xt::reshape_view(d0.ln3.gamma, {std::size_t(1), d0.ln3.gamma.size()})));
@@ -442,8 +479,8 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
               "checkpoint; this run did not train"));
     nar.say(_f("loss        {}  {:.3f} -> {:.3f} (log scale)", sparkline(cv.train_loss, kCurveCells, true),
                s.loss_first, s.loss_last));
-    nar.say(_f("grad norm   {}  {:.2f} -> {:.2f}", sparkline(cv.grad_norm, kCurveCells), cv.grad_norm.front(),
-               cv.grad_norm.back()));
+    nar.say(_f("grad norm   {}  step 1 {:.2f} -> step {} {:.2f}", sparkline(cv.grad_norm, kCurveCells),
+               cv.grad_norm.front(), cv.grad_norm.size(), cv.grad_norm.back()));
   }
   if (!cv.valid_bleu.empty())
     nar.say(_f("valid BLEU  {}  {:.1f} at step {:.0f} -> {:.1f} at step {:.0f}", sparkline(cv.valid_bleu, kCurveCells),
@@ -458,21 +495,37 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
                          s.vocab, s.vocab, s.uniform_loss, s.loss_first),
                       _f("a uniform guess over the V = {} words scores ln {} = {:.3f} nats, the same as the first "
                          "loss", s.vocab, s.vocab, s.uniform_loss)));
+  if (!cv.train_loss.empty() && s.above_uniform.holds() && s.start.rows > 0)
+    nar.say(words_for(s.start_explains.outcome,
+                      _f("why it starts higher: the weights training starts from (seed {}; measured here on {} "
+                         "target positions of {} training sentences) are not uniform: their next-word entropy "
+                         "averages {:.3f} nats, below ln {} = {:.3f}; a target unrelated to such a prediction p costs "
+                         "−(1/V)·Σ_j ln p_j on average, at least ln V and equal only for a uniform p: {:.3f} nats "
+                         "here, above ln V like the first loss",
+                         s.start_seed, s.start.rows, s.start_batch, s.start.entropy, s.vocab, s.uniform_loss,
+                         s.start.unrelated_loss),
+                      _f("the weights training starts from (seed {}) cost {:.3f} nats against unrelated targets, not "
+                         "above ln {} = {:.3f}: their spread does not explain the first loss", s.start_seed,
+                         s.start.unrelated_loss, s.vocab, s.uniform_loss),
+                      _("not measured")));
   const GradNormReading& g = s.grad;
   if (g.cells > 0)
-    nar.say(_f("what to look at in the grad norm (one character per {} steps): it falls from {:.2f} at step 1 to "
-               "{:.2f} at character {}; warm-up ends at step {} (character {}); its highest character after that dip is {} "
-               "({:.2f}, a mean over its steps), {}; it ends at {:.2f}", g.steps / g.cells, g.first, g.dip, g.dip_cell + 1, g.warmup,
-               g.warmup_cell + 1, g.peak_cell + 1, g.peak,
-               sentence_for(g.peak_at_warmup.outcome,
-                            _("within a tenth of the run of the end of warm-up, where the learning rate peaks"),
-                            _("more than a tenth of the run away from the end of warm-up, where the learning rate "
-                              "peaks"),
-                            _("not measured")),
-               g.last));
-  nar.say(_f("the gradients are clipped to a global norm of {0} before each Adam step (the training's clip); the curve "
-             "is the norm before clipping, so a step whose norm reads g > {0} was scaled by {0}/g",
-             TransformerTrainConfig{}.clip));
+    nar.say(_f("what to look at in the grad norm (one character per {} steps, each the mean of its steps): it falls "
+               "from {:.2f} at character 1 to {:.2f} at character {}; warm-up ends at step {} (character {}); its "
+               "highest character after that dip is character {} ({:.2f}), {}; it ends at {:.2f} (character {})",
+               g.steps / g.cells, g.first_cell, g.dip, g.dip_cell + 1, g.warmup, g.warmup_cell + 1, g.peak_cell + 1,
+               g.peak,
+               words_for(g.peak_at_warmup.outcome,
+                         _f("within {} characters (a tenth of the run) of warm-up's end, where the learning rate "
+                            "peaks", std::size_t(kPeakNearWarmup * double(g.cells))),
+                         _f("more than {} characters (a tenth of the run) from warm-up's end, where the learning "
+                            "rate peaks", std::size_t(kPeakNearWarmup * double(g.cells))),
+                         _("not measured")),
+               g.last_cell, g.cells));
+  if (g.steps > 0)
+    nar.result(_f("the gradients are clipped to a global norm of {0} before each Adam step (the training's clip); the "
+                  "curve is the norm before clipping: {1} of {2} steps ({3:.0f}%) read g > {0} and had their gradient "
+                  "scaled by {0}/g", g.clip, g.clipped, g.steps, 100.0 * double(g.clipped) / double(g.steps)));
   nar.say(_f("learning rate: lr = {} · d_model^−½ · min(step^−½, step · warmup^(−3/2)) with d_model {} and warm-up {}: "
              "it grows linearly to {:.5f} at step {}, then decays as step^−½ ({} is this run's lr_factor; the paper's is 1)",
              s.lr_factor, s.d_model, s.warmup, s.peak_lr, s.warmup, s.lr_factor));
@@ -494,8 +547,8 @@ void report_training(Narrator& nar, const ChapterTransformer& ct, const Training
              "that choice (training BLEU against test BLEU)", s.train_pairs));
   nar.code("attn/models/transformer_train.hpp: train_transformer, transformer_learning_rate; "
            "attn/studies/transformer_claims.hpp: label_smoothing_floor, grad_norm_reading");
-  nar.why(_("warm-up keeps the first steps small, while Adam's running averages rest on only a few gradients "
-            "(--norm-study trains with and without it); label smoothing stops the model from pushing one word's "
+  nar.why(_("one explanation offered for warm-up, not measured in this run: it keeps the first steps small while "
+            "Adam's running averages rest on only a few gradients (--norm-study trains with and without it); label smoothing stops the model from pushing one word's "
             "probability to 1 (the curves above were recorded in training and are stored in the checkpoint)."));
 }
 
@@ -534,14 +587,15 @@ std::vector<ModelEval> evaluate_translators(Narrator& nar, const Transformer& m,
   train_sample = training_sample(corpus, corpus.test.size());
   std::vector<TranslatorJob> jobs;
   for (const ChapterModel& cm : rnn)
-    jobs.push_back({model_name(cm.model.cfg), [&] { return evaluate_model(cm.model, corpus.test, sv, tv); }});
+    jobs.push_back({model_name(cm.model.cfg), [&] { return evaluate_model(cm.model, corpus.test, sv, tv); }, cm.metadata,
+                    {}, parameter_count(cm.model)});
   auto transformer_job = [&](const std::string& name, const Transformer& t, const std::vector<SentencePair>& pairs,
                              std::size_t beam, const Metadata& md = {}, const TrainingCurves& curves = {}) {
     jobs.push_back({name, [&t, &pairs, &sv, &tv, beam] {
                       return evaluate_translator([&](const std::vector<SentencePair>& ps) {
                         return transformer_translate_pairs(t, ps, sv, tv, beam);
                       }, pairs);
-                    }, md, curves});
+                    }, md, curves, parameter_count(t)});
   };
   const std::string me = transformer_model_name(norm);
   transformer_job(me + "_greedy", m, corpus.test, 1);
@@ -580,9 +634,35 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
             "(p₁p₂p₃p₄)^¼, summed over a whole split, not averaged per sentence; the brevity penalty BP = "
             "exp(1 − r/c) when the outputs' total length c is below the references' r, else 1"));
   nar.table(metric_table(shown, titles, LengthMetric::Bleu), /*as_result=*/true);
+  {  // what each column cost: its model's size and its training, from the checkpoints
+    std::vector<std::string> head = {_("budget")}, params = {_("parameters")}, steps = {_("steps × batch")};
+    head.insert(head.end(), titles.begin(), titles.end());
+    for (const NamedResult& r : shown) {
+      const ModelEval& e = eval_named(f.evals, r.first);
+      const bool own = r.first.rfind(me, 0) == 0;  // this chapter's model: its steps are step 6's
+      const double n = own ? double(f.training.steps) : metadata_number(e.checkpoint, "steps");
+      const double b = own ? double(f.training.batch) : metadata_number(e.checkpoint, "batch");
+      params.push_back(e.parameters ? thousands(e.parameters) : std::string("?"));
+      steps.push_back(n > 0 && b > 0 ? fmt::format("{:.0f} × {:.0f}", n, b) : std::string("?"));
+    }
+    Table budget(head);
+    budget.add(params);
+    budget.add(steps);
+    nar.table(budget);
+  }
   nar.table(metric_table(shown, titles, LengthMetric::Exact), /*as_result=*/true);
   nar.table(metric_table(shown, titles, LengthMetric::TokenAccuracy), /*as_result=*/true);
-  nar.say(_("none = chapter 00, Bahdanau = chapter 01, Luong-gen = chapter 02 (global, general score); Post and Pre = "
+  bool two_decimals = false;  // format_score gives a score just under 100 a second decimal
+  for (const NamedResult& r : shown) {
+    std::vector<BucketMetrics> rows = r.second.buckets;
+    rows.push_back(r.second.overall);
+    for (const BucketMetrics& m : rows)
+      for (double v : {m.bleu, m.exact, m.token_acc}) two_decimals = two_decimals || format_score(v) != fmt::format("{:.1f}", v);
+  }
+  if (two_decimals)
+    nar.say(_("two decimals (as in 99.96): a score just under 100 that one decimal would round to 100.0, which "
+              "reads as perfect; it is cut to two decimals instead, so it stays below 100"));
+  nar.say(_("none = chapter 00's encoder-decoder without attention, Bahdanau = chapter 01, Luong-gen = chapter 02 (global, general score); Post and Pre = "
             "this chapter's two Transformers (Post-Norm, the paper's placement, and Pre-Norm), loaded from data/ch08/; "
             "every column on the same test split"));
   std::vector<std::string> counts;
@@ -721,7 +801,7 @@ void report_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                 sentence_for(b.search_works.outcome, _("the search finds what it looks for"),
                              _("the search often misses"), _("nothing to compare")),
                 b.beam_shorter, b.beam_exact, b.greedy_exact));
-  nar.result(_f("of beam's {} wrong outputs there, the model scores the reference lower in {}: {}", b.beam_wrong,
+  nar.result(_f("of beam's {} wrong outputs there, the model scores the reference lower by s(Y) in {}: {}", b.beam_wrong,
                 b.reference_lower,
                 sentence_for(b.model_error.outcome,
                              _("a model error, not a search error: a better search finds more of what the model "
@@ -768,13 +848,16 @@ void report_norm_placement(Narrator& nar, const TransformerFindings& f, const Tr
   nar.table(t, true);
   nar.say(_("each cell: ‖∂L/∂W2‖ of that layer's FFN: L is the training loss on the batch, W2 the FFN's second "
             "weight matrix (d_ff → d_model), ‖·‖ the Frobenius norm over its d_ff × d_model entries"));
-  nar.say(_f("the cut-offs are this course's, not the paper's: grows means last / first ≥ {:.2f}; level means "
-             "within {:.0f}% of 1 (within 25%: partly)", kGrows, 100.0 * kLevel));
+  nar.say(_f("the cut-offs are this course's, not the paper's: grows means last / first layer ≥ {:.2f} (the two end "
+             "layers only); level means every layer within {:.0f}% of layer 0 (within 25%: partly), judged on the "
+             "layer farthest from it", kGrows, 100.0 * kLevel));
   nar.result(_f("Post-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; grows with depth in this draw: "
                 "encoder {}, decoder {}", s.post_enc, s.post_dec, outcome_word(s.post_grows_enc.outcome),
                 outcome_word(s.post_grows_dec.outcome)));
-  nar.result(_f("Pre-Norm, last / first layer: encoder {:.3f}, decoder {:.3f}; level in this draw: encoder {}, decoder {}",
-                s.pre_enc, s.pre_dec, outcome_word(s.pre_level_enc.outcome), outcome_word(s.pre_level_dec.outcome)));
+  nar.result(_f("Pre-Norm, the layer farthest from layer 0, over layer 0: encoder layer {} at {:.3f}, decoder layer "
+                "{} at {:.3f}; level in this draw: encoder {}, decoder {}", s.pre_enc_far_layer, s.pre_enc_far,
+                s.pre_dec_far_layer, s.pre_dec_far, outcome_word(s.pre_level_enc.outcome),
+                outcome_word(s.pre_level_dec.outcome)));
   const TranslationFindings& tr = f.translation;
   if (tr.other_present)
     nar.say(_f("not from this study: the trained {} + {}-layer models of step 7, on {} words, score Pre-Norm greedy "
@@ -840,8 +923,9 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
             "scores (Q·Kᵀ and the weights times V), 2·2·T·d·d_ff the FFN's two layers"));
   nar.say(_("decoder layers: the cross-attention adds 2·2·T·d² (its Q and output) + 2·2·S·d² (K and V on the "
             "source) to the projections and 2·2·T·S·d to the scores; S = T here"));
-  nar.say(_("FLOPs: floating-point operations, 2 per multiply-add (the leading factor 2 of each term); T: the "
-            "target positions, S: the source words"));
+  nar.say(_f("FLOPs: floating-point operations, 2 per multiply-add (the leading factor 2 of each term); T: the "
+             "target positions, S: the source words; d = d_model ({} here, {} for base); d_ff: the FFN's inner "
+             "width ({} here, {} for base)", c.d_model, TransformerConfig{}.d_model, c.d_ff, TransformerConfig{}.d_ff));
   Table t({_("model"), _("parameters"), _f("FLOPs per target token (S = T = {})", kCostLengths[0])});
   t.add({_("base (Vaswani et al. 2017)"), millions(c.base.params), millions(c.base.flops_per_token)});
   t.add({_("ours, same formula"), millions(c.ours.params), millions(c.ours.flops_per_token)});
@@ -852,7 +936,7 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
                 percent(c.ours.share[k]), percent(c.ours.score_share[k])});
   nar.table(shares, true);
   nar.say(_f("attention: projections and scores, as a share of the layers' FLOPs (the rest is the FFN; the output "
-             "layer's 2·d·V per token is left out); scores alone: the "
+             "layer's 2·d·V per token is left out, V here the vocabulary size, not step 4's values); scores alone: the "
              "T²·d and T·S·d terms; the formula shares one embedding table between source, target and output, as the "
              "paper does; for base (V = 37000, §5.1: \"about 37000\") it gives {:.1f}M, the paper says 65M (Table 3; its exact vocabulary and rounding "
              "are not given)", c.base.params / 1e6));
@@ -903,8 +987,15 @@ void report_costs(Narrator& nar, const TransformerFindings& f) {
                                 "a step does not wait); the {} steps timed now took {:.1f}–{:.1f} ms CPU: ", a.alone_s, a.steps,
                                 a.alone_step_ms, a.validations, st.reps, a.step_min_cpu_ms, a.step_max_cpu_ms);
     nar.say(idle + words_for(a.alone_step_in_spread.outcome,
-                             _("the idle figure lies inside that spread: a step costs about the same CPU time now "
-                               "as it did there"),
+                             a.median_vs_alone < 0.0
+                                 ? _f("the idle figure lies inside that spread, but the median step timed now, {:.1f} "
+                                      "ms, is {:.0f}% below it; the idle figure also holds the validation passes and "
+                                      "start-up, so the two agree only in size, not to the millisecond",
+                                      st.median_cpu_ms, -100.0 * a.median_vs_alone)
+                                 : _f("the idle figure lies inside that spread, but the median step timed now, {:.1f} "
+                                      "ms, is {:.0f}% above it; the idle figure also holds the validation passes and "
+                                      "start-up, so the two agree only in size, not to the millisecond",
+                                      st.median_cpu_ms, 100.0 * a.median_vs_alone),
                              a.alone_step_ms > a.step_max_cpu_ms
                                  ? _("the idle figure is above every step timed now; its total also holds the "
                                      "validation passes and start-up, which it does not separate from the steps")
@@ -981,7 +1072,10 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                    {"near_floor", verdict_json(tr.near_floor)}, {"uniform_loss", tr.uniform_loss},
                    {"above_uniform", verdict_json(tr.above_uniform)}, {"grad_warmup_cell", tr.grad.warmup_cell},
                    {"grad_dip_cell", tr.grad.dip_cell}, {"grad_peak_cell", tr.grad.peak_cell},
-                   {"grad_peak_at_warmup", verdict_json(tr.grad.peak_at_warmup)}};
+                   {"grad_peak_at_warmup", verdict_json(tr.grad.peak_at_warmup)}, {"grad_clip", tr.grad.clip},
+                   {"grad_clipped_steps", tr.grad.clipped},
+                   {"start_entropy", tr.start.entropy}, {"start_unrelated_loss", tr.start.unrelated_loss},
+                   {"start_explains", verdict_json(tr.start_explains)}};
   x["translation"] = {{"model", t.model}, {"test_bleu", t.test_bleu}, {"beam_bleu", t.beam_bleu},
                       {"train_bleu", t.train_bleu}, {"train_sentences", t.train_sentences},
                       {"valid_bleu", t.valid_bleu}, {"generalises", verdict_json(t.generalises)},
@@ -1032,7 +1126,9 @@ void export_results(Narrator& nar, const TransformerFindings& f, const ToyCorpus
                         {"alone_s", a.alone_s}, {"recorded_over_alone", a.recorded_over_alone},
                         {"recorded_waited", verdict_json(a.recorded_waited)}, {"alone_step_ms", a.alone_step_ms},
                         {"step_min_cpu_ms", a.step_min_cpu_ms}, {"step_max_cpu_ms", a.step_max_cpu_ms},
-                        {"alone_step_in_spread", verdict_json(a.alone_step_in_spread)}};
+                        {"alone_step_in_spread", verdict_json(a.alone_step_in_spread)},
+                        {"median_vs_alone", std::isfinite(a.median_vs_alone) ? nlohmann::ordered_json(a.median_vs_alone)
+                                                                              : nlohmann::ordered_json(nullptr)}};
   if (f.warmup)
     x["warmup_study"] = {{"steps", f.warmup->steps}, {"seeds", f.warmup->seeds},
                          {"post_helps", verdict_json(f.warmup->post.helps)},

@@ -8,6 +8,7 @@
 #include <future>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include <xtensor/xview.hpp>
 
@@ -220,10 +221,19 @@ TrainingSummary training_summary(const Metadata& md, const TrainingCurves& curve
   return s;
 }
 
-GradNormReading grad_norm_reading(const std::vector<float>& g, std::int64_t warmup, std::size_t cells) {
+void explain_first_loss(TrainingSummary& s, const InitialPredictions& start, std::uint64_t seed, std::size_t batch) {
+  s.start = start;
+  s.start_seed = seed;
+  s.start_batch = batch;
+  s.start_explains = start.rows ? judge_greater(start.unrelated_loss, s.uniform_loss, 0.0) : Verdict{};
+}
+
+GradNormReading grad_norm_reading(const std::vector<float>& g, std::int64_t warmup, std::size_t cells, double clip) {
   GradNormReading r;
   r.steps = g.size();
   r.warmup = warmup;
+  r.clip = clip;
+  if (clip > 0.0) r.clipped = std::size_t(std::count_if(g.begin(), g.end(), [clip](float v) { return double(v) > clip; }));
   r.cells = std::min(cells, g.size());
   if (r.cells == 0) return r;
   std::vector<double> cell(r.cells, 0.0);
@@ -240,6 +250,8 @@ GradNormReading grad_norm_reading(const std::vector<float>& g, std::int64_t warm
   r.last = g.back();
   r.dip = cell[r.dip_cell];
   r.peak = cell[r.peak_cell];
+  r.first_cell = cell.front();
+  r.last_cell = cell.back();
   const double apart = std::abs(double(r.peak_cell) - double(r.warmup_cell)) / double(r.cells);
   r.peak_at_warmup = judge_at_most(apart, kPeakNearWarmup);
   return r;
@@ -254,7 +266,7 @@ std::vector<ModelEval> run_evaluations(const std::vector<TranslatorJob>& jobs,
   for (const TranslatorJob& j : jobs)
     running.push_back(std::async(std::launch::async, [&j] {
       const double t0 = thread_cpu_seconds();
-      ModelEval e{j.name, j.run(), 0.0, j.checkpoint, j.curves};
+      ModelEval e{j.name, j.run(), 0.0, j.checkpoint, j.curves, j.parameters};
       e.cpu_seconds = thread_cpu_seconds() - t0;
       return e;
     }));
@@ -541,6 +553,15 @@ TranslationFindings translation_findings(const std::vector<ModelEval>& evals, co
 Verdict judge_grows(double r) { return judge_at_least(r, 1.25, 1.1); }
 Verdict judge_level(double r) { return judge_at_most(std::abs(r - 1.0), 0.1, 0.25); }
 
+std::pair<std::size_t, double> farthest_from_first(const std::vector<double>& v) {
+  std::pair<std::size_t, double> far{0, std::numeric_limits<double>::quiet_NaN()};
+  for (std::size_t l = 1; l < v.size(); ++l) {
+    const double r = ratio_or_nan(v[l], v.front());
+    if (l == 1 || std::abs(r - 1.0) > std::abs(far.second - 1.0)) far = {l, r};
+  }
+  return far;
+}
+
 NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
                                         std::size_t layers, std::size_t batch, std::uint64_t seed) {
   NormPlacementStudy s;
@@ -559,8 +580,10 @@ NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const
   s.pre_dec = growth(s.pre.decoder);
   s.post_grows_enc = judge_grows(s.post_enc);
   s.post_grows_dec = judge_grows(s.post_dec);
-  s.pre_level_enc = judge_level(s.pre_enc);
-  s.pre_level_dec = judge_level(s.pre_dec);
+  std::tie(s.pre_enc_far_layer, s.pre_enc_far) = farthest_from_first(s.pre.encoder);
+  std::tie(s.pre_dec_far_layer, s.pre_dec_far) = farthest_from_first(s.pre.decoder);
+  s.pre_level_enc = judge_level(s.pre_enc_far);
+  s.pre_level_dec = judge_level(s.pre_dec_far);
   return s;
 }
 
@@ -656,6 +679,7 @@ CostStudy cost_study(const Transformer& m) {
   s.source_table = mc.src_vocab * mc.d_model;
   s.source_words = mc.src_vocab;
   s.d_model = mc.d_model;
+  s.d_ff = mc.d_ff;
   s.output_bias = mc.tgt_vocab;
   s.final_norms = parameter_parts(m).final_norms;
   return s;
@@ -704,6 +728,7 @@ TrainingTimeAccount account_training_time(double recorded_s, std::size_t steps, 
   a.recorded_waited = judge_recorded_waited(a.recorded_over_alone);
   a.alone_step_ms = alone_s > 0.0 && steps > 0 ? 1000.0 * alone_s / double(steps) : nan;
   a.alone_step_in_spread = judge_in_spread(a.alone_step_ms, step.min_cpu_ms, step.max_cpu_ms);
+  a.median_vs_alone = a.alone_step_ms > 0.0 ? (step.median_cpu_ms - a.alone_step_ms) / a.alone_step_ms : nan;
   return a;
 }
 

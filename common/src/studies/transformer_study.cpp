@@ -60,6 +60,36 @@ Transformer gradient_at_init(const TransformerModelConfig& c, const ToyCorpus& c
 }
 }  // namespace
 
+InitialPredictions initial_predictions(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
+                                       std::uint64_t seed) {
+  const TransformerModelConfig cfg = with_vocab(c, corpus);
+  Rng rng(seed);
+  const Transformer m = transformer_init(cfg, rng);
+  const Batch b = batch_of_length(corpus, batch, 20);
+  TransformerTape tape;
+  transformer_forward(tape, m, b);
+  // tape.probs: (B·T, V), one row per target position
+  InitialPredictions r;
+  const std::size_t V = tape.probs.shape(1);
+  for (std::size_t i = 0; i < tape.probs.shape(0) && i < b.tgt_out.size(); ++i) {
+    if (b.tgt_out[i] == Vocab::pad) continue;
+    double h = 0.0, logs = 0.0;
+    for (std::size_t j = 0; j < V; ++j) {
+      const double p = std::max(double(tape.probs(i, j)), 1e-30);
+      h -= p * std::log(p);
+      logs += std::log(p);
+    }
+    r.entropy += h;
+    r.unrelated_loss -= logs / double(V);
+    ++r.rows;
+  }
+  if (r.rows) {
+    r.entropy /= double(r.rows);
+    r.unrelated_loss /= double(r.rows);
+  }
+  return r;
+}
+
 LayerGradNorms grad_norms_at_init(const TransformerModelConfig& c, const ToyCorpus& corpus, std::size_t batch,
                                   std::uint64_t seed) {
   LayerGradNorms out;

@@ -70,7 +70,7 @@ struct TransformerFindings {
   std::size_t layers = 0;            // layers per stack of the trained models (step 7's)
 };
 
-void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts);
+void report_model(Narrator& nar, const ChapterTransformer& ct, const ParameterParts& parts, const ToyCorpus& corpus);
 void report_encoder(Narrator& nar, const SentencePair& ex, const ExampleRun& run, const EncoderSharpness& s,
                     const Vocab& tgt_vocab);
 void report_decoder_mask(Narrator& nar, const ExampleRun& run, const DecoderMaskCheck& c, const Vocab& tgt_vocab);

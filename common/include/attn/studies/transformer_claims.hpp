@@ -17,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention/alignment.hpp"
@@ -135,12 +136,18 @@ struct GradNormReading {
   std::size_t warmup_cell = 0;       // the cell holding step `warmup` (counted from 1)
   std::size_t dip_cell = 0, peak_cell = 0;
   double first = 0.0, last = 0.0, dip = 0.0, peak = 0.0;  // first/last: single steps; dip/peak: cells
+  double first_cell = 0.0, last_cell = 0.0;                 // the means the sparkline's end cells draw
+  // clip: the training's clip; clipped: the steps whose norm before clipping exceeds it (their
+  // gradient was scaled by clip/g before Adam).
+  double clip = 0.0;
+  std::size_t clipped = 0;
   // peak_at_warmup: judge_at_most(|peak_cell − warmup_cell| / cells, kPeakNearWarmup): the largest
   // gradients come where the learning rate is largest.
   Verdict peak_at_warmup;
 };
 constexpr double kPeakNearWarmup = 0.1;  // this course's cut-off: within a tenth of the run
-GradNormReading grad_norm_reading(const std::vector<float>& grad_norm, std::int64_t warmup, std::size_t cells);
+GradNormReading grad_norm_reading(const std::vector<float>& grad_norm, std::int64_t warmup, std::size_t cells,
+                                  double clip = TransformerTrainConfig{}.clip);
 struct TrainingSummary {
   std::size_t steps = 0, batch = 0, train_pairs = 0, d_model = 0, vocab = 0;
   std::int64_t warmup = 0;
@@ -155,7 +162,16 @@ struct TrainingSummary {
   std::size_t best_step = 0;              // the step whose weights the checkpoint holds
   Verdict near_floor;                     // judge_near_floor(loss_last, floor)
   GradNormReading grad;                   // grad_norm_reading(curves.grad_norm, warmup, kCurveCells)
+  // Why the first loss is above ln V: the model training starts from (seed start_seed), measured by
+  // initial_predictions (attn/studies/transformer_study.hpp); start_explains:
+  // judge_greater(start.unrelated_loss, uniform_loss, 0): its predictions, not uniform, cost more
+  // than a uniform guess against a target they know nothing of. Inconclusive until explain_first_loss.
+  InitialPredictions start;
+  std::uint64_t start_seed = 0;
+  std::size_t start_batch = 0;
+  Verdict start_explains;
 };
+void explain_first_loss(TrainingSummary& s, const InitialPredictions& start, std::uint64_t seed, std::size_t batch);
 // This course's test of the training loss (no paper's): at most kNearFloor nats above the floor
 // holds, at most 0.5 partly.
 constexpr double kNearFloor = 0.1;
@@ -179,6 +195,7 @@ struct TranslatorJob {
   std::function<EvalResult()> run;
   Metadata checkpoint = {};  // the translating model's checkpoint metadata, when it has one
   TrainingCurves curves = {};  // and its training curves
+  std::size_t parameters = 0;  // the translating model's trainable floats (0: not known)
 };
 struct ModelEval {
   std::string name;
@@ -186,6 +203,7 @@ struct ModelEval {
   double cpu_seconds = 0.0;  // CPU time of the thread that ran it (waiting for a core not counted)
   Metadata checkpoint = {};  // the job's
   TrainingCurves curves = {};
+  std::size_t parameters = 0;  // the job's
 };
 // Every job on its own thread at once (each should use single-threaded BLAS), results in job order;
 // on_done(done, total) after each one finishes, from the calling thread.
@@ -348,15 +366,22 @@ struct NormPlacementStudy {
   FfnGradNorms post, pre;
   // last layer / first layer, per stack
   double post_enc = 0.0, post_dec = 0.0, pre_enc = 0.0, pre_dec = 0.0;
-  Verdict post_grows_enc, post_grows_dec;  // judge_grows
-  Verdict pre_level_enc, pre_level_dec;    // judge_level
+  // Pre-Norm, every layer against layer 0: the layer whose ratio lies farthest from 1, and that ratio
+  // (farthest_from_first); level is judged on it, so one layer outside the band is enough to miss it.
+  std::size_t pre_enc_far_layer = 0, pre_dec_far_layer = 0;
+  double pre_enc_far = 0.0, pre_dec_far = 0.0;
+  Verdict post_grows_enc, post_grows_dec;  // judge_grows(post_enc), judge_grows(post_dec)
+  Verdict pre_level_enc, pre_level_dec;    // judge_level(pre_enc_far), judge_level(pre_dec_far)
 };
+// Of layers 1…n−1, the one whose norm over layer 0's lies farthest from 1: {layer, ratio}; {0, NaN}
+// with fewer than two layers.
+std::pair<std::size_t, double> farthest_from_first(const std::vector<double>& norms);
 // This course's tests of the paper's picture (Xiong et al. give no number):
 // grows with depth: last / first ≥ kGrows holds, ≥ 1.1 partly; below fails.
 constexpr double kGrows = 1.25, kLevel = 0.1;
 Verdict judge_grows(double last_over_first);
-// Stays level: |last / first − 1| ≤ kLevel holds, ≤ 0.25 partly; beyond fails.
-Verdict judge_level(double last_over_first);
+// Stays level: |ratio − 1| ≤ kLevel holds, ≤ 0.25 partly; beyond fails (ratio: a layer over layer 0).
+Verdict judge_level(double layer_over_first);
 NormPlacementStudy norm_placement_study(const TransformerModelConfig& cfg, const ToyCorpus& corpus,
                                         std::size_t layers = 6, std::size_t batch = 32, std::uint64_t seed = 1);
 
@@ -399,7 +424,7 @@ struct CostStudy {
   CostRow base, ours;                  // Vaswani et al.'s base model, and ours by the same formula
   std::size_t built = 0;               // parameter_count of the model as built
   std::size_t source_table = 0;        // src_vocab · d_model: the table the formula shares with the target
-  std::size_t source_words = 0, d_model = 0;
+  std::size_t source_words = 0, d_model = 0, d_ff = 0;
   std::size_t output_bias = 0;         // tgt_vocab: the output layer's bias, which the formula leaves out
   std::size_t final_norms = 0;         // Pre-Norm's final LayerNorms (parameter_parts), also left out
 };
@@ -432,6 +457,9 @@ struct TrainingTimeAccount {
   Verdict recorded_waited;               // judge_recorded_waited(recorded_over_alone): both stored
   double alone_step_ms = 0.0;            // alone / steps: the idle run's time per step, validations included
   Verdict alone_step_in_spread;          // judge_in_spread(alone_step_ms, step_min_cpu_ms, step_max_cpu_ms)
+  // (median step now − alone_step_ms) / alone_step_ms: how far the median timed now lies from the idle
+  // figure, whatever the spread says (negative: below it)
+  double median_vs_alone = 0.0;
 };
 // A step whose wall clock is at least kStepWaited × its CPU time spent the difference waiting.
 constexpr double kStepWaited = 1.1;

@@ -31,6 +31,18 @@ struct FfnGradNorms {
 FfnGradNorms ffn_w2_grad_norms(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
                                std::uint64_t seed);
 
+// The untrained model's next-word distributions p: the weights --train starts from (transformer_init
+// at `seed`), on the first training batch of `batch` sentences of 20 source words, every target
+// position but <pad>. entropy: the mean of −Σ_j p_j·ln p_j; unrelated_loss: the mean of
+// −(1/V)·Σ_j ln p_j, the cross-entropy expected of a target that has nothing to do with p, which
+// is at least ln V (the arithmetic–geometric mean inequality), equal only for a uniform p.
+struct InitialPredictions {
+  std::size_t rows = 0;
+  double entropy = 0.0, unrelated_loss = 0.0;
+};
+InitialPredictions initial_predictions(const TransformerModelConfig& cfg, const ToyCorpus& corpus, std::size_t batch,
+                                       std::uint64_t seed);
+
 // One short run: mean training loss over the last 10 of `steps` steps (NaN if it diverged).
 struct WarmupRun {
   NormPlacement norm;
