@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     // ------------------------------------------------------------------ 3. which form is fastest here
     nar.step(_("Which form is fastest here"),
              _("scan O(T·N·P), quadratic O(T²·(N+P)), chunked: linear in T"),
-             _("Dao & Gu 2024, Fig. 10: the chunked kernel 2-8× faster than Mamba's scan on a GPU"));
+             _("Dao & Gu 2024, abstract: Mamba-2's core layer 2-8× faster than Mamba's selective SSM"));
     const SsdTiming timing = ssd_timing({64, 128, 256, 512, 1024}, 64, 64, 64);
     report_ssd_timing(nar, timing);
     nar.why(_("chunks turn most of the per-token rank-1 updates (each B_t x_tᵀ of step 1) into matrix products, "
@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
               "recurrent model must have kept it in its state."));
 
     // ------------------------------------------------------------------ 6. the recall wall
-    nar.step(_("The recall wall: accuracy vs state bytes"), _("per layer: KV cache 2·T·d, or state h·N·P"),
-             "Arora et al. 2024 (Based), Fig. 2");
+    nar.step(_("The recall wall: accuracy vs state bytes"), _("per layer: KV cache 2·T·d, or state H·N·P"),
+             _("Arora et al. 2024 (Based): the recall–state-size tradeoff"));
     const RecallVerdicts verdicts = judge_recall(table);
     report_recall(nar, table, verdicts, RecallModelConfig{},
                   train ? _f("this run's training (seed {})", tc.seed)
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
               "outgrow their state; a hybrid keeps one attention layer for the lookup."));
 
     // ------------------------------------------------------------------ 7. one generated token
-    nar.step(_("What one generated token costs"), _("per token: attention O(d² + t·d), SSM O(d² + d·N)"),
+    nar.step(_("What one generated token costs"), _("per token: attention O(d² + T·d), SSM O(d² + d·N)"),
              "Lieber et al. 2024; De et al. 2024");
     const DecodeCost cost = decode_cost({256, 1024, 4096, 16384}, 256, 4, 64);
     report_decode_cost(nar, cost);

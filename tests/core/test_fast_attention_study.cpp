@@ -378,6 +378,51 @@ TEST_CASE("report_sweep: a row above the FMA peak is marked and explained with b
   CHECK(under.find("passed the FMA peak") == std::string::npos);
 }
 
+TEST_CASE("report_sweep: a row within 10% of the FMA peak says the peak was more likely measured low; farther: not") {
+  Roofs roofs;
+  roofs.fma_before = 100, roofs.fma_after = 70, roofs.sgemm_before = roofs.sgemm_after = 80;
+  roofs = judge_roofs(roofs);
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 95), row("tiled", 2048, 70)};
+  apply_roofs(rows, roofs);
+  CHECK(summarize_sweep(rows).near_peak.holds());
+  const std::string near = sweep_report(rows, roofs);
+  CHECK(near.find("the highest, n = 512, d = 64, non-causal, reaches 95% (near it: at least 90%)") != std::string::npos);
+  CHECK(near.find("the peak was more likely measured low under load (its two runs 1.43× apart)") != std::string::npos);
+  rows[0].gflops = 85;
+  apply_roofs(rows, roofs);
+  CHECK(summarize_sweep(rows).near_peak.outcome == Outcome::fails);
+  CHECK(sweep_report(rows, roofs).find("measured low") == std::string::npos);
+}
+
+TEST_CASE("report_sweep: the tiled series' fall with n is pointed out, and blamed on nothing the run did not show") {
+  Roofs roofs;
+  roofs.fma_before = roofs.fma_after = 200, roofs.sgemm_before = roofs.sgemm_after = 100;
+  roofs = judge_roofs(roofs);
+  std::vector<AttentionBenchRow> rows = {row("tiled", 512, 150), row("tiled", 2048, 100), row("tiled", 16384, 60)};
+  apply_roofs(rows, roofs);
+  const SweepSummary s = summarize_sweep(rows);
+  CHECK(s.trend_n_first == 512);
+  CHECK(s.trend_n_last == 16384);
+  CHECK(s.trend_ratio == doctest::Approx(0.4));
+  CHECK(s.trend_falls.holds());
+  const std::string steady = sweep_report(rows, roofs);
+  CHECK(steady.find("look at the tiled non-causal rows at d = 64: 150.0 GFLOP/s at n = 512, 60.0 at n = 16384, 40% "
+                    "of the first (a fall when at most 80%: holds)") != std::string::npos);
+  CHECK(steady.find("more likely the kernel's own") != std::string::npos);
+  roofs.sgemm_after = 50;  // sgemm moved 2× during the sweep: the load is as likely
+  roofs = judge_roofs(roofs);
+  apply_roofs(rows, roofs);
+  const std::string moved = sweep_report(rows, roofs);
+  CHECK(moved.find("the load may be behind the fall as much as the kernel") != std::string::npos);
+  CHECK(moved.find("more likely the kernel's own") == std::string::npos);
+  rows[2].gflops = 140;  // 93% of the first: no fall
+  apply_roofs(rows, roofs);
+  CHECK(summarize_sweep(rows).trend_falls.outcome == Outcome::fails);
+  const std::string flat = sweep_report(rows, roofs);
+  CHECK(flat.find("(a fall when at most 80%: does not hold)") != std::string::npos);
+  CHECK(flat.find("behind the fall") == std::string::npos);
+}
+
 TEST_CASE("report_sweep: rows above sgemm are marked '*'; when every row is, none is marked and the note says so") {
   Roofs roofs;
   roofs.fma_before = roofs.fma_after = 100, roofs.sgemm_before = roofs.sgemm_after = 80;
@@ -528,6 +573,16 @@ TEST_CASE("report_roofs: how the peak was computed, and the title's formula at t
                    "(the best round) = 40 GFLOP/s") != std::string::npos);
   CHECK(known.find("= 160 GFLOP/s at one vector FMA per cycle per thread, 320 at two") != std::string::npos);
   CHECK(known.find("the loop's 40 is 0.25 per cycle per thread") != std::string::npos);
+  CHECK(known.find("lanes: the floats one vector instruction works on — 16 for avx512") != std::string::npos);
+  // A kernel forced by OPENBLAS_CORETYPE, not the CPU's best: what the better one would give is not timed.
+  r.kernel_from_user = true, r.better_kernel = "SkylakeX", r.blas_kernel = "Haswell";
+  const std::string forced = text(r);
+  CHECK(forced.find("chosen by the environment variable OPENBLAS_CORETYPE") != std::string::npos);
+  CHECK(forced.find("`unset OPENBLAS_CORETYPE`") != std::string::npos);
+  CHECK(forced.find("likely run below what the CPU can do (not measured: sgemm is timed with Haswell only)") !=
+        std::string::npos);
+  r.better_kernel = "";
+  CHECK(text(r).find("not measured") == std::string::npos);
   r.clock_ghz = 0;
   CHECK(text(r).find("the OS reports no clock for this CPU") != std::string::npos);
 }

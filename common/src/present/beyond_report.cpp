@@ -98,11 +98,22 @@ std::string recall_takeaway(const RecallTable& t, const RecallVerdicts& v) {
   if (v.ssm_fewest.outcome == Outcome::fails)
     return _f("{} {}", line, _f("The SSM recalls only {:.2f} even at n = {}: its shortfall is training as well as "
                                 "state.", v.ssm_fewest.measured, t.pairs.front()));
+  // Equal bytes, unequal recall: bytes alone do not set the wall. Where the SSM's own recall rose with
+  // its state (step 6), the state's size matters as well, and the sentence says so.
+  if (v.same_bytes_differ.holds() && v.ssm_rises_with_state.holds())
+    return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}; its recall rose by {:.2f} "
+                                "with its state (step 6), yet linear attention with about the same bytes ({} "
+                                "against {}) keeps {:.2f}: bytes alone do not set the wall (one training seed per "
+                                "model; the SSM's recipe differed, step 5, so recipe and mechanism are not "
+                                "separated).",
+                                v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
+                                v.ssm_rises_with_state.measured, ch12_bytes(v.bytes_linear),
+                                ch12_bytes(v.bytes_ssm), v.acc_linear));
   if (v.same_bytes_differ.holds())
     return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {} but {:.2f} at n = {}, while linear attention "
-                                "with about the same bytes ({} against {}) keeps {:.2f}: here the SSM's wall is "
-                                "how it writes and trains its state, not the state's size (one training seed "
-                                "per model; the SSM's recipe differed, step 5, and the two are not separated).",
+                                "with about the same bytes ({} against {}) keeps {:.2f}: bytes alone do not set "
+                                "the wall (one training seed per model; the SSM's recipe differed, step 5, so "
+                                "recipe and mechanism are not separated).",
                                 v.ssm_fewest.measured, t.pairs.front(), v.gap_ssm, t.pairs.back(),
                                 ch12_bytes(v.bytes_linear), ch12_bytes(v.bytes_ssm), v.acc_linear));
   return _f("{} {}", line, _f("The SSM recalls {:.2f} at n = {}: where its state is ample it learns the lookup, "
@@ -203,7 +214,8 @@ void report_ssd_timing(Narrator& nar, const SsdTiming& r) {
   nar.result(_f("log-log slopes against T, each a least-squares line through its form's accepted lengths{}: {}, {}, "
                 "{}; within {:.2f} of the exponent holds, within {:.2f} partly; fewer than {} lengths: not judged",
                 r.outliers.empty() ? _f(" (all {})", r.rows.size())
-                                   : std::string(_(" (an end of an interval named above is left out)")),
+                                   : std::string(_(" (both ends of each interval named above are left out of "
+                                                   "that form's line)")),
                 slope(_("scan"), r.scan_slope, r.scan_points, 1, r.scan_linear),
                 slope(_("quadratic"), r.quadratic_slope, r.quadratic_points, 2, r.quadratic_square),
                 slope(_("chunked"), r.chunked_slope, r.chunked_points, 1, r.chunked_linear), r.scan_linear.bound,
@@ -245,6 +257,8 @@ void report_family(Narrator& nar, const FamilyDemo& f) {
   nar.say(_f("the query token writes nothing into the decay and delta states (its key is 0), but the decay still "
              "multiplies S by {:.1f} once more before the read; softmax still gives its zero key a weight (e⁰ = 1) "
              "and linear attention adds φ(0) = (1, 1) to z.", f.decay));
+  nar.say(_("mixer: the sub-layer of a block that mixes information across positions — softmax attention, or the "
+            "recurrence that replaces it (the rest of the block works on each position alone)."));
   Table t({_("mixer"), _("state update"), _("state per head"), _("forgets"), _("read of K1"), "max_i |read_i − v3_i|"},
           _("the same five tokens through each mixer (N = P = 2)"));
   for (const auto& m : f.members) {
@@ -350,15 +364,17 @@ void report_recall_curve(Narrator& nar, RecallArch arch, std::size_t d_model, co
   }
   nar.say(_f("the labels are the curve's lowest and highest value; its last: {:.2f}", double(c.accuracy.back())));
   nar.result(p.long_plateau.holds()
-                 ? _f("from step {} to {} it recalled {:.2f} on average, about 1/n = {:.2f} (within ±{:.2f}; claim "
-                      "'it sits at 1/n for at least {} steps': {}): as if it picked one of the sequence's {} values, "
-                      "not the right one (chance over all {} values is {:.3f}); by step {} it recalled {:.2f}",
-                      p.plateau_from, p.plateau_to, p.plateau_mean, p.chance, kPlateauBand, kPlateauSteps,
-                      outcome_word(p.long_plateau.outcome), c.pairs, vocab_values, 1.0 / double(vocab_values),
-                      p.final_step, p.final_accuracy)
-                 : _f("it stayed near 1/n = {:.2f} (within ±{:.2f}) for {} steps at most (claim 'it sits at 1/n for "
-                      "at least {} steps': {}); by step {} it recalled {:.2f}", p.chance, kPlateauBand, p.plateau_steps,
-                      kPlateauSteps, outcome_word(p.long_plateau.outcome), p.final_step, p.final_accuracy));
+                 ? _f("from step {} to {} every evaluation lay between {:.2f} and {:.2f} (mean {:.2f}; {:.2f} at "
+                      "the first, {:.2f} at the last), within ±{:.2f} of 1/n = {:.2f} (claim 'within that band of 1/n "
+                      "for at least {} steps': {}): as if it picked one of the sequence's {} values, not the right "
+                      "one (chance over all {} values is {:.3f}); by step {} it recalled {:.2f}",
+                      p.plateau_from, p.plateau_to, p.plateau_min, p.plateau_max, p.plateau_mean, p.plateau_first,
+                      p.plateau_last, kPlateauBand, p.chance, kPlateauSteps, outcome_word(p.long_plateau.outcome),
+                      c.pairs, vocab_values, 1.0 / double(vocab_values), p.final_step, p.final_accuracy)
+                 : _f("it stayed near 1/n = {:.2f} (within ±{:.2f}) for {} steps at most (claim 'within that band "
+                      "of 1/n for at least {} steps': {}); by step {} it recalled {:.2f}", p.chance, kPlateauBand,
+                      p.plateau_steps, kPlateauSteps, outcome_word(p.long_plateau.outcome), p.final_step,
+                      p.final_accuracy));
   const double at_budget = recall_curve_at(c, budget_step);
   if (std::isfinite(at_budget) && budget_step < p.final_step)
     nar.result(_f("at step {}, where the other models' training stops at the latest, it recalled {:.3f}; the "
@@ -370,8 +386,8 @@ void report_recall(Narrator& nar, const RecallTable& t, const RecallVerdicts& v,
                    const std::string& source) {
   const std::size_t wide = t.widths.back(), most = t.pairs.back();
   nar.say(_f("models loaded from {}; the steps column is read from each checkpoint.", source));
-  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, h = d/{} heads of P = {}, state h·N·P; "
-             "linear attention: the same heads, state h·(P² + P); window: w = {}; hybrid: an SSM layer, then an "
+  nar.say(_f("every model has 2 layers; d is its width. SSM: N = {}, H = d/{} heads of P = {}, state H·N·P; "
+             "linear attention: the same heads, state H·(P² + P); window: w = {}; hybrid: an SSM layer, then an "
              "attention layer. The bytes are what one sequence keeps at T = 3·{} = {}: both layers' KV caches or "
              "states, and each short convolution's last k_conv − 1 = {} inputs.",
              cfg.state_n, cfg.d_k, cfg.d_k, cfg.window, most, 3 * most, cfg.conv_taps - 1));
@@ -572,8 +588,8 @@ void report_steepest_check(Narrator& nar, const DecodeCost& c) {
 
 void report_decode_cost(Narrator& nar, const DecodeCost& c) {
   Table t({_("context"), _("attention µs"), _("median"), _("KV cache"), _("SSM µs"), _("median"), _("SSM state")},
-          _f("one decode step of one layer, d_model = {}, h = {}, P = {}, N = {}, one thread", c.d_model, c.heads,
-             c.heads ? c.d_model / c.heads : 0, c.state_n));
+          _f("one layer, one decode step after T tokens: d_model = {}, H = {} heads, P = {}, N = {}, one thread",
+             c.d_model, c.heads, c.heads ? c.d_model / c.heads : 0, c.state_n));
   for (const auto& r : c.rows)
     t.add({std::to_string(r.context), ch12_us(r.attention_s),
            ch12_us(r.attention_median_s > 0 ? r.attention_median_s : r.attention_s), ch12_bytes(double(r.kv_bytes)),
@@ -581,30 +597,48 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
            ch12_bytes(double(r.state_bytes))});
   nar.table(t, true);
   nar.say(_f("µs: the best of {} runs; median: their median", c.runs));
-  if (!c.rows.empty() && c.rows.back().attention_s > 0)
-    nar.say(_f("as a rate: at {} tokens the step reads its {} KV cache in {} µs, {:.2f} GB/s (KV bytes / best "
-               "time; chapter 11's step 1 measures this machine's copy bandwidth to set it against)",
-               c.rows.back().context, ch12_bytes(double(c.rows.back().kv_bytes)), ch12_us(c.rows.back().attention_s),
-               double(c.rows.back().kv_bytes) / c.rows.back().attention_s * 1e-9));
+  if (!c.rows.empty() && c.rows.back().attention_s > 0) {
+    const double rate = double(c.rows.back().kv_bytes) / c.rows.back().attention_s * 1e-9;
+    const std::string at = _f("as a rate: at {} tokens the step reads its {} KV cache in {} µs, {:.2f} GB/s (KV "
+                              "bytes / best time)", c.rows.back().context,
+                              ch12_bytes(double(c.rows.back().kv_bytes)), ch12_us(c.rows.back().attention_s), rate);
+    nar.say(c.copy_gbs > 0
+                ? _f("{}; a 256 MiB memory copy timed in this step ran at {:.2f} GB/s (bytes read and written, "
+                     "one thread), so the step reads at {:.0f}% of that", at, c.copy_gbs, 100.0 * rate / c.copy_gbs)
+                : at);
+  }
   if (c.rows.size() > 1) {  // the SSM step's work does not depend on the context: its spread is the machine's
     double lo = c.rows.front().ssm_s, hi = lo;
     for (const auto& r : c.rows) lo = std::min(lo, r.ssm_s), hi = std::max(hi, r.ssm_s);
     nar.say(_f("the SSM step does the same work at every context, yet its best runs range {}–{} µs (×{:.1f}): "
                "this run's noise on a step this short", ch12_us(lo), ch12_us(hi), lo > 0 ? hi / lo : NAN));
   }
-  nar.result(_f("log-log slopes of step time against context: attention {:.2f} (grows: {}), SSM {:.2f} "
-                "(flat: {})", c.attention_slope, outcome_word(c.attention_grows.outcome), c.ssm_slope,
-                outcome_word(c.ssm_flat.outcome)));
-  if (c.attention_fit_points < c.rows.size())  // the step checked below, timed again, disagreed: the load
-    nar.result(c.attention_fit_points >= kSsdFitPoints
-                   ? _f("(attention's verdicts use the slope without the two ends of the step checked below, whose "
-                        "second timing disagreed with the first: {:.2f} over {} contexts)", c.attention_fit_slope,
-                        c.attention_fit_points)
-                   : _f("(attention's verdicts are not judged: the step checked below, timed again, disagreed with "
-                        "its first timing, and without its two ends {} contexts remain, too few for a fit)",
-                        c.attention_fit_points));
+  // The verdicts beside attention's slope judge the fit over the accepted contexts; the whole table's
+  // slope is printed apart when the two differ (the step checked below, timed again, disagreed).
+  const std::string ssm_part = _f("SSM {:.2f} (flat when ≤ {:.1f}: {})", c.ssm_slope, c.ssm_flat.bound,
+                                  outcome_word(c.ssm_flat.outcome));
+  const std::string judged = _f("grows when ≥ {:.1f}: {}; within {:.2f} of the 1 that T·d counts: {}",
+                                c.attention_grows.bound, outcome_word(c.attention_grows.outcome),
+                                c.attention_linear.bound, outcome_word(c.attention_linear.outcome));
+  if (c.attention_fit_points == c.rows.size())
+    nar.result(_f("log-log slopes of step time against context: attention {:.2f} ({}), {}", c.attention_fit_slope,
+                  judged, ssm_part));
+  else if (c.attention_fit_points >= kSsdFitPoints) {
+    std::string at;
+    for (std::size_t ctx : c.attention_fit_contexts) at += (at.empty() ? "" : ", ") + std::to_string(ctx);
+    nar.result(_f("log-log slopes of step time against context: attention {:.2f} over {} tokens ({}), {}",
+                  c.attention_fit_slope, at, judged, ssm_part));
+    nar.result(_f("(attention over all {} contexts: {:.2f}, not judged: it includes the two ends of the step "
+                  "checked below, whose second timing disagreed with the first)", c.rows.size(), c.attention_slope));
+  } else {
+    nar.result(_f("log-log slopes of step time against context: attention {:.2f} over all {} contexts, not "
+                  "judged; {}", c.attention_slope, c.rows.size(), ssm_part));
+    nar.result(_f("(attention's slope is not judged: the step checked below, timed again, disagreed with its "
+                  "first timing, and without its two ends {} contexts remain, too few for a fit)",
+                  c.attention_fit_points));
+  }
   if (c.attention_linear.holds()) {
-    nar.result(_f("attention's slope {:.2f} is within {:.2f} of the 1 that its t·d term counts: each step reads "
+    nar.result(_f("attention's slope {:.2f} is within {:.2f} of the 1 that its T·d term counts: each step reads "
                   "every cached key and value once", c.attention_fit_slope, c.attention_linear.bound));
     if (c.steepest_to > 0)
       nar.result(_f("the slope is one fit over the whole table; its steepest step is {} → {} tokens: ×{:.1f} in "
@@ -613,35 +647,58 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                     ch12_bytes(double(c.steepest_kv_to))));
     if (c.steepest_to > 0) report_steepest_check(nar, c);
   } else if (c.attention_slope > 1.0 && c.steepest_to > 0) {
-    nar.result(_f("attention's slope {:.2f} is steeper than the 1 that its t·d term counts; the steepest step is "
+    nar.result(_f("attention's slope over the whole table, {:.2f}, is steeper than the 1 that its T·d term counts; "
+                  "the steepest step is "
                   "{} → {} tokens: ×{:.1f} in time for ×{:.0f} in context (KV cache {} → {})", c.attention_slope,
                   c.steepest_from, c.steepest_to, c.steepest_growth, c.steepest_context_growth,
                   ch12_bytes(double(c.steepest_kv_from)), ch12_bytes(double(c.steepest_kv_to))));
     report_steepest_check(nar, c);
-    // The load is named only when the second timing disagrees (or, unsteady, there was none): a jump
-    // that reproduces when the two contexts are timed alternately is the step's own.
-    if (c.steepest_repeats.outcome == Outcome::fails ||
-        (c.steepest_steady.outcome == Outcome::fails && !c.steepest_repeats.holds()))
-      nar.result(_("so this jump is not the step's cost alone: the machine's load moved it, and no cause in the "
-                   "program can be read from it"));
-    else if (c.steepest_steady.outcome == Outcome::fails)
-      nar.result(_f("its ends' runs were not steady, yet timed again, alternately, the jump reproduced (×{:.1f} "
-                    "against ×{:.1f}): a real cost of the step at a KV cache of {}, not the load; its cause (the "
-                    "caches, the TLB, the step's pattern of reads) is not measured here", c.steepest_repeat_growth,
-                    c.steepest_growth, ch12_bytes(double(c.steepest_kv_to))));
-    else if (!c.steepest_measured())
-      nar.result(_("the jump was not checked against a second timing: no cause is named for it"));
-    else if (c.jump_at_cache.holds())
-      nar.result(_f("that is where the KV cache outgrows this core's {} L2 cache: each step then fetches it from "
-                    "farther away, a likely cause", ch12_bytes(double(c.cache_bytes))));
-    else if (c.jump_at_cache.outcome == Outcome::fails)
-      nar.result(_f("the KV cache was already larger than this core's {} L2 cache before that step: caches "
-                    "beyond L2, which this program does not measure, or other programs' load", 
-                    ch12_bytes(double(c.cache_bytes))));
-    else
-      nar.result(_("this program does not know the cache sizes here: caches or other programs' load"));
+    // The load is named only as one possible cause, when the runs were not steady; a retime that
+    // disagrees with steady runs points at the order of the runs (read_steepest_jump).
+    const DecodeJumpReading jump = read_steepest_jump(c);
+    switch (jump) {
+      case DecodeJumpReading::order_dependent:
+        nar.result(_f("so the jump depends on how the step is timed; its runs were steady, so no burst of load "
+                      "shows in them: timed back to back, a run may find the KV cache still in the CPU's caches "
+                      "from the run before; timed alternately, the other context's KV cache ({} or {}) has just "
+                      "displaced it. This program does not measure the caches, so no cause is named",
+                      ch12_bytes(double(c.steepest_kv_from)), ch12_bytes(double(c.steepest_kv_to))));
+        break;
+      case DecodeJumpReading::unsteady_apart:
+        nar.result(_("so the first timing is not the step's cost alone: its runs were not steady, so the machine's "
+                     "load may have moved it, and so may the order of the runs (back to back, a run may find the KV "
+                     "cache still in the CPU's caches; alternately, the other context has just displaced it); this "
+                     "program measures neither, so no cause is named"));
+        break;
+      case DecodeJumpReading::unsteady_alone:
+        nar.result(_("its ends' runs were not steady and the step was not timed again: the load may have moved "
+                     "it, and no cause is named"));
+        break;
+      case DecodeJumpReading::reproduced:
+        nar.result(_f("its ends' runs were not steady, yet timed again, alternately, the jump reproduced (×{:.1f} "
+                      "against ×{:.1f}): a real cost of the step at a KV cache of {}, not the load; its cause (the "
+                      "caches, the TLB, the step's pattern of reads) is not measured here", c.steepest_repeat_growth,
+                      c.steepest_growth, ch12_bytes(double(c.steepest_kv_to))));
+        break;
+      case DecodeJumpReading::unchecked:
+        nar.result(_("the jump was not checked against a second timing: no cause is named for it"));
+        break;
+      case DecodeJumpReading::measured:
+        break;
+    }
+    if (jump == DecodeJumpReading::measured) {  // a cost the step repeats: a cause is worth naming
+      if (c.jump_at_cache.holds())
+        nar.result(_f("that is where the KV cache outgrows this core's {} L2 cache: each step then fetches it "
+                      "from farther away, a likely cause", ch12_bytes(double(c.cache_bytes))));
+      else if (c.jump_at_cache.outcome == Outcome::fails)
+        nar.result(_f("the KV cache was already larger than this core's {} L2 cache before that step: caches "
+                      "beyond L2, which this program does not measure, or other programs' load",
+                      ch12_bytes(double(c.cache_bytes))));
+      else
+        nar.result(_("this program does not know the cache sizes here: caches or other programs' load"));
+    }
   } else
-    nar.result(_f("attention's slope {:.2f} is off the 1 that its t·d term counts: the d² projections, caches "
+    nar.result(_f("attention's slope {:.2f} is off the 1 that its T·d term counts: the d² projections, caches "
                   "and the machine's load move timings this short", c.attention_slope));
   if (c.rows.empty()) return;
   const std::string bytes = _f("at {} tokens the KV cache keeps {} against the state's {}, {:.0f}× the bytes",
@@ -651,9 +708,9 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
     nar.result(_f("{}; one attention step cost {}× the SSM step in this run (best and median of {} runs; it "
                   "moves with the load)", bytes, ratio_range(c), c.runs));
   else if (c.ratio_context > 0 && std::isinf(c.longest_spread))
-    nar.result(_f("{}; the time there ends the step checked above and found to be the load, so its ratio would "
-                  "measure the load; at {} tokens, the longest context timed steadily, one attention step cost "
-                  "{}× the SSM step (best and median of {} runs)", bytes, c.ratio_context, ratio_range(c),
+    nar.result(_f("{}; the time there ends the step checked above, which failed its checks, so its ratio would "
+                  "not be a measured cost; at {} tokens, the longest context timed steadily, one attention step "
+                  "cost {}× the SSM step (best and median of {} runs)", bytes, c.ratio_context, ratio_range(c),
                   c.runs));
   else if (c.ratio_context > 0)
     nar.result(_f("{}; the step times there are not steady (a median run up to {:.2f}× the best, more than "

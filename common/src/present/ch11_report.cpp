@@ -55,6 +55,10 @@ void report_roofs(Narrator& nar, const Roofs& r) {
             "matrix product; GFLOP/s: 10⁹ flops per second; a roofline draws the speed a kernel can reach "
             "against its flops per byte of memory traffic, under the flat roof of the FMA units and the slope "
             "of memory."));
+  nar.say(_f("in the title, threads: the loop's threads ({} here; the OS offers {} CPUs, and two of them may be "
+             "one physical core's two hardware threads); lanes: the floats one vector instruction works on — {} "
+             "for {}, this loop's vector unit (avx512: x86's 512-bit vector instructions, 16 floats; avx2: "
+             "256-bit, 8; sse: 128-bit, 4)", r.threads, r.cpus, r.lanes, r.unit));
   nar.result(_f("FMA peak measured now: {:.0f} GFLOP/s on {} {} ({}, {} floats per instruction; a loop of FMAs on "
                 "registers only, best of 7): the most this loop reached at this moment — other programs share "
                 "the CPU, so step 4 measures it again and the better of the two is used", r.fma_before, r.threads,
@@ -90,15 +94,20 @@ void report_roofs(Narrator& nar, const Roofs& r) {
   if (r.sgemm_before > r.fma_before)
     nar.result(_("warning: sgemm ran faster than the FMA-peak loop: other programs slowed the loop, so this run's "
                  "peak is too low (it is measured again after the sweep)"));
+  // Only the kernel in use is timed: what another kernel would give is said as likely, not measured.
   if (r.kernel_from_user)
     nar.result(r.better_kernel.empty()
-                   ? _f("kernel in use: {}, as OPENBLAS_CORETYPE asks (this CPU's best)", r.blas_kernel)
-                   : _f("kernel in use: {}, as OPENBLAS_CORETYPE asks; this CPU's best is {}: sgemm and the naive "
-                        "rows run below what the CPU can do, the tiled kernel (its own {} code) does not",
-                        r.blas_kernel, r.better_kernel, r.unit));
+                   ? _f("kernel in use: {}, chosen by the environment variable OPENBLAS_CORETYPE, set in the "
+                        "shell that started this program (this CPU's best)", r.blas_kernel)
+                   : _f("kernel in use: {}, chosen by the environment variable OPENBLAS_CORETYPE, set in the "
+                        "shell that started this program; this CPU's best is {} (after `unset "
+                        "OPENBLAS_CORETYPE` this program picks it): sgemm and the naive rows likely run below "
+                        "what the CPU can do (not measured: sgemm is timed with {} only); the tiled kernel runs "
+                        "its own {} code, not OpenBLAS's", r.blas_kernel, r.better_kernel, r.blas_kernel, r.unit));
   else if (!r.better_kernel.empty())
     nar.result(_f("warning: OpenBLAS runs its {} kernel, but this CPU's best is {} (OPENBLAS_CORETYPE={} would use it): "
-                  "sgemm is below what the CPU can do", r.blas_kernel, r.better_kernel, r.better_kernel));
+                  "sgemm is likely below what the CPU can do (not measured: sgemm is timed with {} only)",
+                  r.blas_kernel, r.better_kernel, r.better_kernel, r.blas_kernel));
   nar.result(_f("memory copy: {:.2f} GB/s — the roof for anything that streams an n×n matrix", r.copy_gbs));
 }
 
@@ -373,8 +382,34 @@ void report_sweep(Narrator& nar, const std::vector<AttentionBenchRow>& rows, con
            r.fma_seconds_after, r.fma_after, r.load_after);
     nar.result(peak_explained(r, runs));
   }
+  else if (s.near_peak.holds())  // below 100%, but close enough that the peak, not the row, is in doubt
+    nar.result(_f("against the FMA peak every row stays below 100%, but the highest, n = {}, d = {}, {}, reaches "
+                  "{:.0f}% (near it: at least {:.0f}%). The max, exp and sums of attention, left out of the flop "
+                  "count, run on the same cores, so that row did nearly all the FMA loop's work and more: the "
+                  "peak was more likely measured low under load (its two runs {:.2f}× apart) than nearly "
+                  "reached; this run does not measure which.", s.highest_peak_n, s.highest_peak_d,
+                  s.highest_peak_causal ? _("causal") : _("non-causal"), s.highest_peak_pct, kNearPeakPct,
+                  r.peak_steady.measured));
   else if (s.above_sgemm > 0)
     nar.result(_("against the FMA peak every row stays below 100%."));
+  if (std::isfinite(s.trend_ratio)) {  // the first tiled series from its smallest n to its largest
+    const std::string look =
+        _f("look at the tiled {} rows at d = {}: {:.1f} GFLOP/s at n = {}, {:.1f} at n = {}, {:.0f}% of the first "
+           "(a fall when at most {:.0f}%: {}), though a query block's flops per byte do not depend on n (step 5)",
+           s.trend_causal ? _("causal") : _("non-causal"), s.trend_d, s.trend_gflops_first, s.trend_n_first,
+           s.trend_gflops_last, s.trend_n_last, 100.0 * s.trend_ratio, 100.0 * kTrendFall,
+           outcome_word(s.trend_falls.outcome));
+    if (!s.trend_falls.holds())
+      nar.result(look);
+    else if (r.sgemm_steady.outcome == Outcome::fails || r.peak_steady.outcome == Outcome::fails)
+      nar.result(_f("{}. The roofs moved during the sweep (sgemm's two runs {:.2f}× apart, the FMA peak's {:.2f}×), "
+                    "and the larger sizes ran later: the load may be behind the fall as much as the kernel, and "
+                    "this run does not tell them apart.", look, r.sgemm_steady.measured, r.peak_steady.measured));
+    else
+      nar.result(_f("{}. The roofs held (sgemm's two runs {:.2f}× apart, the FMA peak's {:.2f}×, at most {:.2f}×), so "
+                    "the fall is more likely the kernel's own as n grows; its cause is not measured here.", look,
+                    r.sgemm_steady.measured, r.peak_steady.measured, kRoofSteadyRatio));
+  }
   std::string tiled_path;
   for (const auto& x : rows)
     if (x.impl == "tiled" && !x.skipped) tiled_path = x.path;
@@ -521,7 +556,8 @@ void report_sweep_summary(Narrator& nar, const SweepSummary& s, const Roofline& 
   else
     nar.result(_("so the roofline cannot place both kernels on a roof here: it does not say whether arithmetic "
                  "per byte explains the speedup"));
-  const std::string l2 = r.l2_bytes > 0 ? _f(", within this core's {} L2 cache", format_bytes(double(r.l2_bytes)))
+  const std::string l2 = r.l2_bytes > 0 ? _f(", within this core's {} L2 cache, as the C library reports it: sysconf(_SC_LEVEL2_CACHE_SIZE)",
+                                             format_bytes(double(r.l2_bytes)))
                                         : std::string();
   nar.say(_f("the naive version writes and reads every n×n matrix in full and calls the library's exp once per "
              "score (step 2 timed each pass); the tiled one works on a 96×256 tile of S ({}{}), reads Q, K, V "
@@ -580,7 +616,13 @@ std::string ch11_why_faster(const NaivePhases& p, const NaiveRecheck& c, const R
 
 void report_gpu(Narrator& nar, const GpuStep& g) {
   using S = GpuStep::State;
-  if (g.state == S::not_built) return nar.result(_("GPU section skipped: this program was built without -DATTN_CUDA=ON"));
+  if (g.state == S::not_built) {
+    nar.result(_("GPU section skipped: this program was built without -DATTN_CUDA=ON"));
+    return nar.say(_("on a machine with an NVIDIA GPU, `cmake --preset cuda && cmake --build --preset cuda` builds "
+                     "it with CUDA (NVIDIA's GPU programming toolkit); this step then times the same attention "
+                     "with the kernels in common/cuda against cuBLAS, NVIDIA's matrix-product library, in TFLOP/s "
+                     "(10¹² flops per second). No GPU figures are shown here: none were measured in this run."));
+  }
   if (g.state == S::no_device) return nar.result(_f("GPU section skipped: no CUDA device ({})", g.error));
   if (g.state == S::no_dims) return nar.result(_("GPU section skipped: the CUDA kernels take d = 64 or 128 (see --dims)"));
   nar.result(_f("{} (sm_{}, {} SMs); roofs at {}³:", g.device, g.compute_capability, g.multiprocessors, g.gemm));

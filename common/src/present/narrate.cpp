@@ -233,6 +233,7 @@ void Narrator::pause_if_asked() {
 
 void Narrator::step(const std::string& title, const std::string& formula, const std::string& source) {
   pause_if_asked();
+  out_.flush();  // the steps before reach a pipe or file now, not at exit: a run cut short keeps them
   ++step_;
   step_title_ = escape_control(title, false);
   if (opts_.quiet) return;

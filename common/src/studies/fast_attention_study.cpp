@@ -319,6 +319,21 @@ SweepSummary summarize_sweep(const std::vector<AttentionBenchRow>& rows) {
   s.faster_single_only = s.speedup_pairs > 0 && single_pairs == s.speedup_pairs;
   if (s.faster_single_only) s.tiled_faster.outcome = Outcome::inconclusive;
   s.within_peak = judge_at_most(s.highest_peak_n > 0 ? s.highest_peak_pct : NAN, 100.0);
+  s.near_peak = judge_at_least(s.highest_peak_n > 0 ? s.highest_peak_pct : NAN, kNearPeakPct);
+  // The first tiled series in table order, its measured rows from the smallest n to the largest.
+  for (const auto& r : rows)
+    if (r.impl == "tiled" && !r.skipped) {
+      s.trend_d = r.d, s.trend_causal = r.causal;
+      break;
+    }
+  for (const auto& r : rows) {
+    if (r.impl != "tiled" || r.skipped || r.d != s.trend_d || r.causal != s.trend_causal || s.trend_d == 0) continue;
+    if (s.trend_n_first == 0 || r.n < s.trend_n_first) s.trend_n_first = r.n, s.trend_gflops_first = r.gflops;
+    if (r.n > s.trend_n_last) s.trend_n_last = r.n, s.trend_gflops_last = r.gflops;
+  }
+  const bool two = s.trend_n_last > s.trend_n_first && s.trend_gflops_first > 0;
+  s.trend_ratio = two ? s.trend_gflops_last / s.trend_gflops_first : NAN;
+  s.trend_falls = judge_at_most(s.trend_ratio, kTrendFall);
   return s;
 }
 

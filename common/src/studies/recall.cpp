@@ -200,7 +200,13 @@ RecallPlateau judge_recall_plateau(const RecallCurve& c) {
     i = j > i ? j : i + 1;
   }
   double sum = 0.0;
-  for (std::size_t i = best_start; i < best_start + best; ++i) sum += c.accuracy[i];
+  p.plateau_min = p.plateau_max = p.plateau_first = p.plateau_last = NAN;
+  for (std::size_t i = best_start; i < best_start + best; ++i) {
+    sum += c.accuracy[i];
+    p.plateau_min = i == best_start ? c.accuracy[i] : std::min(p.plateau_min, double(c.accuracy[i]));
+    p.plateau_max = i == best_start ? c.accuracy[i] : std::max(p.plateau_max, double(c.accuracy[i]));
+  }
+  if (best) p.plateau_first = c.accuracy[best_start], p.plateau_last = c.accuracy[best_start + best - 1];
   p.plateau_steps = best * c.every;
   p.plateau_from = best ? (best_start + 1) * c.every : 0, p.plateau_to = best ? (best_start + best) * c.every : 0;
   p.plateau_mean = best ? sum / double(best) : NAN;

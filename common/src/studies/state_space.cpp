@@ -12,6 +12,7 @@
 #include "attn/attention/linear_attention.hpp"
 #include "attn/attention/ssd.hpp"
 #include "attn/nn/sequence_mixers.hpp"
+#include "attn/studies/attention_speed.hpp"
 #include "attn/studies/timing.hpp"
 #include "attn/tensor/mask.hpp"
 #include "attn/tensor/rng.hpp"
@@ -264,26 +265,28 @@ DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_mode
 
 void judge_decode_ratio(DecodeCost& c) {
   // median / best of a row's attention and SSM runs, the larger (a row without medians: 1); a row at
-  // an end of the steepest interval, when that interval was found to be the load, does not count
-  const bool load_jump = c.steepest_steady.outcome == Outcome::fails || c.steepest_repeats.outcome == Outcome::fails;
+  // an end of the steepest interval, when that interval failed a check, does not count
+  const bool failed_jump = c.steepest_steady.outcome == Outcome::fails || c.steepest_repeats.outcome == Outcome::fails;
   auto spread = [&](const DecodeCostRow& r) {
-    if (load_jump && (r.context == c.steepest_from || r.context == c.steepest_to)) return double(INFINITY);
+    if (failed_jump && (r.context == c.steepest_from || r.context == c.steepest_to)) return double(INFINITY);
     const double a = r.attention_s > 0 && r.attention_median_s > 0 ? r.attention_median_s / r.attention_s : 1.0;
     const double s = r.ssm_s > 0 && r.ssm_median_s > 0 ? r.ssm_median_s / r.ssm_s : 1.0;
     return std::max(a, s);
   };
   c.longest_spread = c.rows.empty() ? NAN : spread(c.rows.back());
-  c.longest_steady = std::isinf(c.longest_spread)  // an end of the interval found to be the load
+  c.longest_steady = std::isinf(c.longest_spread)  // an end of the interval that failed a check
                          ? Verdict{c.longest_spread, kDecodeSteadyRatio, kDecodeSteadyRatio, Outcome::fails}
                          : judge_at_most(c.longest_spread, kDecodeSteadyRatio);
   // Attention's slope from the accepted contexts only, and its two verdicts: the ends of the steepest
-  // interval are left out when its second, alternating timing disagreed with the first (the load).
+  // interval are left out when its second, alternating timing disagreed with the first.
   const bool retimed_apart = c.steepest_repeats.outcome == Outcome::fails;
   std::vector<double> xs, at;
+  c.attention_fit_contexts.clear();
   for (const auto& r : c.rows)
     if (!(retimed_apart && (r.context == c.steepest_from || r.context == c.steepest_to))) {
       xs.push_back(double(r.context));
       at.push_back(r.attention_s);
+      c.attention_fit_contexts.push_back(r.context);
     }
   c.attention_fit_points = xs.size();
   c.attention_fit_slope = xs.size() >= kSsdFitPoints ? loglog_slope(xs, at) : NAN;
@@ -298,6 +301,15 @@ void judge_decode_ratio(DecodeCost& c) {
       c.ratio_median = (r.attention_median_s > 0 ? r.attention_median_s : r.attention_s) /
                        (r.ssm_median_s > 0 ? r.ssm_median_s : r.ssm_s);
     }
+}
+
+DecodeJumpReading read_steepest_jump(const DecodeCost& c) {
+  const bool steady = c.steepest_steady.holds();
+  switch (c.steepest_repeats.outcome) {
+    case Outcome::holds: return steady ? DecodeJumpReading::measured : DecodeJumpReading::reproduced;
+    case Outcome::fails: return steady ? DecodeJumpReading::order_dependent : DecodeJumpReading::unsteady_apart;
+    default: return steady ? DecodeJumpReading::unchecked : DecodeJumpReading::unsteady_alone;
+  }
 }
 
 void judge_steepest_repeat(DecodeCost& c, double repeat_growth) {
@@ -336,6 +348,7 @@ DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_m
   }
   DecodeCost c = judge_decode_cost(std::move(rows), d_model, heads, state_n, l2_cache_bytes());
   c.runs = runs;
+  c.copy_gbs = copy_bandwidth_gbs();  // this machine's copy speed now, beside the step's rate
   if (c.steepest_to > 0) {  // the steepest step again, its two contexts timed alternately
     KVCache from = kv_cache_make(att, c.steepest_from + 1), to = kv_cache_make(att, c.steepest_to + 1);
     for (KVCache* kv : {&from, &to}) kv->k = rng.normal_mat(kv->k.shape(0), d_model), kv->v = rng.normal_mat(kv->v.shape(0), d_model);

@@ -48,6 +48,9 @@ class ChapterApp {
   void add_json_flag(const std::string& help);
   // What --seed changes in this chapter, said before the promise every chapter makes in --help.
   void describe_seed(const std::string& what);
+  // For a chapter that shows no heatmap or attention view: --html would write nothing, so it is not
+  // offered (not listed in --help; given anyway, CLI11 names it as unknown).
+  void drop_html_option() { app_.remove_option(app_.get_option("--html")); }
   // The chapter's number ("01"), as registered in chapters.cpp.
   const std::string& number() const { return info_.number; }
   // For fuzz/fuzz_options.cpp: run() stops after parsing and checking the command line (exit

@@ -165,6 +165,8 @@ bool near_bound(double x, double bound);
 inline constexpr std::size_t kLargeN = 2048;             // "large": n ≥ 2048
 inline constexpr double kNearSgemm = 75.0, kNearSgemmPartly = 50.0;  // % of sgemm
 inline constexpr double kSpeedup = 2.0;                   // tiled over naive at the same size
+inline constexpr double kNearPeakPct = 90.0;              // % of the FMA peak a row counts as near it at
+inline constexpr double kTrendFall = 0.8;                 // a series "falls with n" below 80% of its start
 struct SweepSummary {
   bool has_large = false;              // some measured row has n ≥ kLargeN: the summary covers those only
   double tiled_sgemm = 0.0, tiled_peak = 0.0, naive_sgemm = 0.0, naive_peak = 0.0;  // best % in range
@@ -182,6 +184,17 @@ struct SweepSummary {
   std::size_t highest_peak_n = 0, highest_peak_d = 0;
   bool highest_peak_causal = false;
   Verdict within_peak;
+  // near_peak: the highest row reaches kNearPeakPct% of the FMA peak or more (holds). The tiled kernel's
+  // uncounted work (the max, the exp polynomial, the sums) runs on the same units as its counted FMAs,
+  // so a row that close to a loop of FMAs alone says the peak was more likely measured low.
+  Verdict near_peak;
+  // The fall with n: the first tiled series of the table (its smallest d, non-causal when swept), from
+  // its smallest n to its largest, measured rows only. trend_ratio: GFLOP/s at the largest n over that at
+  // the smallest; trend_falls: ≤ kTrendFall holds (fewer than two rows: inconclusive).
+  std::size_t trend_d = 0, trend_n_first = 0, trend_n_last = 0;
+  bool trend_causal = false;
+  double trend_gflops_first = 0.0, trend_gflops_last = 0.0, trend_ratio = NAN;
+  Verdict trend_falls;
   std::size_t speedup_n = 0;           // the largest n with both measured
   std::size_t speedup_pairs = 0;       // (d, causal) pairs with both measured there
   double speedup = 0.0, speedup_min = 0.0;  // tiled GFLOP/s / naive GFLOP/s there: the best, the least

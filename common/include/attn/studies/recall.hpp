@@ -94,6 +94,8 @@ struct RecallPlateau {
   std::size_t plateau_steps = 0;   // steps of the longest run within the band …
   std::size_t plateau_from = 0, plateau_to = 0;  // … from its first eval's step to its last's
   double plateau_mean = 0.0;       // its mean accuracy
+  double plateau_min = 0.0, plateau_max = 0.0;      // its lowest and highest eval
+  double plateau_first = 0.0, plateau_last = 0.0;   // its first and last eval: whether it drifts inside the band
   double final_accuracy = 0.0;     // the last eval
   std::size_t final_step = 0;
   Verdict long_plateau;            // plateau_steps ≥ kPlateauSteps

@@ -113,23 +113,28 @@ struct DecodeCost {
   std::vector<DecodeCostRow> rows;
   double attention_slope = 0, ssm_slope = 0;   // log-log slope of step time against context (every row)
   // Attention's slope over the accepted contexts only (a row at an end of the steepest interval, when
-  // its second timing disagreed with the first — steepest_repeats fails, the load — is left out);
+  // its second timing disagreed with the first — steepest_repeats fails — is left out);
   // attention_grows and attention_linear judge it; fewer than kSsdFitPoints contexts: NaN, both
   // too_noisy (judge_decode_ratio sets them).
   double attention_fit_slope = 0;
   std::size_t attention_fit_points = 0;
+  std::vector<std::size_t> attention_fit_contexts;  // the contexts that fit used, in table order
   double ratio_at_longest = 0;                 // attention time / SSM time at the longest context (best runs)
   double median_ratio_at_longest = 0;          // the same from the median runs
   // Is the longest context's ratio measured, or the load? longest_spread: the larger median / best of
   // its attention and SSM runs (longest_steady: ≤ kDecodeSteadyRatio). ratio_context: the longest
   // context whose attention and SSM runs are both steady (0: none), and the ratio there, best and
   // median runs: the figure the chapter quotes when the longest one is not steady. A row at an end of
-  // a steepest interval found to be the load is not steady (judge_decode_ratio).
+  // a steepest interval whose checks failed (not steady, or timed again apart) is not steady
+  // (judge_decode_ratio).
   double longest_spread = 0;
   Verdict longest_steady;
   std::size_t ratio_context = 0;
   double ratio_best = 0, ratio_median = 0;
   int runs = 0;                                // timed runs per cell (the fewest of any cell)
+  // A 256 MiB memory copy timed in the same step (bytes read + written / best time, GB/s; 0: not
+  // timed), the yardstick for the step's rate of reading its KV cache.
+  double copy_gbs = 0;
   // The interval of the table where attention's time grew most for its growth in context:
   std::size_t steepest_from = 0, steepest_to = 0;
   double steepest_growth = 0, steepest_context_growth = 0;
@@ -158,9 +163,22 @@ inline constexpr double kDecodeSteadyRatio = 1.25;
 // judge_decode_ratio again).
 void judge_steepest_repeat(DecodeCost& c, double repeat_growth);
 // longest_spread, longest_steady, ratio_context and its ratios from the rows; a row at an end of the
-// steepest interval counts as not steady when that interval was found to be the load (steepest_steady
-// or steepest_repeats fails).
+// steepest interval counts as not steady when that interval failed a check (steepest_steady or
+// steepest_repeats fails).
 void judge_decode_ratio(DecodeCost& c);
+// What the steepest step's two checks allow the chapter to say about its jump. The median / best
+// spread is the load's mark; the alternating retime changes the order of the runs as well (back to
+// back, a run may find the KV cache still in the CPU's caches; alternately, the other context has
+// just displaced it), so a retime that disagrees with steady runs points at the order, not the load.
+enum class DecodeJumpReading {
+  measured,         // steady runs, and the retime agrees: the step's own cost; a cause may be named
+  reproduced,       // runs not steady, yet the retime agrees: the step's own cost, cause not measured
+  order_dependent,  // steady runs, the retime disagrees: the jump depends on how it is timed
+  unsteady_apart,   // runs not steady and the retime disagrees: load or order, neither measured
+  unsteady_alone,   // runs not steady, and no retime: the load may have moved it
+  unchecked,        // steady runs, no retime
+};
+DecodeJumpReading read_steepest_jump(const DecodeCost& c);
 DecodeCost decode_cost(const std::vector<std::size_t>& contexts, std::size_t d_model, std::size_t heads,
                        std::size_t state_n);
 DecodeCost judge_decode_cost(std::vector<DecodeCostRow> rows, std::size_t d_model, std::size_t heads,
