@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   ChapterApp ch("01", /*default_seed=*/1, /*total_steps=*/7);
   ChapterModels models(ch, {"bahdanau"});
   models.add_earlier("--baseline", "00", "no_attention");
-  ch.describe_seed(_("which reordered 10-word test sentence steps 1-5 follow (1: the first; 0: the last), and the seed of --train"));
+  ch.describe_seed(_("which reordered 10-word test sentence steps 1-5 follow (0 or 1: the first), and the seed of --train"));
   ch.set_question(_("Question: what if the decoder could look back at every source word, and choose where to look?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
