@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
                         ex.src[std::size_t(ex.alignment[i])]));
     const Mat& s_prev = tr.tape.steps[i].s_prev;
     nar.show("s_prev", row_of(s_prev, 0), {}, _("s_{i−1}, the decoder's state before this word"));
+    nar.say(_f("look: its {} numbers are not read one by one; the score network reads them only through W_a, and "
+               "what they do shows in the energies below.", s_prev.shape(1)));
     const Bahdanau& att = m.bahdanau().attention;
     nar.record("W_a", att.w_a);
     nar.record("U_a", att.u_a);
