@@ -6,6 +6,7 @@
 // follows its own figure; bad files and flags fail cleanly.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -238,6 +239,16 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
   CHECK(flat.find("what is stable and what is not: a × is one run's figure") != std::string::npos);
   CHECK(r.has("Takeaway"));
   CHECK(flat.find("are each checkpoint's own training record") != std::string::npos);
+  // their range, from the four recorded times printed in step 1
+  std::vector<double> recorded;
+  for (std::size_t at = flat.find("trained earlier in "); at != std::string::npos;
+       at = flat.find("trained earlier in ", at + 1))
+    recorded.push_back(number_after(flat.substr(at), "trained earlier in "));
+  REQUIRE(recorded.size() == 4);
+  const auto [t_lo, t_hi] = std::minmax_element(recorded.begin(), recorded.end());
+  CHECK(flat.find(fmt::format("They run from {:.1f} s (", *t_lo)) != std::string::npos);
+  CHECK(flat.find(fmt::format("to {:.1f} s (", *t_hi)) != std::string::npos);
+  CHECK(flat.find(fmt::format("{:.0f}× apart, and the files do not say why", *t_hi / *t_lo)) != std::string::npos);
 }
 
 TEST_CASE("chapter 02 --time-training: step 6 with the speed ratios, their conditions and a verdict that follows them") {

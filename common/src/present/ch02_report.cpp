@@ -502,10 +502,25 @@ void report_training_records(Narrator& nar, const std::vector<const ChapterModel
     nar.say(_("the training times above were measured in this run, one model after another."));
     return;
   }
+  // The recorded times' range, so that an outlier among them is named rather than left to the reader.
+  double lo = 0.0, hi = 0.0;
+  std::string lo_name, hi_name;
+  for (const ChapterModel* m : models) {
+    const auto it = m->metadata.find("train_seconds");
+    if (m->trained || it == m->metadata.end()) continue;
+    double x = 0.0;
+    try { x = std::stod(it->second); } catch (const std::exception&) { continue; }
+    if (lo_name.empty() || x < lo) lo = x, lo_name = model_title(m->model.cfg);
+    if (hi_name.empty() || x > hi) hi = x, hi_name = model_title(m->model.cfg);
+  }
+  const std::string range = lo_name.empty() || lo <= 0.0 || lo_name == hi_name
+                                ? std::string()
+                                : _f(" They run from {:.1f} s ({}) to {:.1f} s ({}), {:.0f}× apart, and the files do "
+                                     "not say why.", lo, lo_name, hi, hi_name, hi / lo);
   nar.say(_f("the training times above ({} of {} models) are each checkpoint's own training record, written when it "
              "was trained, on a machine and at a load the file does not record: they cannot be compared with one "
-             "another; --time-training (step 6) times every model's training step side by side in this run.",
-             loaded, models.size()));
+             "another; --time-training (step 6) times every model's training step side by side in this run.{}",
+             loaded, models.size(), range));
 }
 
 void note_checkpoint_steps(std::vector<MatchStudy>& matches, const std::map<std::string, ChapterModel>& models) {
