@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
 
     nar.step(_("The encoder reads left to right"), _("h_j = GRU(e_j, h_{j−1}),   c = h_S"), _("Cho et al. 2014 (GRU); Sutskever et al. 2014 (seq2seq, with LSTMs)"));
     nar.say(_("GRU: gated recurrent unit (Cho et al. 2014); its gates choose how much of h_{j−1} to keep and how much "
-              "of the new word to write in."));
+              "of the new word to write in. Seq2seq: sequence-to-sequence, an encoder that reads one sentence and a "
+              "decoder that writes another; Sutskever et al. built theirs of LSTMs (long short-term memory, an older "
+              "gated recurrent network with a separate memory cell)."));
     const Mat H = slice_of(tr.tape.enc, 0);
     nar.show("encoder_states", H, ex.src, {}, fmt::format("h_1 … h_{} (S × {})", H.shape(0), H.shape(1)));
     const Vec c = row_of(H, H.shape(0) - 1);
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
 
     nar.step(_("The decoder writes word by word"), _("s_i = GRU([E_tgt y_{i−1}; c], s_{i−1})"));
     nar.say(_f("then y_i = argmax softmax(W_o[s_i; c]): E_tgt is the target words' embedding table, [a; b] stacks a "
-               "and b into one vector, and W_o, the output layer, gives a score to each of the {} target tokens.",
+               "and b into one vector, and W_o, the output layer, gives a score to each of the {} target tokens; softmax turns those scores into "
+               "probabilities that sum to 1, and argmax picks the most probable.",
                tv.size()));
     report_decoding(nar, tr, ex, tv);
     nar.code("attn/models/seq2seq.hpp: seq2seq_decoder_step, greedy_trace; attn/studies/seq2seq_study.hpp: decode_rows");

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   ChapterApp ch("01", /*default_seed=*/1, /*total_steps=*/7);
   ChapterModels models(ch, {"bahdanau"});
   models.add_earlier("--baseline", "00", "no_attention");
-  ch.describe_seed(_("which reordered 10-word test sentence steps 1-5 follow (1: the first; 0: the last), and the seed of --train"));
+  ch.describe_seed(_("which reordered 10-word test sentence steps 1-5 follow (0 or 1: the first), and the seed of --train"));
   ch.set_question(_("Question: what if the decoder could look back at every source word, and choose where to look?"));
 
   return ch.run(argc, argv, [&](Narrator& nar) {
@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
                         ex.src[std::size_t(ex.alignment[i])]));
     const Mat& s_prev = tr.tape.steps[i].s_prev;
     nar.show("s_prev", row_of(s_prev, 0), {}, _("s_{i−1}, the decoder's state before this word"));
+    nar.say(_f("look: its {} numbers are not read one by one; the score network reads them only through W_a, and "
+               "what they do shows in the energies below.", s_prev.shape(1)));
     const Bahdanau& att = m.bahdanau().attention;
     nar.record("W_a", att.w_a);
     nar.record("U_a", att.u_a);

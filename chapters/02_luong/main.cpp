@@ -52,17 +52,18 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- three scores, same sentence
     nar.step(_("Attend with the new state"), _("h_t = GRU([E_tgt y_{t−1}; h̃_{t−1}], h_{t−1})"),
              _("Luong et al. 2015, §3"));
+    nar.say(_("from here t is the target step, s the source position and h̄_s the encoder's state there (chapter "
+              "01's i, j and h_j); s_{t−1} keeps the name of Bahdanau's decoder state."));
     nar.say(_("then score(h_t, h̄_s) for every source position s. The paper's decoder is a stack of LSTMs reading "
               "one direction; here every model keeps chapter 01's bidirectional GRU encoder and a GRU decoder, so "
-              "that only the attention differs."));
+              "the encoder is the same in all; the attention and the way the decoder uses it differ (Luong: input "
+              "feeding, a W_c layer and a smaller output layer; the table below counts each part)."));
     std::vector<const ChapterModel*> described;
     for (const auto& name : own) nar.result(describe_model(luong.at(name), /*times_explained=*/true)), described.push_back(&luong.at(name));
     report_training_records(nar, described);
     const ModelSizes sizes = model_sizes({{"bahdanau", &bah.model}, {"luong_dot", &dot}, {"luong_general", &general},
                                           {"luong_concat", &concat}, {"luong_local_p", &lp}});
     report_model_sizes(nar, sizes, general.cfg);
-    nar.say(_("from here t is the target step and s the source position (chapter 01's i and j); s_{t−1} keeps "
-              "the name of Bahdanau's decoder state."));
     nar.say(_("local-p's D: the half-width of its window, which covers 2D + 1 source words around p_t (step 3). "
               "h̃_{t−1}: the previous step's attentional state (defined below)."));
     const SentencePair& ex = pair_of_length(corpus.test, 10, nar.options().seed);
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
     nar.step(_("Global vs local windows"),
              _("local-m: p_t = t · local-p: p_t = S·sigmoid(v_pᵀtanh(W_p h_t))"), _("eq. 9–10"));
     nar.say(_("local-p then weights α by a Gaussian around p_t: α_t(s) × exp(−(s − p_t)² / (2σ²)). Here t counts "
-              "from 1 and s from 0, so local-m centres on s = t − 1."));
+              "from 1 and s from 0, so local-m centres on s = t − 1. Local-m below is not a trained model: it cuts "
+              "the global-general model's scores to its window."));
     const std::size_t shown_d = 2;  // local-m's D here: a window visibly narrower than the sentence
     report_windows(nar, {general, tr, lp, trace(lp)}, ex, t, shown_d, tv);
     nar.code("attn/attention/luong_attention.hpp: luong_forward (LuongWindow::LocalM, LocalP)");
@@ -116,8 +118,8 @@ int main(int argc, char** argv) {
     report_match(nar, results, matches);
     export_results(nar, results, corpus.test);
     nar.code("attn/models/seq2seq_eval.hpp: evaluate_model; attn/studies/seq2seq_study.hpp: judge_match");
-    nar.why(_f("{}; each kept its best validation step (step 1) and is one training run, so gaps of a few points "
-               "may be seed-to-seed noise. They differ in the attention and where the decoder uses it (Luong after "
+    nar.why(_f("{}; each kept its best validation step (step 1) and is one training run: no second seed is "
+               "trained here, so how far a gap would move with another seed is not measured. They differ in the attention and where the decoder uses it (Luong after "
                "the GRU step, feeding h̃_t forward; Bahdanau's c_i enters the GRU).",
                shared_sizes_clause(sizes, general.cfg)));
 

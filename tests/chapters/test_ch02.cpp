@@ -6,6 +6,7 @@
 // follows its own figure; bad files and flags fail cleanly.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -29,6 +30,36 @@ namespace fs = std::filesystem;
 
 namespace {
 const char* kProgram02 = "02_luong";
+
+// Step 5 with --full: the printed gains are the exported times' ratios, and each size's dot
+// verdict follows its own ratio spread, printed beside it with general's and concat's.
+void check_step5_full(const RunResult& r, const fs::path& dir) {
+  auto mat = [&](const char* n) { return npy_to_mat(read_npy((dir / (std::string(n) + ".npy")).string()), n); };
+  const Mat times = mat("score_times"), spreads = mat("score_ratio_spreads");
+  REQUIRE(spreads.shape(0) == times.shape(0));
+  const std::string flat = squeeze_spaces(r.out);
+  CHECK(number_after(flat, "dot vs Bahdanau: ") == doctest::Approx(double(times(0, 0)) / double(times(0, 1))).epsilon(0.01));
+  const std::size_t rows = times.shape(0);
+  std::size_t faster = 0, slower = 0;
+  for (std::size_t k = 0; k < rows; ++k) {
+    CHECK(double(spreads(k, 0)) == doctest::Approx(1.0));
+    const double z = std::log(double(times(k, 0)) / double(times(k, 1)));
+    const double u = std::log(double(spreads(k, 1)));
+    const char* word = z > u ? "faster, beyond it" : z < -u ? "slower, beyond it" : "within it";
+    faster += z > u, slower += z < -u;
+    CHECK_MESSAGE(flat.find(fmt::format("{:.2f} {:.2f} {:.2f} {}", double(spreads(k, 1)), double(spreads(k, 2)),
+                                        double(spreads(k, 3)), word)) != std::string::npos,
+                  "row " << k << ": " << word);
+  }
+  const std::string verdict =
+      slower > 0        ? fmt::format("slower than Bahdanau beyond the spread at {} of {} sizes", slower, rows)
+      : faster == rows  ? fmt::format("faster than Bahdanau at all {} sizes, each beyond its ratio's spread", rows)
+                        : fmt::format("faster beyond the spread at {} of {} sizes, within it at the others", faster, rows);
+  CHECK_MESSAGE(flat.find("(S = 60) — " + verdict) != std::string::npos, verdict);
+  CHECK(flat.find("the two scores with S·A tanh calls (Bahdanau, concat) against the two without (dot, general), size "
+                  "by size: ") != std::string::npos);
+  CHECK(flat.find("--full adds each timing's spread") == std::string::npos);
+}
 }  // namespace
 
 TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agrees with its export") {
@@ -171,58 +202,61 @@ TEST_CASE("chapter 02 runs every step; the scores recompute; what it prints agre
   // The closest model, step 4 and the takeaway: whichever the figures make it.
   CHECK(squeeze_spaces(r.out).find("closest to Bahdanau: " + closest + " (largest gap") != std::string::npos);
   CHECK(squeeze_spaces(r.out).find("Closest to Bahdanau of the 4 Luong models: " + closest + ",") != std::string::npos);
-  // Step 5: the printed gains are the exported times' ratios.
+  // Step 5 (default lesson): the operation counts, the order over all rounds, and no per-size verdict
+  // (those are --full's: under load they change from run to run; checked in the --time-training case).
   const Mat times = mat("score_times"), sizes = mat("score_sizes");
   REQUIRE(times.shape(0) == sizes.shape(0));
   const std::string flat = squeeze_spaces(r.out);
-  CHECK(number_after(flat, "dot vs Bahdanau: ") == doctest::Approx(double(times(0, 0)) / double(times(0, 1))).epsilon(0.01));
-  // dot faster beyond the rounds' spread: each row against its own ratio spread (the round-by-round
-  // ratio's, exported), printed beside it; the step says the same verdict.
-  const Mat spreads = mat("score_ratio_spreads");
-  REQUIRE(spreads.shape(0) == times.shape(0));
-  const std::size_t rows = times.shape(0);
-  std::size_t faster = 0, slower = 0;
-  for (std::size_t k = 0; k < rows; ++k) {
-    CHECK(double(spreads(k, 0)) == doctest::Approx(1.0));
-    const double z = std::log(double(times(k, 0)) / double(times(k, 1)));
-    const double u = std::log(double(spreads(k, 1)));
-    const char* word = z > u ? "faster, beyond it" : z < -u ? "slower, beyond it" : "within it";
-    faster += z > u, slower += z < -u;
-    CHECK_MESSAGE(flat.find(fmt::format("{:.2f} {}", double(spreads(k, 1)), word)) != std::string::npos,
-                  "row " << k << ": " << word);
-  }
-  const std::string verdict =
-      slower > 0        ? fmt::format("slower than Bahdanau beyond the spread at {} of {} sizes", slower, rows)
-      : faster == rows  ? fmt::format("faster than Bahdanau at all {} sizes, each beyond its ratio's spread", rows)
-                        : fmt::format("faster beyond the spread at {} of {} sizes, within it at the others", faster, rows);
-  CHECK_MESSAGE(flat.find("(S = 60) — " + verdict) != std::string::npos, verdict);
+  CHECK(flat.find("dot vs Bahdanau: ") == std::string::npos);
+  CHECK(flat.find("--full adds each timing's spread and a verdict at each size") != std::string::npos);
   // the operation counts, from the sizes of the longest-S row at the smallest hidden (S = 60, 128)
   CHECK(flat.find("what one call computes at S = 60, hidden = 128, A = 64") != std::string::npos);
   CHECK(r.has("bahdanau 19712 3840 60"));  // 128·64 + 60·64 + 60·128 multiply-adds; 60·64 tanh; 60 exp
   CHECK(r.has("general 31744 0 60"));      // 128² + 2·60·128
   CHECK(flat.find("by multiply-adds alone, general (31744) would take 1.61× Bahdanau's time (19712)") !=
         std::string::npos);
-  // the takeaway repeats step 5's tanh verdict, word for word
-  const std::size_t split_at = flat.find("the two scores with S·A tanh calls (Bahdanau, concat) against the two "
-                                         "without (dot, general): ");
-  REQUIRE(split_at != std::string::npos);
-  const std::string words = flat.substr(flat.find("general): ", split_at) + 10, 30);
-  CHECK_MESSAGE(flat.find("Per call, the two scores with tanh calls (Bahdanau, concat) against the two without "
-                          "(dot, general): " + words) != std::string::npos, words);
-  CHECK(flat.find("what is stable and what is not: the order") != std::string::npos);
-  // the takeaway's spread is the one of dot's own row at S = 60, hidden 128 (not the table's largest)
-  for (std::size_t k = 0; k < rows; ++k)
-    if (sizes(k, 0) == 60.0f && sizes(k, 1) == 128.0f)
-      CHECK(flat.find(fmt::format("in this run, moving by up to {:.2f}× between its rounds there", double(spreads(k, 1)))) !=
-            std::string::npos);
+  // Bahdanau and concat count the same work; the range of their ratio is the exported times'
+  double lo = 1e300, hi = 0.0;
+  for (std::size_t k = 0; k < times.shape(0); ++k) {
+    const double g = double(times(k, 0)) / double(times(k, 3));
+    lo = std::min(lo, g), hi = std::max(hi, g);
+  }
+  CHECK(flat.find(fmt::format("yet Bahdanau ÷ concat ran from {:.2f}× to {:.2f}× over the {} sizes", lo, hi,
+                              times.shape(0))) != std::string::npos);
+  // the order over all rounds: step 5 and the takeaway give the same count, and the word follows it
+  const std::string order = "took longer than both without (dot, general) in ";
+  const std::size_t order_at = flat.find(order);
+  REQUIRE(order_at != std::string::npos);
+  const bool only = flat.compare(order_at + order.size(), 5, "only ") == 0;
+  const double held = number_after(flat.substr(order_at), order + (only ? "only " : ""));
+  const double total = number_after(flat, "round by round, over all ");
+  CHECK(held >= 0.0);
+  CHECK(total >= held);
+  CHECK(only == !(held > total / 2.0));
+  CHECK(flat.find(fmt::format("took longer than the two without (dot, general) in {:.0f} of {:.0f} timing rounds ({}",
+                              held, total, held > total / 2.0 ? "most of them" : "not most of them")) !=
+        std::string::npos);
+  CHECK(flat.find("what is stable and what is not: a × is one run's figure") != std::string::npos);
   CHECK(r.has("Takeaway"));
   CHECK(flat.find("are each checkpoint's own training record") != std::string::npos);
+  // their range, from the four recorded times printed in step 1
+  std::vector<double> recorded;
+  for (std::size_t at = flat.find("trained earlier in "); at != std::string::npos;
+       at = flat.find("trained earlier in ", at + 1))
+    recorded.push_back(number_after(flat.substr(at), "trained earlier in "));
+  REQUIRE(recorded.size() == 4);
+  const auto [t_lo, t_hi] = std::minmax_element(recorded.begin(), recorded.end());
+  CHECK(flat.find(fmt::format("They run from {:.1f} s (", *t_lo)) != std::string::npos);
+  CHECK(flat.find(fmt::format("to {:.1f} s (", *t_hi)) != std::string::npos);
+  CHECK(flat.find(fmt::format("{:.0f}× apart, and the files do not say why", *t_hi / *t_lo)) != std::string::npos);
 }
 
 TEST_CASE("chapter 02 --time-training: step 6 with the speed ratios, their conditions and a verdict that follows them") {
   const fs::path dir = scratch_dir("ch02-steps");
-  const RunResult r = check_chapter_runs(kProgram02, {"--no-color", "--time-training", "--export", dir.string()});
+  const RunResult r =
+      check_chapter_runs(kProgram02, {"--no-color", "--full", "--time-training", "--export", dir.string()});
   seq2seq_pins::check_widths(r.out);
+  check_step5_full(r, dir);
   CHECK(r.has("Step 6/6"));
   CHECK(r.has("ms / step"));
   CHECK(r.has("conditions: this CPU, 1 OpenBLAS thread"));

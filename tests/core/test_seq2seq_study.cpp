@@ -156,6 +156,30 @@ TEST_CASE("judge_score_cost: a dot faster at every size holds; slower somewhere 
   CHECK(tracks.dot_follows_cost.outcome == Outcome::holds);
 }
 
+TEST_CASE("judge_score_cost: the tanh order held in most rounds holds; in half or fewer fails; no rounds, no verdict") {
+  // Rounds of {bahdanau, dot, general, concat}: the order holds in a round when both tanh kinds
+  // (bahdanau, concat) take longer than both without (dot, general).
+  const std::vector<double> ordered = {9e-6, 3e-6, 4e-6, 8e-6}, broken = {9e-6, 3e-6, 10e-6, 8e-6};
+  auto with_rounds = [](std::vector<std::vector<double>> rounds) {
+    return ScoreCostRow{10, 128, {9e-6, 3e-6, 4e-6, 8e-6}, {}, std::move(rounds)};
+  };
+  const ScoreCostStudy most = judge_score_cost({with_rounds({ordered, ordered, broken})});
+  CHECK(most.split_rounds == 2);
+  CHECK(most.split_total == 3);
+  CHECK(most.order_in_rounds.bound == doctest::Approx(1.5));
+  CHECK(most.order_in_rounds.outcome == Outcome::holds);
+  const ScoreCostStudy half = judge_score_cost({with_rounds({ordered, broken})});
+  CHECK(half.order_in_rounds.outcome == Outcome::fails);  // 1 of 2 is not most
+  CHECK(judge_score_cost({with_rounds({broken, broken, ordered})}).order_in_rounds.outcome == Outcome::fails);
+  CHECK(judge_score_cost({with_rounds({})}).order_in_rounds.outcome == Outcome::inconclusive);
+  // concat against Bahdanau, the same counted work: the range of their ratio over the rows
+  ScoreCostRow fast_concat = with_rounds({});
+  fast_concat.seconds[3] = 3e-6;
+  const ScoreCostStudy c = judge_score_cost({with_rounds({}), fast_concat});
+  CHECK(c.concat_gain_low == doctest::Approx(9.0 / 8.0));
+  CHECK(c.concat_gain_high == doctest::Approx(3.0));
+}
+
 TEST_CASE("judge_score_cost: timings whose rounds disagree by more than the effect get no verdict") {
   // dot 3× faster everywhere, but each timing's rounds spread 2×: 3 < 2·2, within the noise.
   auto noisy = [](std::size_t s, double spread) {
@@ -356,6 +380,11 @@ TEST_CASE("reordered_pair and first_reordered_step pick by the reference alignme
                                            toy_translate({"a", "red", "apple", "runs", "today", "and", "the", "dog", "sleeps"})};
   CHECK(&reordered_pair(pairs, 6, 1) == &pairs[1]);
   CHECK(&reordered_pair(pairs, 6, 2) == &pairs[1]);  // wraps
+  // 0 is the first, as pair_of_length counts (not the last): two reordered 6-word pairs tell them apart
+  const std::vector<SentencePair> two = {pairs[1], toy_translate({"the", "red", "dog", "sees", "a", "bird"})};
+  REQUIRE(&reordered_pair(two, 6, 2) == &two[1]);
+  CHECK(&reordered_pair(two, 6, 0) == &two[0]);
+  CHECK(&reordered_pair(two, 6, 1) == &two[0]);
   CHECK(&reordered_pair(pairs, 7, 1) == &pairs[0]);  // none of that length: the first pair
   CHECK(first_reordered_step(pairs[1].alignment, 10) == 1);
   CHECK(first_reordered_step(pairs[1].alignment, 1) == 0);

@@ -60,9 +60,10 @@ void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& p
   nar.show("decoder_states", states, step_labels, {}, _("s_0 = c; one state per output word"));
   std::size_t near_limit = 0;  // entries the GRU's tanh has pushed close to ±1
   for (float x : states) near_limit += std::abs(x) > 0.95f;
-  nar.say(_f("look: {:.0f}% of these entries are beyond ±0.95, near the limits of the GRU's tanh; the grid is not read "
-             "by eye: the table below says what each state wrote.",
-             100.0 * double(near_limit) / double(states.size())));
+  nar.say(_f("look: {:.0f}% of all {}×{} entries (the grid shows only some columns) are beyond ±0.95: a GRU state "
+             "stays between −1 and 1 (it mixes tanh outputs, which lie in that range), so ±0.95 is near that limit; "
+             "the grid is not read by eye: the table below says what each state wrote.",
+             100.0 * double(near_limit) / double(states.size()), states.shape(0), states.shape(1)));
   nar.record("decoder_logits", tr.logits);
   Table t({"i", _("reads y_{i−1}"), _("writes y_i"), "p(y_i)", _("reference")});
   const std::vector<DecodeRow> rows = decode_rows(tr);
@@ -70,7 +71,9 @@ void report_decoding(Narrator& nar, const DecodeTrace& tr, const SentencePair& p
     t.add({std::to_string(i + 1), tv.token(rows[i].input), tv.token(rows[i].output), fmt::format("{:.3f}", rows[i].p),
            i < pair.tgt.size() ? pair.tgt[i] : i == pair.tgt.size() ? "<eos>" : "—"});  // "—": past its end
   nar.table(t);
-  nar.say(_("p(y_i) = softmax(decoder_logits row i) at the word written (exported: decoder_logits)."));
+  nar.say(_f("logits: the {} raw scores W_o[s_i; c] of row i, one per target word; softmax turns them into "
+             "probabilities that sum to 1, and p(y_i) is the one at the word written (--export DIR saves the logits "
+             "as decoder_logits).", tr.logits.shape(1)));
   if (rows.size() > pair.tgt.size() + 1)
     nar.say(_("—: past the reference's end (its last word is <eos>)."));
   const Tokens out = tv.decode(tr.ids);
@@ -104,13 +107,13 @@ void report_output_diff(Narrator& nar, const OutputDiff& d, const std::vector<De
                       "right at its place", d.after_first)
                  : _f("from there on the decoder reads its own output: {} of the {} words it writes after that row "
                       "are right at their place", d.after_first_right, d.after_first));
-  const std::string foreign = d.foreign.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.foreign, " "));
-  const std::string missing = d.missing.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.missing, " "));
+  const std::string foreign = d.foreign.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.foreign, _(", ")));
+  const std::string missing = d.missing.empty() ? std::string(_("none")) : fmt::format("{}", fmt::join(d.missing, _(", ")));
   if (d.extra.empty())
-    nar.result(_f("in all: {} words right at their place, {} reference words written at another place, not in the "
+    nar.result(_f("in all: {} words right at their place; {} reference words written at another place; not in the "
                   "reference: {}; never written: {}", d.in_place, d.elsewhere, foreign, missing));
   else
-    nar.result(_f("in all: {} words right at their place, {} reference words written at another place, written more "
+    nar.result(_f("in all: {} words right at their place; {} reference words written at another place; written more "
                   "often than the reference has it: {}; not in the reference: {}; never written: {}",
                   d.in_place, d.elsewhere, fmt::join(d.extra, " "), foreign, missing));
   for (const auto& [written, wanted] : d.wrong_ending)
@@ -145,7 +148,8 @@ void report_bottleneck_bleu(Narrator& nar, const BottleneckStudy& s) {
             "the encoder–decoder without attention falls as sentences grow, RNNsearch-50 holds its BLEU (-50: trained on "
             "sentences of up to 50 words)."));
   nar.say(_("whether the fall is the fixed vector's or the longer sentences' (more clauses, more reorderings): chapter 01 "
-            "scores the same buckets with attention."));
+            "scores the same buckets with attention, though its model also changes the encoder (two directions) and "
+            "the decoder's start, so it narrows the question without settling it."));
 }
 
 void report_best_step(Narrator& nar, const ChapterModel& cm) {
@@ -199,15 +203,18 @@ void report_positions(Narrator& nar, const BottleneckStudy& s) {
     losses.push_back(_f("positions {} lose {:.1f} points", s.ranges[k].label(), s.shared_losses[k]));
   nar.result(_f("positions {} (every bucket has them), from {}- to {}-word sentences: {} ({}); most lost at "
                 "positions {}, {}% -> {}%", shared, shortest, longest, fmt::join(losses, _(", ")),
-                sentence_for(s.shared_positions_lose.outcome, _("each loss at least 5 points, the bar for 'loses'"),
+                sentence_for(s.shared_positions_lose.outcome, _("each a drop of at least 5 points, which this chapter counts as a loss"),
                              _("some gain"), _("one loses under 5 points")),
                 s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)));
   nar.say(_("accuracy is compared position by position: a word dropped or added (look for one in step 4) shifts every later "
             "word off its place and counts it wrong, so part of the later positions' loss is shifts, not "
             "forgetting."));
+  // position_acc row 0 is the shortest bucket, column 0 positions 1-5: where the first words start from
+  const std::string hold_best = _f("the first words hold best, though they too fall from {}% at {} words",
+                                   format_score(s.position_acc(0, 0)), shortest);
   nar.result(_f("in {}-word sentences: positions {} {}% right, the best later range {}% — {}", longest,
                 s.ranges.front().label(), format_score(s.first_long), format_score(s.best_other_long),
-                sentence_for(s.first_words_hold_best.outcome, _("the first words hold best"),
+                sentence_for(s.first_words_hold_best.outcome, hold_best.c_str(),
                              _("a later range holds better than the first words"), _("a tie"))));
   nar.say(_("later positions exist only in longer sentences and are left out of the 'most lost' verdict above; "
             "read their columns down the table."));
@@ -220,16 +227,17 @@ std::vector<std::string> ch00_takeaway(const BottleneckStudy& s, std::size_t con
       _f("The model without attention (one fixed vector c = h_S, {} numbers) scores BLEU {} at {} words.",
          context_size, format_score(s.first_bleu), first.bucket.label()),
       s.collapses.holds() || s.collapses.outcome == Outcome::partly
-          ? _f("Its BLEU falls as sentences grow: {} at {} words ({}), exact match {}% -> {}%; chapter 01 tests "
-               "whether the single vector is why.",
+          ? _f("Its BLEU falls as sentences grow: {} at {} words ({}), exact match {}% -> {}%; chapter 01 adds "
+               "attention (with a two-direction encoder and a learned start) to narrow down whether the single "
+               "vector is why.",
                format_score(s.last_bleu), last.bucket.label(), percent_lower(s.collapses), format_score(first.exact),
                format_score(last.exact))
           : _f("It does not collapse here: BLEU {} at {} words ({}).", format_score(s.last_bleu), last.bucket.label(),
                percent_lower(s.collapses)),
-      _f("By target position: the first words {} ({}% right at {} words); the largest drop is at positions {} "
+      _f("By target position: the first words {} ({}% -> {}% right from {} to {} words); the largest drop is at positions {} "
          "({}% -> {}%).",
-         s.first_words_hold_best.holds() ? _("hold best") : _("do not hold best"), format_score(s.first_long),
-         last.bucket.label(), s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)),
+         s.first_words_hold_best.holds() ? _("hold best") : _("do not hold best"),
+         format_score(s.position_acc(0, 0)), format_score(s.first_long), first.bucket.label(), last.bucket.label(), s.ranges[s.worst_range].label(), format_score(s.worst_from), format_score(s.worst_to)),
   };
 }
 

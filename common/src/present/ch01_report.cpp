@@ -31,7 +31,8 @@ void report_energies(Narrator& nar, const AttentionStepView& v, const SentencePa
 void report_alpha(Narrator& nar, const AttentionStepView& v, const SentencePair& pair, std::size_t step) {
   nar.show("alpha", v.alpha, pair.src, _("weights over the source words, summing to 1"));
   const int want = step < pair.alignment.size() ? pair.alignment[step] : kNoSource;
-  nar.result(_f("step {} looks at \"{}\" (position {}) with α = {:.3f} — the word it must translate is at position {}",
+  nar.result(_f("decoder step i = {} looks at \"{}\" (position {}) with α = {:.3f} — the word it must translate is at "
+                "position {}",
                 step + 1, pair.src[v.top], v.top + 1, double(v.alpha(v.top)), want + 1));
 }
 
@@ -45,6 +46,11 @@ void report_alignment(Narrator& nar, const Mat& alignment, const Labels& out_wor
                 "{} of them off the diagonal",
                 s.all.hits, s.all.total, 100.0 * s.is_alignment.bound, outcome_word(s.is_alignment.outcome),
                 s.off_diagonal));
+  nar.say(_("criterion: the bar this course sets for a verdict before measuring, printed beside it so the verdict can "
+            "be checked; holds / fails say which side of the bar the figure is on."));
+  if (alignment.shape(0) > s.all.total)
+    nar.say(_f("the map has {} rows, {} of them counted: the others translate no source word (<eos>, or a word past "
+               "the reference's end), so they have no right word to look at.", alignment.shape(0), s.all.total));
   nar.result(_f("of the {} words the toy language moves, {} look at the word they translate: the reorderings {}",
                 s.reordered.total, s.reordered.hits,
                 sentence_for(s.follows_reorderings.outcome, _("are followed off the diagonal"),
@@ -133,16 +139,23 @@ void report_wrong_outputs(Narrator& nar, const WrongOutputs& w, const EvalResult
                 w.wrong, w.judged, w.too_long));
   const Tokens &h = eval.hyps[w.example], &r = eval.refs[w.example];
   nar.say(_f("one of them (test pair {}, {} words):", w.example + 1, r.size()));
+  if (h.size() > r.size() && std::equal(r.begin(), r.end(), h.begin())) {
+    // Only the words past the reference's end: two long wrapped lines could not be compared by eye.
+    nar.say(_f("  reference: {}", fmt::join(r, " ")));
+    nar.say(_f("  output:    the whole reference, then {} more words: {}", h.size() - r.size(),
+               fmt::join(h.begin() + std::ptrdiff_t(r.size()), h.end(), " ")));
+    nar.say(_("  with attention the decoder can still miss where to stop."));
+    return;
+  }
   nar.say(_f("  output:    {}", fmt::join(h, " ")));
   nar.say(_f("  reference: {}", fmt::join(r, " ")));
-  if (h.size() > r.size() && std::equal(r.begin(), r.end(), h.begin()))
-    nar.say(_f("  the whole reference, then {} more words: with attention the decoder can still miss where to stop.",
-               h.size() - r.size()));
 }
 
 void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& results, const AttentionGainStudy& g,
                            bool baseline_still_improving) {
-  nar.table(length_table(results), /*as_result=*/true);
+  const Table by_length = length_table(results);
+  nar.table(by_length, /*as_result=*/true);
+  if (const std::string note = two_decimals_note(by_length); !note.empty()) nar.say(note);
   nar.block(bleu_chart(results));
   nar.result(_f("Bahdanau: BLEU {} (5-10) -> {} (51-60), {:.1f}% lower (the course's criterion, at most 5%: {}); no "
                 "attention at 51-60: {} ({:+.1f} BLEU for attention; criterion, above 5 points: {})",
@@ -173,8 +186,9 @@ void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& result
 
 std::vector<std::string> ch01_takeaway(const AttentionGainStudy& g, const TestAlignmentStudy& t) {
   return {
-      _f("Additive attention rebuilds the context at every step: BLEU {} at 51-60 words vs {} for chapter 00's "
-         "model (no attention, one-direction encoder){}.",
+      _f("Additive attention rebuilds the context at every step. With it, a two-direction encoder and a learned "
+         "start s_0 (chapter 00's model has none of the three): BLEU {} at 51-60 words vs {}; these runs do not "
+         "say how much of the gap each of the three brings{}.",
          format_score(g.attention_last), format_score(g.baseline_last),
          g.helps_long.holds() ? "" : _(" — no clear gain in this run")),
       g.keeps_length.holds()

@@ -68,8 +68,8 @@ void report_scores(Narrator& nar, const ScoreViews& v, const SentencePair& pair,
   nar.result(_f("largest score: dot \"{}\", general \"{}\", concat \"{}\"; the word being translated: \"{}\" ({} of 3 on it)",
                 pair.src[v.dot.top], pair.src[v.general.top], pair.src[v.concat.top],
                 want == kNoSource ? "<eos>" : pair.src[std::size_t(want)], on_word));
-  nar.say(_("each model scores with its own trained states and weights (exported: h_t_dot, H_dot; h_t, H, W_a; "
-            "h_t_concat, H_concat, W_c, v_c); the scales differ: compare which word each row ranks first; a row's "
+  nar.say(_("each model scores with its own trained states and weights (--export DIR saves them as h_t_dot, H_dot; h_t, "
+            "H, W_a; h_t_concat, H_concat, W_c, v_c); the scales differ: compare which word each row ranks first; a row's "
             "spread sets how sharp its softmax is (chapter 03, steps 7 and 9)."));
 }
 
@@ -152,18 +152,26 @@ void report_windows(Narrator& nar, const WindowModels& m, const SentencePair& pa
 }
 
 void report_match(Narrator& nar, const std::vector<NamedResult>& results, const std::vector<MatchStudy>& matches) {
-  nar.table(length_table(results), /*as_result=*/true);
+  const Table by_length = length_table(results);
+  nar.table(by_length, /*as_result=*/true);
+  if (const std::string note = two_decimals_note(by_length); !note.empty()) nar.say(note);
   Table t({_("model"), _("BLEU gap"), _("exact-match gap"), _("token-acc. gap"), _("verdict")});
   for (const MatchStudy& m : matches)
-    t.add({m.model, gap_cell(m.bleu), gap_cell(m.exact), gap_cell(m.token), verdict_cell(m.matches)});
+    t.add({m.model, gap_cell(m.bleu), gap_cell(m.exact), gap_cell(m.token),
+           m.matches.holds() ? std::string(verdict_cell(m.matches))
+                             : _f("{} ({})", verdict_cell(m.matches), metric_word(m.worst_metric))});
   nar.table(t, /*as_result=*/true);
   nar.say(_f("gap = model − Bahdanau in points, the largest over the six buckets (bucket in brackets); verdict "
-             "against Bahdanau: match, every gap within {:.0f} points; close, within {:.0f}; else no match.",
+             "against Bahdanau: match, every gap within {:.0f} points; close, within {:.0f}; else no match — set by "
+             "the one metric with the largest gap (named in brackets), whatever the other two show.",
              kMatchPoints, kClosePoints));
   const MatchStudy& g = match_of(matches, "luong_general");
   nar.result(_f("global-general vs Bahdanau: largest gap {:+.1f} points ({} at {} words): it {} Bahdanau", g.worst.gap,
                 metric_word(g.worst_metric), g.worst.bucket, match_word(g.matches)));
-  for (const MatchStudy& m : matches) {  // every model whose verdict one or two sentences would change
+  // Every model whose verdict one or two sentences would change; models with the same figures share
+  // one sentence.
+  std::vector<std::pair<std::vector<std::string>, std::string>> near_bound;  // models, what holds for each
+  for (const MatchStudy& m : matches) {
     const double margin = (m.matches.holds() ? kMatchPoints : kClosePoints) - std::abs(m.worst.gap);
     std::size_t sentences = 0;
     for (const auto& b : result_named(results, "bahdanau").buckets)
@@ -171,12 +179,19 @@ void report_match(Narrator& nar, const std::vector<NamedResult>& results, const 
     if (margin < 0.0 || m.worst_metric != "exact" || sentences == 0) continue;
     const std::size_t more = std::size_t(std::floor(margin / (100.0 / double(sentences)))) + 1;
     if (more > 2) continue;
-    nar.say(_f("{}: {:.1f} points inside the {:.0f}-point bound; one sentence of the {} in that bucket is {:.2f} "
-               "points of exact match, so {} more wrong sentence(s) there would change the verdict (one training run "
-               "per model).",
-               m.model, margin, m.matches.holds() ? kMatchPoints : kClosePoints, sentences, 100.0 / double(sentences),
-               more));
+    const std::string what =
+        _f("{:.1f} points inside the {:.0f}-point bound; one sentence of the {} in that bucket is {:.2f} points of "
+           "exact match, so {} there would change the verdict",
+           margin, m.matches.holds() ? kMatchPoints : kClosePoints, sentences, 100.0 / double(sentences),
+           more == 1 ? std::string(_("1 more wrong sentence")) : _f("{} more wrong sentences", more));
+    const auto same = std::find_if(near_bound.begin(), near_bound.end(), [&](const auto& e) { return e.second == what; });
+    if (same == near_bound.end()) near_bound.push_back({{m.model}, what});
+    else same->first.push_back(m.model);
   }
+  for (const auto& [models, what] : near_bound)
+    nar.say(models.size() == 1
+                ? _f("{}: {} (one training run per model).", models.front(), what)
+                : _f("{}: each {} (one training run per model).", fmt::join(models, _(" and ")), what));
   for (const MatchStudy& m : matches)
     if (m.best_at_last_step())
       nar.say(_f("{}'s checkpoint is its last training step ({} of {}), where its validation BLEU was still at its "
@@ -200,8 +215,10 @@ std::string dot_speed_sentence(const ScoreCostStudy& s) {
 }
 
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
+  const bool full = nar.options().full;
   Table st({"S", "hidden", _("Bahdanau µs"), _("dot µs"), "×", _("general µs"), "×", _("concat µs"), "×"});
-  Table sp({"S", "hidden", _("Bahdanau"), _("dot"), _("general"), _("concat"), _("dot ×'s spread"), _("dot vs Bahdanau")});
+  Table sp({"S", "hidden", _("Bahdanau"), _("dot"), _("general"), _("concat"), _("dot ×"), _("general ×"),
+            _("concat ×"), _("dot vs Bahdanau")});
   Mat times = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
   Mat sizes = Mat::from_shape({s.rows.size(), std::size_t(2)});
   Mat spreads = Mat::from_shape({s.rows.size(), kScoreKinds.size()});
@@ -212,7 +229,7 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
     std::vector<std::string> srow = {std::to_string(x.src_len), std::to_string(x.hidden)};
     for (std::size_t k = 1; k < kScoreKinds.size(); ++k) row.insert(row.end(), {us(x.seconds[k]), fmt::format("{:.2f}", x.gain(k))});
     for (std::size_t k = 0; k < kScoreKinds.size(); ++k) srow.push_back(fmt::format("{:.2f}", x.spread_of(k)));
-    srow.push_back(fmt::format("{:.2f}", x.gain_spread(1)));
+    for (std::size_t k = 1; k < kScoreKinds.size(); ++k) srow.push_back(fmt::format("{:.2f}", x.gain_spread(k)));
     srow.push_back(sentence_for(s.dot_row_faster[r].outcome, _("faster, beyond it"), _("slower, beyond it"),
                                 _("within it")));
     for (std::size_t k = 0; k < kScoreKinds.size(); ++k)
@@ -231,23 +248,43 @@ void report_score_cost(Narrator& nar, const ScoreCostStudy& s) {
             "width); Bahdanau's U_a·h̄_s is precomputed once per sentence, and so is concat's product of h̄_s with "
             "the rows of W_c that multiply it; median of 7 rounds of 40–150 calls, the four kinds timed in turn "
             "within each round; 1 OpenBLAS thread."));
-  nar.say(_("each timing's spread: its second-slowest round ÷ its second-fastest; a ratio's spread: the same for "
-            "the ratio of the two timings round by round (both timed in the same round, under the same load). Dot "
-            "is faster beyond the spread where its × exceeds its ratio's spread, slower beyond it where 1/× does."));
-  nar.table(sp, /*as_result=*/true);
-  nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
-                "{}",
-                s.dot_short, s.short_len, s.dot_long, s.long_len, s.small_hidden, s.dot_wide, s.wide_hidden, s.wide_len,
-                dot_speed_sentence(s)));
-  nar.result(_f("dot's own time grows {:.1f}× from S = {} to S = {}, where its S·hidden multiply-adds predict "
-                "{:.0f}×: {:.2f}× apart (criterion: within 1.5×, judged against the two dot timings' spreads "
-                "multiplied, {:.2f}×): {}", s.dot_growth, s.short_len, s.long_len, s.predicted_growth, s.growth_off,
-                s.growth_noise,
-                sentence_for(s.dot_follows_cost.outcome, _("S·hidden explains it (within 1.5×)"),
-                             _("S·hidden alone does not explain it (call overhead, caches, other programs)"),
-                             _("no verdict: within the rounds' spread"))));
+  if (full) {
+    nar.say(_("each timing's spread (columns Bahdanau to concat): its second-slowest round ÷ its second-fastest; "
+              "a ratio's spread (dot ×, general ×, concat ×): the same for that kind's × round by round (both "
+              "timed in the same round, under the same load). Dot is faster beyond the spread where its × exceeds "
+              "its ratio's spread, slower beyond it where 1/× does."));
+    nar.table(sp, /*as_result=*/true);
+    nar.result(_f("dot vs Bahdanau: {:.2f}× at S = {}, {:.2f}× at S = {} (hidden {}); {:.2f}× at hidden {} (S = {}) — "
+                  "{}",
+                  s.dot_short, s.short_len, s.dot_long, s.long_len, s.small_hidden, s.dot_wide, s.wide_hidden,
+                  s.wide_len, dot_speed_sentence(s)));
+    nar.result(_f("dot's own time grows {:.1f}× from S = {} to S = {}, where its S·hidden multiply-adds predict "
+                  "{:.0f}×: {:.2f}× apart (criterion: within 1.5×, judged against the two dot timings' spreads "
+                  "multiplied, {:.2f}×): {}", s.dot_growth, s.short_len, s.long_len, s.predicted_growth, s.growth_off,
+                  s.growth_noise,
+                  sentence_for(s.dot_follows_cost.outcome, _("S·hidden explains it (within 1.5×)"),
+                               _("S·hidden alone does not explain it (call overhead, caches, other programs)"),
+                               _("no verdict: within the rounds' spread"))));
+    nar.result(_f("dot's × went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' "
+                  "spreads multiplied, {:.2f}×, never taken below 1.10× so that two steady timings do not make a "
+                  "tiny change a trend): {}", s.dot_short, s.dot_long, s.short_len, s.long_len, s.trend_noise,
+                  sentence_for(s.dot_gain_grows.outcome, _("it rose"), _("it fell"),
+                               _("no verdict, within that spread"))));
+  }
   report_score_ops(nar, s);
+  nar.result(order_sentence(s));
+  const ScoreOps &b = s.ops.at(0), &c = s.ops.at(3);
+  if (b.multiply_adds == c.multiply_adds && b.tanh == c.tanh && b.exp == c.exp)
+    nar.say(_f("Bahdanau and concat count the same work ({:.0f} multiply-adds and {:.0f} tanh calls each at S = {}), "
+               "yet Bahdanau ÷ concat ran from {:.2f}× to {:.2f}× over the {} sizes: what separates two equal counts "
+               "is not the score's arithmetic but timing noise and the code around it, so no single × here is a "
+               "property of a score.",
+               b.multiply_adds, b.tanh, s.rows.at(s.ops_row).src_len, s.concat_gain_low, s.concat_gain_high,
+               s.rows.size()));
   nar.say(stability_sentence(s));
+  if (!full)
+    nar.say(_("--full adds each timing's spread and a verdict at each size; on a loaded machine those verdicts "
+              "change from run to run, so the lesson reads the order over all rounds instead."));
 }
 
 void report_score_ops(Narrator& nar, const ScoreCostStudy& s) {
@@ -259,12 +296,17 @@ void report_score_ops(Narrator& nar, const ScoreCostStudy& s) {
   nar.say(_f("what one call computes at S = {}, hidden = {}, A = {}, counted from the code (matrix products and "
              "plain loops alike; the exp calls are the softmax's):", r.src_len, r.hidden, r.hidden / 2));
   nar.table(t, /*as_result=*/true);
-  nar.result(_f("by multiply-adds alone, general ({:.0f}) would take {:.2f}× Bahdanau's time ({:.0f}); measured, "
-                "Bahdanau ÷ general is {:.2f}× here (ratio spread {:.2f}×): {}",
-                s.ops[2].multiply_adds, s.general_mads, s.ops[0].multiply_adds, r.gain(2), r.gain_spread(2),
-                mads_sentence(s)));
-  nar.result(_f("the two scores with S·A tanh calls (Bahdanau, concat) against the two without (dot, general): {}",
-                tanh_split_sentence(s)));
+  const std::string mads = _f("by multiply-adds alone, general ({:.0f}) would take {:.2f}× Bahdanau's time ({:.0f}); "
+                              "measured, Bahdanau ÷ general is {:.2f}× here (ratio spread {:.2f}×)",
+                              s.ops[2].multiply_adds, s.general_mads, s.ops[0].multiply_adds, r.gain(2),
+                              r.gain_spread(2));
+  if (!nar.options().full) {
+    nar.result(mads);
+    return;
+  }
+  nar.result(_f("{}: {}", mads, mads_sentence(s)));
+  nar.result(_f("the two scores with S·A tanh calls (Bahdanau, concat) against the two without (dot, general), size "
+                "by size: {}", tanh_split_sentence(s)));
 }
 
 std::string mads_sentence(const ScoreCostStudy& s) {
@@ -300,41 +342,48 @@ std::string tanh_split_sentence(const ScoreCostStudy& s) {
   }
 }
 
+std::string order_sentence(const ScoreCostStudy& s) {
+  switch (s.order_in_rounds.outcome) {
+    case Outcome::holds:
+      return _f("round by round, over all {} rounds of the {} sizes: both scores with tanh calls (Bahdanau, concat) "
+                "took longer than both without (dot, general) in {} of them — in most rounds",
+                s.split_total, s.rows.size(), s.split_rounds);
+    case Outcome::fails:
+      return _f("round by round, over all {} rounds of the {} sizes: both scores with tanh calls (Bahdanau, concat) "
+                "took longer than both without (dot, general) in only {} of them — not in most rounds",
+                s.split_total, s.rows.size(), s.split_rounds);
+    default:
+      return _("no rounds were kept, so the order cannot be read round by round");
+  }
+}
+
 std::string stability_sentence(const ScoreCostStudy& s) {
-  const std::string order =
-      s.split_total == 0 ? std::string(_("no rounds were kept, so the order cannot be read round by round"))
-      : s.split_rounds == s.split_total
-          ? _f("the order — both tanh scores slower than both without — held in every one of the {} rounds",
-               s.split_total)
-          : _f("the order — both tanh scores slower than both without — held in {} of the {} rounds",
-               s.split_rounds, s.split_total);
-  return _f("what is stable and what is not: {}; each × moved by up to {:.2f}× between rounds (the largest ratio "
-            "spread above), and a rerun on a loaded machine moves them as far or further: read the × as sizes "
-            "within that spread, not as fixed figures.", order, s.max_ratio_spread);
+  return _f("what is stable and what is not: a × is one run's figure; each moved by up to {:.2f}× between this "
+            "run's rounds (the largest ratio spread, --full's table), and a rerun on a loaded machine moves them as "
+            "far or further: read the × as sizes within that spread, not as fixed figures.", s.max_ratio_spread);
 }
 
 std::string score_cost_why(const ScoreCostStudy& s) {
   const ScoreCostRow& r = s.rows.at(s.ops_row);
-  const std::string trend =
-      _f("dot's × went from {:.2f}× to {:.2f}× from S = {} to S = {} (judged against the two ratios' spreads "
-         "multiplied, {:.2f}×, never taken below 1.10× so that two steady timings do not make a tiny change a "
-         "trend): {}", s.dot_short, s.dot_long, s.short_len, s.long_len, s.trend_noise,
-         sentence_for(s.dot_gain_grows.outcome, _("it rose"), _("it fell"), _("no verdict, within that spread")));
-  if (s.tanh_split.holds() && s.mads_explain.outcome == Outcome::fails && s.general_mads > 1.0)
-    return _f("the tanh calls, not the multiply-adds, order the four here: Bahdanau and concat each evaluate tanh on "
-              "S·A = {:.0f} numbers per call (at S = {}, hidden = {}), dot and general none; general does {:.2f}× "
-              "Bahdanau's multiply-adds there (most of them h_t·W_a, one matrix product) and still ran faster, "
-              "beyond the spread, at {} of {} sizes. {}.",
-              s.ops[0].tanh, r.src_len, r.hidden, s.general_mads, s.mads_rows_against, s.rows.size(), trend);
-  if (s.tanh_split.holds())
-    return _f("the scores with S·A tanh calls (Bahdanau, concat; {:.0f} at S = {}, hidden = {}) are the slower two "
-              "at every size; multiply-adds: {}. {}.", s.ops[0].tanh, r.src_len, r.hidden, mads_sentence(s), trend);
-  if (s.tanh_split.outcome == Outcome::fails)
-    return _f("the counts do not order the four in this run's timings (the tanh calls: {}; multiply-adds: {}). {}.",
-              tanh_split_sentence(s), mads_sentence(s), trend);
-  return _f("this run's timings are too noisy to say, at every size, which count orders the four (the tanh calls: "
-            "{}; round by round, in {} of {} rounds; multiply-adds: {}). {}.", tanh_split_sentence(s),
-            s.split_rounds, s.split_total, mads_sentence(s), trend);
+  switch (s.order_in_rounds.outcome) {
+    case Outcome::holds:
+      return s.general_mads > 1.0
+                 ? _f("dot and general compute with matrix products alone; Bahdanau and concat also evaluate tanh on "
+                      "S·A = {:.0f} numbers per call (at S = {}, hidden = {}). General does {:.2f}× Bahdanau's "
+                      "multiply-adds and still ran faster in most rounds, so here the tanh calls, not the "
+                      "multiply-adds, set the cost.",
+                      s.ops[0].tanh, r.src_len, r.hidden, s.general_mads)
+                 : _f("dot and general compute with matrix products alone; Bahdanau and concat also evaluate tanh on "
+                      "S·A = {:.0f} numbers per call (at S = {}, hidden = {}), and they were the slower two in most "
+                      "rounds.",
+                      s.ops[0].tanh, r.src_len, r.hidden);
+    case Outcome::fails:
+      return _f("in this run the order held in only {} of {} rounds: the timings are too noisy (or the machine too "
+                "loaded) to say what makes one score cheaper than another; a run on a quieter machine can.",
+                s.split_rounds, s.split_total);
+    default:
+      return _("no rounds were timed, so nothing here says what makes one score cheaper than another.");
+  }
 }
 
 std::string train_claim_words(const TrainStepStudy& s) {
@@ -421,7 +470,7 @@ void report_model_sizes(Narrator& nar, const ModelSizes& s, const Seq2SeqConfig&
   const std::string range = _f("from {} ({}) to {} ({})", s.totals[s.smallest], s.names[s.smallest],
                                s.totals[s.largest], s.names[s.largest]);
   nar.say(s.same_widths
-              ? _f("every model has the same widths (embedding E = {}, encoder 2×{}, decoder Hd = {}, A = {}), "
+              ? _f("every model has the same widths (embedding E = {}, encoder 2×{}, decoder Hd = {}, attention width A = {}), "
                    "not the same parameter count: {}; the parts whose counts differ: {}",
                    widths.emb, widths.enc_hidden, widths.dec_hidden, widths.attn, range, part_titles(s.parts_differing))
               : _f("the models' widths are not all the same (E, encoder, decoder or A); their counts run {}; the "
@@ -453,10 +502,25 @@ void report_training_records(Narrator& nar, const std::vector<const ChapterModel
     nar.say(_("the training times above were measured in this run, one model after another."));
     return;
   }
+  // The recorded times' range, so that an outlier among them is named rather than left to the reader.
+  double lo = 0.0, hi = 0.0;
+  std::string lo_name, hi_name;
+  for (const ChapterModel* m : models) {
+    const auto it = m->metadata.find("train_seconds");
+    if (m->trained || it == m->metadata.end()) continue;
+    double x = 0.0;
+    try { x = std::stod(it->second); } catch (const std::exception&) { continue; }
+    if (lo_name.empty() || x < lo) lo = x, lo_name = model_title(m->model.cfg);
+    if (hi_name.empty() || x > hi) hi = x, hi_name = model_title(m->model.cfg);
+  }
+  const std::string range = lo_name.empty() || lo <= 0.0 || lo_name == hi_name
+                                ? std::string()
+                                : _f(" They run from {:.1f} s ({}) to {:.1f} s ({}), {:.0f}× apart, and the files do "
+                                     "not say why.", lo, lo_name, hi, hi_name, hi / lo);
   nar.say(_f("the training times above ({} of {} models) are each checkpoint's own training record, written when it "
              "was trained, on a machine and at a load the file does not record: they cannot be compared with one "
-             "another; --time-training (step 6) times every model's training step side by side in this run.",
-             loaded, models.size()));
+             "another; --time-training (step 6) times every model's training step side by side in this run.{}",
+             loaded, models.size(), range));
 }
 
 void note_checkpoint_steps(std::vector<MatchStudy>& matches, const std::map<std::string, ChapterModel>& models) {
@@ -489,20 +553,21 @@ std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, c
           : _f("Luong's global-general attention {} Bahdanau here: BLEU within {:.1f} points, but {} {:+.1f} points at "
                "{} words.", match_word(g.matches), std::abs(g.bleu.gap), metric_word(g.worst_metric), g.worst.gap,
                g.worst.bucket));
-  double long_spread = 1.0;  // dot's ratio spread at the row its × comes from
-  for (const ScoreCostRow& r : cost.rows)
-    if (r.src_len == cost.long_len && r.hidden == cost.small_hidden) long_spread = r.gain_spread(1);
-  const std::string per_call = _f("Per call, the two scores with tanh calls (Bahdanau, concat) against the two "
-                                  "without (dot, general): {}; dot's × at S = {} was {:.2f} in this run, moving by "
-                                  "up to {:.2f}× between its rounds there: timings vary from run to run (step 5)",
-                                  tanh_split_sentence(cost), cost.long_len, cost.dot_long, long_spread);
+  const std::string per_call =
+      cost.order_in_rounds.outcome == Outcome::inconclusive
+          ? std::string(_("Per call, no timing rounds were kept (step 5)"))
+          : _f("Per call, the two scores with tanh calls (Bahdanau, concat) took longer than the two without (dot, "
+               "general) in {} of {} timing rounds ({}); a single × moves from run to run (step 5)",
+               cost.split_rounds, cost.split_total,
+               cost.order_in_rounds.holds() ? _("most of them") : _("not most of them: too noisy to order here"));
   out.push_back(steps ? _f("{}; a whole training step of global-general runs {:.2f}× Bahdanau's speed, global-dot "
                            "{:.2f}× (step 6): the source article's 1.5–2× claim {} in this run.",
                            per_call, steps->general_speedup, steps->dot_speedup, train_claim_words(*steps))
                       : _f("{}; --time-training times whole training steps.", per_call));
-  out.push_back(_f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau ({} {:+.1f} "
-                   "points at {} words{}), while local-m's p_t = t ignores reordering.",
+  out.push_back(_f("Local-p predicts where to look (p_t) and reads only a window around it; it {} Bahdanau on {} "
+                   "({:+.1f} points at {} words; BLEU within {:.1f}{}), while local-m's p_t = t ignores reordering.",
                    match_word(lp.matches), metric_word(lp.worst_metric), lp.worst.gap, lp.worst.bucket,
+                   std::abs(lp.bleu.gap),
                    lp.best_at_last_step()
                        ? _f(", judged at its last training step, {}, where its validation BLEU was still at its "
                             "best: it may have been improving",

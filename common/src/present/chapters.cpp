@@ -33,7 +33,10 @@ const ChapterInfo& chapter_info(const std::string& number) {
 }
 
 std::string source_article() {
-  return _("\"Attention: from Seq2Seq to the Transformer revolution\" (注意力机制：从 Seq2Seq 到 Transformer 的革命)");
+  // The course holds the article's text (shared/seeds) but no author, date or address for it, so
+  // the citation says so; the Chinese title is the zh lesson's (po/zh_CN.po), not the English one's.
+  return _("\"Attention: from Seq2Seq to the Transformer revolution\" (a Chinese-language article; its author, "
+           "date and address are unknown to this course)");
 }
 
 std::string source_card() { return _("\"Attention mechanism\" (注意力机制)"); }

@@ -201,8 +201,9 @@ std::string head_view_html(const std::string& title, const std::vector<Attention
   page += "<div id=\"caption\"></div>\n<div id=\"state\"></div>\n";
   page += "<svg id=\"head-view\" xmlns=\"http://www.w3.org/2000/svg\"></svg>\n";
   page += "<div><svg id=\"grid\" xmlns=\"http://www.w3.org/2000/svg\"></svg></div>\n";
-  page += "<p style=\"color:#777\">Left: queries, right: keys; line opacity = attention weight. "
-          "Open on one head with #set=S&amp;layer=L&amp;head=H.</p>\n";
+  page += "<p style=\"color:#777\">Left: queries (in chapters 01&ndash;02: the output words), right: keys (there: "
+          "the source words); line opacity = attention weight. An RNN model has one layer and one head; chapters "
+          "03&ndash;04 introduce queries, keys and heads. Open on one head with #set=S&amp;layer=L&amp;head=H.</p>\n";
   page += "<script id=\"attn-data\" type=\"application/json\">" + payload + "</script>\n";
   page += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return page;

@@ -49,6 +49,17 @@ Table length_table(const std::vector<NamedResult>& models) {
   return t;
 }
 
+std::string two_decimals_note(const Table& t) {
+  for (const auto& row : t.data())
+    for (const auto& cell : row) {
+      const std::size_t dot = cell.find('.');
+      if (dot != std::string::npos && cell.size() - dot == 3)  // "99.96": two decimals, from format_score
+        return _("a score with two decimals (e.g. 99.96) is one that one decimal would round up to 100.0; it is "
+                 "not perfect.");
+    }
+  return "";
+}
+
 std::string bleu_chart(const std::vector<NamedResult>& models, std::size_t width) {
   static const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   std::size_t name_w = 0;

@@ -51,19 +51,23 @@ std::string shared_sizes_clause(const ModelSizes& s, const Seq2SeqConfig& widths
 void report_training_records(Narrator& nar, const std::vector<const ChapterModel*>& models);
 // Step 5: the cost table (recorded as "score_times", seconds, kScoreKinds columns), each timing's
 // spread (recorded as "score_spreads"), each ratio against Bahdanau's spread ("score_ratio_spreads",
-// column 0 is 1) with each row's dot verdict, the operation counts, and the verdicts.
+// column 0 is 1), the operation counts, the order over all rounds (order_sentence) and how far
+// Bahdanau and concat, equal in counted work, ran apart. The spread table with each row's dot
+// verdict, and every per-size verdict, only with --full: under load they change from run to run.
 void report_score_cost(Narrator& nar, const ScoreCostStudy& s);
-// Step 5's verdict on dot's speed per call (dot_faster), as step 5 and the takeaway print it.
+// Step 5's verdict on dot's speed per call (dot_faster), as step 5 (--full) prints it.
 std::string dot_speed_sentence(const ScoreCostStudy& s);
-// Step 5's operation counts at the study's ops_row beside the measured times, and the verdicts
-// mads_explain and tanh_split in words (mads_sentence, tanh_split_sentence).
+// Step 5's operation counts at the study's ops_row beside the measured times; with --full also the
+// per-size verdicts mads_explain and tanh_split in words (mads_sentence, tanh_split_sentence).
 void report_score_ops(Narrator& nar, const ScoreCostStudy& s);
 std::string mads_sentence(const ScoreCostStudy& s);
 std::string tanh_split_sentence(const ScoreCostStudy& s);
-// What held in every round (the tanh split, split_rounds of split_total) and how far the ratios moved.
+// order_in_rounds in words: in how many of all rounds both tanh scores took longer than both without.
+std::string order_sentence(const ScoreCostStudy& s);
+// How far the ratios moved between rounds (max_ratio_spread).
 std::string stability_sentence(const ScoreCostStudy& s);
-// Step 5's "why": which count orders the four kinds (tanh_split, mads_explain), and how dot's ratio
-// moved with S (dot_gain_grows).
+// Step 5's "why": what the counts say about the order over all rounds (order_in_rounds), with
+// general's multiply-adds beside Bahdanau's.
 std::string score_cost_why(const ScoreCostStudy& s);
 // Step 6 (--time-training): ms per training step (recorded as "step_times"), the article's claim,
 // the fastest model, and the step's gain beside the score's per call (g).

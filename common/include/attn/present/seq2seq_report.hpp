@@ -21,6 +21,8 @@ const EvalResult& result_named(const std::vector<NamedResult>& results, const st
 
 // Rows: length buckets (+ "all"); per model three columns "<title> BLEU", "exact %", "tok %".
 Table length_table(const std::vector<NamedResult>& models);
+// A note for a table of format_score cells, when one has two decimals (a score just under 100); else "".
+std::string two_decimals_note(const Table& t);
 // One figure per cell, as printed (BLEU with one decimal): "86.6". A score below 100 never reads
 // "100.0": from 99.95 up it gets two decimals, cut ("99.96", "99.99").
 std::string format_score(double x);

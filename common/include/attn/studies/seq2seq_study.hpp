@@ -93,7 +93,7 @@ struct OutputDiff {
 OutputDiff compare_output(const Tokens& output, const Tokens& reference);
 
 // ---- chapter 01: the alignment ----------------------------------------------------------------
-// The nth (1 = the first, wrapping) pair of this source length whose translation moves at least
+// The nth (0 or 1 = the first, as pair_of_length counts; wrapping) pair of this source length whose translation moves at least
 // `min_moved` words off their position; pairs.front() when none does.
 const SentencePair& reordered_pair(const std::vector<SentencePair>& pairs, std::size_t length, std::uint64_t nth,
                                    std::size_t min_moved = 4);
@@ -315,7 +315,14 @@ struct ScoreCostStudy {
   //   every pair holds.
   // split_rounds / split_total: over every row's rounds, the rounds in which both tanh kinds took
   //   longer than both tanh-free kinds (the order, round by round; 0 of 0 without rounds).
-  Verdict mads_explain, tanh_split;
+  // order_in_rounds: did that order hold in most rounds? measured = split_rounds, bound =
+  //   split_total / 2: holds above half, fails at half or below, inconclusive with no rounds. Pooled
+  //   over every size, so one slow round moves it by one count, not a size's verdict (what the
+  //   default lesson reports; the per-size verdicts above are --full's).
+  // concat_gain_low / high: the smallest and largest Bahdanau ÷ concat over the rows — two kinds with
+  //   the same counted work, so how far apart they run is not the score's arithmetic.
+  Verdict mads_explain, tanh_split, order_in_rounds;
+  double concat_gain_low = 1.0, concat_gain_high = 1.0;
   std::size_t mads_rows_against = 0, split_rows = 0, split_rounds = 0, split_total = 0;
   std::vector<std::size_t> split_row_index;  // the rows counted in split_rows, in table order
 };
