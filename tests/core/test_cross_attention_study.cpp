@@ -353,6 +353,17 @@ TEST_CASE("judge_alignment_and_bleu: the better aligner's BLEU against the other
   CHECK(judge_alignment_and_bleu(transformer_more, t, b).same_order.outcome == Outcome::fails);
   CHECK(judge_alignment_and_bleu(bahdanau_more, t, b).same_order.holds());
   CHECK(judge_alignment_and_bleu(transformer_more, t, unknown).same_order.outcome == Outcome::inconclusive);
+  // the better aligner kept its last step (it may still have been improving) or an earlier one
+  const AlignmentAndBleu last = judge_alignment_and_bleu(transformer_more, t, b);
+  CHECK(last.at_last_step.holds());
+  CHECK(last.at_last_step.measured == 0.0);
+  const AlignmentAndBleu earlier = judge_alignment_and_bleu(transformer_more, RecordedBleu{95.89, 1200, 1500}, b);
+  CHECK(earlier.at_last_step.outcome == Outcome::fails);
+  CHECK(earlier.at_last_step.measured == 300.0);
+  CHECK(judge_alignment_and_bleu(bahdanau_more, t, b).at_last_step.outcome == Outcome::fails);  // Bahdanau: 1200 of 1500
+  CHECK(judge_alignment_and_bleu(same, t, b).at_last_step.outcome == Outcome::inconclusive);
+  CHECK(judge_alignment_and_bleu(transformer_more, RecordedBleu{95.89, 0, 0}, b).at_last_step.outcome ==
+        Outcome::inconclusive);
   const RecordedBleu r = recorded_validation({{"valid_bleu", "99.82"}, {"best_step", "1200"}, {"steps", "1500"}});
   CHECK(r.bleu == doctest::Approx(99.82));
   CHECK(r.step == 1200);

@@ -315,8 +315,10 @@ CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, 
 
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, double transformer_bleu,
                                           double bahdanau_bleu) {
-  return judge_alignment_and_bleu(transformer_better, RecordedBleu{transformer_bleu, 1, 1},
-                                  RecordedBleu{bahdanau_bleu, 1, 1});
+  AlignmentAndBleu a = judge_alignment_and_bleu(transformer_better, RecordedBleu{transformer_bleu, 1, 1},
+                                                RecordedBleu{bahdanau_bleu, 1, 1});
+  a.at_last_step = judge_at_most(NAN, 0.0);  // the steps are not known
+  return a;
 }
 
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, const RecordedBleu& transformer,
@@ -326,6 +328,9 @@ AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, con
   const double transformer_bleu = a.transformer_bleu = transformer.bleu;
   const double bahdanau_bleu = a.bahdanau_bleu = bahdanau.bleu;
   const Outcome o = transformer_better.outcome;
+  const RecordedBleu* more = o == Outcome::holds ? &transformer : o == Outcome::fails ? &bahdanau : nullptr;
+  a.at_last_step = judge_at_most(more != nullptr && more->step > 0 && more->steps >= more->step
+                                     ? double(more->steps - more->step) : NAN, 0.0);
   // Neither aligns more (nothing to set BLEU against), or a figure not known to be its run's best.
   if ((o != Outcome::holds && o != Outcome::fails) || transformer.step == 0 || bahdanau.step == 0) {
     a.same_order = judge_at_least(NAN, 0.0);

@@ -211,10 +211,15 @@ struct RecordedBleu {
   double bleu = NAN;                // "valid_bleu"
   std::size_t step = 0, steps = 0;  // "best_step", "steps"; 0: not recorded
 };
+// at_last_step: the model that aligns more kept the last step of its run (best_step = steps): its
+// validation BLEU was still at its best when training stopped, so it may still have been
+// improving, and a lower BLEU may be a shorter training budget rather than anything alignment
+// says. measured = steps − best_step of that model, holds at ≤ 0; inconclusive when no model
+// aligns more or its steps are not recorded.
 struct AlignmentAndBleu {
   double transformer_bleu = 0.0, bahdanau_bleu = 0.0;
   RecordedBleu transformer, bahdanau;  // the same figures with the steps they were kept at
-  Verdict same_order;
+  Verdict same_order, at_last_step;
 };
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, const RecordedBleu& transformer,
                                           const RecordedBleu& bahdanau);
