@@ -201,14 +201,14 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.say(_f("columns: {}", numbered(source)));
   nar.say(_("legend: '█' visible (mask 0: a real word), '·' masked (mask −∞: padding, weight exactly 0)"));
   nar.record("padding_weights", p.masked.attn.weights);
-  nar.heatmap("padding_weights", p.masked.attn.weights + p.mask, target, numbers(p.padded),
+  nar.heatmap("padding_weights", p.masked.attn.weights + p.mask, target, source,
               _("softmax(scores + mask); '·': masked"), {0.0, 1.0});
   nar.record_tokens("padding_weights", target, source);
   nar.record("padding_output", p.masked.attn.output);
   nar.record("unpadded_output", p.unpadded_output);
   nar.record("unmasked_weights", p.unmasked.attn.weights);
   nar.record("unmasked_output", p.unmasked.attn.output);
-  nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, numbers(p.padded),
+  nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, source,
               _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
                  100.0 * p.unmasked_pad_share), {0.0, 1.0});
   nar.record_tokens("unmasked_weights", target, source);
