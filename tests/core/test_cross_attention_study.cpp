@@ -327,6 +327,24 @@ TEST_CASE("padding_study: each row's pad share without the mask, their largest t
   CHECK(p.unmasked_pad_share == doctest::Approx(most));
 }
 
+TEST_CASE("region_signal: the first word's largest region channel, and its mean over the positions painted with it") {
+  const ImageStudy s = image_study(7);
+  const ImageConditioning& im = s.im;
+  const RegionSignal& r = s.signal;
+  CHECK(r.word == 0);
+  for (std::size_t ch = 0; ch < im.regions.shape(1); ++ch) CHECK(std::abs(im.regions(0, ch)) <= std::abs(r.region));
+  CHECK(r.region == doctest::Approx(im.regions(0, r.channel)));
+  double sum = 0.0;
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < im.layout.size(); ++p)
+    if (im.layout[p] == 0) sum += im.latent(p, r.channel), ++n;
+  CHECK(r.positions == n);
+  CHECK(r.mean == doctest::Approx(sum / double(n)));
+  // with noise σ = 0.3 over n positions, the mean stays near the region's value
+  CHECK(std::abs(r.mean - r.region) < 4.0 * 0.3 / std::sqrt(double(n)));
+  CHECK(region_signal(im, 99).positions == 0);  // no such word
+}
+
 TEST_CASE("image_noise_sweep: the built-in margin holds at the chapter's noise and fails once the noise is large") {
   const ImageConditioningConfig cfg;
   const std::vector<ImageStudy> s = image_noise_sweep(7, cfg, {cfg.noise, 4.0f});

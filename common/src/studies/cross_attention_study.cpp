@@ -118,8 +118,23 @@ ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg)
   s.clean_own_weight = scores.empty() ? NAN : weights[0];
   const std::size_t n = im.side * im.side;
   s.reads_painted = judge_at_least(n == 0 ? NAN : double(im.hits) / double(n), kImageReadsBound);
+  s.signal = region_signal(im, 0);
   s.im = std::move(im);
   return s;
+}
+
+RegionSignal region_signal(const ImageConditioning& im, std::size_t word) {
+  RegionSignal r;
+  r.word = word;
+  if (word >= im.regions.shape(0) || im.regions.shape(1) == 0) return r;
+  for (std::size_t ch = 1; ch < im.regions.shape(1); ++ch)
+    if (std::abs(im.regions(word, ch)) > std::abs(im.regions(word, r.channel))) r.channel = ch;
+  r.region = im.regions(word, r.channel);
+  double sum = 0.0;
+  for (std::size_t p = 0; p < im.layout.size() && p < im.latent.shape(0); ++p)
+    if (im.layout[p] == int(word)) sum += im.latent(p, r.channel), ++r.positions;
+  r.mean = r.positions ? sum / double(r.positions) : NAN;
+  return r;
 }
 
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg) {
