@@ -256,8 +256,8 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
            _f("(positions×d_y) = ({}×{}): queries' input, one row per grid position", n_pos, im.latent.shape(1)));
   const RegionSignal& sig = s.signal;
   if (sig.positions > 0 && sig.word < im.words.size())
-    nar.say(_f("look at column {}: '{}''s region vector has {:.3f} there, its largest entry, and the {} positions "
-               "painted '{}' average {:.3f} in it — the region showing through noise of σ = {:.1f}", sig.channel,
+    nar.say(_f("look at column {}: the region vector of '{}' has {:.3f} there, its largest entry, and the {} "
+               "positions painted '{}' average {:.3f} in it — the region showing through noise of σ = {:.1f}", sig.channel,
                im.words[sig.word], sig.region, sig.positions, im.words[sig.word], sig.mean, cfg.noise));
   nar.show("image_text", im.text, im.words, {},
            _f("(tokens×d_x) = ({}×{}): the prompt \"{}\"", im.words.size(), im.text.shape(1),
