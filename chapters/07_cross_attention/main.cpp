@@ -15,6 +15,7 @@
 #include "attn/present/ch07_report.hpp"
 #include "attn/present/cli.hpp"
 #include "attn/present/seq2seq_report.hpp"
+#include "attn/studies/transformer_claims.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 using namespace attn;
@@ -64,7 +65,8 @@ int main(int argc, char** argv) {
     // the run here, not after eight steps.
     const ToyCorpus corpus = make_toy_corpus(chapter_corpus_config());
     const ChapterModel bm = chapter_model("01", "bahdanau", corpus, false, bahdanau_path, TrainConfig{});
-    if (transformer_path.empty()) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
+    const bool shipped_transformer = transformer_path.empty();  // its idle-machine training time is known
+    if (shipped_transformer) transformer_path = find_data_file("ch08/transformer_post.safetensors").value_or("");
     std::optional<Transformer> tm;
     Metadata trained_how;  // what the file records of its training
     if (!transformer_path.empty()) tm = load_transformer(transformer_path, nullptr, &trained_how);
@@ -75,8 +77,13 @@ int main(int argc, char** argv) {
     const std::string src_words = source_words(S), tgt_words = target_words(T);
     nar.show("X", X, src, {}, _f("(S×d_x) = ({}×{}), S = {} {}: the encoder's output, a row each", S, d_x, S, src_words));
     nar.show("Y", Y, tgt, {}, _f("(T×d_y) = ({}×{}), T = {} {}: the decoder's states, a row each", T, d_y, T, tgt_words));
-    nar.say(_f("the widths may differ: only W_Q's rows follow d_y and W_K's, W_V's rows follow d_x (here d_y = {}, "
-               "d_x = {}; step 8's image: 8 and 12)", d_y, d_x));
+    const ImageConditioningConfig image_widths;  // step 8's: the latent's d_y and the prompt's d_x
+    nar.say(d_y == d_x ? _f("W_Q has d_y rows, W_K and W_V have d_x rows, so the two widths may differ (equal here: "
+                            "d_y = d_x = {}; step 8's image uses {} and {})", d_y, image_widths.d_latent,
+                            image_widths.d_text)
+                       : _f("W_Q has d_y rows, W_K and W_V have d_x rows, so the two widths may differ (here d_y = "
+                            "{}, d_x = {}; step 8's image uses {} and {})", d_y, d_x, image_widths.d_latent,
+                            image_widths.d_text));
     nar.say(_("(toy vectors fixed by the seed; in a trained model they come out of the encoder and decoder)"));
     nar.code("attn/data/word_vectors.hpp: word_vectors");
     nar.why(_("self-attention mixed one sequence with itself; a translator mixes what it writes with what it reads."));
@@ -114,7 +121,7 @@ int main(int argc, char** argv) {
     report_self_case(nar, self, d_x != d_y);
     nar.code("attn/studies/cross_attention_study.hpp: self_case_check");
     nar.why(_("one function serves both; a Transformer decoder layer uses it twice: first on (Y, Y) with a causal "
-              "mask, then on (Y, X)."));
+              "mask, then on (Y, X) (Vaswani et al. 2017, §3.2.3)."));
 
     nar.step(_("A source of any length"), _("weights ∈ ℝ^(T×S): S is free"));
     const SourceLengthStudy lengths = source_length_study(Y, W, {2, 4, 8, 16, 32, 60}, d_x, seed);
@@ -155,7 +162,10 @@ int main(int argc, char** argv) {
     nar.step(_("A trained Transformer's cross-attention, per layer and head"), "softmax(Q_dec·K_encᵀ/√d_k)");
     std::optional<TransformerHeads> heads;
     if (tm) heads = transformer_heads(*tm, bm.model, ex, corpus, bahdanau, trained_how, bm.metadata);
-    heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path, trained_how) : report_no_transformer(nar);
+    const double alone_s =
+        shipped_transformer && trained_how.count("norm") ? retrained_alone_seconds(trained_how.at("norm")) : 0.0;
+    heads ? report_transformer(nar, *heads, bahdanau, ex, transformer_path, trained_how, alone_s)
+          : report_no_transformer(nar);
     nar.code("attn/studies/cross_attention_study.hpp: transformer_heads, layer_similarity");
     nar.why(_("every decoder layer has its own cross-attention, every head its own weights over the source."));
 

@@ -48,6 +48,15 @@ TEST_CASE("chapter 06 runs a small sweep; its printed slopes are the export's") 
   const double kv_diff = j["kv_cache"]["max_diff"].get<double>();
   CHECK(r.has(kv_diff <= 1e-5 ? "same outputs" : "the outputs differ"));
   CHECK(r.has("Takeaway"));
+  // Step 4: the trace's last ℓ beside the same row's softmax denominator summed directly, recomputed
+  // from the exported online_trace (column 5: ℓ after); the first tile's m before is −∞.
+  const Mat ot = npy_to_mat(read_npy((dir / "online_trace.npy").string()), "online_trace");
+  CHECK(r.has(fmt::format("against ℓ after the last tile {:.4f}: the same", ot(ot.shape(0) - 1, 5))));
+  CHECK(r.has("−∞"));
+  CHECK_FALSE(r.has("-inf"));
+  // Step 3: linear attention's error read against answering 0
+  CHECK(r.has("(ratio "));
+  CHECK(r.has("answering 0 everywhere, which is off by"));
   fs::remove_all(dir);
 }
 

@@ -327,6 +327,24 @@ TEST_CASE("padding_study: each row's pad share without the mask, their largest t
   CHECK(p.unmasked_pad_share == doctest::Approx(most));
 }
 
+TEST_CASE("region_signal: the first word's largest region channel, and its mean over the positions painted with it") {
+  const ImageStudy s = image_study(7);
+  const ImageConditioning& im = s.im;
+  const RegionSignal& r = s.signal;
+  CHECK(r.word == 0);
+  for (std::size_t ch = 0; ch < im.regions.shape(1); ++ch) CHECK(std::abs(im.regions(0, ch)) <= std::abs(r.region));
+  CHECK(r.region == doctest::Approx(im.regions(0, r.channel)));
+  double sum = 0.0;
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < im.layout.size(); ++p)
+    if (im.layout[p] == 0) sum += im.latent(p, r.channel), ++n;
+  CHECK(r.positions == n);
+  CHECK(r.mean == doctest::Approx(sum / double(n)));
+  // with noise σ = 0.3 over n positions, the mean stays near the region's value
+  CHECK(std::abs(r.mean - r.region) < 4.0 * 0.3 / std::sqrt(double(n)));
+  CHECK(region_signal(im, 99).positions == 0);  // no such word
+}
+
 TEST_CASE("image_noise_sweep: the built-in margin holds at the chapter's noise and fails once the noise is large") {
   const ImageConditioningConfig cfg;
   const std::vector<ImageStudy> s = image_noise_sweep(7, cfg, {cfg.noise, 4.0f});
@@ -353,6 +371,17 @@ TEST_CASE("judge_alignment_and_bleu: the better aligner's BLEU against the other
   CHECK(judge_alignment_and_bleu(transformer_more, t, b).same_order.outcome == Outcome::fails);
   CHECK(judge_alignment_and_bleu(bahdanau_more, t, b).same_order.holds());
   CHECK(judge_alignment_and_bleu(transformer_more, t, unknown).same_order.outcome == Outcome::inconclusive);
+  // the better aligner kept its last step (it may still have been improving) or an earlier one
+  const AlignmentAndBleu last = judge_alignment_and_bleu(transformer_more, t, b);
+  CHECK(last.at_last_step.holds());
+  CHECK(last.at_last_step.measured == 0.0);
+  const AlignmentAndBleu earlier = judge_alignment_and_bleu(transformer_more, RecordedBleu{95.89, 1200, 1500}, b);
+  CHECK(earlier.at_last_step.outcome == Outcome::fails);
+  CHECK(earlier.at_last_step.measured == 300.0);
+  CHECK(judge_alignment_and_bleu(bahdanau_more, t, b).at_last_step.outcome == Outcome::fails);  // Bahdanau: 1200 of 1500
+  CHECK(judge_alignment_and_bleu(same, t, b).at_last_step.outcome == Outcome::inconclusive);
+  CHECK(judge_alignment_and_bleu(transformer_more, RecordedBleu{95.89, 0, 0}, b).at_last_step.outcome ==
+        Outcome::inconclusive);
   const RecordedBleu r = recorded_validation({{"valid_bleu", "99.82"}, {"best_step", "1200"}, {"steps", "1500"}});
   CHECK(r.bleu == doctest::Approx(99.82));
   CHECK(r.step == 1200);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "attn/present/ch06_report.hpp"
 #include "attn/studies/efficient_sweep.hpp"
 #include "attn/tensor/rng.hpp"
 
@@ -161,6 +162,19 @@ TEST_CASE("linear and tiled checks hold on random inputs; KV-cache decoding give
   const TiledCheck t = tiled_attention_check(q, k, v, rng.normal_mat(32, 8), 8, 5);
   CHECK(t.exact.holds());
   CHECK(t.trace.size() == 4);
+  // the trace's last ℓ is the row's softmax denominator, summed directly over all 32 keys
+  CHECK(t.same_sum.holds());
+  CHECK(t.direct_sum == doctest::Approx(double(t.trace.back().l_after)).epsilon(1e-5));
+  CHECK(t.direct_max == doctest::Approx(double(t.trace.back().m_after)).epsilon(1e-6));
+  CHECK(judge_same_sum(1.7697, 1.7697).holds());
+  CHECK(judge_same_sum(1.78, 1.7697).outcome == Outcome::fails);
+  CHECK(judge_same_sum(1.0, 0.0).outcome == Outcome::inconclusive);
+  // against answering 0, which is off by softmax's largest output
+  CHECK(l.to_zero == doctest::Approx(l.softmax_diff / l.softmax_max));
+  CHECK(judge_linear_against_zero(0.5).holds());
+  CHECK(judge_linear_against_zero(0.99).outcome == Outcome::partly);
+  CHECK(judge_linear_against_zero(1.02).outcome == Outcome::fails);
+  CHECK(judge_linear_against_zero(NAN).outcome == Outcome::inconclusive);
   const KVCacheTiming kv = time_kv_cache(32, 4, 2, 8, 1);
   CHECK(kv.same_outputs.holds());
   CHECK(kv.max_diff <= 1e-5);
@@ -257,4 +271,22 @@ TEST_CASE("pair_cost: a ratio and a break-even share only from accepted cells, e
   CHECK(pair_cost(w, f).outcome == PairCostOutcome::all_pairs);
   w.seconds = 0.5e-3;
   CHECK(pair_cost(w, f).outcome == PairCostOutcome::none);
+}
+
+TEST_CASE("ch06_takeaway: a judged slope is quoted; a slope too noisy to judge is not") {
+  EfficientSweep s;
+  s.variants.push_back(variant("full", 2.0, {1, 4, 16, 64, 256}, {1, 4, 16, 64, 256}));
+  for (const char* name : {"window", "dilated", "longformer", "bigbird"})
+    s.variants.push_back(variant(name, 1.0, {8, 16, 32, 64, 128}, {8, 16, 32, 64, 128}));
+  judge_sweep(s, 1024);
+  const std::string quiet = ch06_takeaway(s, 1024).front();
+  CHECK(quiet.find("holds for window 1.00") != std::string::npos);
+  CHECK(quiet.find("measured slopes of time on n for n ≥ 1024") != std::string::npos);
+  for (VariantSweep& v : s.variants)
+    for (VariantPoint& p : v.points) p.cpu_share = 0.2;  // the same times on a machine others kept busy
+  judge_sweep(s, 1024);
+  const std::string busy = ch06_takeaway(s, 1024).front();
+  CHECK(busy.find("no slope of time on n could be judged in this run (too noisy for window, dilated, longformer, "
+                  "bigbird)") != std::string::npos);
+  CHECK(busy.find("1.00") == std::string::npos);  // no slope quoted that the step did not judge
 }

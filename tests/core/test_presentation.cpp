@@ -162,6 +162,12 @@ TEST_CASE("Table aligns a column as a whole: numbers (commas, placeholders) righ
   CHECK(s.find("1      h      146,016  +0.048\n") != std::string::npos);
   CHECK(s.find("2      e          256       —\n") != std::string::npos);  // a lone "e" is a token, not a number
   CHECK(s.find("3      .        1,554    -0.1\n") != std::string::npos);
+  // −∞ (a running max before any score) is a number: its column stays right-aligned
+  Table m({"keys", "m before"});
+  m.add({"0–7", "−∞"}).add({"8–15", "3.865"});
+  const std::string ms = m.render("");
+  CHECK(ms.find("0–7         −∞\n") != std::string::npos);
+  CHECK(ms.find("8–15     3.865\n") != std::string::npos);
 }
 
 // Every line of `text` ends at its last visible character.

@@ -42,6 +42,16 @@ void report_linear(Narrator& nar, const LinearCheck& c) {
                       "{:.2f} — a different model, not an approximation", c.softmax_diff, c.softmax_max)
                  : _f("vs softmax attention on the same inputs: max diff {:.2f}, where softmax's outputs reach "
                       "{:.2f} — close on these inputs", c.softmax_diff, c.softmax_max));
+  // answering 0 everywhere would be off by exactly softmax's largest output
+  if (c.beats_zero.holds())
+    nar.result(_f("(ratio {:.2f}×: closer to softmax attention than answering 0 everywhere, which is off by {:.2f})",
+                  c.to_zero, c.softmax_max));
+  else if (c.beats_zero.outcome == Outcome::partly)
+    nar.result(_f("(ratio {:.2f}×: about as far off as answering 0 everywhere, which is off by {:.2f})", c.to_zero,
+                  c.softmax_max));
+  else if (c.beats_zero.outcome == Outcome::fails)
+    nar.result(_f("(ratio {:.2f}×: further off than answering 0 everywhere, which is off by {:.2f})", c.to_zero,
+                  c.softmax_max));
 }
 
 void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t tile) {
@@ -49,7 +59,9 @@ void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t
   Mat trace_m = xt::zeros<float>({c.trace.size(), std::size_t(6)});
   for (std::size_t t = 0; t < c.trace.size(); ++t) {
     const auto& s = c.trace[t];
-    tt.add({fmt::format("{}–{}", s.begin, s.end - 1), fmt::format("{:.3f}", s.tile_max), fmt::format("{:.3f}", s.m_before),
+    const std::string m_before = std::isinf(s.m_before) ? std::string(s.m_before < 0 ? "−∞" : "∞")
+                                                        : fmt::format("{:.3f}", s.m_before);
+    tt.add({fmt::format("{}–{}", s.begin, s.end - 1), fmt::format("{:.3f}", s.tile_max), m_before,
             fmt::format("{:.3f}", s.m_after), fmt::format("{:.4f}", s.alpha), fmt::format("{:.4f}", s.l_before),
             fmt::format("{:.4f}", s.l_after)});
     const float vals[] = {s.tile_max, s.m_before, s.m_after, s.alpha, s.l_before, s.l_after};
@@ -60,12 +72,17 @@ void report_tiled(Narrator& nar, const TiledCheck& c, std::size_t n, std::size_t
             "is added"));
   nar.table(tt);
   nar.record("online_trace", trace_m);
+  if (!c.trace.empty())
+    nar.result(_f("direct, all {} keys at once: Σ_j e^(s_j − {:.3f}) = {:.4f}, against ℓ after the last tile {:.4f}: "
+                  "{}", n, c.direct_max, c.direct_sum, c.trace.back().l_after,
+                  c.same_sum.holds() ? _("the same: the rescaling by α made the running sum exact")
+                                     : _("they differ by more than float rounding")));
+  nar.say(_("L: the row's log-sum-exp, which the forward pass keeps; dQ, dK, dV: the loss's gradients with respect "
+            "to Q, K, V, each against the materialised backward"));
   nar.result(_f("tiled ({}×{} tiles) vs materialised attention: max diff {:.1e}; backward recomputing tiles from "
                 "L = m + log ℓ: dQ {:.1e}, dK {:.1e}, dV {:.1e} — {}", tile, tile, c.forward, c.dq, c.dk, c.dv,
                 c.exact.holds() ? _f("exact to float rounding; the {}×{} matrix never existed", n, n)
                                 : _("more than float rounding apart")));
-  nar.say(_("L: the row's log-sum-exp, which the forward pass keeps; dQ, dK, dV: the loss's gradients with respect "
-            "to Q, K, V, each against the materialised backward"));
 }
 
 void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) {
@@ -101,6 +118,11 @@ void report_kv_cache(Narrator& nar, const KVCacheTiming& kv, std::size_t steps) 
                     100 * kKVSpeedupTolerance, kv.work_ratio));
       nar.say(_f("per multiply-add, the cached run's medians took {:.1f}× as long as the uncached run's (from the "
                  "medians and the count; as noisy as the speed-ups it comes from)", per_op));
+      if (kv.speedup_best() < kv.work_ratio && kv.speedup_median() < kv.work_ratio)
+        nar.say(_f("so neither speed-up reaches the counted {:.1f}×: the cached run spends more time per counted "
+                   "multiply-add (a possible reason, not measured here: its products are single rows and its steps "
+                   "carry a fixed overhead, while the uncached run multiplies whole prefixes)",
+                   kv.work_ratio));
       break;
     default:
       nar.result(_f("measured {:.2f}× (medians): the cache did not make decoding faster here, against {:.1f}× "
@@ -216,7 +238,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   // Why a sparse pattern can lose to full attention: its cost per visible pair.
   const VariantSweep& full = s.variants.front();
   const VariantPoint& f0 = full.points.front();
-  bool slower = false;
+  bool slower = false, over_one_core = false;
   for (const char* name : kSparse) {
     const VariantSweep& v = s.at(name);
     // best runs, as the table prints them; the spread says how far a typical run strays
@@ -235,6 +257,7 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
                       "break-even share",
                       v.name, c.n, 100.0 * c.spread, 100.0 * c.cpu_share, c.ns, c.full_ns, 100.0 * kPairCostSpread,
                       100.0 * kContendedCpuShare));
+        over_one_core = over_one_core || c.cpu_share > 1.0;
         break;
       case PairCostOutcome::dearer:
         slower = true;
@@ -245,6 +268,9 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
         break;
     }
   }
+  if (over_one_core)
+    nar.say(_("(a share of a core over 100%: the run's CPU time exceeded its wall time, so more than one of this "
+              "process's threads ran at once)"));
   if (slower)
     nar.say(_("full attention makes all n² scores with one BLAS (Basic Linear Algebra Subprograms: the tuned "
             "matrix library) matrix product, streaming through memory in order; "
@@ -279,17 +305,24 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
   }
   nar.say(_("work: counted buffers at the largest n measured. err vs full: max |variant − full attention| at the "
             "largest n where full attention ran (Q, K, V ~ N(0, 1))."));
+  nar.say(_("the buffers differ by implementation, not by how many keys a query sees: window streams blocks of "
+            "queries through one fixed buffer, whatever n; dilated and Longformer hold an index list of every "
+            "visible (query, key) pair, about n·w entries, plus one row of weights; BigBird one block × block tile and its "
+            "block list; full attention the n × n scores and weights"));
   Table errs({_("variant"), _("work MiB @max"), _("err vs full @max"), _("err / full's max |output|"),
               _("vs answering 0")});
   const std::vector<ErrorAgainstZero> ez = errors_against_zero(s);
-  std::vector<std::string> worse;  // worse than answering 0, with the ratio of their outputs' size
+  // worse than answering 0, with the ratio of their outputs' size: the sparse patterns, and the others
+  // (linear attention), which average every key through another kernel rather than fewer keys
+  std::vector<std::string> worse, worse_other;
   for (const ErrorAgainstZero& e : ez) {
     const bool judged = e.beats_zero.outcome == Outcome::holds || e.beats_zero.outcome == Outcome::fails;
     errs.add({e.name, fmt::format("{:.2f}", e.work_mib), e.err < 0 ? "—" : fmt::format("{:.1e}", e.err),
               judged ? fmt::format("{:.2f}×", e.ratio) : "—",
               !judged ? "—" : e.beats_zero.holds() ? std::string(_("closer")) : std::string(_("further"))});
     if (e.beats_zero.outcome == Outcome::fails)
-      worse.push_back(_f("{} {:.1f}× (its outputs reach {:.1f}× full attention's)", e.name, e.ratio, e.out_ratio));
+      (e.name == "linear" ? worse_other : worse)
+          .push_back(_f("{} {:.2f}× (its outputs reach {:.2f}× full attention's)", e.name, e.ratio, e.out_ratio));
   }
   nar.table(errs, /*as_result=*/true);
   const ErrorAgainstZero* any = nullptr;
@@ -304,6 +337,10 @@ void report_sweep(Narrator& nar, const EfficientSweep& s, const EfficientSweepCo
                   "outputs are small; a pattern averages only the keys it keeps, so its outputs stay large — on "
                   "random inputs there is nothing local for a pattern to find",
                   fmt::join(worse, _("; "))));
+  if (!worse_other.empty())
+    nar.result(_f("further from full attention than 0 is, too: {}; linear attention keeps every key but weighs it "
+                  "by φ(q)·φ(k) instead of softmax (step 3), so it is a different model, not a pattern that drops "
+                  "keys", fmt::join(worse_other, _("; "))));
 }
 
 std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_from) {
@@ -314,10 +351,11 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
     if (std::isnan(v.noise)) unjudged.push_back(item);
     else if (v.exponent.holds()) holds.push_back(item);
     else if (v.exponent.outcome == Outcome::fails) fails.push_back(item);
-    else if (v.exponent.outcome == Outcome::too_noisy) too_noisy.push_back(item);
+    else if (v.exponent.outcome == Outcome::too_noisy) too_noisy.push_back(v.name);  // a slope too noisy to quote
     else noisy.push_back(item);
   }
   std::vector<std::string> parts;
+  const bool none_judged = holds.empty() && noisy.empty() && fails.empty();
   auto add = [&](const std::vector<std::string>& xs, const char* pattern) {
     if (!xs.empty()) parts.push_back(fmt::format(fmt::runtime(pattern), fmt::join(xs, _(", "))));
   };
@@ -336,10 +374,17 @@ std::vector<std::string> ch06_takeaway(const EfficientSweep& s, std::size_t fit_
       worse.empty() ? std::string(_("They change the answer: they drop keys."))
                     : _f("They change the answer: on these random inputs their error is further from full attention "
                          "than answering 0 ({}).", fmt::join(worse, _(", ")));
+  std::vector<std::string> why_not;  // the none_judged case: why each slope was not judged
+  if (!too_noisy.empty()) why_not.push_back(_f("too noisy for {}", fmt::join(too_noisy, _(", "))));
+  if (!unjudged.empty())
+    why_not.push_back(_f("fewer than 3 sizes ≥ {} for {}", fit_from, fmt::join(unjudged, _(", "))));
+  const std::string slopes =
+      none_judged ? _f("no slope of time on n could be judged in this run ({}): the timings cannot show O(n) against "
+                       "full attention's O(n²) here; rerun step 6 on an idle machine", fmt::join(why_not, _("; ")))
+                  : _f("measured slopes of time on n for n ≥ {} in this run: {} (timings vary from run to run on a "
+                       "shared machine; step 6's noise column says by how much)", fit_from, fmt::join(parts, _("; ")));
   return {
-      _f("Window, dilated, Longformer and BigBird are O(n) by construction; measured slopes of time on n for n ≥ {} "
-         "in this run: {} (timings vary from run to run on a shared machine; step 6's noise column says by how "
-         "much). {}", fit_from, fmt::join(parts, _("; ")), answer),
+      _f("Window, dilated, Longformer and BigBird are O(n) by construction; {}. {}", slopes, answer),
       _("Linear attention is O(n) and a different model; tiled attention is exact at O(n²) time and O(tile) memory."),
       _("The KV cache turns decoding from quadratic recomputation into one projection per token; GQA/MQA shrink it."),
   };

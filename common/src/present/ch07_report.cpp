@@ -15,6 +15,7 @@
 #include "attn/present/side_by_side.hpp"
 #include "attn/present/terminal.hpp"
 #include "attn/present/verdict_words.hpp"
+#include "attn/studies/transformer_claims.hpp"
 #include "attn/present/i18n.hpp"  // last: it defines the _ macro
 
 namespace attn {
@@ -65,6 +66,16 @@ std::string range_text(double lo, double hi) {
   const std::string a = fmt::format("{:.4f}", lo), b = fmt::format("{:.4f}", hi);
   return a == b ? _f("all {}", a) : _f("{} to {}", a, b);
 }
+// A checkpoint's text as a number; NaN when it is not one ("?", "", "12x").
+double number_or_nan(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    return used == text.size() && std::isfinite(v) ? v : NAN;
+  } catch (const std::exception&) {
+    return NAN;
+  }
+}
 // Every (layer, head) of a (layers, heads, T, S) tensor as the --html page's layers.
 std::vector<Tensor3> layers_of(const Tensor4& w) {
   std::vector<Tensor3> out;
@@ -112,14 +123,17 @@ void report_reference(Narrator& nar, const ReferenceCheck& c) {
 
 void report_self_case(Narrator& nar, const SelfCaseCheck& c, bool own_weights) {
   if (own_weights) nar.say(_("(d_x ≠ d_y: W_K and W_V do not fit Y, so this step draws square ones of its own)"));
-  nar.say(_("cross_attention(Y, Y) against chapter 03's self_attention(Y) with the same W_Q, W_K, W_V:"));
+  nar.say(own_weights ? _("cross_attention(Y, Y) against chapter 03's self_attention(Y) with this step's own W_Q, W_K, "
+                          "W_V:")
+                       : _("cross_attention(Y, Y) against chapter 03's self_attention(Y) with the same W_Q, W_K, W_V:"));
   nar.result(_f("max |Δweights| = {:.1e}, max |Δoutput| = {:.1e}; both {}×{}: {}", c.weights_diff, c.output_diff,
                 c.n, c.n, c.same.holds() ? _("the same computation") : _("they differ by more than float rounding")));
 }
 
 void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, const Labels& target, std::size_t d_v) {
   const std::size_t t = target.size();
-  Table lengths({"S", _("source (first words)"), _("weights"), _("output"), _("row sums"), _("largest weight")});
+  Table lengths({"S", _("source (first words)"), _("weights"), _("output"), _("row sums"), _("largest weight"),
+                 _("uniform 1/S")});
   std::size_t s_max = 0;
   for (const auto& r : s.rows) s_max = std::max(s_max, r.s);
   Mat table = xt::zeros<float>({s.rows.size(), std::size_t(4)});
@@ -130,7 +144,8 @@ void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, const Labe
     const Labels first(r.words.begin(), r.words.begin() + std::ptrdiff_t(std::min<std::size_t>(3, r.words.size())));
     lengths.add({std::to_string(r.s), fmt::format("{}{}", fmt::join(first, " "), r.words.size() > 3 ? " …" : ""),
                  shape_text(shape_of(r.weights)), shape_text(r.output_shape),
-                 range_text(r.sums.min_sum, r.sums.max_sum), fmt::format("{:.3f}", r.largest)});
+                 range_text(r.sums.min_sum, r.sums.max_sum), fmt::format("{:.3f}", r.largest),
+                 fmt::format("{:.3f}", 1.0 / double(r.s))});
     const double vals[] = {double(r.s), r.sums.min_sum, r.sums.max_sum, r.largest};
     for (std::size_t c = 0; c < 4; ++c) table(i, c) = float(vals[c]);
     xt::view(weights, i, xt::all(), xt::range(0, r.weights.shape(1))) = r.weights;
@@ -142,8 +157,10 @@ void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, const Labe
   for (const auto& r : s.rows)  // the longest source's words label the padded width
     if (r.s == s_max) nar.record_tokens("length_weights", target, r.words);
   nar.manifest_field("length_sources", sources.dump());
-  nar.say(_f("each source is the first S words of one {}-word sentence, so a longer one extends the shorter",
+  nar.say(_f("each source is the first S words of one {}-word sentence, so a longer one extends the shorter one.",
              s_max));
+  nar.say(_("uniform 1/S: the weight of a row that spreads evenly over all S words; the largest weight's distance "
+            "above it says how focused a row is"));
   nar.result(_f("the same W_Q, W_K, W_V ({} numbers) read every source; the output stays {}×{} at every S: {}",
                 s.parameters, t, d_v, outcome_word(s.one_output_shape.outcome)));
   if (s.rows.size() < 2) return;
@@ -184,21 +201,21 @@ void report_padding(Narrator& nar, const PaddingStudy& p, const Mat& x_padded, c
   nar.say(_f("columns: {}", numbered(source)));
   nar.say(_("legend: '█' visible (mask 0: a real word), '·' masked (mask −∞: padding, weight exactly 0)"));
   nar.record("padding_weights", p.masked.attn.weights);
-  nar.heatmap("padding_weights", p.masked.attn.weights + p.mask, target, numbers(p.padded),
+  nar.heatmap("padding_weights", p.masked.attn.weights + p.mask, target, source,
               _("softmax(scores + mask); '·': masked"), {0.0, 1.0});
   nar.record_tokens("padding_weights", target, source);
   nar.record("padding_output", p.masked.attn.output);
   nar.record("unpadded_output", p.unpadded_output);
   nar.record("unmasked_weights", p.unmasked.attn.weights);
   nar.record("unmasked_output", p.unmasked.attn.output);
-  nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, numbers(p.padded),
+  nar.heatmap("unmasked_weights", p.unmasked.attn.weights, target, source,
               _f("without the mask: '<pad>' takes up to {:.1f}% of a row",
                  100.0 * p.unmasked_pad_share), {0.0, 1.0});
   nar.record_tokens("unmasked_weights", target, source);
   std::vector<std::string> shares;  // a row's pad cells can each be faint while together they are large
   for (std::size_t i = 0; i < target.size() && i < p.unmasked_row_pad_share.size(); ++i)
     shares.push_back(fmt::format("{} {:.1f}%", target[i], 100.0 * p.unmasked_row_pad_share[i]));
-  nar.result(_f("without the mask, each row's weight on all the '<pad>' columns together: {}", fmt::join(shares, ", ")));
+  nar.result(_f("without the mask, each row's weight on all the '<pad>' columns together: {}", fmt::join(shares, _(", "))));
   nar.result(_f("with the mask: largest weight on a '<pad>' {:.1e} ({}); output against attention over the {} "
                 "real words alone: max |Δ| = {:.1e} ({})", p.masked_pad_weight, outcome_word(p.pads_ignored.outcome),
                 p.valid, p.masked_vs_unpadded, outcome_word(p.same_as_unpadded.outcome)));
@@ -237,6 +254,11 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
   nar.say(_("Measured: which words the noisy grid reads."));
   nar.show("image_latent", im.latent, pos, {},
            _f("(positions×d_y) = ({}×{}): queries' input, one row per grid position", n_pos, im.latent.shape(1)));
+  const RegionSignal& sig = s.signal;
+  if (sig.positions > 0 && sig.word < im.words.size())
+    nar.say(_f("look at column {}: the region vector of '{}' has {:.3f} there, its largest entry, and the {} "
+               "positions painted '{}' average {:.3f} in it — the region showing through noise of σ = {:.1f}", sig.channel,
+               im.words[sig.word], sig.region, sig.positions, im.words[sig.word], sig.mean, cfg.noise));
   nar.show("image_text", im.text, im.words, {},
            _f("(tokens×d_x) = ({}×{}): the prompt \"{}\"", im.words.size(), im.text.shape(1),
               fmt::join(im.words, ", ")));
@@ -281,9 +303,35 @@ void report_image(Narrator& nar, const ImageStudy& s, const ImageConditioningCon
   for (std::size_t i = 0; i < noisier.size() && i < noises.size(); ++i)
     rows.push_back(_f("σ = {:.1f}: {} of {} ({})", noises[i], noisier[i].im.hits, n_pos,
                       outcome_word(noisier[i].reads_painted.outcome)));
+  // What a region gets back: its output row beside the value row of the word painted there, for the
+  // first position painted with the prompt's first word and the first painted with its last.
+  Table back({_("row"), "0", "1", "2", "3"});
+  const std::size_t dv = im.trace.v.shape(1);
+  if (dv >= 4 && !im.words.empty()) {
+    for (const std::size_t w : {std::size_t(0), im.words.size() - 1}) {
+      const auto at = std::find(im.layout.begin(), im.layout.end(), int(w));
+      if (at == im.layout.end()) continue;
+      const std::size_t p = std::size_t(at - im.layout.begin());
+      auto cells = [&](const std::string& name, const Mat& m, std::size_t r) {
+        std::vector<std::string> row = {name};
+        for (std::size_t c = 0; c < 4; ++c) row.push_back(fmt::format("{:.3f}", m(r, c)));
+        return row;
+      };
+      back.add(cells(_f("V['{}']", im.words[w]), im.trace.v, w));
+      back.add(cells(_f("image_output {}, {:.3f} on '{}'", pos[p], im.trace.attn.weights(p, w), im.words[w]),
+                     im.trace.attn.output, p));
+    }
+    nar.say(dv > 4 ? _f("what a position gets back (the first 4 of d_v = {} columns): its image_output row, Σ_w "
+                        "weight_w·V[w], under the V row of the word painted there, with its weight on that word", dv)
+                   : _("what a position gets back: its image_output row, Σ_w weight_w·V[w], under the V row of the "
+                       "word painted there, with its weight on that word"));
+    nar.table(back, /*as_result=*/true);
+  }
   if (!rows.empty())
     nar.result(_f("W_Q's margin was built in, so the test above can only fail through the noise; the same grid with "
-                  "more noise: {}", fmt::join(rows, _("; "))));
+                  "more noise (σ: the noise's standard deviation, {:.1f} above): {}; chance, a word picked at random "
+                  "among {}: {:.1f} of {} on average", cfg.noise, fmt::join(rows, _("; ")), im.words.size(),
+                  double(n_pos) / double(im.words.size()), n_pos));
 }
 
 std::string word_class_name(ToyWordClass c) {
@@ -310,14 +358,16 @@ void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair
   if (off.empty())
     nar.result(_("off the diagonal: no target word; this pair keeps the source's order"));
   else
-    nar.result(_f("off the diagonal (row i translates a word that is not column i): {}", fmt::join(off, ", ")));
+    nar.result(_f("off the diagonal (row i translates a word that is not column i): {}", fmt::join(off, _(", "))));
   if (!kept.empty())
     nar.result(_f("on the diagonal although words pass them (as many ahead as behind, so they keep their place): {}",
-                  fmt::join(kept, ", ")));
+                  fmt::join(kept, _(", "))));
 }
 
 void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair& p, const DiagonalReading& d,
                      const ChapterModel& model) {
+  nar.say(_("α_ij (chapter 01): the weight target word i puts on source word j; row i, column j of "
+            "bahdanau_weights below"));
   nar.say(_f("source:    {}", fmt::join(p.src, " ")));
   nar.say(_f("reference: {}", fmt::join(p.tgt, " ")));
   nar.say(_("(the course's toy target language, attn/data/corpus.hpp: a dictionary, adjectives after their noun, the "
@@ -334,7 +384,6 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
   nar.record_tokens("bahdanau_weights", p.tgt, p.src);
   nar.manifest_field("alignment_pair",
                      nlohmann::json{{"source", p.src}, {"target", p.tgt}, {"alignment", p.alignment}}.dump());
-  nar.say(_f("model: {}", shown_model_path(model.path)));
   nar.say(_("BLEU (Papineni et al. 2002): the geometric mean of a model's 1- to 4-word precisions against the "
             "reference translations, times a penalty for output shorter than the reference, 0 to 100; chapter 00, "
             "step 5 defines it term by term"));
@@ -366,7 +415,8 @@ void report_bahdanau(Narrator& nar, const ModelAlignment& a, const SentencePair&
 }
 
 void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
-                        const SentencePair& p, const std::string& model, const Metadata& metadata) {
+                        const SentencePair& p, const std::string& model, const Metadata& metadata,
+                        double alone_s) {
   const Tensor4& cw = t.weights;
   nar.record("cross_weights", cw);
   nar.record_tokens("cross_weights", p.tgt, p.src);
@@ -389,9 +439,21 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     nar.say(_f("how it was trained, as its file records (08_transformer --train writes this): seed {}, {} steps of "
                "batch {} in {} s on the machine that trained it, kept at step {} (validation BLEU {})", md("seed"),
                md("steps"), md("batch"), md("train_seconds"), md("best_step"), md("valid_bleu")));
+  const double recorded_s = number_or_nan(md("train_seconds"));
+  const Verdict waited = judge_recorded_waited(alone_s > 0.0 ? recorded_s / alone_s : NAN);
+  if (waited.holds())
+    nar.say(_f("(mostly waiting on a loaded machine: the same training retrained alone on the idle machine took "
+               "{:.1f} s, recorded / alone = {:.1f}×; chapter 08, step 9)", alone_s, waited.measured));
+  else if (waited.outcome == Outcome::fails)
+    nar.say(_f("(the same training retrained alone on the idle machine took {:.1f} s, recorded / alone = {:.1f}×: "
+               "the recorded time is about the work; chapter 08, step 9)", alone_s, waited.measured));
   nar.say(_("training times come from the machines that trained each model, not from this run: step 9's and this "
             "one are not comparable"));
   nar.say(_f("{} decoder layers × {} heads; the same sentence, teacher-forced (as for Bahdanau);", L, H));
+  const double d_model = number_or_nan(md("d_model"));
+  if (std::isfinite(d_model) && H > 0)
+    nar.say(_f("Q_dec: the decoder's states times each head's W_Q; K_enc, V_enc: the encoder's output times its W_K, "
+               "W_V; d_k = d_model / heads = {:g} / {} = {:g} per head", d_model, H, d_model / double(H)));
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L0H0 is layer 0, head 0; the source "
             "words over the maps are counted from 1, as in step 9's true alignment."));
   nar.say(_f("cross_weights ({}×{}×{}×{}); one map per head, rows: target words, columns: source words", L, H,
@@ -422,8 +484,12 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
              kRedundantHeadsTvd));
   for (const LayerSimilarity& s : t.similarity) {
     if (s.redundant.holds())
-      nar.result(_f("layer {}: mean {:.3f}, largest pair {:.3f} — redundant: its heads read the same words with "
-                    "nearly the same weights, so the maps above look alike", s.layer, s.mean_tvd, s.max_tvd));
+      nar.result(nar.quiet()
+                     ? _f("layer {}: mean {:.3f}, largest pair {:.3f} — redundant: its heads read the same words "
+                          "with nearly the same weights", s.layer, s.mean_tvd, s.max_tvd)
+                     : _f("layer {}: mean {:.3f}, largest pair {:.3f} — redundant: its heads read the same words "
+                          "with nearly the same weights, so the maps above look alike", s.layer, s.mean_tvd,
+                          s.max_tvd));
     else if (s.redundant.outcome == Outcome::fails)
       nar.result(_f("layer {}: mean {:.3f}, largest pair {:.3f} — distinct: its heads spread their weight "
                     "differently", s.layer, s.mean_tvd, s.max_tvd));
@@ -442,10 +508,14 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
   std::vector<std::string> tied;
   for (const auto& [l, h] : t.best_heads) tied.push_back(fmt::format("L{}H{}", l, h));
   if (t.best_heads.size() > 1)
-    nar.result(_f("on this one sentence, the best of {} heads (picked after the fact) is a tie: {} heads align {} "
-                  "words as the corpus says ({}; the map above is {}, the first); Bahdanau's one map: {}.",
-                  cw.shape(0) * H, t.best_heads.size(), format_share(t.best), fmt::join(tied, ", "), tied.front(),
-                  format_share(bahdanau.score)));
+    nar.result(nar.quiet()
+                   ? _f("on this one sentence, the best of {} heads (picked after the fact) is a tie: {} heads align "
+                        "{} words as the corpus says ({}); Bahdanau's one map: {}.", cw.shape(0) * H,
+                        t.best_heads.size(), format_share(t.best), fmt::join(tied, _(", ")), format_share(bahdanau.score))
+                   : _f("on this one sentence, the best of {} heads (picked after the fact) is a tie: {} heads align "
+                        "{} words as the corpus says ({}; the map above is {}, the first); Bahdanau's one map: {}.",
+                        cw.shape(0) * H, t.best_heads.size(), format_share(t.best), fmt::join(tied, _(", ")),
+                        tied.front(), format_share(bahdanau.score)));
   else
     nar.result(_f("on this one sentence, the best of {} heads (layer {}, head {}, picked after the fact): {} words "
                   "aligned as the corpus says; Bahdanau's one map: {}.", cw.shape(0) * H, t.best_layer, t.best_head,
@@ -460,11 +530,17 @@ std::string alignment_and_bleu_sentence(const CorpusAlignment& c, const Alignmen
   const std::string more = transformer ? _("the Transformer") : _("Bahdanau");
   if (b.same_order.holds())
     return _f("{} aligns more words and its file also records the higher (or equal) validation BLEU", more);
-  if (b.same_order.outcome == Outcome::fails)
-    return _f("{} aligns more words, yet its file records the lower validation BLEU: aligning more is not "
-              "translating better — the share asks only where each row's largest attention weight falls, BLEU "
-              "scores the words the whole model writes", more);
-  return {};
+  if (b.same_order.outcome != Outcome::fails) return {};
+  const RecordedBleu& r = transformer ? b.transformer : b.bahdanau;
+  if (b.at_last_step.holds())
+    return _f("here the model that aligns more, {}, has the lower validation BLEU; but its best step was its last "
+              "({} of {}), so it may still have been improving: this one pair cannot tell alignment from training "
+              "budget — the share asks only where each row's largest attention weight falls, BLEU scores the words "
+              "the whole model writes", more, r.step, r.steps);
+  return _f("here the model that aligns more, {}, has the lower validation BLEU (its best step, {} of {}, came "
+            "before the end of its run): in this one pair, aligning more did not mean translating better — the "
+            "share asks only where each row's largest attention weight falls, BLEU scores the words the whole "
+            "model writes", more, r.step, r.steps);
 }
 
 namespace {
@@ -490,6 +566,9 @@ void report_corpus_alignment(Narrator& nar, const CorpusAlignment& c, const Alig
                 "the validation set, as their files record it: {} and {}",
                 format_count(c.transformer_params), format_count(c.bahdanau_params), kept_bleu(bleu.transformer),
                 kept_bleu(bleu.bahdanau)));
+  nar.say(_("(both BLEUs: greedy translations of the toy corpus's validation split, the same sentences for both "
+            "models, scored by their training runs; the alignment shares above are measured in this run on test "
+            "sentences)"));
   const std::string both = alignment_and_bleu_sentence(c, bleu);
   if (!both.empty()) nar.result(both);
   nar.say(_("one trained model each, of different sizes and training budgets (chapters 01 and 08): this compares "

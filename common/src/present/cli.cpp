@@ -219,7 +219,8 @@ std::string choose_language() {
 // What --seed promises in every chapter, after the chapter's own line (describe_seed).
 std::string seed_promise() {
   return _("the same seed gives bit-identical numbers with the same OpenBLAS kernel and thread count (shown in "
-           "the header); across kernels they agree within 1e-6 (checked only on chapter 03, by chapters/test_reproducibility)");
+           "the header); across kernels they agree within 1e-6 (checked only on chapter 03, by "
+           "tests/chapters/test_reproducibility.cpp)");
 }
 // Lines of `text` wrapped to `width` columns, the first after `first` columns, the others indented
 // by `next`; each line ends in '\n'.

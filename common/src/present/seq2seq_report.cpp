@@ -199,8 +199,8 @@ std::string describe_model(const ChapterModel& cm, bool times_explained) {
                              "model's time",
                              get("train_seconds"));
   const std::string where = cm.trained ? _f("trained now, saved to {}", cm.path) : _f("loaded from {}", cm.path);
-  return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, valid BLEU {})", model_title(cm.model.cfg),
-            where, parameter_count(cm.model), get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"));
+  return _f("{}: {} ({} parameters; {} steps of batch {}, {}, best at step {}, validation BLEU {})",
+            model_title(cm.model.cfg), where, parameter_count(cm.model), get("steps"), get("batch"), seconds, get("best_step"), get("valid_bleu"));
 }
 
 }  // namespace attn

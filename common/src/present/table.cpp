@@ -10,8 +10,9 @@ namespace attn {
 
 namespace {
 // A number as the chapters print one: digits with '.', ',', '-', '+', 'e', '%', 'x' or spaces
-// ("1,554", "-1.6e-08", "62%"). A lone "e" or "." is text: a number holds a digit.
+// ("1,554", "-1.6e-08", "62%"), or ±∞. A lone "e" or "." is text: a number holds a digit.
 bool looks_numeric(const std::string& s) {
+  if (s == "−∞" || s == "∞" || s == "+∞") return true;  // an infinite value (a running max before any score)
   if (std::none_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     return false;
   return std::all_of(s.begin(), s.end(), [](char c) {

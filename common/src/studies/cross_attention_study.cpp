@@ -118,8 +118,23 @@ ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg)
   s.clean_own_weight = scores.empty() ? NAN : weights[0];
   const std::size_t n = im.side * im.side;
   s.reads_painted = judge_at_least(n == 0 ? NAN : double(im.hits) / double(n), kImageReadsBound);
+  s.signal = region_signal(im, 0);
   s.im = std::move(im);
   return s;
+}
+
+RegionSignal region_signal(const ImageConditioning& im, std::size_t word) {
+  RegionSignal r;
+  r.word = word;
+  if (word >= im.regions.shape(0) || im.regions.shape(1) == 0) return r;
+  for (std::size_t ch = 1; ch < im.regions.shape(1); ++ch)
+    if (std::abs(im.regions(word, ch)) > std::abs(im.regions(word, r.channel))) r.channel = ch;
+  r.region = im.regions(word, r.channel);
+  double sum = 0.0;
+  for (std::size_t p = 0; p < im.layout.size() && p < im.latent.shape(0); ++p)
+    if (im.layout[p] == int(word)) sum += im.latent(p, r.channel), ++r.positions;
+  r.mean = r.positions ? sum / double(r.positions) : NAN;
+  return r;
 }
 
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg) {
@@ -315,8 +330,10 @@ CorpusAlignment corpus_alignment(const Seq2Seq& bahdanau, const Transformer& m, 
 
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, double transformer_bleu,
                                           double bahdanau_bleu) {
-  return judge_alignment_and_bleu(transformer_better, RecordedBleu{transformer_bleu, 1, 1},
-                                  RecordedBleu{bahdanau_bleu, 1, 1});
+  AlignmentAndBleu a = judge_alignment_and_bleu(transformer_better, RecordedBleu{transformer_bleu, 1, 1},
+                                                RecordedBleu{bahdanau_bleu, 1, 1});
+  a.at_last_step = judge_at_most(NAN, 0.0);  // the steps are not known
+  return a;
 }
 
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, const RecordedBleu& transformer,
@@ -326,6 +343,9 @@ AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, con
   const double transformer_bleu = a.transformer_bleu = transformer.bleu;
   const double bahdanau_bleu = a.bahdanau_bleu = bahdanau.bleu;
   const Outcome o = transformer_better.outcome;
+  const RecordedBleu* more = o == Outcome::holds ? &transformer : o == Outcome::fails ? &bahdanau : nullptr;
+  a.at_last_step = judge_at_most(more != nullptr && more->step > 0 && more->steps >= more->step
+                                     ? double(more->steps - more->step) : NAN, 0.0);
   // Neither aligns more (nothing to set BLEU against), or a figure not known to be its run's best.
   if ((o != Outcome::holds && o != Outcome::fails) || transformer.step == 0 || bahdanau.step == 0) {
     a.same_order = judge_at_least(NAN, 0.0);

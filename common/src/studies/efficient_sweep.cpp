@@ -19,6 +19,7 @@
 #include "attn/attention/linear_attention.hpp"
 #include "attn/tensor/memory.hpp"
 #include "attn/tensor/rng.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 #include "attn/attention/sparse_attention.hpp"
 #include "attn/attention/tiled_attention.hpp"
@@ -439,7 +440,15 @@ LinearCheck linear_attention_check(const Mat& q, const Mat& k, const Mat& v) {
   c.d = q.shape(1);
   c.forms_agree = judge_at_most(c.forms_diff, 1e-4);
   c.differs_from_softmax = judge_at_least(c.softmax_diff, 0.05);
+  c.to_zero = c.softmax_max > 0 ? c.softmax_diff / c.softmax_max : NAN;
+  c.beats_zero = judge_linear_against_zero(c.to_zero);
   return c;
+}
+
+Verdict judge_linear_against_zero(double ratio) { return judge_at_most(ratio, kLinearBeatsZero, 1.0); }
+
+Verdict judge_same_sum(double online, double direct) {
+  return judge_at_most(direct > 0 ? std::abs(online - direct) / direct : NAN, 1e-5);
 }
 
 TiledCheck tiled_attention_check(const Mat& q, const Mat& k, const Mat& v, const Mat& grad, std::size_t tile,
@@ -455,6 +464,20 @@ TiledCheck tiled_attention_check(const Mat& q, const Mat& k, const Mat& v, const
   c.dk = max_abs_diff(dk, dk0);
   c.dv = max_abs_diff(dv, dv0);
   c.exact = judge_at_most(std::max({c.forward, c.dq, c.dk, c.dv}), 1e-5);
+  // the same row's softmax denominator in one pass over all its keys
+  const std::size_t d = q.shape(1);
+  std::vector<double> scores(k.shape(0));
+  for (std::size_t j = 0; j < k.shape(0); ++j) {
+    double dot = 0.0;
+    for (std::size_t i = 0; i < d; ++i) dot += double(q(trace_row, i)) * double(k(j, i));
+    scores[j] = dot / std::sqrt(double(d));
+  }
+  c.direct_max = scores.empty() ? 0.0 : *std::max_element(scores.begin(), scores.end());
+  // The key with the largest score has e^(s − max s) = 1, so its softmax weight is 1 / Σ_j e^(s_j − max s).
+  std::vector<double> weights(scores.size());
+  softmax_row(weights.data(), scores.data(), nullptr, scores.size());
+  c.direct_sum = weights.empty() ? 0.0 : 1.0 / *std::max_element(weights.begin(), weights.end());
+  c.same_sum = judge_same_sum(c.trace.empty() ? NAN : double(c.trace.back().l_after), c.direct_sum);
   return c;
 }
 

@@ -57,9 +57,12 @@ std::string word_class_name(ToyWordClass c);
 void report_diagonal(Narrator& nar, const DiagonalReading& d, const SentencePair& p);
 // Step 10: every head's map, the agreement table, how alike each layer's heads are, and the best
 // head beside Bahdanau's map (recorded "cross_weights"); metadata: the checkpoint's, as stored (which
-// model, how it was trained).
+// model, how it was trained). alone_s: the same training's wall clock retrained alone on the idle
+// machine (attn/studies/transformer_claims.hpp: retrained_alone_seconds) when the model is the
+// shipped one, else 0 (not known).
 void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAlignment& bahdanau,
-                        const SentencePair& p, const std::string& model, const Metadata& metadata);
+                        const SentencePair& p, const std::string& model, const Metadata& metadata,
+                        double alone_s = 0.0);
 // Step 10's answer over many sentences (attn/studies/cross_attention_study.hpp: corpus_alignment):
 // Bahdanau against the last layer's heads averaged, and the verdict's words; then the two models'
 // parameters and recorded validation BLEU, and whether the one that aligns more also translates better.

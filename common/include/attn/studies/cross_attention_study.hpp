@@ -98,11 +98,21 @@ PaddingStudy padding_study(const Mat& y, const Mat& x_padded, std::size_t valid,
 // kImageReadsBound (this course's test). clean_own_weight: the weight a noise-free region puts on its own word,
 // e^gain / (e^gain + words − 1), the ceiling the noisy mean is compared with.
 inline constexpr double kImageReadsBound = 0.9;
+// What to look for in the latent table: the channel where the first word's region vector c_w is
+// largest in size, its value there, and the mean of that channel over the positions painted with
+// that word (the region showing through the noise).
+struct RegionSignal {
+  std::size_t word = 0, channel = 0, positions = 0;
+  double region = 0.0, mean = 0.0;
+};
 struct ImageStudy {
   ImageConditioning im;
   double clean_own_weight = 0.0;
+  RegionSignal signal;
   Verdict reads_painted;
 };
+// The RegionSignal of `word` (no positions when nothing is painted with it).
+RegionSignal region_signal(const ImageConditioning& im, std::size_t word);
 ImageStudy judge_image(ImageConditioning im, const ImageConditioningConfig& cfg);
 ImageStudy image_study(std::uint64_t seed, const ImageConditioningConfig& cfg = {});
 // The same grid and W_Q at each noise level (cfg.noise replaced): where the built-in margin stops
@@ -211,10 +221,15 @@ struct RecordedBleu {
   double bleu = NAN;                // "valid_bleu"
   std::size_t step = 0, steps = 0;  // "best_step", "steps"; 0: not recorded
 };
+// at_last_step: the model that aligns more kept the last step of its run (best_step = steps): its
+// validation BLEU was still at its best when training stopped, so it may still have been
+// improving, and a lower BLEU may be a shorter training budget rather than anything alignment
+// says. measured = steps − best_step of that model, holds at ≤ 0; inconclusive when no model
+// aligns more or its steps are not recorded.
 struct AlignmentAndBleu {
   double transformer_bleu = 0.0, bahdanau_bleu = 0.0;
   RecordedBleu transformer, bahdanau;  // the same figures with the steps they were kept at
-  Verdict same_order;
+  Verdict same_order, at_last_step;
 };
 AlignmentAndBleu judge_alignment_and_bleu(const Verdict& transformer_better, const RecordedBleu& transformer,
                                           const RecordedBleu& bahdanau);

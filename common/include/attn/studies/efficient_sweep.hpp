@@ -191,22 +191,34 @@ KVCacheTiming time_kv_cache(std::size_t d_model, std::size_t heads, std::size_t 
 // Linear attention's two forms against each other (recurrent vs quadratic: the same numbers,
 // forms_agree at 1e-4) and against softmax attention on the same inputs (a different model:
 // differs_from_softmax when the largest difference is at least 0.05).
+// Against answering 0 everywhere, which is off by exactly softmax_max: to_zero = softmax_diff /
+// softmax_max; beats_zero holds at most kLinearBeatsZero (clearly closer than 0), partly up to 1
+// (about as far off as 0), fails above 1 (further off than 0); NaN when softmax_max is 0.
+inline constexpr double kLinearBeatsZero = 0.9;  // this course's cut-off
 struct LinearCheck {
   double forms_diff = 0.0, softmax_diff = 0.0;
   double softmax_max = 0.0;  // max |softmax attention output|: the scale softmax_diff is read against
+  double to_zero = 0.0;      // softmax_diff / softmax_max
   std::size_t n = 0, d = 0;  // rows and width of Q (and K, V)
-  Verdict forms_agree, differs_from_softmax;
+  Verdict forms_agree, differs_from_softmax, beats_zero;
 };
+// beats_zero's rule alone, on the ratio softmax_diff / softmax_max.
+Verdict judge_linear_against_zero(double ratio);
 LinearCheck linear_attention_check(const Mat& q, const Mat& k, const Mat& v);
 
 // Tiled (online-softmax) attention against the materialised computation, forward and backward
 // (dout = grad); exact: every difference within 1e-5. trace: the online-softmax steps of query
 // row trace_row.
+// direct_sum: Σ_j e^(s_j − max s) over every key of row trace_row at once (in double), the
+// denominator the trace's last ℓ must equal: same_sum when |ℓ − direct_sum| ≤ 1e-5·direct_sum.
 struct TiledCheck {
   double forward = 0.0, dq = 0.0, dk = 0.0, dv = 0.0;
   std::vector<OnlineSoftmaxStep> trace;
-  Verdict exact;
+  double direct_sum = 0.0, direct_max = 0.0;
+  Verdict exact, same_sum;
 };
+// same_sum's rule alone: the online ℓ against the direct sum.
+Verdict judge_same_sum(double online, double direct);
 TiledCheck tiled_attention_check(const Mat& q, const Mat& k, const Mat& v, const Mat& grad, std::size_t tile,
                                  std::size_t trace_row);
 
