@@ -294,8 +294,8 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
   Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
            _("LLaMA-2-70B-like: d_model 8192, 64 heads × d_k 128, 80 layers"));
   nar.say(_("source of these sizes: the released Llama-2-70b model's config.json (hidden_size 8192, "
-            "num_attention_heads 64, num_key_value_heads 8, num_hidden_layers 80); the paper's model table "
-            "(its Table 1) lists no width, head or layer counts"));
+            "num_attention_heads 64, num_key_value_heads 8, num_hidden_layers 80); the Llama 2 paper's "
+            "model table lists no width, head or layer counts"));
   for (std::size_t kvh : {64u, 8u, 1u}) {
     const AttentionParamCount c = attention_param_count(8192, 64, kvh, 128);
     const std::size_t bytes = kv_cache_bytes_per_token(80, kvh, 128);
