@@ -200,7 +200,7 @@ void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::siz
   nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{l<j} e^(√−1·r·θ_l), the curve "
             "RoFormer plots (Su et al. 2021, §3.4.3, Fig. 2); its eq. 35–37 show |q_m·k_n| ≤ "
             "max_l |h_(l+1) − h_l| · Σ_j |S_j(m − n)| = max_l |h_(l+1) − h_l| · (d/2)·bound(m − n), "
-            "h_l = (q_{2l} + √−1·q_{2l+1})·conj(k_{2l} + √−1·k_{2l+1}): pair l of q (before rotation) as one "
+            "h_l = (q_(2l) + √−1·q_(2l+1))·conj(k_(2l) + √−1·k_(2l+1)): pair l of q (before rotation) as one "
             "complex number, times the complex conjugate of k's pair l; l: the pair index, j: how many pairs are "
             "summed; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
   nar.table(bt);
