@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   ChapterApp ch("03", /*default_seed=*/7, /*total_steps=*/10);
   std::string sentence = "the cat eats fish";
   std::size_t d_model = 8, d_k = 4;
-  std::size_t trials = 400;
+  std::size_t trials = 1200;  // 3 standard errors of Var at d_k = 1: 0.133, inside the 15% tolerance
   ch.app().add_option("--sentence", sentence, _("the words to attend over (2 to 12 words)"))->capture_default_str()
       ->check([](const std::string& s) {
         auto n = split_words(s).size();
@@ -55,11 +55,13 @@ int main(int argc, char** argv) {
     const SelfAttentionWeights W = init_self_attention(rng, d_model, d_k, d_k);
     nar.show("W_Q", W.w_q, {}, {}, _f("(d_model×d_k), entries N(0, 1/{})", d_model));
     nar.say(_f("d_k = {}: the size of each query and key (and here of each value).", d_k));
-    nar.say(_f("N(0, 1/{}): mean 0, variance 1/d_model, so each entry of Q, K and V (a sum of d_model products) "
-               "stays near unit size.", d_model));
     nar.record("W_K", W.w_k);
     nar.record("W_V", W.w_v);
     const SelfAttentionTrace full = self_attention(X, W);
+    nar.say(_f("N(0, 1/{}): mean 0, variance 1/d_model, so each entry of Q, K and V (a sum of d_model products) has "
+               "expected variance Var(X), about 1; measured here: Q {:.2f}, K {:.2f}, V {:.2f} (X: {:.2f}), each "
+               "from only {} entries and one random W, so they scatter.", d_model, entry_stats(full.q).variance,
+               entry_stats(full.k).variance, entry_stats(full.v).variance, x_stats.variance, full.q.size()));
     nar.show("Q", full.q, words, {}, _("what each word is looking for"));
     nar.show("K", full.k, words, {}, _("what each word offers to be found by"));
     nar.show("V", full.v, words, {}, _("what each word hands over when found"));
@@ -81,8 +83,11 @@ int main(int argc, char** argv) {
     report_row_sums(nar, sums);
     nar.say(_("the weights here come from random W_Q, W_K: these patterns mean nothing yet; chapter 10 reads the heads "
             "of a trained model."));
+    nar.say(_("note: softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite (not run here: "
+              "tests/core/test_softmax.cpp checks it)."));
     nar.code("attn/tensor/softmax.hpp: softmax");
-    nar.why(_("softmax subtracts the row max before exp, so even scores of ±10⁴ stay finite (tests/core/test_softmax.cpp)."));
+    nar.why(_("softmax makes every weight positive and every row sum to 1, so step 5's A·V is a weighted average of "
+              "V's rows."));
 
     nar.step(_("Mix the values"), "O = A·V");
     nar.show("output", full.attn.output, words, {}, _("row i: a weighted average of V's rows"));
@@ -129,7 +134,8 @@ int main(int argc, char** argv) {
     report_masked_permutation(nar, check_permutation(causal.attn.output, self_attention(Xp, W, M).attn.output, perm));
     nar.code("attn/studies/self_attention_study.hpp: check_permutation; attn/studies/lookup.hpp: permute_rows");
     nar.why(_f("without a mask, nothing in softmax(QKᵀ/√d_k)V depends on where a word stands; chapter 05 adds positions. The source "
-               "article {} calls this 'invariant'; per word it is equivariant, and only a pooled summary is invariant.",
+               "article {} writes that self-attention is \"排列不变的（permutation-invariant）\" and that swapping two "
+               "words leaves its output unchanged; per word it is equivariant, and only a pooled summary is invariant.",
                source_article()));
 
     nar.step(_("A soft database lookup"), _("o = Σ_j softmax_j(q·k_j / τ) v_j"));
@@ -137,6 +143,7 @@ int main(int argc, char** argv) {
     const Mat keys = word_vectors(animals, d_model, nar.options().seed);
     const Mat values = {{4.0f, 0.0f}, {4.0f, 0.0f}, {0.0f, 0.0f}, {2.0f, 1.0f}};  // (legs, flies) per animal
     const Vec query = row_of(keys, 3) + rng.normal_vec(d_model, 0.5f);  // the key of "bird", noisy
+    report_lookup_setup(nar, animals, words);
     nar.show("lookup_keys", keys, animals);
     nar.show("lookup_values", values, animals, {_("legs"), _("flies")});
     nar.show("lookup_query", query, {}, _("the key of 'bird' plus N(0, 0.25) noise (variance 0.25, sd 0.5)"));
@@ -147,8 +154,7 @@ int main(int argc, char** argv) {
     nar.why(_("a hard lookup returns one row; attention blends rows by similarity, and a lower τ sharpens the blend."));
 
     // ---------------------------------------------------------------- leaving recurrence behind
-    nar.step(_("From the first token to the last: path length"), _("RNN (recurrent network): n − 1 steps; attention: 1 layer"),
-             _("Vaswani et al. 2017, §4 and Table 1"));
+    nar.step(_("Path length"), _("RNN: n − 1 steps; attention: 1 layer"), _("Vaswani et al. 2017, §4 and Table 1"));
     const PathLengthStudy paths = path_length_study({4, 16, 64, 256}, d_model, /*window=*/4, nar.options().seed);
     report_path_length(nar, paths);
     nar.code("attn/studies/self_attention_study.hpp: recurrent_path, attention_path_layers, attention_influence");

@@ -3,7 +3,7 @@
 // parameters and FLOPs, and MQA / GQA with their KV-cache bytes per token.
 //   build/bin/04_multi_head                  the lesson (under 1 s)
 //   build/bin/04_multi_head --export out     also writes every tensor as .npy + manifest.json
-// Export names: X W_Q W_K W_V W_O Q_heads K_heads V_heads weights heads_out concat output
+// Export names: X W_Q W_K W_V W_O Q Q_heads K_heads V_heads weights heads_out concat output
 // (no biases in this chapter's layer; Q = X·W_Q, right-multiplied) and gqa_output mqa_output (the
 // same weights, each group's W_K and W_V columns averaged: attn/studies/multi_head_study.hpp);
 // manifest.json also holds "figures" (the head difference of step 3).
@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
     nar.step(_("Tokens and four weight matrices"), _("W_Q, W_K, W_V, W_O ∈ ℝ^(d_model×d_model)"), _("Vaswani et al. 2017, §3.2.2"));
     const Mat X = word_vectors(words, d_model, nar.options().seed);
     nar.show("X", X, words, {}, _f("(n×d_model) = ({}×{})", n, d_model));
+    nar.say(_("X: one fixed random N(0, 1) vector per distinct word (fixed by the seed, as in chapter 03), so a word "
+              "that appears twice gets two equal rows"));
+    nar.say(_f("h = {} heads; W_O: the output matrix that mixes the heads' results (step 4)", heads));
     const MultiHead p = multi_head_init(d_model, heads, heads, rng, /*bias=*/false);
     nar.show("W_Q", p.w_q, {}, {}, _("U(−1/√d_model, 1/√d_model), the rule of PyTorch's nn.Linear"));
     nar.say(_("no biases in the steps shown; step 4's PyTorch check adds them"));
@@ -61,7 +64,10 @@ int main(int argc, char** argv) {
     nar.say(_f("d_k = d_model / h = {} / {} = {}; head i owns columns [{}·i, {}·(i+1)) of Q, K and V", d_model, heads, d_k,
                d_k, d_k));
     nar.say(_("heads are numbered from 0 here, in tensors and heatmaps alike (the paper writes head_1 … head_h)"));
+    nar.show("Q", t.q, words, {}, _("Q = X·W_Q (n×d_model), before the split"));
     nar.show("Q_heads", t.q_heads, words, {}, _("each head's slice of Q"));
+    nar.say(_f("look: head 0 of Q_heads is Q's columns 0–{}, unchanged; head i holds columns {}·i to {}·i + {}",
+               d_k - 1, d_k, d_k, d_k - 1));
     nar.show("K_heads", t.k_heads, words);
     nar.show("V_heads", t.v_heads, words);
     nar.code("attn/attention/mha_trace.hpp: multi_head_trace, split_heads");
@@ -84,6 +90,9 @@ int main(int argc, char** argv) {
 
     nar.step(_("Concatenate and mix"), _("MultiHead(X) = Concat(head_0, …, head_{h−1})·W_O"));
     nar.show("concat", t.concat, words, {}, _("heads side by side again: (n×h·d_k)"));
+    nar.say(heads > 1 ? _f("look: columns 0–{} are head 0's heads_out from step 3, columns {}–{} head 1's, and so on",
+                           d_k - 1, d_k, 2 * d_k - 1)
+                      : _("look: with h = 1, concat is the one head's heads_out from step 3"));
     nar.show("output", t.output, words, {}, _("W_O lets every output column read every head"));
     const Agreement layer = trace_vs_layer(X, p);
     std::optional<Agreement> pytorch;
@@ -96,7 +105,8 @@ int main(int argc, char** argv) {
     nar.why(_("concatenation alone would keep heads apart; W_O is where their findings are combined."));
 
     // ---------------------------------------------------------------- the original configuration
-    nar.step(_("The original Transformer, counted"), _("per layer, d = d_model: 8·n·d² (projections) + 4·n²·d (scores) + 4·n·d·d_ff (FFN)"),
+    nar.step(_("The original Transformer, counted"),
+             _("per layer, d = d_model: 8·n·d² (projections) + 4·n²·d (scores) + 4·n·d·d_ff (feed-forward)"),
              _("Vaswani et al. 2017, Table 3 (base)"));
     const TransformerConfig cfg;
     const std::vector<std::size_t> lengths = {32, 128, 512, 1024, 2048, 8192};

@@ -39,8 +39,10 @@ int main(int argc, char** argv) {
   ch.app().add_option("--heads", heads, _("ALiBi heads"))->capture_default_str()->check(CLI::Range(1, 64));
   bool train = false;
   ExtrapolationConfig xcfg;
-  ch.app().add_flag("--train", train, _("retrain the five extrapolation models and rewrite data/ch05/*.safetensors"));
-  ch.app().add_option("--train-steps", xcfg.steps, _("Adam steps per encoding with --train"))->capture_default_str()->check(CLI::Range(1, 100000));
+  CLI::Option* train_flag =
+      ch.app().add_flag("--train", train, _("retrain the five extrapolation models and rewrite data/ch05/*.safetensors"));
+  ch.app().add_option("--train-steps", xcfg.steps, _("Adam steps per encoding with --train"))->capture_default_str()
+      ->check(CLI::Range(1, 100000))->needs(train_flag);  // alone it would change nothing
   const std::string default_sentence = sentence;
   ch.set_question(_("Question: self-attention cannot tell 猫 吃 鱼 (cat eats fish) from 鱼 吃 猫 (fish eats cat) — how do four "
                     "encodings give it a sense of order?"));
@@ -110,8 +112,8 @@ int main(int argc, char** argv) {
     nar.show("learned_pe", P, index_labels(positions), {}, _("N(0, 0.02²) at initialisation; training writes into each row it sees"));
     report_learned_limit(nar, P);
     nar.say(_f("correction: the source article {} says GPT uses RoPE; GPT-2 and GPT-3 use learned absolute positions "
-               "like these (Radford et al. 2019; Brown et al. 2020). LLaMA and Qwen use RoPE (Touvron et al. 2023; "
-               "Bai et al. 2023).", source_article()));
+               "like these (Radford et al. 2019; Brown et al. 2020). LLaMA and Qwen use RoPE (Touvron et al. 2023, "
+               "\"LLaMA\"; Bai et al. 2023, \"Qwen Technical Report\").", source_article()));
     nar.code("attn/position/learned_position.hpp: learned_position_init, learned_position_forward");
     nar.why(_("each row is trained only by sequences that reach it; a position never seen in training has no row at all."));
 
@@ -126,6 +128,7 @@ int main(int argc, char** argv) {
     nar.show("q_rot", q_rot, words, {}, _("row t turned by t·θ_i in each pair (2i, 2i+1), θ_i = 10000^(−2i/d)"));
     nar.record("k", plain.k);
     nar.record("k_rot", k_rot);
+    nar.say(_("θ_i = 10000^(−2i/d): the same frequencies as step 3's ω_i, used here as rotation angles per position"));
     report_rope_pair(nar, words, plain.q, q_rot);
     const RelativeCheck rope = rope_relative_error(plain.q, plain.k, {1, 10, 1000});
     report_rope_relative(nar, rope);
@@ -147,6 +150,7 @@ int main(int argc, char** argv) {
     nar.step(_("Length extrapolation, measured"), _("train at L = 16, test at 16, 32, 64"), _("Press et al. 2021"));
     describe_recall_task(nar, xcfg);
     if (!train) nar.say(_("the five models were trained earlier with --train; loaded from data/ch05/<encoding>.safetensors"));
+    report_extrapolation_seeds(nar, nar.options().seed, xcfg.seed, train);
     const ExtrapolationStudy x =
         extrapolation_study(xcfg, [&](PositionEncoding e) { return position_model(nar, e, models, train, xcfg); });
     if (train) {

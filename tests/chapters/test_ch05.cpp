@@ -134,6 +134,8 @@ TEST_CASE("chapter 05's printed figures and verdicts agree with its export") {
   CHECK(printed_row.find(fmt::format("{:.3f}", f[dip])) != std::string::npos);
   CHECK(printed_row.find(fmt::format("{:.3f}", f[rise])) != std::string::npos);
   CHECK(r.has("(as its file records)"));  // the loaded models' training, from their files
+  CHECK(r.has("this step does not use --seed (5)"));  // step 7 is the same at any --seed, and says so
+  CHECK(r.has("chance: a uniform guess over the 8 values has acc 1/8 = 12.5% and CE ln 8 = 2.079"));
   // Step 7: the table as exported (rows named in the manifest) and the claim about RoPE.
   std::ifstream mf(dir / "manifest.json");
   const auto j = nlohmann::json::parse(mf);
@@ -172,7 +174,8 @@ TEST_CASE("chapter 05 --help: every option readable, the --d-model check in one 
 
 TEST_CASE("chapter 05 bad flags exit 2 naming the flag") {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--d-model", "7"}, {"--d-model", "2"}, {"--positions", "4"}, {"--heads", "0"}, {"--sentence", "猫"}}) {
+       {std::vector<std::string>{"--d-model", "7"}, {"--d-model", "2"}, {"--positions", "4"}, {"--heads", "0"}, {"--sentence", "猫"},
+        {"--train-steps", "50"}}) {  // --train-steps alone would change nothing: it needs --train
     const RunResult r = run_program("05_positional_encoding", args);
     CHECK_MESSAGE(r.status == 2, args[0] << " " << args[1] << " gave " << r.status);
     CHECK_MESSAGE(r.err.find(args[0]) != std::string::npos, r.err);

@@ -110,12 +110,32 @@ TEST_CASE("gqa_pooling_cost: zero when heads are already equal or nothing is poo
     }
   CHECK(gqa_pooling_cost(x, mha, 2).max_diff < 1e-6);
   CHECK(gqa_pooling_cost(x, mha, 2).relative() < 1e-6);
+  CHECK(pooling_beats_zeros(gqa_pooling_cost(x, mha, 2)).holds());
+}
+
+TEST_CASE("pooling_beats_zeros: nearer than zeros holds; as far or farther fails; no output is inconclusive") {
+  GqaPoolingCost c;
+  c.frobenius_output = 2.0, c.frobenius_diff = 1.6;  // 80%
+  CHECK(pooling_beats_zeros(c).holds());
+  CHECK(pooling_beats_zeros(c).measured == doctest::Approx(0.8));
+  CHECK(pooling_keeps_most(c).outcome == Outcome::fails);  // 80%: nearer than zeros, but not by half
+  c.frobenius_diff = 0.4;                                   // 20%
+  CHECK(pooling_keeps_most(c).holds());
+  c.frobenius_diff = 1.6;
+  c.frobenius_diff = 2.06;  // 103%: worse than outputting zeros
+  CHECK(pooling_beats_zeros(c).outcome == Outcome::fails);
+  c.frobenius_output = 0.0;
+  CHECK(pooling_beats_zeros(c).outcome == Outcome::inconclusive);
 }
 
 TEST_CASE("maps_in_rows: the first block of every row carries the row labels") {
   const std::string s = maps_in_rows({"w aa\nv bb", "w cc\nv dd", "w ee\nv ff"}, {"  aa\n  bb", "  cc\n  dd", "  ee\n  ff"},
                                      {"h0", "h1", "h2"}, 2 + 4 + 3 + 4);
   CHECK(s == "  h0     h1\n  w aa     cc\n  v bb     dd\n\n  h2\n  w ee\n  v ff\n");
+  // A title for each form: a row's first map (labelled) takes its labelled title, wherever it falls.
+  const std::string t = maps_in_rows({"w aa\nv bb", "w cc\nv dd", "w ee\nv ff"}, {"  aa\n  bb", "  cc\n  dd", "  ee\n  ff"},
+                                     {"  L0", "  L1", "  L2"}, {"  B0", "  B1", "  B2"}, 2 + 4 + 3 + 4);
+  CHECK(t == "    L0     B1\n  w aa     cc\n  v bb     dd\n\n    L2\n  w ee\n  v ff\n");
 }
 
 TEST_CASE("near_shade_edge: 1/n on an edge of the shading, or near none") {

@@ -183,6 +183,40 @@ TEST_CASE("judge_none_vs_vote: above the vote beyond noise holds, within noise i
   CHECK(judge_none_vs_vote(none, vote).outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("alibi_equal_score_reach: a steep head looks near, a flat one nearly uniform") {
+  const AlibiReach steep = alibi_equal_score_reach(0.5, 16), flat = alibi_equal_score_reach(1.0 / 256.0, 16);
+  CHECK(steep.ratio == doctest::Approx(std::exp(0.5 * 15.0)));
+  CHECK(steep.nearest == doctest::Approx((1.0 - std::exp(-0.5)) / (1.0 - std::exp(-0.5 * 16.0))));
+  CHECK(steep.nearly_blind.outcome == Outcome::fails);
+  CHECK(flat.ratio == doctest::Approx(std::exp(15.0 / 256.0)));
+  CHECK(flat.nearly_blind.holds());
+  CHECK(flat.uniform == doctest::Approx(1.0 / 16.0));
+  CHECK(flat.farthest < flat.uniform);
+  CHECK(flat.nearest > flat.uniform);
+  CHECK(alibi_equal_score_reach(0.0, 16).nearest == doctest::Approx(1.0 / 16.0));  // slope 0: no position
+}
+
+TEST_CASE("confidently_wrong: above chance in accuracy yet above a uniform guess in CE") {
+  ExtrapolationStudy s;
+  s.values = 8;  // chance 12.5%, uniform CE ln 8 = 2.079
+  ExtrapolationResult good, wrong, plain;
+  good.available = wrong.available = plain.available = true;
+  good.loss = 0.02, good.accuracy = 0.99;
+  wrong.loss = 6.6, wrong.accuracy = 0.417;  // chapter 05's sinusoidal at 4L
+  plain.loss = 3.0, plain.accuracy = 0.10;   // high CE, but no better than chance: not flagged
+  s.results[PositionEncoding::Sinusoidal] = {good, good, wrong};
+  s.results[PositionEncoding::None] = {plain, plain, plain};
+  const std::vector<ConfidentlyWrong> w = confidently_wrong(s);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].encoding == PositionEncoding::Sinusoidal);
+  CHECK(w[0].times_l == 4u);
+  CHECK(w[0].chance_loss == doctest::Approx(std::log(8.0)));
+  s.results[PositionEncoding::Sinusoidal][2].loss = 1.9;  // below ln 8: not confidently wrong
+  CHECK(confidently_wrong(s).empty());
+  s.values = 0;
+  CHECK(confidently_wrong(s).empty());
+}
+
 TEST_CASE("alibi_slope_shape: a geometric sequence for a power of 2, the authors' code's two parts otherwise") {
   const AlibiSlopeShape eight = alibi_slope_shape(8);
   CHECK(eight.power_of_two());

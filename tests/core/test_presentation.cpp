@@ -97,6 +97,20 @@ TEST_CASE("heatmap legend: '·' explained only when a shown cell is masked") {
   CHECK(format_heatmap(masked, {}, {}, no_legend).find("legend") == std::string::npos);
 }
 
+TEST_CASE("heatmap legend: cuts printed to 3 decimals, cells shaded on the printed numbers") {
+  // Chapter 03's fish→eats: 0.289 beside a cut of 0.4 × 0.715 = 0.286, once printed "0.29".
+  const HeatmapStyle st{0.0, 0.715};
+  const std::string h = format_heatmap(Mat{{0.289f, 0.0f}}, {"a"}, {"x", "y"}, st);
+  CHECK(h.find("< 0.286 ≤ '▒'") != std::string::npos);
+  CHECK(h.find("▒▒▒") != std::string::npos);  // 0.289 ≥ 0.286: the shade the legend names
+  // A value that prints as the cut itself is shaded as the legend's "≤" says, either way of
+  // rounding: 0.2858 prints 0.286 ≥ the cut 0.286 ('▒'); 0.2854 prints 0.285 < 0.286 ('░').
+  CHECK(format_heatmap(Mat{{0.2858f}}, {"a"}, {"x"}, st).find("▒▒▒") != std::string::npos);
+  const std::string below = format_heatmap(Mat{{0.2854f}}, {"a"}, {"x"}, st);
+  CHECK(below.find("░░░") != std::string::npos);
+  CHECK(below.find("▒▒▒") == std::string::npos);
+}
+
 TEST_CASE("heatmap legend: wrapped within the terminal's 100 columns") {
   unsetenv("COLUMNS");
   const Mat big = causal_mask(200);  // masked cells and 4×4 averaging: the longest legend

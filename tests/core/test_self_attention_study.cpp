@@ -67,7 +67,7 @@ TEST_CASE("check_permutation: reordered rows hold; rows that change, or are not 
 
 TEST_CASE("judge_scaling: the measured table holds; a drifting variance or a live raw gradient fails") {
   Rng rng(7);
-  const ScalingStudy s = scaling_study(rng, {1, 16, 256}, 16, 400);
+  const ScalingStudy s = scaling_study(rng, {1, 16, 256}, 16, 1200);  // 400 trials would be too noisy to judge
   CHECK(s.unit_variance.holds());
   CHECK(s.raw_vanishes.holds());
   CHECK(s.scaled_steady.holds());
@@ -84,13 +84,39 @@ TEST_CASE("judge_scaling: the measured table holds; a drifting variance or a liv
   // Too few samples: the same drifting table is not judged (too noisy), a large sample judges it.
   std::vector<ScalingRow> drift = s.rows;
   drift.front().var_scaled = 1.5;
-  const ScalingStudy few = judge_scaling(drift, /*samples=*/160);  // 10 trials × 16 keys
+  const ScalingStudy few = judge_scaling(drift, /*trials=*/10, /*n_keys=*/16);
   CHECK(few.var_noise > 0.15);
   CHECK(few.unit_variance.outcome == Outcome::too_noisy);
-  const ScalingStudy many = judge_scaling(drift, /*samples=*/6400);  // 400 × 16
+  const ScalingStudy many = judge_scaling(drift, /*trials=*/1000, /*n_keys=*/16);
   CHECK(many.var_noise < 0.15);
   CHECK(many.unit_variance.outcome == Outcome::fails);
-  CHECK(judge_scaling(s.rows, 6400).unit_variance.holds());
+  CHECK(many.within_noise.outcome == Outcome::fails);  // 0.5 off is far beyond the noise
+  CHECK(judge_scaling(s.rows, 1000, 16).unit_variance.holds());
+  CHECK(judge_scaling(s.rows, 1000, 16).within_noise.holds());
+  CHECK(judge_scaling(s.rows).within_noise.outcome == Outcome::inconclusive);  // no noise figure
+  rows = s.rows;
+  rows[0].grad_raw = 0.2, rows[1].grad_raw = 0.3, rows[2].grad_raw = 0.1;  // rises, then falls
+  CHECK(judge_scaling(rows).raw_peak == 1);
+  rows[0].grad_raw = 0.4;
+  CHECK(judge_scaling(rows).raw_peak == 0);
+}
+
+TEST_CASE("judge_scaling: three standard errors match the spread of the measured variance") {
+  // 300 repeats of the d_k = 1 row (100 queries × 16 keys): the scaled variances scatter with a
+  // standard deviation var_noise/3. Counting the 1600 q·k values as independent would predict
+  // √(8/1600) = 0.071, half the real spread, because a query's 16 keys share its q.
+  Rng rng(3);
+  double sum = 0.0, sum_sq = 0.0;
+  const int repeats = 300;
+  for (int i = 0; i < repeats; ++i) {
+    const double v = measure_scaling(rng, 1, 16, 100).var_scaled;
+    sum += v, sum_sq += v * v;
+  }
+  const double mean = sum / repeats, sd = std::sqrt(sum_sq / repeats - mean * mean);
+  const double predicted = judge_scaling({measure_scaling(rng, 1, 16, 100)}, 100, 16).var_noise / 3.0;
+  CHECK(predicted == doctest::Approx(std::sqrt(2.375 / 100.0)).epsilon(1e-9));
+  CHECK(sd == doctest::Approx(predicted).epsilon(0.2));  // the sd of 300 draws is itself ±4%
+  CHECK(sd > 1.5 * std::sqrt(8.0 / 1600.0));
 }
 
 TEST_CASE("entry_stats: mean and variance over every entry") {
@@ -188,6 +214,12 @@ TEST_CASE("judge_path_length: the measured study holds; a deeper attention path 
   CHECK(d.dilution_explains.outcome == Outcome::holds);
   diluted.back().attention_influence = diluted.front().attention_influence / 160.0;
   CHECK(judge_path_length(diluted, 8, 4).dilution_explains.outcome == Outcome::fails);
+  // first_rise: the first n where attention's influence grows again; rows.size() when it never does
+  std::vector<PathLengthRow> falling = s.rows;
+  falling[0].attention_influence = 1.0, falling[1].attention_influence = 0.1, falling[2].attention_influence = 0.01;
+  CHECK(judge_path_length(falling, 8, 4).first_rise == 3);
+  falling[2].attention_influence = 0.2;
+  CHECK(judge_path_length(falling, 8, 4).first_rise == 2);
   CHECK_THROWS_AS(path_length_study({4}, 8, 1, 3), std::invalid_argument);
 }
 

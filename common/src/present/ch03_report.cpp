@@ -62,25 +62,39 @@ void report_scaling(Narrator& nar, const ScalingStudy& s, std::size_t n_keys, st
   nar.say(_f("max weight: the largest of a query's {} softmax weights, averaged over the {} queries (1/{} = {:.4f} "
              "would be uniform, 1 is one-hot).", n_keys, trials, n_keys, 1.0 / double(n_keys)));
   nar.say(_("'scaled' and 'sc.': the same figure with the scores divided by √d_k."));
-  nar.say(_("‖∂softmax‖: Frobenius norm of diag(p) − p·pᵀ, the softmax's Jacobian — the gradient that flows back to "
-            "the scores — averaged over the queries."));
+  nar.say(_f("‖∂softmax‖: the size of diag(p) − p·pᵀ, the softmax's Jacobian (the matrix of ∂p_i/∂s_j: how each "
+             "weight moves with each score, the gradient that flows back to the scores), where p is one query's {} "
+             "softmax weights; size: the Frobenius norm, √(sum of squared entries); averaged over the queries.",
+             n_keys));
   if (s.rows.empty()) return;
+  const ScalingRow& peak = s.rows[s.raw_peak];
+  if (s.raw_peak > 0 && s.raw_peak + 1 < s.rows.size())
+    nar.say(_f("look: unscaled, ‖∂softmax‖ first rises, to {:.3f} at d_k = {} (scaled: {:.3f}), then falls {:.1f}× "
+               "to d_k = {}: the gradient is largest for moderately spread scores (softmax neither flat nor "
+               "one-hot) and vanishes only once they grow large; the scaled column stays flat.",
+               peak.grad_raw, peak.d_k, peak.grad_scaled, peak.grad_raw / s.rows.back().grad_raw,
+               s.rows.back().d_k));
   const ScalingRow& last = s.rows.back();
-  nar.result(_f("Var(q·k/√d_k) stays within 15% of 1 at every d_k (worst {:.2f} off; the course's criterion; "
-                "sampling noise, three standard errors: up to {:.2f}): {}",
+  nar.result(_f("claim: Var(q·k/√d_k) within 15% of 1 at every d_k (the course's criterion); worst {:.2f} off, "
+                "sampling noise (three standard errors) up to {:.2f}: {}",
                 s.unit_variance.measured, s.var_noise, outcome_word(s.unit_variance.outcome)));
   if (s.unit_variance.outcome == Outcome::too_noisy)
     nar.say(_("too few --trials for that verdict: the sampling noise alone exceeds the 15% tolerance; more trials "
               "shrink it."));
+  else if (s.within_noise.outcome == Outcome::fails)
+    nar.say(_f("the worst deviation, {:.2f}, is outside the sampling noise ({:.2f}): if the variance were exactly 1, "
+               "noise this large would show in fewer than 1 in {:.0f} such tables of {} rows; rerun with another "
+               "--seed or more --trials to tell a fluke from a real offset.", s.within_noise.measured, s.var_noise,
+               1.0 / s.chance_beyond_noise, s.rows.size()));
   nar.result(_f("unscaled, the softmax's gradient at d_k = {} is {:.2f}× the scaled one (claim: at most 0.5×, "
                 "it vanishes; the course's criterion): {}; scaled, it varies {:.2f}× across d_k (criterion: at most "
                 "1.25×): {}",
                 last.d_k, s.raw_vanishes.measured, outcome_word(s.raw_vanishes.outcome), s.scaled_steady.measured,
                 outcome_word(s.scaled_steady.outcome)));
-  nar.say(_f("the companion card {} of the source article {} (the article this course checks, chapter 00) "
-             "writes softmax(QKᵀ/d_k); the divisor is √d_k "
-             "— dividing by "
-             "d_k would leave Var = {:.1f}/{}² = {:.4f} at d_k = {}: scores squeezed towards 0.",
+  nar.say(_f("the course's second source, the reference card {} (a short summary sheet beside the article {}), "
+             "writes in its formula section \"Attention(Q, K, V) = softmax(QKᵀ/d_k) V\" and \"除以 d_k\" (divide "
+             "by d_k), though its own flow diagram says \"÷ √dₖ\"; the divisor is √d_k — dividing by d_k would leave "
+             "Var = {:.1f}/{}² = {:.4f} at d_k = {}: scores squeezed towards 0.",
              source_card(), source_article(), last.var_raw, last.d_k, last.var_raw / (double(last.d_k) * double(last.d_k)), last.d_k));
 }
 
@@ -102,6 +116,23 @@ void report_masked_permutation(Narrator& nar, const PermutationCheck& c) {
                 c.equivariant.holds() ? _("still the same rows, reordered")
                                       : _("not equivariant: the mask itself depends on position (word i sees words "
                                           "up to i only)")));
+}
+
+void report_lookup_setup(Narrator& nar, const Labels& animals, const Labels& sentence) {
+  nar.say(_("τ: the temperature, dividing every score before the softmax; a lower τ sharpens the weights (the table "
+            "below tries several)."));
+  std::vector<std::string> reused, fresh;
+  for (const std::string& a : animals)
+    (std::find(sentence.begin(), sentence.end(), a) != sentence.end() ? reused : fresh).push_back(a);
+  const std::string r = fmt::format("{}", fmt::join(reused, ", ")), f = fmt::format("{}", fmt::join(fresh, ", "));
+  const std::string made = _("the keys: each animal's word vector, made like step 1's X (one fixed N(0, 1) vector per "
+                             "word and seed)");
+  if (reused.empty())
+    nar.say(_f("{}; none of them is in the sentence, so all are new rows", made));
+  else if (fresh.empty())
+    nar.say(_f("{}; all of them are in the sentence, so these are step 1's rows for {}", made, r));
+  else
+    nar.say(_f("{}: the rows of {} are step 1's rows for those words; {}: new rows", made, r, f));
 }
 
 void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std::size_t d_model) {
@@ -144,7 +175,7 @@ void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std:
                       best)
                  : _f("the best key is {}'s, not {}'s: the noise made {} the best match, so the hard lookup "
                       "returns {}'s row", best, meant, best, best));
-  nar.say(_f("τ (the temperature) = √(key size) = √{} = {:.2f} is the usual scale: the √d_k of step 3, for keys "
+  nar.say(_f("τ = √(key size) = √{} = {:.2f} is the usual scale: the √d_k of step 3, for keys "
              "d_model = {} wide.", d_model, std::sqrt(double(d_model)), d_model));
   double legs_lo = INFINITY, legs_hi = -INFINITY;
   for (const LookupRow& x : s.rows) {
@@ -163,15 +194,16 @@ void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std:
 
 void report_path_length(Narrator& nar, const PathLengthStudy& s) {
   // Vaswani et al. 2017, Table 1: n = length, d = width, k = kernel size, r = neighbourhood.
-  Table paper({_("layer type"), _("work per layer"), _("sequential operations"), _("maximum path length")},
-              _("Vaswani et al. 2017, Table 1"));
+  // The step's title cites the paper (§4 and Table 1); the table is not cited a second time.
+  Table paper({_("layer type"), _("work per layer"), _("sequential operations"), _("maximum path length")});
   paper.add({_("self-attention"), "O(n²·d)", "O(1)", "O(1)"});
   paper.add({_("recurrent"), "O(n·d²)", "O(n)", "O(n)"});
   paper.add({_("convolutional"), "O(k·n·d²)", "O(1)", "O(log_k(n))"});
   paper.add({_("self-attention, restricted to r"), "O(r·n·d)", "O(1)", "O(n/r)"});
   nar.table(paper);
-  nar.say(_("n: tokens; d: the vector size (d_model); k: a convolution's kernel width; r: the neighbourhood a "
-            "restricted attention sees (the window w below)."));
+  nar.say(_("RNN: a recurrent network. n: tokens; d: the vector size (d_model); k (in this table only): a "
+            "convolution's kernel width, not a key; r: the neighbourhood a restricted attention sees (the window w "
+            "below)."));
   nar.say(_f("measured (d = {}, causal): the GRU (gated recurrent unit, the recurrent layer of chapters 00–01) "
              "steps from token 0 to token n − 1; the attention layers x ← rms_normalise(x + Attn(x)) until token "
              "n − 1 depends on "
@@ -207,8 +239,10 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
       nar.result(_f("both fade: from n = {} to {} ({:.0f}× more tokens) attention's influence falls {:.0f}× — {}; "
                     "the GRU's {} (untrained weights)", first.n, last.n, s.token_growth, s.attention_fall,
                     s.dilution_explains.holds()
-                        ? std::string(_("about what spreading its weights over that many more tokens gives"))
-                        : _f("{:.1f}× {} than even weights over that many tokens would give; what causes the rest is not measured here",
+                        ? _f("within 2× of the {:.0f}× that spreading its weights over that many more tokens "
+                             "gives (the course's criterion for 'explained')", s.token_growth)
+                        : _f("{:.1f}× {} than even weights over that many tokens would give (beyond the 2× the "
+                             "course's criterion allows); what causes the rest is not measured here",
                              s.attention_fall > s.token_growth ? s.attention_fall / s.token_growth
                                                                : s.token_growth / s.attention_fall,
                              s.attention_fall > s.token_growth ? _("more") : _("less")),
@@ -217,6 +251,11 @@ void report_path_length(Narrator& nar, const PathLengthStudy& s) {
                         : _f("falls {:.0f}×", first.recurrent_influence / last.recurrent_influence)));
     else
       nar.result(_("the short path does not carry more here"));
+    if (s.first_rise < s.rows.size())
+      nar.say(_f("note: attention's influence does not fall at every step: it rises from n = {} ({:.1e}) to n = {} "
+                 "({:.1e}); one random input per n, so the fall from end to end is the figure, not each step.",
+                 s.rows[s.first_rise - 1].n, s.rows[s.first_rise - 1].attention_influence, s.rows[s.first_rise].n,
+                 s.rows[s.first_rise].attention_influence));
   }
 }
 

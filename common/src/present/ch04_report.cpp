@@ -38,15 +38,21 @@ std::size_t block_width(const std::string& block, const std::string& title) {
 
 std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
                          const std::vector<std::string>& titles, std::size_t max_width) {
+  return maps_in_rows(labelled, bare, titles, titles, max_width);
+}
+
+std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
+                         const std::vector<std::string>& labelled_titles, const std::vector<std::string>& bare_titles,
+                         std::size_t max_width) {
   const std::size_t gap = 3, indent = 2;
   std::string out;
   for (std::size_t first = 0; first < labelled.size();) {
-    std::vector<std::string> row = {labelled[first]}, row_titles = {titles[first]};
-    std::size_t used = indent + block_width(labelled[first], titles[first]), last = first + 1;
-    while (last < bare.size() && used + gap + block_width(bare[last], titles[last]) <= max_width) {
-      used += gap + block_width(bare[last], titles[last]);
+    std::vector<std::string> row = {labelled[first]}, row_titles = {labelled_titles[first]};
+    std::size_t used = indent + block_width(labelled[first], labelled_titles[first]), last = first + 1;
+    while (last < bare.size() && used + gap + block_width(bare[last], bare_titles[last]) <= max_width) {
+      used += gap + block_width(bare[last], bare_titles[last]);
       row.push_back(bare[last]);
-      row_titles.push_back(titles[last++]);
+      row_titles.push_back(bare_titles[last++]);
     }
     if (first > 0) out += "\n";
     out += side_by_side(row, row_titles, gap, std::string(indent, ' '));
@@ -62,19 +68,24 @@ void show_head_maps(Narrator& nar, const Tensor3& weights, const Labels& words) 
   Labels initials;  // first letters keep four maps on one screen
   for (const auto& w : words) initials.push_back(w.substr(0, 1));
   // Each map twice: with the words as row labels (for the first map of a row of maps) and without.
-  std::vector<std::string> labelled, bare, titles;
+  std::vector<std::string> labelled, bare, labelled_titles, bare_titles;
   const double vmax = xt::amax(weights)();  // one scale for every head, up to the largest weight
   HeatmapStyle grid_only{0.0, vmax};
   grid_only.legend = false;  // one legend under all the maps
   auto without_newline = [](std::string map) { return map.substr(0, map.size() - 1); };
+  // A title starts over its grid's first column: after format_heatmap's 4-column indent, the row
+  // labels (as wide as the widest, 1 to 12 columns) and a space. A bare map's labels are empty.
+  std::size_t label_w = 1;
+  for (const auto& w : words) label_w = std::max(label_w, std::min<std::size_t>(12, display_width(w)));
   for (std::size_t h = 0; h < heads; ++h) {
     labelled.push_back(without_newline(format_heatmap(slice_of(weights, h), words, initials, grid_only)));
     bare.push_back(without_newline(format_heatmap(slice_of(weights, h), Labels(n, ""), initials, grid_only)));
-    titles.push_back(_f("head {}", h));
+    labelled_titles.push_back(std::string(4 + label_w + 1, ' ') + _f("head {}", h));
+    bare_titles.push_back(std::string(4 + 1 + 1, ' ') + _f("head {}", h));
   }
   nar.say(_f("weights (h×n×n) = ({}×{}×{}), one heatmap per head, rows = queries; shades from 0 to the largest "
              "weight, {:.2f}:", heads, n, n, vmax));
-  std::fputs(maps_in_rows(labelled, bare, titles, terminal_columns()).c_str(), stdout);
+  std::fputs(maps_in_rows(labelled, bare, labelled_titles, bare_titles, terminal_columns()).c_str(), stdout);
   nar.say(heatmap_legend(slice_of(weights, 0), {0.0, vmax}));
   for (std::size_t i = 0; i < n; ++i)  // a repeated word: the same row in every head (no positions yet)
     for (std::size_t j = i + 1; j < n; ++j) {
@@ -243,6 +254,7 @@ void define_gqa(Narrator& nar) {
 void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolingCost>& pooled) {
   nar.result(_f("GQA == MHA with each K/V head repeated for its group: max |diff| = {:.1e} (float32 rounding, "
                 "criterion ≤ 1e-6): {}", gqa.max_diff, outcome_word(gqa.agree.outcome)));
+  bool any_pooled = false;
   for (std::size_t i = 0; i < pooled.size(); ++i) {
     const GqaPoolingCost& c = pooled[i];
     if (i > 0 && c.kv_heads == pooled[i - 1].kv_heads) continue;  // h = 1: GQA is MQA
@@ -255,14 +267,35 @@ void report_gqa(Narrator& nar, const Agreement& gqa, const std::vector<GqaPoolin
                         "{:.3f})", name,
                         c.kv_heads, name, c.frobenius_diff, c.frobenius_output, 100.0 * c.relative(), name,
                         c.max_diff));
+    if (c.kv_heads == c.heads) continue;
+    const Verdict near = pooling_beats_zeros(c);
+    if (pooling_keeps_most(c).holds())
+      nar.result(_f("so {} keeps most of MHA's output here: its error, {:.0f}%, is at most half that of outputting "
+                    "zeros (the course's criterion)", name, 100.0 * c.relative()));
+    else
+      nar.result(near.holds()
+                   ? _f("so {}'s error is only {:.0f} points below the 100% of outputting zeros: these heads are "
+                        "random and unrelated, and a group's averaged K/V head resembles none of its members",
+                        name, 100.0 * (1.0 - c.relative()))
+                   : _f("so {} is no nearer MHA's output than zeros are ({:.0f}% ≥ 100%): these heads are random and "
+                        "unrelated, and a group's averaged K/V head resembles none of its members",
+                        name, 100.0 * c.relative()));
+    any_pooled = true;
   }
-  nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint into GQA; "
+  if (any_pooled)
+    nar.say(_("averaging loses nothing where a group's heads are equal (tests/core/test_multi_head_study.cpp "
+              "checks it); the random heads here are far from equal."));
+  nar.say(_("averaging a group's K/V heads is how Ainslie et al. 2023 (§2) turn an MHA checkpoint (a saved set of "
+            "trained weights) into GQA; "
             "the figures above are for random, untrained heads; the paper then trains for 5% of the original "
             "pre-training steps (uptraining), which wins back most of the quality MQA lost (its Figure 5)"));
   nar.say(_("bf16 (bfloat16): 16-bit floats, 2 bytes per stored number; LLaMA 2 uses GQA in its 34B and 70B "
             "models (Touvron et al. 2023, \"Llama 2\", §A.2.1)"));
   Table kv({_("attention"), _("K/V heads"), _("attn params/layer"), _("KV cache/token, 80 layers (bf16)")},
            _("LLaMA-2-70B-like: d_model 8192, 64 heads × d_k 128, 80 layers"));
+  nar.say(_("source of these sizes: the released Llama-2-70b model's config.json (hidden_size 8192, "
+            "num_attention_heads 64, num_key_value_heads 8, num_hidden_layers 80); the Llama 2 paper's "
+            "model table lists no width, head or layer counts"));
   for (std::size_t kvh : {64u, 8u, 1u}) {
     const AttentionParamCount c = attention_param_count(8192, 64, kvh, 128);
     const std::size_t bytes = kv_cache_bytes_per_token(80, kvh, 128);

@@ -1,6 +1,8 @@
 // Chapter 05's reports (see attn/present/ch05_report.hpp).
 #include "attn/present/ch05_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -95,6 +97,26 @@ void show_alibi_bias(Narrator& nar, const AlibiSlopeShape& shape, std::size_t po
   nar.record("alibi_bias", bias);
   const Labels pos = index_labels(positions);
   nar.heatmap("alibi_bias_head0", slice_of(bias, 0), pos, pos, _f("head 0, slope {:.4g}", slopes(0)));
+  if (heads < 2) return;
+  // The steepest and the flattest head, on the training length of step 7.
+  const std::size_t flattest = std::size_t(std::min_element(shape.slopes.begin(), shape.slopes.end()) - shape.slopes.begin());
+  const std::size_t L = ExtrapolationConfig{}.train_len;
+  Table t({_("head"), _("slope m"), _("weight on itself"), _("weight on key 0"), _("ratio")},
+          _f("equal raw scores, causal: the weights of the last query of {} tokens", L));
+  for (std::size_t h : {shape.steepest, flattest}) {
+    const AlibiReach r = alibi_equal_score_reach(shape.slopes[h], L);
+    t.add({std::to_string(h), fmt::format("{:.4g}", r.slope), fmt::format("{:.3f}", r.nearest),
+           fmt::format("{:.3f}", r.farthest), fmt::format("{:.3g}×", r.ratio)});
+  }
+  nar.table(t, /*as_result=*/true);
+  const AlibiReach flat = alibi_equal_score_reach(shape.slopes[flattest], L);
+  nar.say(flat.nearly_blind.holds()
+              ? _f("look: head {}'s slope moves the weights only between {:.3f} and {:.3f} around the uniform 1/{} = "
+                   "{:.3f} (ratio {:.3g}×, within the course's 1.25× for 'nearly blind'): over {} tokens a flat head "
+                   "is nearly blind to position; its bias tells near from far only in much longer sequences.",
+                   flattest, flat.farthest, flat.nearest, L, flat.uniform, flat.ratio, L)
+              : _f("look: even the flattest head, {}, favours its own key {:.3g}× over key 0 across {} tokens (more "
+                   "than the course's 1.25× for 'nearly blind').", flattest, flat.ratio, L));
 }
 
 void report_order_blind(Narrator& nar, const PermutationCheck& c) {
@@ -107,6 +129,8 @@ void report_order_blind(Narrator& nar, const PermutationCheck& c) {
 }
 
 void report_reversal(Narrator& nar, const ReversalStudy& s) {
+  nar.say(_("RoPE: Rotary Position Embedding (step 5; θ: its rotation frequencies); ALiBi: Attention with Linear "
+            "Biases (step 6; m: a head's slope)"));
   Table t({_("encoding"), _("how position enters"), _("max |Δ|, reversed order")});
   std::vector<std::string> apart, blind;
   for (const ReversalRow& r : s.rows) {
@@ -122,7 +146,8 @@ void report_reversal(Narrator& nar, const ReversalStudy& s) {
                 blind.empty() ? "—" : fmt::format("{}", fmt::join(blind, ", "))));
   nar.say(_("(learned: an untrained N(0, 1) table, larger than step 4's N(0, 0.02²) so that it is visible; ALiBi: "
             "one head, slope 1/4)"));
-  nar.say(_("RoPE: Rotary Position Embedding (step 5); ALiBi: Attention with Linear Biases (step 6)"));
+  nar.say(_("the size of max |Δ| is not a quality score (it grows with the table's scale, as the learned row "
+            "shows); only the line between ≥ 1e-3 and float rounding (~1e-7) matters here"));
 }
 
 void explain_reversal(Narrator& nar, const ReversalStudy& s) {
@@ -172,11 +197,12 @@ void report_rope_bound(Narrator& nar, std::size_t d, std::size_t big_d, std::siz
            _("RoFormer §3.4.3: relative upper bound of |q_m·k_n| as the distance grows"));
   for (std::size_t r : {0u, 1u, 4u, 16u, 64u, 128u, 256u})
     if (r <= max_distance) bt.add({std::to_string(r), fmt::format("{:.2f}", small(r)), fmt::format("{:.2f}", big(r))});
-  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{k<j} e^(i·r·θ_k) (i = √−1), the curve "
+  nar.say(_("bound(r) = (2/d)·Σ_{j=1…d/2} |S_j(r)|, S_j(r) = Σ_{l<j} e^(√−1·r·θ_l), the curve "
             "RoFormer plots (Su et al. 2021, §3.4.3, Fig. 2); its eq. 35–37 show |q_m·k_n| ≤ "
-            "max_k |h_(k+1) − h_k| · Σ_j |S_j(m − n)| = max_k |h_(k+1) − h_k| · (d/2)·bound(m − n), "
-            "h_k = q_[2k:2k+1]·conj(k_[2k:2k+1]): the k-th pair of q (before rotation) as a complex number times "
-            "the complex conjugate of k's; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
+            "max_l |h_(l+1) − h_l| · Σ_j |S_j(m − n)| = max_l |h_(l+1) − h_l| · (d/2)·bound(m − n), "
+            "h_l = (q_(2l) + √−1·q_(2l+1))·conj(k_(2l) + √−1·k_(2l+1)): pair l of q (before rotation) as one "
+            "complex number, times the complex conjugate of k's pair l; l: the pair index, j: how many pairs are "
+            "summed; at r = 0 every |S_j| = j, so bound(0) = (d/2 + 1)/2"));
   nar.table(bt);
   const BoundRebound s = rope_bound_rebound(d, 16, max_distance), b = rope_bound_rebound(big_d, 16, max_distance);
   nar.result(_f("largest bound at distances 16 … {}, as a fraction of distance 0: d = {}: {:.0f}% (at distance {}); "
@@ -220,6 +246,7 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
       [&](const std::string& path) {  // staged: the five are written together by files.commit()
         files.save(path, model->registry(),
                    {{"encoding", position_encoding_name(e)}, {"steps", std::to_string(cfg.steps)},
+                    {"seed", std::to_string(cfg.seed)},
                     {"final_train_loss", fmt::format("{:.4f}", final_loss)}});
       });
   if (trained) {
@@ -230,10 +257,25 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
       const auto it = recorded.find(key);
       return it == recorded.end() ? std::string("?") : escape_control(it->second, false);
     };
-    nar.say(_f("{:<10}  {} steps, final training loss {} (as its file records)", position_encoding_name(e),
-               md("steps"), md("final_train_loss")));
+    if (recorded.count("seed"))
+      nar.say(_f("{:<10}  {} steps, training seed {}, final training loss {} (as its file records)",
+                 position_encoding_name(e), md("steps"), md("seed"), md("final_train_loss")));
+    else
+      nar.say(_f("{:<10}  {} steps, final training loss {} (as its file records)", position_encoding_name(e),
+                 md("steps"), md("final_train_loss")));
   }
   return model;
+}
+
+void report_extrapolation_seeds(Narrator& nar, std::uint64_t run_seed, std::uint64_t train_seed, bool train) {
+  nar.say(train
+              ? _f("this step does not use --seed ({}): --train starts every model from the fixed training seed "
+                   "{}, and the test sequences come from the fixed seeds 2024 + T (T: the test length).",
+                   run_seed, train_seed)
+              : _f("this step does not use --seed ({}): the models are read from their files, and the test "
+                   "sequences come from the fixed seeds 2024 + T (T: the test length); --train retrains the models "
+                   "from the fixed training seed {}. Below, each model's line shows what its file records (not the "
+                   "machine or threads it was trained on).", run_seed, train_seed));
 }
 
 void describe_recall_task(Narrator& nar, const ExtrapolationConfig& cfg) {
@@ -248,9 +290,12 @@ void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s) {
   const Verdict& v = s.none_sees_order;
   nar.result(_f("an order-blind vote (no model: of the earlier tokens with the query's key, the most frequent "
                 "value, ties shared) scores {} at L, {} at 2L, {} at 4L; a reader that sees those values only as a "
-                "set can expect no more", percent(s.order_blind[0].accuracy), percent(s.order_blind[1].accuracy),
+                "set can expect no more: without their order, each earlier value of the key is as likely as any other "
+                "to be the latest, so the most frequent one is the best guess", percent(s.order_blind[0].accuracy), percent(s.order_blind[1].accuracy),
                 percent(s.order_blind[2].accuracy)));
   const std::string none = percent(s.at(P::None, 1).accuracy), vote = percent(s.order_blind[0].accuracy);
+  nar.say(_f("noise ±: two standard errors of the difference of two accuracies p, 2·√(Σ p(1 − p)/N), N = {} scored "
+             "tokens at L", s.at(P::None, 1).scored));
   if (v.holds())
     nar.result(_f("none: {} at L against the vote's {} (+{:.1f} points, noise ±{:.1f}): the causal mask alone gives "
                   "it some order", none, vote, 100.0 * v.measured, 100.0 * v.bound));
@@ -264,9 +309,12 @@ void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s) {
 }
 
 void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
-  nar.say(_f("CE: the mean cross-entropy (nats) of the value predicted at each scored token; acc: the share predicted "
-             "right; @L, @2L, @4L: test sequences of {}, {} and {} tokens", s.at(PositionEncoding::None, 1).length,
-             s.at(PositionEncoding::None, 2).length, s.at(PositionEncoding::None, 4).length));
+  nar.say(_f("CE: the mean cross-entropy of the value predicted at each scored token, in nats (natural-log units); "
+             "acc: the share predicted right; @L, @2L, @4L: test sequences of {}, {} and {} tokens",
+             s.at(PositionEncoding::None, 1).length, s.at(PositionEncoding::None, 2).length,
+             s.at(PositionEncoding::None, 4).length));
+  nar.say(_f("chance: a uniform guess over the {} values has acc 1/{} = {:.1f}% and CE ln {} = {:.3f}", s.values,
+             s.values, 100.0 / double(s.values), s.values, uniform_guess_loss(s.values)));
   Table t({_("encoding"), _("CE @L"), _("acc @L"), _("CE @2L"), _("acc @2L"), _("CE @4L"), _("acc @4L")});
   Mat m = xt::zeros<float>({s.results.size(), std::size_t(6)});
   std::vector<std::string> names;
@@ -286,6 +334,15 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
   }
   nar.table(t, /*as_result=*/true);
   nar.record("extrapolation", m);
+  const std::vector<ConfidentlyWrong> wrong = confidently_wrong(s);
+  std::vector<std::string> cells;
+  for (const ConfidentlyWrong& w : wrong)
+    cells.push_back(_f("{} at {}L (CE {:.3f}, acc {})", position_encoding_name(w.encoding), w.times_l, w.loss,
+                       percent(w.accuracy)));
+  if (!wrong.empty())
+    nar.say(_f("look: {}: CE above the uniform guess's {:.3f}, yet acc above chance. There the model is confidently "
+               "wrong when it is wrong, which CE punishes far more than accuracy shows.",
+               fmt::format("{}", fmt::join(cells, ", ")), wrong.front().chance_loss));
   nar.manifest_field("extrapolation_rows", fmt::format("[{}]", fmt::join(names, ", ")));
   nar.manifest_field("extrapolation_columns", "[\"loss L\", \"acc L\", \"loss 2L\", \"acc 2L\", \"loss 4L\", \"acc 4L\"]");
   nar.manifest_field("extrapolation_data", "\"make_recall_data(Rng(2024 + T), 200, T, 4 keys, 8 values) for T = 16, 32, "
@@ -301,14 +358,18 @@ void report_extrapolation(Narrator& nar, const ExtrapolationStudy& s) {
                 "'naturally': loses at most 2 points from L to 4L): it lost {:.0f} — {}", source_article(), 100.0 * s.drop(P::Rope),
                 s.rope_natural.holds() ? _("held") : _("did NOT hold")));
   const RopeReach reach = rope_reach(s.d_k, s.at(P::Rope, 1).length, s.at(P::Rope, 4).length);
+  const BoundRebound back = rope_bound_rebound(reach.d_k, 16, reach.test_len - 1);
   std::vector<std::string> angles;
   for (std::size_t i = 0; i < reach.theta.size(); ++i)
     angles.push_back(_f("pair {}: {:.3g} → {:.3g}", i, reach.train_angle[i], reach.test_angle[i]));
   nar.say(_f("a likely reason RoPE falls (not measured): with d_k = {} it rotates {} pairs; the largest query–key "
              "angle (n − 1)·θ_i in rad, training length {} → test length {}: {}. {} of the {} pairs never complete a "
-             "turn in training, so at 4L they meet angles the model never saw.",
+             "turn in training, so at 4L they meet angles the model never saw. Nor does a d_k = {} head get much "
+             "decay with distance: step 5's bound, for d = {}, climbs back to {:.0f}% of its start at distance {} "
+             "(its largest between distances 16 and {}, all met at 4L).",
              reach.d_k, reach.theta.size(), reach.train_len, reach.test_len, fmt::join(angles, ", "),
-             reach.unseen_pairs, reach.theta.size()));
+             reach.unseen_pairs, reach.theta.size(), reach.d_k, reach.d_k, 100.0 * back.fraction, back.at,
+             reach.test_len - 1));
   nar.result(_f("claim of Press et al. 2021, ALiBi extrapolates better than sinusoidal: drops {:.1f} vs {:.1f} points "
                 "(noise ±{:.1f}: 2·√(Σ p(1 − p)/N) over the four accuracies at L and 4L; N = the scored tokens, those "
                 "with an earlier token of the same key, over {} test sequences: {} at L, {} at 4L) — {}",

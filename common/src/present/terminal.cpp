@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -409,6 +410,25 @@ struct HeatmapGrid {
   double lo = 0.0, hi = 1.0;
 };
 
+// x as the legend and the tables print it (3 decimals, or 3 significant digits when tiny), read back.
+double as_printed(double x) {
+  const std::string s = format_number(x, 0, 3);
+  double v = x;
+  std::from_chars(s.data(), s.data() + s.size(), v);  // locale-independent, like fmt's output
+  return v;
+}
+
+// A cell's shade, 0 (' ') to 4 ('█'): how many of the legend's four cuts, as printed, are ≤ the
+// cell's value as printed. Binning on the printed numbers keeps the legend true of every cell a
+// table beside the map shows to 3 decimals (a cut of 0.2860 must not be printed 0.29 beside a
+// 0.289 drawn '▒').
+int shade_level(double x, double lo, double span) {
+  const double v = as_printed(x);
+  int level = 0;
+  for (int k = 1; k <= 4; ++k) level += v >= as_printed(lo + k * span / 5.0);
+  return level;
+}
+
 HeatmapGrid heatmap_grid(const Mat& m_in, const HeatmapStyle& style) {
   HeatmapGrid g;
   g.m = downsample(m_in, style.max_side, g.factor);
@@ -430,9 +450,9 @@ HeatmapGrid heatmap_grid(const Mat& m_in, const HeatmapStyle& style) {
 std::vector<std::string> legend_parts(const HeatmapGrid& g, const HeatmapStyle& style) {
   const double span = g.hi > g.lo ? g.hi - g.lo : 1.0, step = span / 5.0;
   std::vector<std::string> parts = {
-      _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {})", format_number(g.lo + step, 0, 2),
-         format_number(g.lo + 2 * step, 0, 2), format_number(g.lo + 3 * step, 0, 2),
-         format_number(g.lo + 4 * step, 0, 2), format_number(g.hi, 0, 2))};
+      _f("legend: ' ' < {} ≤ '░' < {} ≤ '▒' < {} ≤ '▓' < {} ≤ '█' (≤ {})", format_number(g.lo + step, 0, 3),
+         format_number(g.lo + 2 * step, 0, 3), format_number(g.lo + 3 * step, 0, 3),
+         format_number(g.lo + 4 * step, 0, 3), format_number(g.hi, 0, 3))};
   const bool masked = std::any_of(g.m.begin(), g.m.end(), [](float x) { return std::isinf(x) && x < 0; });
   if (masked)
     parts.push_back(_f("; '·' {}", style.masked_legend.empty() ? std::string(_("masked (−∞)")) : style.masked_legend));
@@ -514,7 +534,7 @@ std::string format_heatmap(const Mat& m_in, const Labels& row_labels_in, const L
         cell = last ? "·" : fit("·", cell_w);
       } else {
         double t = std::clamp((double(x) - lo) / span, 0.0, 1.0);
-        int level = std::min(4, int(t * 5.0));
+        const int level = shade_level(x, lo, span);
         std::string glyph;
         for (std::size_t k = 0; k < cell_w; ++k) glyph += kShades[level];
         // In colour the background carries the value and the glyph repeats it for monochrome eyes.

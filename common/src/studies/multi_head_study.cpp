@@ -145,6 +145,14 @@ GqaPoolingCost gqa_pooling_cost(const Mat& x, const MultiHead& mha, std::size_t 
   return c;
 }
 
+Verdict pooling_beats_zeros(const GqaPoolingCost& c) {
+  Verdict v = judge_greater(1.0, c.relative(), 0.0);
+  v.measured = c.relative(), v.bound = 1.0;
+  return v;
+}
+
+Verdict pooling_keeps_most(const GqaPoolingCost& c) { return judge_at_most(c.relative(), 0.5); }
+
 Agreement pytorch_parity(const std::string& dir) {
   auto golden = [&](const char* n, std::vector<std::size_t> shape) {
     const std::string path = dir + "/" + n + ".npy";

@@ -13,6 +13,7 @@
 #include "attn/position/sinusoidal.hpp"
 #include "attn/studies/lookup.hpp"
 #include "attn/tensor/mask.hpp"
+#include "attn/tensor/softmax.hpp"
 #include "attn/tensor/tensor_ops.hpp"
 
 namespace attn {
@@ -215,6 +216,36 @@ ExtrapolationStudy judge_extrapolation(std::map<PositionEncoding, std::vector<Ex
   return s;
 }
 
+AlibiReach alibi_equal_score_reach(double slope, std::size_t length) {
+  AlibiReach r;
+  r.slope = slope;
+  if (length == 0) return r;
+  std::vector<double> scores(length), p(length);  // equal raw scores (0) plus the bias −slope·distance
+  for (std::size_t j = 0; j < length; ++j) scores[j] = -slope * double(length - 1 - j);
+  softmax_row(p.data(), scores.data(), nullptr, length);
+  r.nearest = p[length - 1];
+  r.farthest = p[0];
+  r.ratio = r.nearest / r.farthest;
+  r.uniform = 1.0 / double(length);
+  r.nearly_blind = judge_at_most(r.ratio, 1.25);
+  return r;
+}
+
+double uniform_guess_loss(std::size_t values) { return values ? std::log(double(values)) : NAN; }
+
+std::vector<ConfidentlyWrong> confidently_wrong(const ExtrapolationStudy& s) {
+  std::vector<ConfidentlyWrong> out;
+  if (s.values == 0) return out;
+  const double chance = 1.0 / double(s.values), chance_loss = uniform_guess_loss(s.values);
+  for (const auto& [e, row] : s.results)
+    for (std::size_t c = 0; c < row.size() && c < 3; ++c) {
+      const ExtrapolationResult& r = row[c];
+      if (r.available && r.loss > chance_loss && r.accuracy > chance)
+        out.push_back({e, std::size_t(1) << c, r.loss, r.accuracy, chance_loss});
+    }
+  return out;
+}
+
 Verdict judge_none_vs_vote(const ExtrapolationResult& none, const ExtrapolationResult& vote) {
   if (!none.available || none.scored == 0 || vote.scored == 0) return judge_greater(NAN, NAN, 0.0);
   const double se = std::sqrt(std::pow(accuracy_standard_error(none), 2) + std::pow(accuracy_standard_error(vote), 2));
@@ -235,6 +266,7 @@ ExtrapolationStudy extrapolation_study(const ExtrapolationConfig& cfg,
   }
   ExtrapolationStudy s = judge_extrapolation(std::move(results));
   s.d_k = cfg.heads == 0 ? 0 : cfg.d_model / cfg.heads;
+  s.values = cfg.values;
   s.order_blind = order_blind_vote_row(cfg);
   s.none_sees_order = judge_none_vs_vote(s.at(PositionEncoding::None, 1), s.order_blind.front());
   return s;

@@ -73,20 +73,31 @@ PermutationCheck check_permutation(const Mat& output, const Mat& out_permuted, c
   return c;
 }
 
-ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t samples) {
+ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t trials, std::size_t n_keys) {
   ScalingStudy s;
   s.rows = std::move(rows);
   double var_dev = s.rows.empty() ? NAN : 0.0, lo = INFINITY, hi = 0.0;
+  for (std::size_t i = 0; i < s.rows.size(); ++i)
+    if (s.rows[i].grad_raw > s.rows[s.raw_peak].grad_raw) s.raw_peak = i;
   for (const ScalingRow& r : s.rows) {
     var_dev = std::max(var_dev, std::abs(r.var_scaled - 1.0));
     lo = std::min(lo, r.grad_scaled);
     hi = std::max(hi, r.grad_scaled);
-    // Var of (q·k/√d_k)² for q, k ~ N(0, I): E z⁴ − 1 = 2 + 6/d_k.
-    if (samples > 0 && r.d_k > 0)
-      s.var_noise = std::max(s.var_noise, 3.0 * std::sqrt((2.0 + 6.0 / double(r.d_k)) / double(samples)));
+    // The variance is the mean of z_j² = (q·k_j/√d_k)² over the trials, and a query's n_keys keys
+    // share its q, so they are not independent samples. Given q, z_j ~ N(0, s) with s = |q|²/d_k,
+    // so one query's mean of z² has variance Var(s) + E[2s²]/n_keys = 2/d_k + 2(1 + 2/d_k)/n_keys
+    // (s = χ²_{d_k}/d_k: mean 1, variance 2/d_k); the trials are independent of each other.
+    if (trials > 0 && n_keys > 0 && r.d_k > 0) {
+      const double d = double(r.d_k), per_query = 2.0 / d + 2.0 * (1.0 + 2.0 / d) / double(n_keys);
+      s.var_noise = std::max(s.var_noise, 3.0 * std::sqrt(per_query / double(trials)));
+    }
   }
   s.unit_variance = judge_at_most(var_dev, 0.15);
   if (s.var_noise > 0.15) s.unit_variance.outcome = Outcome::too_noisy;
+  // Is the worst deviation one that three standard errors of noise would give? Only with a noise figure.
+  s.within_noise = judge_at_most(trials > 0 && n_keys > 0 ? var_dev : NAN, s.var_noise);
+  // P(|N(0, 1)| > 3) = 0.0027 per row; at least one of the rows (each row's own noise is at most var_noise)
+  s.chance_beyond_noise = 1.0 - std::pow(1.0 - std::erfc(3.0 / std::sqrt(2.0)), double(s.rows.size()));
   const double raw_ratio = s.rows.empty() ? NAN : s.rows.back().grad_raw / s.rows.back().grad_scaled;
   s.raw_vanishes = judge_at_most(raw_ratio, 0.5);
   s.scaled_steady = judge_at_most(s.rows.empty() ? NAN : hi / lo, 1.25);
@@ -96,7 +107,7 @@ ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t samples) {
 ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::size_t n_keys, std::size_t trials) {
   std::vector<ScalingRow> rows;
   for (std::size_t d_k : d_ks) rows.push_back(measure_scaling(rng, d_k, n_keys, trials));
-  return judge_scaling(std::move(rows), trials * n_keys);
+  return judge_scaling(std::move(rows), trials, n_keys);
 }
 
 LookupStudy lookup_study(const Vec& query, const Mat& keys, const Mat& values, std::vector<float> taus,
@@ -215,6 +226,9 @@ PathLengthStudy judge_path_length(std::vector<PathLengthRow> rows, std::size_t d
   s.attention_fall = none ? NAN : s.rows.front().attention_influence / s.rows.back().attention_influence;
   s.token_growth = none ? NAN : double(s.rows.back().n) / double(s.rows.front().n);
   s.dilution_explains = judge_at_most(std::abs(std::log(s.attention_fall / s.token_growth)), std::log(2.0));
+  s.first_rise = s.rows.size();
+  for (std::size_t i = 1; i < s.rows.size() && s.first_rise == s.rows.size(); ++i)
+    if (s.rows[i].attention_influence > s.rows[i - 1].attention_influence) s.first_rise = i;
   return s;
 }
 

@@ -29,6 +29,8 @@ void report_permutation(Narrator& nar, const PermutationCheck& c, const std::str
 // Step 8, with step 6's causal mask: the same check, which the mask breaks.
 void report_masked_permutation(Narrator& nar, const PermutationCheck& c);
 // Step 9: the table of weights per temperature (recorded as "lookup_taus", "lookup_weights").
+// Step 9's setup: what τ is, and which key rows repeat step 1's X (animals also in the sentence).
+void report_lookup_setup(Narrator& nar, const Labels& animals, const Labels& sentence);
 void report_lookup(Narrator& nar, const LookupStudy& s, const Labels& keys, std::size_t d_model);
 // Step 10: Vaswani et al. 2017's Table 1 beside the measured paths (recorded as "path_length").
 void report_path_length(Narrator& nar, const PathLengthStudy& s);

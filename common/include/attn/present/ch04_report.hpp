@@ -25,6 +25,11 @@ int near_shade_edge(double x, double vmax, double tol);
 // (the same heatmap without), so every row of maps can be read by its labels.
 std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
                          const std::vector<std::string>& titles, std::size_t max_width);
+// The same with a title for each form: labelled_titles[i] over labelled[i], bare_titles[i] over
+// bare[i] (a title padded to start over its grid, whose offset differs with the row labels).
+std::string maps_in_rows(const std::vector<std::string>& labelled, const std::vector<std::string>& bare,
+                         const std::vector<std::string>& labelled_titles, const std::vector<std::string>& bare_titles,
+                         std::size_t max_width);
 void report_head_diversity(Narrator& nar, const HeadDiversity& h);
 // Step 3: how many rows of the maps are only rounding around the uniform weight 1/n.
 // The maps are shaded from 0 to r.largest (show_head_maps), so 1/n may or may not sit on a shade's edge.

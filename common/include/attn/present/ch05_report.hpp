@@ -52,6 +52,8 @@ std::unique_ptr<PositionModel> position_model(Narrator& nar, PositionEncoding e,
                                               const ExtrapolationConfig& cfg);
 // Step 7: the task and the model, from the config (keys, values, heads, d_k, chance).
 void describe_recall_task(Narrator& nar, const ExtrapolationConfig& cfg);
+// Step 7 and the seeds: the run's --seed is not used; the training seed and the test data's seeds are fixed.
+void report_extrapolation_seeds(Narrator& nar, std::uint64_t run_seed, std::uint64_t train_seed, bool train);
 // Step 7: the order-blind vote at L, 2L, 4L and whether the model without positions beats it
 // (s.none_sees_order), each outcome its own sentence.
 void report_none_vs_vote(Narrator& nar, const ExtrapolationStudy& s);

@@ -92,6 +92,11 @@ struct GqaPoolingCost {
   double relative() const { return frobenius_output > 0.0 ? frobenius_diff / frobenius_output : NAN; }
 };
 GqaPoolingCost gqa_pooling_cost(const Mat& x, const MultiHead& mha, std::size_t g);
+// The pooled output is nearer the MHA output than all zeros are: relative() < 1 (measured =
+// relative(), bound 1; inconclusive when relative() is NaN). Random heads can fail it.
+Verdict pooling_beats_zeros(const GqaPoolingCost& c);
+// The pooled output keeps most of the MHA output: relative() at most 0.5 (the course's criterion).
+Verdict pooling_keeps_most(const GqaPoolingCost& c);
 // nn.MultiheadAttention (16 wide, 4 heads, biases) on the golden inputs of `dir` (X, W_Q, …, b_O,
 // output .npy) against multi_head_trace; bound 1e-5. Each file is shape-checked under its name.
 Agreement pytorch_parity(const std::string& dir);

@@ -111,6 +111,15 @@ struct AlibiSlopeShape {
   bool power_of_two() const { return base_heads == heads; }
 };
 AlibiSlopeShape judge_alibi_slopes(const std::vector<double>& slopes);
+// One causal ALiBi head with equal raw scores: the last query of a `length`-token sequence puts
+// softmax_j(−slope·(length − 1 − j)) on key j. nearest: its weight on itself (j = length − 1);
+// farthest: on key 0; ratio = nearest / farthest = e^(slope·(length − 1)); uniform = 1/length.
+// nearly_blind: ratio at most 1.25 (the course's criterion: no key gets 25% more than another).
+struct AlibiReach {
+  double slope = 0.0, nearest = 0.0, farthest = 0.0, ratio = 0.0, uniform = 0.0;
+  Verdict nearly_blind;
+};
+AlibiReach alibi_equal_score_reach(double slope, std::size_t length);
 AlibiSlopeShape alibi_slope_shape(std::size_t heads);
 
 // ---- ALiBi with slope 0 is no position at all ----------------------------------------------------
@@ -133,9 +142,21 @@ struct ExtrapolationStudy {
   std::vector<ExtrapolationResult> order_blind;
   Verdict none_sees_order;
   std::size_t d_k = 0;  // the models' head width (extrapolation_study: d_model / heads)
+  std::size_t values = 0;  // the task's values (extrapolation_study: cfg.values): chance is 1/values
   const ExtrapolationResult& at(PositionEncoding e, std::size_t multiple) const;  // multiple: 1, 2 or 4
   double drop(PositionEncoding e) const;  // accuracy at L − accuracy at 4L
 };
+// The table's cells that are right more often than chance (acc > 1/values) yet score a CE above a
+// uniform guess's ln(values): confidently wrong when wrong. In encoding order, L before 2L before 4L;
+// empty when values is 0.
+struct ConfidentlyWrong {
+  PositionEncoding encoding{};
+  std::size_t times_l = 1;  // 1, 2 or 4: the test length in multiples of L
+  double loss = 0.0, accuracy = 0.0, chance_loss = 0.0;
+};
+std::vector<ConfidentlyWrong> confidently_wrong(const ExtrapolationStudy& s);
+// The cross-entropy of a uniform guess over `values` classes: ln(values) nats (NaN for 0).
+double uniform_guess_loss(std::size_t values);
 // The standard error of an accuracy measured on `scored` positions: √(p(1 − p)/scored).
 double accuracy_standard_error(const ExtrapolationResult& r);
 ExtrapolationStudy judge_extrapolation(std::map<PositionEncoding, std::vector<ExtrapolationResult>> results);

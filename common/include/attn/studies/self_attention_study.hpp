@@ -62,16 +62,20 @@ PermutationCheck check_permutation(const Mat& output, const Mat& out_permuted, c
 // The √d_k table judged: scaled variance within 15% of 1 at every d_k (unit_variance); the
 // unscaled softmax's Jacobian at the largest d_k at most half the scaled one's (raw_vanishes);
 // the scaled Jacobian norms within 25% of each other across d_k (scaled_steady).
-// samples: how many q·k values each row's variance comes from (trials × keys; 0: taken as exact).
-// var_noise: three standard errors of the scaled variance, √((2 + 6/d_k)/samples) each, at its
-// largest d_k-wise; when it exceeds the 15% tolerance the sample is too small to judge it, and
-// unit_variance is too_noisy rather than a refutation.
+// trials, n_keys: how many queries each row's variance comes from and how many keys each query
+// meets (0: taken as exact). var_noise: three standard errors of the scaled variance,
+// 3·√((2/d_k + 2(1 + 2/d_k)/n_keys)/trials) (a query's keys share its q, so they are not
+// independent samples), at its largest d_k-wise; when it exceeds the 15% tolerance the sample is
+// too small to judge it, and unit_variance is too_noisy rather than a refutation. within_noise:
+// the worst deviation at most var_noise (inconclusive without a noise figure); chance_beyond_noise:
+// an upper bound on the chance that some row's noise alone exceeds var_noise, if every variance is 1.
 struct ScalingStudy {
   std::vector<ScalingRow> rows;
-  double var_noise = 0.0;
-  Verdict unit_variance, raw_vanishes, scaled_steady;
+  double var_noise = 0.0, chance_beyond_noise = 0.0;
+  std::size_t raw_peak = 0;  // the row where the unscaled Jacobian norm is largest
+  Verdict unit_variance, raw_vanishes, scaled_steady, within_noise;
 };
-ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t samples = 0);
+ScalingStudy judge_scaling(std::vector<ScalingRow> rows, std::size_t trials = 0, std::size_t n_keys = 0);
 ScalingStudy scaling_study(Rng& rng, const std::vector<std::size_t>& d_ks, std::size_t n_keys, std::size_t trials);
 
 // One soft lookup per temperature τ (rows from the largest τ to the smallest); becomes_hard: at the smallest τ the
@@ -127,7 +131,10 @@ struct PathLengthStudy {
   // dilution_explains: attention's influence falls from the smallest n to the largest by
   // attention_fall; weights spread evenly over token_growth = n_last / n_first more tokens would
   // give token_growth; measured = |ln(attention_fall / token_growth)|, bound ln 2 (within 2×).
+  // first_rise: the first row whose attention influence exceeds the row before's (rows.size():
+  // the column falls or stays at every step).
   double attention_fall = 0.0, token_growth = 0.0;
+  std::size_t first_rise = 0;
   Verdict constant_attention, recurrent_grows, window_formula, attention_keeps_more, dilution_explains;
 };
 PathLengthStudy judge_path_length(std::vector<PathLengthRow> rows, std::size_t d_model, std::size_t window);
