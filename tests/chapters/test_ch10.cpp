@@ -12,6 +12,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -228,6 +229,16 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
     for (std::size_t at = 0; (at = listed.find("(truth: ", at)) != std::string::npos; ++at) ++named;
     CHECK(named == misses);
     if (misses == 0) CHECK(listed == "none");
+  }
+  // Step 4's maps carry a ruler: each source word's first letter over its column.
+  {
+    const std::string from = "are their first letters): ";
+    const std::size_t a = flat.find(from);
+    REQUIRE(a != std::string::npos);
+    std::istringstream words(flat.substr(a + from.size(), flat.find(" target (rows", a) - a - from.size()));
+    std::string initials;
+    for (std::string word; words >> word;) initials += word[0];
+    CHECK_MESSAGE(r.has(initials + "  "), initials);  // over the Bahdanau map, the true map beside it
   }
   CHECK(r.has("look at: the reordered words"));
   CHECK(r.has("trov-a ← finds"));  // the verb moved to the end of its clause

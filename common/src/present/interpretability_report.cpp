@@ -56,6 +56,24 @@ HeatmapStyle unit_style() {
   hs.vmax = 1.0;
   return hs;
 }
+// Each column's index, its last digit only (0 1 … 9 0 1 …): the ruler above step 1's maps.
+Labels digit_ruler(std::size_t n) {
+  Labels l;
+  for (std::size_t j = 0; j < n; ++j) l.push_back(std::to_string(j % 10));
+  return l;
+}
+// A one-character-per-cell heatmap (more than 16 columns) with a ruler line on top: each column
+// label's first character over its column. Every grid line is the row label, then one character
+// per column, so the grid starts `width − cols` columns in.
+std::string with_ruler(const std::string& map, const Labels& col_labels) {
+  const std::string first = map.substr(0, map.find('\n'));
+  const std::size_t w = display_width(first), cols = col_labels.size();
+  if (cols <= 16 || cols > HeatmapStyle{}.max_side || w < cols) return map;  // labelled already, or averaged down
+  std::string ruler(w - cols, ' ');
+  for (const std::string& l : col_labels) ruler += l.empty() || static_cast<unsigned char>(l[0]) >= 0x80 ? ' ' : l[0];
+  ruler.erase(ruler.find_last_not_of(' ') + 1);
+  return ruler + "\n" + map;
+}
 Mat per_head(const std::vector<HeadStat>& s, std::size_t layers, std::size_t heads, double HeadStat::*field) {
   Mat m = xt::zeros<float>({layers, heads});
   for (const HeadStat& h : s) m(h.layer, h.head) = float(h.*field);
@@ -208,7 +226,8 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
   nar.say(_f("input: {} random tokens, repeated to {} tokens: {}", period, seq.size(), fmt::join(toks, " ")));
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
-             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence: "
+             "key at position j, 0 … {} from left to right (the digits above a map: each column's index, its "
+             "last digit); each title gives the head's score on this sequence: "
              "\"prev\" (layer 0), its previous-token score, the mean weight a row puts on the position just before "
              "it; \"match\" (layer {}), its prefix-matching score, the weight a row puts on the tokens that "
              "followed every earlier copy of its token, summed, then averaged over the rows (step 2 also averages "
@@ -223,8 +242,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
       Mat drawn_w = slice_of(w[l], h);  // the keys a causal row cannot see as −∞: drawn '·'
       for (std::size_t i = 0; i < drawn_w.shape(0); ++i)
         for (std::size_t k = i + 1; k < drawn_w.shape(1); ++k) drawn_w(i, k) = -std::numeric_limits<float>::infinity();
-      std::string map = format_heatmap(drawn_w, h == 0 ? toks : Labels(toks.size(), ""), Labels(toks.size(), ""),
-                                       unit_style());
+      std::string map = with_ruler(format_heatmap(drawn_w, h == 0 ? toks : Labels(toks.size(), ""),
+                                                  Labels(toks.size(), ""), unit_style()),
+                                   digit_ruler(toks.size()));
       legend = without_last_line(map);
       maps.push_back(map);
       const InductionHeadRow& r = c.heads[l * H + h];
@@ -564,15 +584,16 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
                             choice.index, choice.max_words, choice.min_reordered, choice.words, choice.reordered)
                        : _f("example: test pair {} (no pair has at most {} words and {} reordered words)",
                             choice.index, choice.max_words, choice.min_reordered));
-  nar.say(_f("source (columns, left to right): {}", fmt::join(example.src, " ")));
+  nar.say(_f("source (columns, left to right; the letters above each map are their first letters): {}",
+             fmt::join(example.src, " ")));
   nar.say(_f("target (rows, top to bottom): {}", fmt::join(example.tgt, " ")));
   nar.say(_("a(i): the source word that target word i translates, which the corpus generator records; the title's "
             "claim: the largest weight of row i, argmax_j α_ij, falls on a(i)"));
   nar.say(_("teacher-forced: the decoder is fed the true previous target words, so each row shows where it "
             "looks given the right history"));
   if (!nar.quiet()) {
-    std::string left = format_heatmap(a.example, example.tgt, example.src, unit_style()),
-                right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
+    std::string left = with_ruler(format_heatmap(a.example, example.tgt, example.src, unit_style()), example.src),
+                right = with_ruler(format_heatmap(a.truth, example.tgt, example.src, unit_style()), example.src);
     without_last_line(right);
     const std::string legend = without_last_line(left);
     std::cout << side_by_side({left, right}, {_("Bahdanau α (teacher-forced)"), _("true alignment")});
@@ -639,8 +660,9 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
                                _("within noise, so which head comes out best depends on the sentences scored "
                                  "(chapters 07 and 08 score other sentences)"))));
     if (!nar.quiet()) {
-      std::string left = format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
-                  right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
+      std::string left = with_ruler(format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
+                                    example.src),
+                  right = with_ruler(format_heatmap(a.truth, example.tgt, example.src, unit_style()), example.src);
       without_last_line(left);
       without_last_line(right);
       std::cout << side_by_side({left, right}, {"Transformer " + head_name(a.best_layer, a.best_head), _("true alignment")});
