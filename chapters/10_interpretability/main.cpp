@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
     f.circuit = find_induction_heads(im.model, tc.task, eval, drawn);
 
     nar.step(_("Looking: every layer × head"), "P = softmax(QKᵀ/√d_k + M)", "Vig 2019 (BertViz)");
+    if (!train)  // the header's seed is --seed's; these models' seeds are in their files
+      nar.say(_f("models: data/{} and data/{}, shipped, trained from seeds {} and {}; without --train, --seed (here "
+                 "{}) changes none of this lesson's numbers, only the header", im.file, other_seed.file,
+                 metadata_count(im.metadata, "seed"), metadata_count(other_seed.metadata, "seed"), tc.seed));
     if (tf) add_transformer_views(nar, *tf, corpus, example);  // the --html page only
     show_every_head(nar, im, drawn, f.circuit, tf ? norm : "");
 

@@ -240,6 +240,7 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
     for (std::string word; words >> word;) initials += word[0];
     CHECK_MESSAGE(r.has(initials + "  "), initials);  // over the Bahdanau map, the true map beside it
   }
+  CHECK(r.has("shipped, trained from seeds 1 and 2; without --train, --seed (here 1) changes none"));
   CHECK(r.has("look at: the reordered words"));
   CHECK(r.has("trov-a ← finds"));  // the verb moved to the end of its clause
   CHECK_FALSE(r.has("not judged: "));  // 32 sequences: claim 5 is judged (the --eval 4 case below is not)
