@@ -38,12 +38,12 @@ int main(int argc, char** argv) {
   std::string norm = "post";
   ch.app().add_option("--norm", norm, _("which chapter 08 Transformer to measure"))->capture_default_str()
       ->check(CLI::IsMember({"post", "pre"}));
-  ch.app().add_flag("--train", train, _("retrain both induction models (seeds S and S + 1) and rewrite data/ch10/"));
+  CLI::Option* train_flag = ch.app().add_flag("--train", train, _("retrain both induction models (seeds S and S + 1) and rewrite data/ch10/"));
   ch.app().add_option("--train-steps", tc.steps, _("Adam steps per model with --train"))->capture_default_str()
-      ->check(CLI::Range(1, 200000));
+      ->check(CLI::Range(1, 200000))->needs(train_flag);
   ch.app().add_option("--eval", eval_n, _("evaluation sequences"))->capture_default_str()->check(CLI::Range(4, 1024));
   ch.describe_seed(_f("the seed of --train only (it trains models S and S + 1); without --train the lesson loads "
-                      "the shipped models and a fixed evaluation set (PCG32 seed {}): the seed changes only the "
+                      "the shipped models and a fixed evaluation set (drawn with the PCG32 random number generator, seed {}): the seed changes only the "
                       "header", kEvalSeed));
   ch.set_question(_("Question: attention weights are easy to draw — what do they actually tell us about a model?"));
 
@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
     f.circuit = find_induction_heads(im.model, tc.task, eval, drawn);
 
     nar.step(_("Looking: every layer × head"), "P = softmax(QKᵀ/√d_k + M)", "Vig 2019 (BertViz)");
+    if (!train)  // the header's seed is --seed's; these models' seeds are in their files
+      nar.say(_f("models: data/{} and data/{}, shipped, trained from seeds {} and {}; without --train, --seed (here "
+                 "{}) changes none of this lesson's numbers, only the header", im.file, other_seed.file,
+                 metadata_count(im.metadata, "seed"), metadata_count(other_seed.metadata, "seed"), tc.seed));
     if (tf) add_transformer_views(nar, *tf, corpus, example);  // the --html page only
     show_every_head(nar, im, drawn, f.circuit, tf ? norm : "");
 
@@ -89,7 +93,10 @@ int main(int argc, char** argv) {
     nar.step(_("Claim 2: attention learns word alignments"), "argmax_j α_ij = a(i)", "Bahdanau et al. 2014");
     report_alignment(nar, f.alignment, example, choice);
 
-    nar.step(_("Claim 3: some heads collapse to uniform"), "max_h H / log n ≥ 0.95", "Clark et al. 2019");
+    nar.step(_("Claim 3: some heads collapse to uniform"), "H_h / log n ≥ 0.95, per head", "Clark et al. 2019");
+    nar.say(_f("H_h / log n: head h's entropy over its largest value, averaged over the rows (step 3); a head is "
+               "within 5% of uniform when it is ≥ {:.2f}; verdict (step 8): holds for a model when at least one of "
+               "its heads is within 5% of uniform", kUniformAt));
     report_uniform(nar, _("induction model"), f.uniform = uniform_heads(im.model, eval, f.circuit.eval_stats),
                    &f.circuit.eval_stats);
     if (lm) report_uniform(nar, _("chapter 09 LM on held-out text"), *(f.lm_uniform = uniform_heads(lm_text)), nullptr);

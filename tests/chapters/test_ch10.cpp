@@ -12,6 +12,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -187,9 +188,31 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
                                                         R"(attention ≤ [-+][0-9.]+ +undecided)")));
   // Claim 1's uniform baseline: causal rows of the 40-token evaluation sequences, i/2 on average.
   CHECK(flat.find("uniform weights on the same inputs: 9.75)") != std::string::npos);
-  // Step 1 names each last-layer head by where its darkest cells are, counted on the drawn map: on
-  // the token after an earlier copy, first or later (the cells its "match" score sums).
-  CHECK(flat.find("the darkest cell of a row is on one of them in: L1H") != std::string::npos);
+  // Step 1's table: where each last-layer head's darkest cell lies in the rows with an earlier copy,
+  // recounted here from the exported map: after the first copy, after a later one, the row's own
+  // position (the diagonal), an earlier copy itself, token 0, elsewhere.
+  for (std::size_t h = 0; h < H; ++h) {
+    const Mat p = head_of(w, L - 1, h);
+    std::size_t rows = 0, first = 0, later = 0, self = 0, same = 0, tok0 = 0;
+    for (std::size_t a = 0; a < T; ++a) {
+      std::vector<std::size_t> after;
+      for (std::size_t b = 0; b < a; ++b)
+        if (tokens[b] == tokens[a]) after.push_back(b + 1);
+      if (after.empty()) continue;
+      std::size_t top = 0;
+      for (std::size_t b = 1; b <= a; ++b)
+        if (p(a, b) > p(a, top)) top = b;
+      ++rows;
+      if (top == after.front()) ++first;
+      else if (std::find(after.begin() + 1, after.end(), top) != after.end()) ++later;
+      else if (top == a) ++self;
+      else if (tokens[top] == tokens[a]) ++same;
+      else if (top == 0) ++tok0;
+    }
+    const std::string row = fmt::format("L{}H{} {} {} {} {} {} {} {} ", L - 1, h, rows, first, later, self, same,
+                                        tok0, rows - first - later - self - same - tok0);
+    CHECK_MESSAGE(flat.find(row) != std::string::npos, row);
+  }
   // Claim 2: Bahdanau's share and the exported one, and the verdict's bounds.
   const NpyArray ba = read_npy((dir / "alignment_accuracy_bahdanau.npy").string());
   const double pct = number_after(flat, "Bahdanau (chapter 01): ");
@@ -207,6 +230,17 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
     CHECK(named == misses);
     if (misses == 0) CHECK(listed == "none");
   }
+  // Step 4's maps carry a ruler: each source word's first letter over its column.
+  {
+    const std::string from = "are their first letters): ";
+    const std::size_t a = flat.find(from);
+    REQUIRE(a != std::string::npos);
+    std::istringstream words(flat.substr(a + from.size(), flat.find(" target (rows", a) - a - from.size()));
+    std::string initials;
+    for (std::string word; words >> word;) initials += word[0];
+    CHECK_MESSAGE(r.has(initials + "  "), initials);  // over the Bahdanau map, the true map beside it
+  }
+  CHECK(r.has("shipped, trained from seeds 1 and 2; without --train, --seed (here 1) changes none"));
   CHECK(r.has("look at: the reordered words"));
   CHECK(r.has("trov-a ← finds"));  // the verb moved to the end of its clause
   CHECK_FALSE(r.has("not judged: "));  // 32 sequences: claim 5 is judged (the --eval 4 case below is not)
@@ -234,6 +268,22 @@ TEST_CASE("chapter 10 runs from the shipped models; its export regenerates its f
     const double best = *std::max_element(acc.data.begin(), acc.data.end());
     CHECK(number_after(flat, "best head L1H") > 0.0);
     CHECK(r.has(fmt::format("({:.1f}%); Bahdanau", 100.0 * best)));
+    // Each decoder layer is judged on the mean of its heads, in step 4 and in step 8's table.
+    const std::size_t layers = acc.shape[0], heads = acc.shape[1];
+    for (std::size_t l = 0; l < layers; ++l) {
+      double mean = 0.0;
+      for (std::size_t h = 0; h < heads; ++h) mean += acc.data[l * heads + h] / double(heads);
+      const std::string word = mean >= 0.8 ? "holds" : mean >= 0.5 ? "partly" : "does not hold";
+      CHECK_MESSAGE(flat.find(fmt::format("layer {} {}, mean {:.1f}%", l, word, 100.0 * mean)) != std::string::npos, l);
+      CHECK_MESSAGE(std::regex_search(flat, std::regex(fmt::format(R"(2 … Transformer layer {}, {} heads mean {:.1f}% )"
+                                                                   R"(argmax hits \([0-9.]+–[0-9.]+%\) {})",
+                                                                   l, heads, 100.0 * mean, word))), l);
+    }
+    // The runner-up's gap is judged against its printed 2 SE.
+    REQUIRE(std::regex_search(flat, m, std::regex(R"(is ([0-9.]+) points behind; 2 standard errors of that gap, )"
+                                                  R"(paired over the \d+ sentences: ([0-9.]+) points: (\w+))")));
+    const double gap = std::stod(m[1].str()), se2 = std::stod(m[2].str());
+    if (std::abs(gap - se2) > 0.1) CHECK(m[3].str() == (gap > se2 ? "the" : "within"));
   }
   fs::remove_all(dir);
 }
@@ -267,6 +317,7 @@ TEST_CASE("chapter 10 --html writes one offline page with every model's views") 
 
 TEST_CASE("chapter 10 bad flags exit 2 naming the flag; --help lists the options") {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"--eval", "1"}, {"--train-steps", "0"},
+                                               {"--train-steps", "10"},  // without --train it would do nothing
                                                {"--html", "/nonexistent-folder/x.html"}}) {
     const RunResult r = run_program("10_interpretability", args);
     CHECK_MESSAGE(r.status == 2, args[0] << " gave " << r.status);

@@ -6,6 +6,7 @@
 //   step 4     the example's choice, reordered rows and argmax misses; step 5's encoder note
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -163,6 +164,64 @@ TEST_CASE("drawn_pattern and judge_pattern: a head on the first copy's successor
   CHECK(judge_pattern(0, 0).outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("drawn_pattern: a row's own position (the diagonal) is counted apart from an earlier copy") {
+  const std::vector<int> toks = {5, 6, 7, 5, 6, 7, 5};  // rows 3 … 6 have an earlier copy
+  const std::size_t T = toks.size();
+  Mat self = xt::zeros<float>({T, T});
+  for (std::size_t i = 0; i < T; ++i) self(i, i) = 1.0f;
+  self(6, 6) = 0.0f;  // row 6 reads the copy one period back (token 5 at position 3) instead
+  self(6, 3) = 1.0f;
+  const DrawnPattern d = drawn_pattern(self, toks);
+  CHECK(d.rows == 4);
+  CHECK(d.self_token == 3);  // rows 3, 4, 5: their own position, not an earlier copy
+  CHECK(d.same_token == 1);  // row 6: an earlier copy itself
+  CHECK(d.on_copy() == 0);
+  CHECK(d.follows.outcome == Outcome::fails);
+}
+
+TEST_CASE("judge_self_head: a head whose weight sits on the diagonal is a self head, one beside it is not") {
+  CHECK(judge_self_head(0.9).holds());
+  CHECK(judge_self_head(kSelfHeadAt).holds());
+  CHECK(judge_self_head(0.2).outcome == Outcome::fails);
+}
+
+TEST_CASE("loss_curve_shape: where a plateau ends and the fall is done; how 48 marks bin the records") {
+  const CurveShape c = loss_curve_shape({4, 4, 4, 4, 3, 1, 1, 1}, 10, 4);
+  CHECK(c.found);
+  CHECK(c.plateau_until == 40);  // records 0 … 3 (steps 1 … 40) above 1 + 0.9 · 3 = 3.7
+  CHECK(c.fallen_by == 60);      // record 5 (steps 51 … 60) is the first ≤ 1.3
+  CHECK((c.points == 8 && c.marks == 4 && c.per_mark_lo == 2 && c.per_mark_hi == 2));
+  const CurveShape b = loss_curve_shape(std::vector<float>(120, 2.0f), 25, 48);
+  CHECK_FALSE(b.found);  // a flat curve does not fall
+  CHECK((b.marks == 48 && b.per_mark_lo == 2 && b.per_mark_hi == 3));
+}
+
+TEST_CASE("layer_alignment and head_gap: each layer judged on its heads' mean; a lead within noise is not clear") {
+  Mat acc = xt::zeros<float>({2, 2});
+  acc(0, 0) = 0.3f, acc(0, 1) = 0.1f, acc(1, 0) = 0.9f, acc(1, 1) = 0.82f;
+  const std::vector<LayerAlignment> la = layer_alignment(acc);
+  REQUIRE(la.size() == 2);
+  CHECK(la[0].mean == doctest::Approx(0.2));
+  CHECK(la[0].aligns.outcome == Outcome::fails);
+  CHECK(la[0].aligned == 0);
+  CHECK(la[1].mean == doctest::Approx(0.86));
+  CHECK(la[1].aligns.holds());
+  CHECK(la[1].aligned == 2);
+  CHECK(la[1].lo == doctest::Approx(0.82));
+  // Two heads on 4 sentences of 10 words: one ahead by one word in every sentence (clear), one
+  // ahead in two and behind in two by the same total (not clear).
+  const std::vector<std::size_t> words = {10, 10, 10, 10};
+  const HeadGap steady = head_gap({9, 9, 9, 9}, {8, 8, 8, 8}, words);
+  CHECK(steady.gap == doctest::Approx(0.1));
+  CHECK(steady.se == doctest::Approx(0.0));
+  CHECK(steady.clear.holds());
+  const HeadGap noisy = head_gap({10, 4, 10, 8}, {5, 9, 5, 9}, words);
+  CHECK(noisy.gap == doctest::Approx(0.1));
+  CHECK(noisy.se > 0.05);
+  CHECK(noisy.clear.outcome == Outcome::inconclusive);
+  CHECK(head_gap({1}, {0}, {1}).clear.outcome == Outcome::inconclusive);  // one sentence: no standard error
+}
+
 TEST_CASE("drawn_pattern: a head on the copy one period back follows the pattern, as its match score says") {
   // Rows 3 … 8 have an earlier copy; rows 6 … 8 two. A head reading the successor of the copy one
   // period back (i − 2) is on the first copy's successor in rows 3 … 5 and on the later copy's in
@@ -201,7 +260,13 @@ TEST_CASE("studies on a small model: the circuit's figures agree with the functi
     CHECK(r.second_if_zeroed ==
           doctest::Approx(repeat_losses(m, eval, {{r.layer, r.head, HeadEdit::zero, 1}}).second));
     CHECK(r.copying == doctest::Approx(copying_score(ov_circuit(m, r.layer, r.head))));
+    CHECK(r.self_head.measured == doctest::Approx(r.self_drawn));
   }
+  for (std::size_t k = 0; k < c.heads.size(); ++k)  // the heads whose zeroing helps, and only those
+    CHECK((std::find(c.zeroing_helps.begin(), c.zeroing_helps.end(), k) != c.zeroing_helps.end()) ==
+          (c.heads[k].second_if_zeroed < c.base.second));
+  // After max_period, the previous-token head's weight splits into before, itself, token 0 and the rest.
+  CHECK((c.previous_late_self >= 0.0 && c.previous_late + c.previous_late_self + c.previous_late_first <= 1.0 + 1e-6));
   CHECK(c.heads[c.previous_head].previous_eval >= c.heads[1 - c.previous_head].previous_eval);
   CHECK(c.composes.measured == doctest::Approx(c.induction_prefix_without_previous /
                                                c.heads[2 + c.induction_head].prefix_eval));

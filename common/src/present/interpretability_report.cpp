@@ -24,6 +24,8 @@ namespace attn {
 namespace {
 const char* kModelFiles[] = {"ch10/induction.safetensors", "ch10/induction_seed2.safetensors"};
 
+// "post" → "Post-Norm", "pre" → "Pre-Norm", as chapters 07 and 08 write them.
+std::string norm_name(const std::string& norm) { return norm == "pre" ? "Pre-Norm" : "Post-Norm"; }
 std::string head_name(std::size_t layer, std::size_t head) { return fmt::format("L{}H{}", layer, head); }
 // a − b as a reader recomputes it from the two figures printed with three decimals.
 double printed_diff(double a, double b) { return std::round(a * 1000.0) / 1000.0 - std::round(b * 1000.0) / 1000.0; }
@@ -54,6 +56,24 @@ HeatmapStyle unit_style() {
   hs.vmax = 1.0;
   return hs;
 }
+// Each column's index, its last digit only (0 1 … 9 0 1 …): the ruler above step 1's maps.
+Labels digit_ruler(std::size_t n) {
+  Labels l;
+  for (std::size_t j = 0; j < n; ++j) l.push_back(std::to_string(j % 10));
+  return l;
+}
+// A one-character-per-cell heatmap (more than 16 columns) with a ruler line on top: each column
+// label's first character over its column. Every grid line is the row label, then one character
+// per column, so the grid starts `width − cols` columns in.
+std::string with_ruler(const std::string& map, const Labels& col_labels) {
+  const std::string first = map.substr(0, map.find('\n'));
+  const std::size_t w = display_width(first), cols = col_labels.size();
+  if (cols <= 16 || cols > HeatmapStyle{}.max_side || w < cols) return map;  // labelled already, or averaged down
+  std::string ruler(w - cols, ' ');
+  for (const std::string& l : col_labels) ruler += l.empty() || static_cast<unsigned char>(l[0]) >= 0x80 ? ' ' : l[0];
+  ruler.erase(ruler.find_last_not_of(' ') + 1);
+  return ruler + "\n" + map;
+}
 Mat per_head(const std::vector<HeadStat>& s, std::size_t layers, std::size_t heads, double HeadStat::*field) {
   Mat m = xt::zeros<float>({layers, heads});
   for (const HeadStat& h : s) m(h.layer, h.head) = float(h.*field);
@@ -73,30 +93,22 @@ std::string head_list(const std::vector<HeadStat>& heads, std::size_t at_most) {
     s += (i ? ", " : "") + head_name(heads[i].layer, heads[i].head);
   return heads.size() > at_most ? s + ", …" : s;
 }
-// "L1H3 11 of 11 rows (follows the pattern), L1H1 8 of 11 (mostly: 3 of them on the token after a
-// nearer copy; 3 elsewhere), L1H0 5 of 11 (does not: 2 on an earlier copy itself; 4 on token 0)",
-// best first: the rows whose darkest cell is the token after an earlier copy, first or later (what
-// the maps' "match" sums).
-std::string pattern_list(std::vector<DrawnPattern> ps) {
-  std::stable_sort(ps.begin(), ps.end(),
-                   [](const DrawnPattern& a, const DrawnPattern& b) { return a.on_copy() > b.on_copy(); });
-  std::vector<std::string> items;
+// Where each last-layer head's darkest cell lies in the rows of the drawn sequence that have an
+// earlier copy of their token, one column per place (DrawnPattern): the first two columns are the
+// cells the maps' "match" sums, and the verdict is their share of the rows.
+Table pattern_table(const std::vector<DrawnPattern>& ps) {
+  Table t({_("head"), _("rows"), _("after 1st"), _("after nearer"), _("itself"), _("earlier copy"), _("token 0"),
+           _("other"), _("pattern")});
   for (const DrawnPattern& p : ps) {
+    const std::size_t named = p.on_copy() + p.self_token + p.same_token + p.first_token;
     const char* word = p.follows.outcome == Outcome::partly ? _("mostly")
-                                                            : sentence_for(p.follows.outcome, _("follows the pattern"),
+                                                            : sentence_for(p.follows.outcome, _("follows"),
                                                                            _("does not"), _("no such rows"));
-    std::vector<std::string> parts;
-    if (p.later_copy) parts.push_back(_f("{} of them on the token after a nearer copy", p.later_copy));
-    if (p.same_token) parts.push_back(_f("{} on an earlier copy itself", p.same_token));
-    if (p.first_token) parts.push_back(_f("{} on token 0", p.first_token));
-    const std::size_t named = p.on_copy() + p.same_token + p.first_token;
-    const std::size_t other = p.rows - std::min(p.rows, named);
-    if (other && named > 0) parts.push_back(_f("{} elsewhere", other));
-    const std::string detail =
-        parts.empty() ? std::string(word) : _f("{}: {}", word, fmt::format("{}", fmt::join(parts, _("; "))));
-    items.push_back(_f("{} {} of {} rows ({})", head_name(p.layer, p.head), p.on_copy(), p.rows, detail));
+    t.add({head_name(p.layer, p.head), std::to_string(p.rows), std::to_string(p.first_copy),
+           std::to_string(p.later_copy), std::to_string(p.self_token), std::to_string(p.same_token),
+           std::to_string(p.first_token), std::to_string(p.rows - std::min(p.rows, named)), word});
   }
-  return fmt::format("{}", fmt::join(items, _(", ")));
+  return t;
 }
 }  // namespace
 
@@ -202,9 +214,11 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.result(_f("induction model: {} attention-only layers × {} heads, d_model = {}, vocabulary {}, {} parameters", L,
                 H, m.cfg.d_model, m.cfg.vocab, format_count(parameter_count(m))));
   nar.say(_f("attention-only: no feed-forward sub-layers, each layer adds its heads' output to the residual "
-             "stream; d_k = d_model / heads = {}; the {} parameters: token embeddings {}, learned position "
-             "embeddings {} ({} positions × {}), {} layers × {} heads' W_Q, W_K, W_V, W_O ({} per head) and the "
-             "unembedding {}", m.cfg.d_model / H, format_count(parameter_count(m)), format_count(m.w_e.size()),
+             "stream (one vector per position: it starts as token embedding + position embedding, and every "
+             "layer reads it and adds to it); d_k = d_model / heads = {}; the {} parameters: token embeddings {}, "
+             "learned position embeddings {} ({} positions × {}), {} layers × {} heads' W_Q, W_K, W_V, W_O ({} per "
+             "head) and the unembedding W_U {} (d_model × vocabulary: it maps the residual stream to one logit "
+             "per token)", m.cfg.d_model / H, format_count(parameter_count(m)), format_count(m.w_e.size()),
              format_count(m.w_pos.size()), m.w_pos.shape(0), m.cfg.d_model, L, H,
              format_count((m.attn[0].w_q.size() + m.attn[0].w_k.size() + m.attn[0].w_v.size() +
                            m.attn[0].w_o.size()) / H),
@@ -212,7 +226,8 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_("layers and heads are numbered from 0, as in chapter 04's tensors: L1H2 is layer 1, head 2"));
   nar.say(_f("input: {} random tokens, repeated to {} tokens: {}", period, seq.size(), fmt::join(toks, " ")));
   nar.say(_f("each map: row i is the query at position i (its token at the left of the first map), column j the "
-             "key at position j, 0 … {} from left to right; each title gives the head's score on this sequence: "
+             "key at position j, 0 … {} from left to right (the digits above a map: each column's index, its "
+             "last digit); each title gives the head's score on this sequence: "
              "\"prev\" (layer 0), its previous-token score, the mean weight a row puts on the position just before "
              "it; \"match\" (layer {}), its prefix-matching score, the weight a row puts on the tokens that "
              "followed every earlier copy of its token, summed, then averaged over the rows (step 2 also averages "
@@ -227,8 +242,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
       Mat drawn_w = slice_of(w[l], h);  // the keys a causal row cannot see as −∞: drawn '·'
       for (std::size_t i = 0; i < drawn_w.shape(0); ++i)
         for (std::size_t k = i + 1; k < drawn_w.shape(1); ++k) drawn_w(i, k) = -std::numeric_limits<float>::infinity();
-      std::string map = format_heatmap(drawn_w, h == 0 ? toks : Labels(toks.size(), ""), Labels(toks.size(), ""),
-                                       unit_style());
+      std::string map = with_ruler(format_heatmap(drawn_w, h == 0 ? toks : Labels(toks.size(), ""),
+                                                  Labels(toks.size(), ""), unit_style()),
+                                   digit_ruler(toks.size()));
       legend = without_last_line(map);
       maps.push_back(map);
       const InductionHeadRow& r = c.heads[l * H + h];
@@ -241,10 +257,23 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.say(_f("look at: {} (layer 0), one column left of the diagonal: each token reads the one before it; layer {}, "
              "from row {} on: the token after an earlier copy of the current token, {} columns left of the "
              "diagonal (the copy one period back) and, in the third period, also {} (the first copy): the cells "
-             "\"match\" sums; on this one sequence the darkest cell of a row is on one of them in: {} (step 2 "
-             "gives each head's prefix matching averaged over {} evaluation sequences)",
-             head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1,
-             pattern_list(c.drawn_patterns), c.eval_sequences));
+             "\"match\" sums; where the darkest cell of each such row lies, head by head (step 2 gives each "
+             "head's prefix matching averaged over {} evaluation sequences):",
+             head_name(0, c.previous_head), c.last_layer, period, period - 1, 2 * period - 1, c.eval_sequences));
+  nar.table(pattern_table(c.drawn_patterns), /*as_result=*/true);
+  nar.say(_f("after 1st: the token after the first copy of the row's token (column i−{} in the second period, "
+             "i−{} in the third); after nearer: the token after a later copy (i−{} in the third period); "
+             "itself: the diagonal, the row's own position; earlier copy: a copy of the row's token, not the "
+             "token after it; token 0: the first token, when it is another token; other: anywhere else; "
+             "pattern: the first two columns together, \"follows\" when they hold ≥ 3/4 of the rows, "
+             "\"mostly\" when ≥ 1/2", period - 1, 2 * period - 1, period - 1));
+  std::vector<std::string> self_heads;  // heads whose map is a bright diagonal: each token reads itself
+  for (const InductionHeadRow& r : c.heads)
+    if (r.self_head.holds()) self_heads.push_back(fmt::format("{} {:.2f}", head_name(r.layer, r.head), r.self_drawn));
+  if (!self_heads.empty())
+    nar.say(_f("the diagonal: a 'self' head, each token reading itself, puts a mean weight ≥ {:.1f} on the row's "
+               "own position (rows 1 … {}): {}", kSelfHeadAt, seq.size() - 1,
+               fmt::format("{}", fmt::join(self_heads, _(", ")))));
   std::size_t on_first = 0;
   for (const DrawnPattern& d : c.drawn_patterns) on_first += d.first_token;
   if (on_first > 0)
@@ -257,9 +286,9 @@ void show_every_head(Narrator& nar, const InductionModel& im, const InductionBat
   nar.record("prefix_matching", per_head(c.drawn_stats, L, H, &HeadStat::prefix_matching));
   nar.attention_view({_("induction model (2-layer attention-only)"), toks, toks, w, true});
   if (!transformer_norm.empty())
-    nar.say(_f("--html also draws the chapter 08 Transformer ({}-Norm): encoder, decoder and cross-attention "
-               "(post-Norm: LayerNorm after each residual add; pre-Norm, --norm pre: before each sub-layer; "
-               "chapter 08)", transformer_norm));
+    nar.say(_f("--html also draws the chapter 08 Transformer ({}): encoder, decoder and cross-attention "
+               "(Post-Norm: LayerNorm after each residual add; Pre-Norm, --norm pre: before each sub-layer; "
+               "chapter 08)", norm_name(transformer_norm)));
   nar.code("attn/studies/induction.hpp: attn_only_weights; attn/present/side_by_side.hpp: side_by_side");
   nar.why(_("a head's weights say where each position reads from, so a repeated pattern in the input shows "
             "up as a shifted diagonal in the map of the head that uses it."));
@@ -350,9 +379,20 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
   nar.say(_("an induction head finds the earlier copy of the current token and predicts the token that followed "
             "it (… A B … A → B): a layer-0 head marks each position with its previous token, and a layer-1 head "
             "looks for that mark"));
-  if (!im.curve.empty())
+  if (!im.curve.empty()) {
+    const std::size_t every = metadata_count(im.metadata, "curve_every");
+    const CurveShape cs = loss_curve_shape(im.curve, every, 48);
     nar.result(_f("training loss ({} steps, every {}): {:.2f} {} {:.2f}", metadata_value(im.metadata, "steps"),
                   metadata_value(im.metadata, "curve_every"), im.curve.front(), sparkline(im.curve, 48), im.curve.back()));
+    nar.say(_f("the curve: {} recorded means of {} steps each, averaged into {} marks of {}–{} records; the numbers "
+               "at its ends are the first and last records", cs.points, every, cs.marks, cs.per_mark_lo,
+               cs.per_mark_hi));
+    if (cs.found)
+      nar.say(_f("the loss stays above 90% of the way from its end to its start until step {}, and is below 10% of "
+                 "it by step {}; Olsson et al. 2022 see induction heads form in such a drop (a phase change); no "
+                 "head score was recorded during training, so whether the heads formed in this one is not measured "
+                 "here", cs.plateau_until, cs.fallen_by));
+  }
   if (!im.curve.empty() && !im.trained_now)
     nar.say(_f("(the curve was recorded when data/{} was trained earlier with --train, seed {}; this run loads it)",
                im.file, metadata_value(im.metadata, "seed")));
@@ -366,12 +406,18 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
            fmt::format("{:.3f}", r.prefix_eval), fmt::format("{:+.3f}", r.copying),
            fmt::format("{:.3f}", r.second_if_zeroed)});
   nar.table(t, /*as_result=*/true);
-  nar.say(_f("prev: previous-token score, the mean weight on the position just before; prefix: prefix-matching "
+  nar.say(_f("drawn: on step 1's one drawn sequence; prev: previous-token score, the mean weight on the position "
+             "just before; prefix: prefix-matching "
              "score, the weight on the tokens that followed every earlier copy of the current token, summed, then "
              "averaged over the rows (a head with uniform weights scores {:.3f} prefix and {:.3f} prev on the "
              "evaluation set); last column: the loss "
              "on the second period (the first repetition) with that head's output set to zero", c.uniform_prefix,
              c.uniform_previous));
+  for (std::size_t k : c.zeroing_helps)
+    nar.say(_f("zeroing {} lowers the second-period loss, {:.3f} against {:.3f} ({:+.3f}): its output slightly hurts "
+               "this prediction; the column has no noise estimate, so whether that is more than noise is not judged",
+               head_name(c.heads[k].layer, c.heads[k].head), c.heads[k].second_if_zeroed, c.base.second,
+               printed_diff(c.heads[k].second_if_zeroed, c.base.second)));
   nar.say(_("copying: the head's OV circuit W_E·W_V·W_O·W_U is the path from a token it reads to the logits it "
             "writes (embedding, the head's value and output maps, unembedding): a vocabulary × vocabulary matrix; "
             "copying = Σ Re λ / Σ |λ| over its eigenvalues λ (Elhage et al. 2021), +1 when reading a token "
@@ -387,9 +433,10 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
                      100.0 * c.first_seen.uniform)
                 : _f("the first period costs more than a uniform guess: its next token is a random one not yet "
                      "seen, so a guess pays for any unevenness among those tokens and for what it puts on seen "
-                     "ones; the model's guesses there have entropy {:.2f} nats (uniform: {:.2f}) and put {:.0f}% "
-                     "on tokens already seen (a uniform guess: {:.0f}%)",
-                     c.first_seen.entropy, std::log(double(m.cfg.vocab)), 100.0 * c.first_seen.model,
+                     "ones; the model's guesses there have an entropy −Σ p ln p of {:.2f} nats (nats: natural-log "
+                     "units; a uniform guess: ln {} = {:.2f}) and put {:.0f}% on tokens already seen (a uniform "
+                     "guess: {:.0f}%)",
+                     c.first_seen.entropy, m.cfg.vocab, std::log(double(m.cfg.vocab)), 100.0 * c.first_seen.model,
                      100.0 * c.first_seen.uniform));
   nar.result(_f("previous-token head {}: {:.3f} on the sequence drawn in step 1, {:.3f} averaged over the "
                 "evaluation set: {:.2f} for query positions 1–{} (the positions layer {} later reads as keys), "
@@ -400,7 +447,7 @@ void report_induction(Narrator& nar, const InductionModel& im, const InductionCi
              "are enough", c.max_period, c.max_period));
   nar.result(_f("second-period loss {:.3f}; with {} zeroed {:.3f} ({:+.3f})", c.base.second,
                 head_name(0, c.previous_head), c.second_without_previous, printed_diff(c.second_without_previous, c.base.second)));
-  nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} -> {:.3f}: {}", head_name(0, c.previous_head),
+  nar.result(_f("with {} zeroed, {}'s prefix matching goes {:.3f} → {:.3f}: {}", head_name(0, c.previous_head),
                 head_name(last, c.induction_head), ind.prefix_eval, c.induction_prefix_without_previous,
                 sentence_for(c.composes.outcome,
                              _("it matches through that head's output: layer 1 builds its keys (K-composition) "
@@ -477,7 +524,7 @@ void report_distance(Narrator& nar, const std::string& label, const std::string&
                       : c.grows.outcome == Outcome::partly ? _("stays within 10% from the first layer to the last")
                       : c.grows.outcome == Outcome::fails  ? _("shrinks with depth")
                                                            : _("is not measurable");
-  nar.result(_f("{}, {}: distance {} ({:.2f} -> {:.2f} tokens; uniform weights on the same inputs: {:.2f})", label,
+  nar.result(_f("{}, {}: distance {} ({:.2f} → {:.2f} tokens; uniform weights on the same inputs: {:.2f})", label,
                 what, trend, c.layers.front().distance, c.layers.back().distance, c.uniform));
 }
 }  // namespace
@@ -487,9 +534,10 @@ void report_distances(Narrator& nar, const InterpretabilityFindings& f, const st
   report_distance(nar, _("induction"), _f("{} evaluation sequences", f.circuit.eval_sequences), f.distance);
   const InductionCircuit& c = f.circuit;
   nar.say(_f("layer 0 here is not step 1's picture: that sequence has {} tokens, these have {}, and after position "
-             "{} the previous-token head {} puts only {:.2f} on the token before (step 2): most of its weight there lies "
-             "elsewhere", c.max_period + 1, c.eval_length, c.max_period, head_name(0, c.previous_head),
-             c.previous_late));
+             "{} the previous-token head {} puts only {:.2f} on the token before (step 2), {:.2f} on the row's own "
+             "token, {:.2f} on token 0 and the other {:.2f} on the remaining earlier tokens", c.max_period + 1,
+             c.eval_length, c.max_period, head_name(0, c.previous_head), c.previous_late, c.previous_late_self,
+             c.previous_late_first, 1.0 - c.previous_late - c.previous_late_self - c.previous_late_first));
   nar.say(_("mean distance: Σ_j P_ij |i − j| averaged over rows and heads; entropy H = −Σ_j P_ij log P_ij; "
             "H / log n: H over its largest value (1: uniform over the n keys a row may see); the verdict "
             "'grows with depth' needs the last layer's distance to exceed the first's by more than 10%; the row \"uniform\": a head that "
@@ -506,14 +554,15 @@ void report_distances(Narrator& nar, const InterpretabilityFindings& f, const st
   else
     nar.say(_("the chapter 09 LM: not available yet, not measured."));
   if (f.encoder_distance)
-    report_distance(nar, _("Transformer encoder"), _f("{}-Norm, {} test sentences", norm, sentences),
+    report_distance(nar, _("Transformer encoder"), _f("{}, {} test sentences", norm_name(norm), sentences),
                     *f.encoder_distance);
   else
     nar.say(_("the Transformer's encoder (chapter 08): not available yet, not measured."));
   nar.code("attn/attention/attention_stats.hpp: mean_attention_distance, mean_entropy; "
            "attn/studies/interpretability_claims.hpp: distance_claim");
   nar.why(_("a layer's distance is set by what its heads look for, not by depth itself: the induction heads of layer 1 "
-            "look back to the token after the first copy, up to several periods away."));
+            "look back to the token after an earlier copy of the current token, one period or more away (step 1's "
+            "table says which copy, head by head)."));
 }
 
 namespace {
@@ -535,15 +584,16 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
                             choice.index, choice.max_words, choice.min_reordered, choice.words, choice.reordered)
                        : _f("example: test pair {} (no pair has at most {} words and {} reordered words)",
                             choice.index, choice.max_words, choice.min_reordered));
-  nar.say(_f("source (columns, left to right): {}", fmt::join(example.src, " ")));
+  nar.say(_f("source (columns, left to right; the letters above each map are their first letters): {}",
+             fmt::join(example.src, " ")));
   nar.say(_f("target (rows, top to bottom): {}", fmt::join(example.tgt, " ")));
   nar.say(_("a(i): the source word that target word i translates, which the corpus generator records; the title's "
             "claim: the largest weight of row i, argmax_j α_ij, falls on a(i)"));
   nar.say(_("teacher-forced: the decoder is fed the true previous target words, so each row shows where it "
             "looks given the right history"));
   if (!nar.quiet()) {
-    std::string left = format_heatmap(a.example, example.tgt, example.src, unit_style()),
-                right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
+    std::string left = with_ruler(format_heatmap(a.example, example.tgt, example.src, unit_style()), example.src),
+                right = with_ruler(format_heatmap(a.truth, example.tgt, example.src, unit_style()), example.src);
     without_last_line(right);
     const std::string legend = without_last_line(left);
     std::cout << side_by_side({left, right}, {_("Bahdanau α (teacher-forced)"), _("true alignment")});
@@ -591,13 +641,28 @@ void report_alignment(Narrator& nar, const AlignmentStudy& a, const SentencePair
     }
     nar.say(_f("look at: the heads of each layer, lowest to highest: {}", fmt::format("{}", fmt::join(ranges, _(", ")))));
     nar.record("alignment_accuracy", a.cross->accuracy);
+    std::vector<std::string> per_layer;  // each layer judged on the mean of its heads: no head picked on these words
+    for (const LayerAlignment& la : a.layers)
+      per_layer.push_back(_f("layer {} {}, mean {:.1f}% ({} of {} heads ≥ {:.0f}%)", la.layer,
+                             outcome_word(la.aligns.outcome), 100.0 * la.mean, la.aligned, la.heads,
+                             100.0 * kAlignsHolds));
+    nar.result(_f("verdict per layer, on the mean of its heads (no head picked on these words; holds: ≥ 80%, partly: "
+                  "≥ 50%): {}", fmt::format("{}", fmt::join(per_layer, _("; ")))));
     nar.result(_f("chapter 08 Transformer: best head {} ({:.1f}%); Bahdanau {:.1f}% on the same {} words; the "
                   "Transformer's figure is the best of {} heads picked on these words, an optimistic one beside "
                   "Bahdanau's single α", head_name(a.best_layer, a.best_head), 100.0 * a.best, 100.0 * a.bahdanau,
                   format_count(a.cross->words), a.cross->accuracy.size()));
+    nar.result(_f("the runner-up {} ({:.1f}%) is {:.1f} points behind; 2 standard errors of that gap, paired over "
+                  "the {} sentences: {:.1f} points: {}", head_name(a.runner_layer, a.runner_head),
+                  100.0 * a.runner_up, 100.0 * a.best_gap.gap, a.sentences, 200.0 * a.best_gap.se,
+                  sentence_for(a.best_gap.clear.outcome, _("the lead is beyond the noise on these sentences"),
+                               _("the lead is beyond the noise on these sentences"),
+                               _("within noise, so which head comes out best depends on the sentences scored "
+                                 "(chapters 07 and 08 score other sentences)"))));
     if (!nar.quiet()) {
-      std::string left = format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
-                  right = format_heatmap(a.truth, example.tgt, example.src, unit_style());
+      std::string left = with_ruler(format_heatmap(a.best_example, example.tgt, example.src, unit_style()),
+                                    example.src),
+                  right = with_ruler(format_heatmap(a.truth, example.tgt, example.src, unit_style()), example.src);
       without_last_line(left);
       without_last_line(right);
       std::cout << side_by_side({left, right}, {"Transformer " + head_name(a.best_layer, a.best_head), _("true alignment")});
@@ -708,8 +773,8 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   nar.say(_("leave-one-out (LOO): how much the loss rises when one earlier token is hidden from every query; "
             "gradient × input: for each earlier token j, |Σ_c ∂loss/∂x_j,c · x_j,c| with x_j its embedding plus "
             "position, the first-order guess of the loss change if x_j were zeroed"));
-  nar.say(_("Kendall τ: +1 when two rankings of the tokens agree, 0 when unrelated, −1 when reversed; ± is the "
-            "standard error of the mean over the sequences; attention, layer L: the mean over that layer's heads "
+  nar.say(_("Kendall τ (here τ-b, the variant corrected for ties): +1 when two rankings of the tokens agree, 0 "
+            "when unrelated, −1 when reversed; ± is the standard error of the mean over the sequences; attention, layer L: the mean over that layer's heads "
             "of the last query's weights on the earlier tokens"));
   auto vs_random = [&](const Verdict& v) {  // measured: the gap to random scores' τ; bound: 2 combined SE
     return fmt::format("{} ({})",
@@ -732,8 +797,9 @@ void report_importance(Narrator& nar, const ImportanceClaim& c) {
   t.add({_("random scores"), fmt::format("{:+.3f} ± {:.3f}", a.random_vs_loo, c.random_se), "—",
          fmt::format("{:.0f}%", 100.0 * a.random_top1), "—"});
   nar.table(t, true);
-  nar.say(_("all tied: uniform attention ranks every earlier token alike; τ-b's denominator is then 0, and τ is "
-            "taken as 0 (no agreement either way)"));
+  nar.say(_("all tied: uniform attention ranks every earlier token alike; τ-b divides by √((n₀ − n₁)(n₀ − n₂)), "
+            "n₀ the pairs of tokens and n₁, n₂ the pairs tied in each ranking, which is then 0, so τ is taken as 0 "
+            "(no agreement either way)"));
   nar.record("kendall_tau", tau);
   std::vector<std::string> edges;  // cells whose gap is within 5% of its bound, either side
   for (std::size_t l = 0; l < c.attn_vs_random.size(); ++l)
@@ -783,7 +849,7 @@ void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
   Table t({_("claim"), _("measured here"), _("verdict")});
   auto distance_row = [&](const char* claim, const DistanceClaim& c) {
     const char* word = c.grows.outcome == Outcome::partly ? _("flat (within 10%)") : outcome_word(c.grows.outcome);
-    t.add({claim, _f("{:.2f} -> {:.2f} tokens, layer 0 -> {}", c.layers.front().distance, c.layers.back().distance,
+    t.add({claim, _f("{:.2f} → {:.2f} tokens, layer 0 → {}", c.layers.front().distance, c.layers.back().distance,
                      c.layers.size() - 1), word});
   };
   auto uniform_row = [&](const char* claim, const UniformClaim& u) {
@@ -795,10 +861,10 @@ void report_claims(Narrator& nar, const InterpretabilityFindings& f) {
   if (f.encoder_distance) distance_row(_("1 … in the chapter 08 encoder"), *f.encoder_distance);
   t.add({_("2 attention aligns words"), _f("Bahdanau: {:.1f}% argmax hits", 100.0 * f.alignment.bahdanau),
          outcome_word(f.alignment.bahdanau_aligns.outcome)});
-  if (f.alignment.cross)
-    t.add({_("2 … the Transformer's best head"),
-           _f("{}: {:.1f}% argmax hits", head_name(f.alignment.best_layer, f.alignment.best_head), 100.0 * f.alignment.best),
-           outcome_word(f.alignment.best_aligns.outcome)});
+  for (const LayerAlignment& la : f.alignment.layers)  // each layer on its heads' mean: no head picked
+    t.add({_f("2 … Transformer layer {}, {} heads", la.layer, la.heads),
+           _f("mean {:.1f}% argmax hits ({:.1f}–{:.1f}%)", 100.0 * la.mean, 100.0 * la.lo, 100.0 * la.hi),
+           outcome_word(la.aligns.outcome)});
   uniform_row(_("3 heads collapse to uniform"), f.uniform);
   if (f.lm_uniform) uniform_row(_("3 … in the chapter 09 LM"), *f.lm_uniform);
   if (f.encoder_uniform) uniform_row(_("3 … in the chapter 08 encoder"), *f.encoder_uniform);

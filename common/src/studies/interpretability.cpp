@@ -370,6 +370,7 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
   const std::size_t layers = m.cfg.dec_layers, heads = m.cfg.n_heads;
   std::vector<AlignmentScore> scores(layers * heads);
   std::vector<std::vector<Tensor3>> enc_examples;
+  r.hits_by_sentence.assign(layers * heads, {});
   for (const SentencePair& p : pairs) {
     const PairAttention a = transformer_attention(m, p, src_vocab, tgt_vocab);
     for (std::size_t l = 0; l < layers; ++l)
@@ -377,6 +378,8 @@ CrossAlignment transformer_alignment(const Transformer& m, const std::vector<Sen
         const AlignmentScore s = alignment_hits(slice_of(a.cross[l], h), p.alignment);  // the <eos> row is not scored
         scores[l * heads + h].hits += s.hits;
         scores[l * heads + h].total += s.total;
+        r.hits_by_sentence[l * heads + h].push_back(s.hits);
+        if (l == 0 && h == 0) r.words_by_sentence.push_back(s.total);
       }
     if (!a.enc_self.empty()) r.enc_lengths.push_back(a.enc_self[0].shape(1));
     enc_examples.push_back(a.enc_self);

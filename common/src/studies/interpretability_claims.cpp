@@ -53,6 +53,23 @@ std::vector<std::vector<int>> sequences_of(const InductionBatch& b) {
 }
 }  // namespace
 
+CurveShape loss_curve_shape(const std::vector<float>& curve, std::size_t every, std::size_t marks) {
+  CurveShape c;
+  c.points = curve.size();
+  c.marks = std::min(c.points, marks);
+  if (c.marks) c.per_mark_lo = c.points / c.marks, c.per_mark_hi = (c.points + c.marks - 1) / c.marks;
+  if (c.points < 2 || !(curve.front() > curve.back())) return c;
+  const double first = curve.front(), last = curve.back();
+  auto first_below = [&](double share) {  // the first point at or below last + share · (first − last)
+    for (std::size_t k = 0; k < curve.size(); ++k)
+      if (double(curve[k]) <= last + share * (first - last)) return k;
+    return curve.size() - 1;
+  };
+  const std::size_t k90 = first_below(0.9), k10 = first_below(0.1);
+  c.plateau_until = k90 * every, c.fallen_by = (k10 + 1) * every, c.found = true;
+  return c;
+}
+
 Verdict judge_pattern(std::size_t on_copy, std::size_t rows) {
   return judge_at_least(rows == 0 ? NAN : double(on_copy) / double(rows), 0.75, 0.5);
 }
@@ -69,12 +86,15 @@ DrawnPattern drawn_pattern(const Mat& p, const std::vector<int>& tokens) {
     ++d.rows;
     if (top == successors.front()) ++d.first_copy;
     else if (std::find(successors.begin() + 1, successors.end(), top) != successors.end()) ++d.later_copy;
+    else if (top == i) ++d.self_token;  // the query's own position: the diagonal
     else if (tokens[top] == tokens[i]) ++d.same_token;  // on an earlier copy itself, token 0 included
     else if (top == 0) ++d.first_token;
   }
   d.follows = judge_pattern(d.on_copy(), d.rows);
   return d;
 }
+
+Verdict judge_self_head(double self_weight) { return judge_at_least(self_weight, kSelfHeadAt); }
 
 Verdict judge_bets_on_seen(double model, double uniform) {
   return judge_at_least(uniform > 0.0 ? model / uniform : NAN, 2.0);
@@ -134,27 +154,35 @@ InductionCircuit find_induction_heads(const AttnOnly& m, const InductionTask& ta
     for (std::size_t h = 0; h < H; ++h) {
       const HeadStat& e = c.eval_stats[l * H + h];
       const HeadStat& d = c.drawn_stats[l * H + h];
+      double self = 0.0;  // the diagonal of the drawn map, rows 1 … T − 1 (row 0 sees only itself)
+      for (std::size_t i = 1; i < drawn_w[l].shape(1); ++i) self += drawn_w[l](h, i, i);
+      self /= double(std::max<std::size_t>(drawn_w[l].shape(1), 2) - 1);
       c.heads.push_back({l, h, d.previous_token, e.previous_token, d.prefix_matching, e.prefix_matching,
                          copying_score(ov_circuit(m, l, h)),
-                         repeat_losses(m, eval, {{l, h, HeadEdit::zero, 1}}).second});
+                         repeat_losses(m, eval, {{l, h, HeadEdit::zero, 1}}).second, self,
+                         judge_self_head(self)});
     }
   const auto row = [&](std::size_t l, std::size_t h) -> const InductionHeadRow& { return c.heads[l * H + h]; };
   c.previous_head = argmax_head(H, [&](std::size_t h) { return row(0, h).previous_eval; });
   c.induction_head = argmax_head(H, [&](std::size_t h) { return row(c.last_layer, h).prefix_eval; });
   c.most_needed = argmax_head(H, [&](std::size_t h) { return row(c.last_layer, h).second_if_zeroed; });
   // The previous-token head by key position, over the evaluation set.
-  double early = 0.0, late = 0.0;
+  double early = 0.0, late = 0.0, late_self = 0.0, late_first = 0.0;
   std::size_t n_early = 0, n_late = 0;
   for (const auto& layers : ex) {
     const Tensor3& w = layers[0];
     for (std::size_t i = 1; i < w.shape(1); ++i) {
       const double p = w(c.previous_head, i, i - 1);
       if (i <= task.max_period) early += p, ++n_early;
-      else late += p, ++n_late;
+      else late += p, late_self += w(c.previous_head, i, i), late_first += w(c.previous_head, i, 0), ++n_late;
     }
   }
   c.previous_early = n_early ? early / double(n_early) : 0.0;
   c.previous_late = n_late ? late / double(n_late) : 0.0;
+  c.previous_late_self = n_late ? late_self / double(n_late) : 0.0;
+  c.previous_late_first = n_late ? late_first / double(n_late) : 0.0;
+  for (std::size_t k = 0; k < c.heads.size(); ++k)
+    if (c.heads[k].second_if_zeroed < c.base.second) c.zeroing_helps.push_back(k);
   c.second_without_previous = row(0, c.previous_head).second_if_zeroed;
   c.second_without_induction = row(c.last_layer, c.induction_head).second_if_zeroed;
   std::vector<HeadEditSpec> last_layer;
@@ -283,11 +311,57 @@ AlignmentStudy alignment_study(const Seq2Seq& bahdanau, const Transformer* trans
       if (acc(l, h) > acc(a.best_layer, a.best_head)) a.best_layer = l, a.best_head = h;
   a.best = acc(a.best_layer, a.best_head);
   a.best_aligns = judge_alignment(a.best);
+  a.layers = layer_alignment(acc);
+  bool have_runner = false;
+  for (std::size_t l = 0; l < acc.shape(0); ++l)
+    for (std::size_t h = 0; h < acc.shape(1); ++h)
+      if ((l != a.best_layer || h != a.best_head) && (!have_runner || acc(l, h) > acc(a.runner_layer, a.runner_head)))
+        a.runner_layer = l, a.runner_head = h, have_runner = true;
+  if (have_runner) {
+    const std::size_t H = acc.shape(1);
+    a.runner_up = acc(a.runner_layer, a.runner_head);
+    a.best_gap = head_gap(a.cross->hits_by_sentence[a.best_layer * H + a.best_head],
+                          a.cross->hits_by_sentence[a.runner_layer * H + a.runner_head], a.cross->words_by_sentence);
+  }
   const PairAttention pa = transformer_attention(*transformer, example, src_vocab, tgt_vocab);
   const Mat full = slice_of(pa.cross[a.best_layer], a.best_head);  // (len(tgt) + 1, S): the <eos> row last
   a.best_example = xt::view(full, xt::range(0, example.tgt.size()), xt::all());
   a.best_misses = row_misses(a.best_example, example.alignment);
   return a;
+}
+
+std::vector<LayerAlignment> layer_alignment(const Mat& accuracy) {
+  std::vector<LayerAlignment> out;
+  for (std::size_t l = 0; l < accuracy.shape(0); ++l) {
+    LayerAlignment la;
+    la.layer = l, la.heads = accuracy.shape(1), la.lo = 1.0, la.hi = 0.0;
+    for (std::size_t h = 0; h < la.heads; ++h) {
+      const double v = accuracy(l, h);
+      la.mean += v / double(la.heads), la.lo = std::min(la.lo, v), la.hi = std::max(la.hi, v);
+      la.aligned += v >= kAlignsHolds;
+    }
+    la.aligns = la.heads ? judge_alignment(la.mean) : Verdict{};
+    out.push_back(la);
+  }
+  return out;
+}
+
+HeadGap head_gap(const std::vector<std::size_t>& hits_a, const std::vector<std::size_t>& hits_b,
+                 const std::vector<std::size_t>& words) {
+  HeadGap g;
+  const std::size_t n = std::min({hits_a.size(), hits_b.size(), words.size()});
+  double total = 0.0, diff = 0.0;
+  for (std::size_t s = 0; s < n; ++s) total += double(words[s]), diff += double(hits_a[s]) - double(hits_b[s]);
+  if (n < 2 || total <= 0.0) return g;  // clear stays inconclusive
+  g.gap = diff / total;
+  double ss = 0.0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const double r = double(hits_a[s]) - double(hits_b[s]) - g.gap * double(words[s]);
+    ss += r * r;
+  }
+  g.se = std::sqrt(double(n) / double(n - 1) * ss) / total;
+  g.clear = judge_greater(g.gap, 0.0, 2.0 * g.se);
+  return g;
 }
 
 UniformClaim uniform_heads(const std::vector<HeadStat>& heads) {

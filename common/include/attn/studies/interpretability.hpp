@@ -112,6 +112,10 @@ PairAttention transformer_attention(const Transformer& m, const SentencePair& pa
 struct CrossAlignment {
   Mat accuracy;                 // (dec_layers, heads): share of target words whose argmax is aligned
   std::size_t words = 0;        // target words scored
+  // Per head (layer · heads + head), per sentence: the hits, and each sentence's words scored (a
+  // paired standard error of the gap between two heads comes from these).
+  std::vector<std::vector<std::size_t>> hits_by_sentence;
+  std::vector<std::size_t> words_by_sentence;
   std::vector<HeadStat> enc;    // encoder self-attention head stats over the same sentences
   std::vector<std::size_t> enc_lengths;  // each sentence's encoder positions (for uniform_distance)
 };

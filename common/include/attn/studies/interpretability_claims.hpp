@@ -38,15 +38,28 @@ std::size_t metadata_count(const Metadata& md, const std::string& key);
 // Tokens an induction model trained on, from its metadata: steps × batch × length (0 when absent).
 std::size_t induction_tokens_seen(const Metadata& md);
 
+// The shape of a training-loss curve recorded every `every` steps (point k: the mean over steps
+// k·every + 1 … (k + 1)·every), and how a sparkline of `marks` cells bins it. The fall is measured
+// from the first point to the last: plateau_until is the last step before the loss first drops
+// below 90% of the way from the last value to the first, fallen_by the step by which it first
+// drops below 10% of it; found = false when the curve does not fall.
+struct CurveShape {
+  std::size_t points = 0, marks = 0, per_mark_lo = 0, per_mark_hi = 0;
+  std::size_t plateau_until = 0, fallen_by = 0;
+  bool found = false;
+};
+CurveShape loss_curve_shape(const std::vector<float>& curve, std::size_t every, std::size_t marks);
+
 // ---- induction heads ----------------------------------------------------------------------------
 // Where one head's largest weight lies in each row of a sequence that has an earlier copy of its
 // token (the rows prefix_matching_score averages over): on the token after the first copy, after a
-// later copy, on an earlier copy itself (token 0 too, when the row's token is token 0's), on token 0
+// later copy, on the query's own position (the diagonal), on an earlier copy itself (token 0 too,
+// when the row's token is token 0's), on token 0
 // (another token: a possible attention sink), or elsewhere. The induction pattern is the token after an earlier copy,
 // first or later: the cells prefix_matching_score (the maps' "match") sums.
 struct DrawnPattern {
   std::size_t layer = 0, head = 0;
-  std::size_t rows = 0, first_copy = 0, later_copy = 0, same_token = 0, first_token = 0;
+  std::size_t rows = 0, first_copy = 0, later_copy = 0, self_token = 0, same_token = 0, first_token = 0;
   std::size_t on_copy() const { return first_copy + later_copy; }  // after an earlier copy
   Verdict follows;  // judge_pattern(on_copy(), rows)
 };
@@ -62,7 +75,12 @@ struct InductionHeadRow {
   double prefix_drawn = 0.0, prefix_eval = 0.0;      // prefix-matching score, likewise
   double copying = 0.0;                              // copying_score of the head's OV circuit
   double second_if_zeroed = 0.0;                     // second-repeat loss with this head's output zeroed
+  double self_drawn = 0.0;                           // mean weight on the diagonal (P_ii), drawn sequence
+  Verdict self_head;                                 // judge_self_head(self_drawn)
 };
+// A "self" head: each token reads mostly itself, a mean weight on the diagonal ≥ 0.5 (holds).
+constexpr double kSelfHeadAt = 0.5;
+Verdict judge_self_head(double self_weight);
 // The first period, where nothing can be predicted (its tokens are fresh and distinct): the mean
 // probability the model puts on the tokens it has already seen, beside a uniform guess's
 // (seen tokens / V), none of which can come next; and the mean entropy of its guesses (nats).
@@ -88,6 +106,8 @@ struct InductionCircuit {
   // The previous-token head on the evaluation set, by key position: 1 … max_period (where every
   // token's first copy has its successor) and after.
   double previous_early = 0.0, previous_late = 0.0;
+  // After max_period, where else that head's weight goes: its own position and token 0.
+  double previous_late_self = 0.0, previous_late_first = 0.0;
   double second_without_previous = 0.0, second_without_induction = 0.0, second_without_last_layer = 0.0;
   // The prefix score with the previous head zeroed: zeroing its output changes the induction
   // head's keys and queries alike, so this cannot tell K- from Q-composition.
@@ -95,6 +115,7 @@ struct InductionCircuit {
   double uniform_prefix = 0.0;  // uniform_prefix_matching of the evaluation set: a head that points nowhere
   double uniform_previous = 0.0;  // uniform_previous_token of the evaluation set's lengths, likewise
   std::vector<DrawnPattern> drawn_patterns;  // the last layer's heads on the drawn sequence, head by head
+  std::vector<std::size_t> zeroing_helps;    // heads (layer · H + head) whose zeroing lowers the second-period loss
   Verdict composes;   // judge_composition: the induction head reads the previous-token head's output
   Verdict redundant;  // judge_redundancy: the last layer's heads can stand in for each other
 };
@@ -169,6 +190,23 @@ struct RowMiss {
 };
 std::vector<RowMiss> row_misses(const Mat& weights, const std::vector<int>& alignment);
 
+// One decoder layer's cross-attention heads, judged together (no head picked on the words scored):
+// their mean share of argmax hits, lowest and highest head, and how many reach kAlignsHolds.
+struct LayerAlignment {
+  std::size_t layer = 0, heads = 0, aligned = 0;
+  double mean = 0.0, lo = 0.0, hi = 0.0;
+  Verdict aligns;  // judge_alignment(mean)
+};
+std::vector<LayerAlignment> layer_alignment(const Mat& accuracy);
+// The gap between two heads' shares of hits on the same sentences, and its standard error paired
+// over the sentences: d_s = hits_a,s − hits_b,s, SE = √(n/(n − 1) · Σ_s (d_s − gap·words_s)²) / words.
+struct HeadGap {
+  double gap = 0.0, se = 0.0;
+  Verdict clear;  // judge_greater(a, b, 2 SE): the better head is better beyond the noise
+};
+HeadGap head_gap(const std::vector<std::size_t>& hits_a, const std::vector<std::size_t>& hits_b,
+                 const std::vector<std::size_t>& words);
+
 struct AlignmentStudy {
   double bahdanau = 0.0;          // share of target words whose argmax α is the aligned source word
   std::size_t words = 0;          // target words scored
@@ -179,6 +217,10 @@ struct AlignmentStudy {
   std::size_t best_layer = 0, best_head = 0;
   double best = 0.0;
   Verdict best_aligns;
+  std::vector<LayerAlignment> layers;             // layer_alignment of cross->accuracy
+  std::size_t runner_layer = 0, runner_head = 0;  // the second-best head
+  double runner_up = 0.0;
+  HeadGap best_gap;                               // best against the runner-up, paired over sentences
   Mat best_example;               // the best head's weights for the example, the <eos> row dropped
   std::vector<RowMiss> example_misses, best_misses;  // row_misses of `example` and `best_example`
   std::vector<std::size_t> reordered;                      // reordered_rows of the example
