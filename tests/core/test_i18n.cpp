@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <string>
@@ -159,4 +161,13 @@ TEST_CASE("tr and _f: English is the message id; Chinese comes from the compiled
   CHECK(std::string(_("a string that is not in the catalog")) == "a string that is not in the catalog");
   set_language(Language::English);
   CHECK(std::string(_("Takeaway")) == "Takeaway");
+}
+
+TEST_CASE("set_language: the system's own messages follow the lesson's language, never as '?'") {
+  REQUIRE(!locale_dir().empty());
+  set_language(Language::Chinese);
+  const std::string zh = std::strerror(ENOENT);  // Chinese where the system has libc's catalog
+  CHECK(zh.find('?') == std::string::npos);
+  set_language(Language::English);  // back to English: LANGUAGE as it was, so English again
+  CHECK(std::string(std::strerror(ENOENT)) == "No such file or directory");
 }

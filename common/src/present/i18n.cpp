@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace attn {
@@ -51,7 +53,15 @@ std::string locale_dir() {
 }
 
 void set_language(Language lang) {
+  static std::optional<std::string> language_before;  // LANGUAGE as it was before Chinese set it
+  static bool set_by_us = false;
   if (lang == Language::English) {
+    if (set_by_us) {  // back to English: system messages (strerror) in English again, not Chinese
+      if (language_before) setenv("LANGUAGE", language_before->c_str(), 1);
+      else unsetenv("LANGUAGE");
+      set_by_us = false;
+      textdomain(textdomain(nullptr));
+    }
     g_language = lang;
     return;
   }
@@ -67,9 +77,15 @@ void set_language(Language lang) {
   const char* current = std::setlocale(LC_MESSAGES, nullptr);
   if (current == nullptr || std::string(current) == "C" || std::string(current) == "POSIX")
     if (std::setlocale(LC_MESSAGES, "C.UTF-8") == nullptr) std::setlocale(LC_MESSAGES, "C.utf8");
+  if (!set_by_us) {
+    const char* before = std::getenv("LANGUAGE");
+    language_before = before ? std::optional<std::string>(before) : std::nullopt;
+    set_by_us = true;
+  }
   setenv("LANGUAGE", "zh_CN", 1);
   bindtextdomain(kDomain, dir.c_str());
   bind_textdomain_codeset(kDomain, "UTF-8");
+  bind_textdomain_codeset("libc", "UTF-8");  // strerror's Chinese in UTF-8, not "?" in the C locale's ASCII
   textdomain(textdomain(nullptr));  // drops gettext's cache of earlier lookups
   g_language = lang;
 }
