@@ -177,12 +177,45 @@ TEST_CASE("chapter 09 runs from the shipped files; what it prints agrees with it
                         : "speed-up at 64 tokens, this run: "));
   // Rounded to 2 decimals as printed: skip the check when a value sits within rounding of the edge.
   if (disturbed)
-    CHECK(r.has("cached nearer linear than quadratic: not judged (too noisy); uncached nearer quadratic than "
-                "linear: not judged (too noisy)"));
+    CHECK(r.has("cached nearer linear than quadratic: not judged (the table is disturbed); uncached nearer "
+                "quadratic than linear: not judged (the table is disturbed)"));
   else if (std::abs(std::abs(1.5 - cs) - cn) > 0.011 && std::abs(std::abs(us - 1.5) - un) > 0.011)
     CHECK(r.has(fmt::format("cached nearer linear than quadratic: {}; uncached nearer quadratic than linear: {}",
                             word(1.5 - cs, cn), word(us - 1.5, un))));
   CHECK(r.has("(± 2 standard errors of the fit to 7 lengths, 8 to 64 tokens;"));
+  // The FLOP count's slopes, recomputed from the configuration: one feed of n rows after p0 cached
+  // ones costs n·(fixed − 2dV) + 2dV + 4·L·H·dk·Σ(p0 + i + 1); the prompt is 3 tokens.
+  {
+    const double fixed = double(L) * (2.0 * d * H * dk + 4.0 * d * G * dk + 2.0 * H * dk * d + 6.0 * d * F) +
+                         2.0 * d * V,
+                 out = 2.0 * d * V, per = 4.0 * double(L) * H * dk;
+    auto feed = [&](double p0, double n) { return n * (fixed - out) + out + per * (n * p0 + n * (n + 1) / 2); };
+    std::vector<double> lx, lc, lu;
+    for (std::size_t n : {8, 12, 16, 24, 32, 48, 64}) {
+      double c = feed(0, 3), u = 0.0;
+      for (std::size_t i = 1; i < n; ++i) c += feed(double(3 + i - 1), 1);
+      for (std::size_t i = 0; i < n; ++i) u += feed(0, double(3 + i));
+      lx.push_back(std::log(double(n))), lc.push_back(std::log(c)), lu.push_back(std::log(u));
+    }
+    auto slope = [&](const std::vector<double>& y) {
+      double mx = 0, my = 0, sxy = 0, sxx = 0;
+      for (std::size_t i = 0; i < lx.size(); ++i) mx += lx[i] / double(lx.size()), my += y[i] / double(lx.size());
+      for (std::size_t i = 0; i < lx.size(); ++i) sxy += (lx[i] - mx) * (y[i] - my), sxx += (lx[i] - mx) * (lx[i] - mx);
+      return sxy / sxx;
+    };
+    const double fc = slope(lc), fu = slope(lu);
+    CHECK(r.has(fmt::format("the FLOP count alone gives slopes of {:.2f} cached and {:.2f} uncached", fc, fu)));
+    auto vs = [](double margin, double noise) {
+      return margin > noise ? "steeper than the FLOP count" : margin < -noise ? "shallower than the FLOP count"
+                                                                               : "consistent with the FLOP count";
+    };
+    if (disturbed)
+      CHECK(r.has("measured against it: cached not judged (the table is disturbed); uncached not judged"));
+    else if (std::abs(std::abs(cs - fc) - cn) > 0.011 && std::abs(std::abs(us - fu) - un) > 0.011) {
+      CHECK(r.has(std::string("measured against it: cached ") + vs(cs - fc, cn)));
+      CHECK(r.has(std::string("; uncached ") + vs(us - fu, un)));
+    }
+  }
   CHECK(r.has("one text each, from one seed)."));
   // The paged ratio for full-length sequences: blocks of 16 over a context of 256 waste nothing.
   CHECK(r.has("6 sequences that each filled the context would give 1.0×"));
@@ -351,7 +384,7 @@ TEST_CASE("chapter 09 --export: block 0 recomputed from the .npy files matches b
 TEST_CASE("chapter 09 bad flags exit 2 naming the flag") {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--top-p", "0"}, {"--tokens", "0"}, {"--temperature", "-1"}, {"--top-k", "600"},
-        {"--prompt", ""}, {"--train-steps", "0"}}) {
+        {"--prompt", ""}, {"--train-steps", "0"}, {"--corpus", "/nonexistent"}}) {
     const RunResult r = run_program("09_modern_decoder", args);
     CHECK_MESSAGE(r.status == 2, args[0] << " " << args[1] << " gave " << r.status);
     CHECK_MESSAGE(r.err.find(args[0]) != std::string::npos, r.err);
