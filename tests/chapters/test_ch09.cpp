@@ -129,6 +129,20 @@ TEST_CASE("chapter 09 runs from the shipped files; what it prints agrees with it
   for (std::size_t k = 0; k < V; ++k)
     CHECK(q.data[p[k].second] == doctest::Approx(k < kept ? p[k].first / mass : 0.0).epsilon(1e-5));
   CHECK(r.has(fmt::format("kept {} of {} tokens, holding {:.3f} of the tempered mass", kept, V, mass)));
+  // The tail the cut removes, at τ = 1: softmax(z) summed over the tokens left out (the same order).
+  {
+    double raw_total = 0.0, raw_cut = 0.0;
+    for (std::size_t i = 0; i < V; ++i) raw_total += std::exp(z.data[i] - zmax);
+    for (std::size_t k = kept; k < V; ++k) raw_cut += std::exp(z.data[p[k].second] - zmax) / raw_total;
+    CHECK(r.has(fmt::format("the {} tokens this run's top-p = 0.95 cuts off hold {:.3f} of its mass at τ = 1",
+                            V - kept, raw_cut)));
+  }
+  // The weights beside the cache: full-context sequences whose GQA caches weigh as much as the weights.
+  {
+    const double here = double(params) * 4.0 / double(2 * L * G * dk * 4 * std::size_t(cfg["context"]));
+    const double big = 70e9 * 2.0 / double(2 * 80 * 8 * 128 * 2 * 4096);
+    CHECK(r.has(fmt::format("the caches of {:.0f} and {:.0f} full-context sequences", here, big)));
+  }
 
   // Verdicts agree with the figures printed beside them.
   // "20% less time" is a saving of 20, "205% more time" one of −205.
