@@ -276,6 +276,7 @@ TEST_CASE("decoder studies on a small model: figures recomputed by hand") {
   const DecodingComparison d = compare_decoding(m, prompt, 30, {0.8f, 0, 0.95f}, 4);
   CHECK(d.sampled == generate_tokens(m, prompt, 30, {0.8f, 0, 0.95f}, 4));
   CHECK(d.greedy == generate_tokens(m, prompt, 30, {0.0f, 0, 1.0f}, 99));  // greedy ignores the seed
+  CHECK(d.raw == generate_tokens(m, prompt, 30, {1.0f, 0, 1.0f}, 4));  // τ = 1, nothing cut, the same seed
   CHECK(d.greedy_repeats == doctest::Approx(repeated_span_share(d.greedy)));
 
   const NextTokenStudy nt = next_token_study(m, prompt, {0.5f, 3, 1.0f});

@@ -506,6 +506,9 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.sampled));
   nar.result(_("greedy: τ = 0, the most probable token every time:"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.greedy));
+  nar.result(_f("raw: seed {}, τ = 1, no top-k or top-p: every token can be drawn, the tail included:",
+                nar.options().seed));
+  print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.raw));
   nar.say(_f("(each text stops after --tokens {} new tokens, even mid-word)", d.greedy.size()));
   nar.result(_f("4-token spans that already occurred earlier in the same text: greedy {:.0f}%, sampled {:.0f}% "
                 "(one text each, from one seed: an example, not a rate)", 100.0 * d.greedy_repeats,

@@ -298,6 +298,7 @@ DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& 
   DecodingComparison c;
   c.sampled = generate_tokens(m, prompt, n_new, sc, seed);
   c.greedy = generate_tokens(m, prompt, n_new, {0.0f, 0, 1.0f}, seed);
+  c.raw = generate_tokens(m, prompt, n_new, {1.0f, 0, 1.0f}, seed);
   c.sampled_repeats = repeated_span_share(c.sampled);
   c.greedy_repeats = repeated_span_share(c.greedy);
   c.greedy_loops = judge_repetition(c.greedy_repeats, c.sampled_repeats);

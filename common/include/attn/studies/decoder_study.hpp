@@ -171,6 +171,7 @@ NextTokenStudy next_token_study(const DecoderLM& m, const std::vector<int>& prom
 double repeated_span_share(const std::vector<int>& tokens, std::size_t n = 4);
 struct DecodingComparison {
   std::vector<int> greedy, sampled;  // the new tokens only
+  std::vector<int> raw;  // τ = 1, no top-k or top-p, the same seed: drawn from the whole distribution
   double greedy_repeats = 0.0, sampled_repeats = 0.0;  // repeated_span_share of each
   Verdict greedy_loops;  // judge_repetition(greedy_repeats, sampled_repeats)
 };
