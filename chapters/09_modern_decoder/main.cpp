@@ -52,12 +52,16 @@ int main(int argc, char** argv) {
   ch.app().add_option("--train-threads", train_threads,
                       _("OpenBLAS threads for --train (1 rewrites the shipped weights bit for bit)"))
       ->capture_default_str()->check(CLI::Range(1, 2));
-  ch.app().add_option("--corpus", setup.bible_dump, _("the Bible, one verse a line after its reference (\"Ge1:1 In the …\"), as "
-                                                  "`bible -f Gen1:1-Rev22:21 > FILE` writes it (Debian's "
-                                                  "bible-kjv); default data/ch09/kjv_bible.txt"))
+  ch.app().add_option("--corpus", setup.bible_dump, _("with --train: the Bible, one verse a line after its reference "
+                                                  "(\"Ge1:1 In the …\"), as `bible -f Gen1:1-Rev22:21 > FILE` writes "
+                                                  "it (Debian's bible-kjv); default data/ch09/kjv_bible.txt, which "
+                                                  "scripts/install-deps --corpus makes"))
       ->type_name("FILE");
   // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
   ch.app().callback([&] {
+    // the lesson loads the shipped model: a corpus given without --train would be ignored without a word
+    if (!train && !setup.bible_dump.empty())
+      throw CLI::ValidationError("--corpus", _("is read only with --train (the lesson loads the shipped model)"));
     if (train) return;
     std::size_t n = 0;
     try {
@@ -113,7 +117,7 @@ int main(int argc, char** argv) {
     report_shift(nar, f.shift = rope_shift_study(m, prompt_ids));
 
     nar.step(_("GQA vs MHA: the cache"), "bytes/token = 2·layers·G·d_k·bytes", "Ainslie et al. 2023");
-    report_kv_heads(nar, f.caches = kv_cache_table(m.cfg));
+    report_kv_heads(nar, f.caches = kv_cache_table(m.cfg, parameter_count(m)));
 
     nar.step(_("The LLaMA-style block"), "x' = x + Attn(RMSNorm(x)),  y = x' + SwiGLU(RMSNorm(x'))",
              "Touvron et al. 2023");

@@ -118,6 +118,53 @@ TEST_CASE("judge_times_grow: a longer generation timed faster than a shorter one
   CHECK(judge_times_grow({rows[0]}).outcome == Outcome::inconclusive);
 }
 
+TEST_CASE("judge_times_grow: a step whose time ratio is more than 1.5× off its FLOP ratio is disturbed") {
+  std::vector<KvSpeedRow> rows(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    rows[i].tokens = 8 * (i + 1);
+    rows[i].cached_flops = double(i + 1), rows[i].uncached_flops = double((i + 1) * (i + 1));
+    rows[i].cached_seconds = 0.01 * double(i + 1);
+    rows[i].uncached_seconds = 0.1 * double(i + 1) * double(i + 1);
+  }
+  CHECK(judge_times_grow(rows).holds());
+  rows[2].cached_seconds = 0.02 * 1.4 * 1.5;  // 1.4 × the 1.5× work ratio: within the band
+  CHECK(judge_times_grow(rows).holds());
+  rows[2].cached_seconds = 0.02 * 1.6 * 1.5;  // the time tripled-ish for 1.5× the work
+  CHECK(judge_times_grow(rows).outcome == Outcome::fails);
+  CHECK(judge_times_grow(rows).measured == 1.0);
+  rows[2].cached_seconds = 0.03;
+  rows[2].uncached_seconds = 0.4 * 1.3;  // grew 1.3× for 2.25× the work
+  CHECK(judge_times_grow(rows).outcome == Outcome::fails);
+  rows[2].uncached_seconds = 0.4 * 2.25 / 1.4;
+  CHECK(judge_times_grow(rows).holds());
+}
+
+TEST_CASE("generation_flops: the feeds' FLOPs by hand; judge_kv_slopes against the FLOP count's slopes") {
+  DecodeStepCost c;
+  c.fixed = 100.0, c.output = 20.0, c.per_position = 2.0;
+  // cached, prompt 3, 2 new: feed(0, 3) = 3·80 + 20 + 2·6 = 272; feed(3, 1) = 80 + 20 + 2·4 = 108
+  CHECK(generation_flops(c, 3, 2, true) == doctest::Approx(380.0));
+  // uncached: feed(0, 3) + feed(0, 4) = 272 + (4·80 + 20 + 2·10 = 360)
+  CHECK(generation_flops(c, 3, 2, false) == doctest::Approx(632.0));
+  CHECK(generation_flops(c, 3, 0, true) == 0.0);
+  KvCacheStudy s;
+  s.times_grow.outcome = Outcome::holds;
+  s.cached_flop_slope = 0.95, s.uncached_flop_slope = 1.8;
+  s.cached_slope = 1.4, s.cached_slope_se = 0.1;      // 1.4 ± 0.2: steeper than 0.95
+  s.uncached_slope = 1.5, s.uncached_slope_se = 0.1;  // 1.5 ± 0.2: shallower than 1.8
+  judge_kv_slopes(s);
+  CHECK(s.cached_vs_flops.outcome == Outcome::holds);
+  CHECK(s.uncached_vs_flops.outcome == Outcome::fails);
+  s.cached_slope = 1.0, s.uncached_slope = 1.75;  // within 2 standard errors of both
+  judge_kv_slopes(s);
+  CHECK(s.cached_vs_flops.outcome == Outcome::inconclusive);
+  CHECK(s.uncached_vs_flops.outcome == Outcome::inconclusive);
+  s.times_grow.outcome = Outcome::fails;
+  judge_kv_slopes(s);
+  CHECK(s.cached_vs_flops.outcome == Outcome::too_noisy);
+  CHECK(s.uncached_vs_flops.outcome == Outcome::too_noisy);
+}
+
 TEST_CASE("judge_train_like_held_out: within two standard errors holds, above fails, below partly") {
   CHECK(judge_train_like_held_out(2.267, 2.270, 0.02).holds());
   CHECK(judge_train_like_held_out(2.267, 2.10, 0.02).outcome == Outcome::fails);    // training scores worse
@@ -218,12 +265,18 @@ TEST_CASE("decoder studies on a small model: figures recomputed by hand") {
   CHECK(rows[1].shipped);
   CHECK(rows[1].kv_heads == 2);
   CHECK(rows[4].bytes_per_token == kv_cache_bytes_per_token(80, 8, 128, 2));
+  CHECK(rows[0].context == m.cfg.context);
+  CHECK(rows[4].context == 4096);
+  CHECK(rows[0].weight_bytes == 0.0);  // no parameter count given
+  CHECK(kv_cache_table(m.cfg, 1000)[1].weight_bytes == 4000.0);  // float32
+  CHECK(rows[4].weight_bytes == 140e9);  // the nominal 70·10⁹ in bf16
   const BlockParameters p = block_parameters(m);
   CHECK(p.embedding + p.all_blocks + p.head == p.total);
 
   const DecodingComparison d = compare_decoding(m, prompt, 30, {0.8f, 0, 0.95f}, 4);
   CHECK(d.sampled == generate_tokens(m, prompt, 30, {0.8f, 0, 0.95f}, 4));
   CHECK(d.greedy == generate_tokens(m, prompt, 30, {0.0f, 0, 1.0f}, 99));  // greedy ignores the seed
+  CHECK(d.raw == generate_tokens(m, prompt, 30, {1.0f, 0, 1.0f}, 4));  // τ = 1, nothing cut, the same seed
   CHECK(d.greedy_repeats == doctest::Approx(repeated_span_share(d.greedy)));
 
   const NextTokenStudy nt = next_token_study(m, prompt, {0.5f, 3, 1.0f});

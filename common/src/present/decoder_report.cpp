@@ -61,9 +61,12 @@ Labels token_labels(const BpeTokenizer& tok, const std::vector<int>& ids) {
 
 void report_tokenizer(Narrator& nar, const TinyLm& lm, std::size_t n_merges, const std::string& sentence) {
   const BpeTokenizer& tok = lm.tokenizer;
-  nar.say(_("the text: the King James Version of the Bible (KJV, 1611); the tokenizer below and the model "
+  nar.say(_("the text: the King James Version of the Bible (KJV) in the standard modern spelling that Debian's "
+            "bible-kjv carries (\"unto\", where the 1611 printing has \"vnto\"); the tokenizer below and the model "
             "every later step uses are learned from it; every 20th chapter is held out for validation (step 7 names "
             "them)"));
+  nar.say(_f("BPE: start from the 256 bytes, count every pair of adjacent tokens in the text, replace the most "
+             "frequent pair (a, b) by one new token ab, and repeat: {} times here", tok.merges.size()));
   Table t({_("merge"), _("left"), _("right"), _("new token"), _("pair count")},
           _("the first merges learned (␣ marks a space)"));
   for (std::size_t r = 0; r < std::min(n_merges, tok.merges.size()); ++r) {
@@ -106,13 +109,17 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   nar.say(_f("x: the residual stream after block 0 for the prompt's first {} tokens, one row per token, d_model = "
              "{} wide (the model's width); the residual stream is the vector each block adds its output to, x' = x "
              "+ …, drawn in step 6", s.x.shape(0), s.x.shape(1)));
-  nar.say(_("μ and σ²: the mean and variance of the row's entries; ε: a small constant that keeps the "
-            "division finite; γ: a learned gain, β: a learned shift (one per channel)"));
+  nar.say(_f("μ and σ²: the mean and variance of the row's entries; ε = {:g} in both norms: a small constant "
+             "that keeps the division finite; γ: a learned gain, β: a learned shift (one per channel)", s.eps));
   nar.record("rmsnorm_x", s.x);
   nar.show("rmsnorm_y", rows_of(s.rms_y, 3, 8), {}, {}, _f("RMSNorm(x), γ = 1 (first 8 of {})", s.x.shape(1)));
   nar.show("layernorm_y", rows_of(s.ln_y, 3, 8), {}, {}, _("LayerNorm(x), γ = 1, β = 0"));
   nar.result(_f("row 0: mean(x) = {:.3f}; mean after RMSNorm {:.3f}, after LayerNorm {:.1e} "
                 "(RMSNorm rescales, LayerNorm also re-centres)", s.mean_x, s.mean_rms, s.mean_ln));
+  nar.result(_f("failure case, row 0 + {:g} (mean {:.3f}): mean after RMSNorm {:.3f}, after LayerNorm {:.1e}; the "
+                "largest |RMSNorm − LayerNorm| in the row grows from {:.3f} to {:.3f}, while LayerNorm's output "
+                "moves by only {:.1e}", kNormShift, s.mean_x + kNormShift, s.shifted_mean_rms, s.shifted_mean_ln,
+                s.gap_rms_ln, s.shifted_gap_rms_ln, s.shifted_ln_change));
   Table t({_("forward"), _("best"), _("median")},
           _f("forward on {}×{} random rows, {} runs each, the two alternated", s.rows, s.channels, s.rms.runs));
   t.add({"RMSNorm", us(s.rms.best), us(s.rms.median)});
@@ -121,6 +128,11 @@ void report_norms(Narrator& nar, const NormStudy& s) {
   const RangeVerdict& v = s.saving;
   nar.result(_f("RMSNorm takes {} than LayerNorm (best runs), {} (medians)", less_or_more_time(v.from_best),
                 less_or_more_time(v.from_median)));
+  std::string blocks;
+  for (double b : s.block_savings) blocks += (blocks.empty() ? "" : ", ") + less_or_more_time(b);
+  if (!blocks.empty())
+    nar.result(_f("the same from {} more blocks of {} alternated runs (best runs): {}; one run's figure moves by "
+                  "this much", s.block_savings.size(), kNormBlockRuns, blocks));
   nar.result(sentence_for(v.outcome, _("verdict: RMSNorm is faster in both the best and the median runs"),
                   _("verdict: RMSNorm is slower in both the best and the median runs"),
                   _("verdict: faster in one figure, slower in the other: within this machine's noise")));
@@ -137,7 +149,8 @@ void report_norms(Narrator& nar, const NormStudy& s) {
 }
 
 void report_ffns(Narrator& nar, const FfnCost& c) {
-  nar.say(_("silu(x) = x·σ(x), here σ is the logistic sigmoid 1/(1 + e^−x), not step 2's σ²; ⊙: the "
+  nar.say(_("SwiGLU: a gated linear unit (GLU, Dauphin et al. 2017) whose gate is silu, also called Swish; "
+            "silu(x) = x·σ(x), here σ is the logistic sigmoid 1/(1 + e^−x), not step 2's σ²; ⊙: the "
             "element-wise product"));
   Table t({_("feed-forward"), _("hidden, d_ff"), _("matrices"), _("parameters"), _("best"), _("median")},
           _f("forward on {} random rows, {} runs each, the two alternated", c.rows, c.relu.runs));
@@ -174,8 +187,9 @@ void report_ffns(Narrator& nar, const FfnCost& c) {
 }
 
 void report_shift(Narrator& nar, const ShiftStudy& s) {
-  nar.say(_("RoPE: rotary position embedding; R_m rotates each pair of dimensions (2i, 2i+1) of q or k by the "
-            "angle m·θ_i, m being the token's position and θ_i pair i's frequency (step 6 gives them)"));
+  nar.say(_f("RoPE: rotary position embedding; R_m rotates each pair of dimensions (2i, 2i+1) of q or k by the "
+             "angle m·θ_i, m being the token's position and θ_i = {:.0f}^(−2i/{}) the frequency of pair i = 0…{}",
+             s.rope_theta, s.d_k, s.d_k / 2 - 1));
   nar.say(_f("q, k: head 0's query of the prompt's first token and key of its second, from the trained "
              "block 0 (d_k = {}); RoPE score: (R_m q)·(R_{{m+{}}} k); sinusoidal-added score: (q + PE(m))·(k + "
              "PE(m + {})), the table added to q and k themselves", s.d_k, s.distance, s.distance));
@@ -200,6 +214,8 @@ void report_shift(Narrator& nar, const ShiftStudy& s) {
 }
 
 void report_kv_heads(Narrator& nar, const std::vector<KvCacheRow>& rows) {
+  nar.say(_("KV cache: the keys and values of every earlier token, kept so that each new token computes only "
+            "its own row of them (step 9 times it); its size per token is what this step compares"));
   nar.say(_("MHA: multi-head attention, one K/V head per query head (G = H; chapter 04); GQA: grouped-query "
             "attention, each group of H / G query heads shares one K/V head (Ainslie et al. 2023); MQA: "
             "multi-query attention, G = 1 (Shazeer 2019)"));
@@ -209,29 +225,45 @@ void report_kv_heads(Narrator& nar, const std::vector<KvCacheRow>& rows) {
   nar.say(_("70B-like: the shape of Llama 2 70B as released (its configuration: 80 layers, 64 query heads of 128, "
             "8 K/V heads); its paper gives the 70B model GQA (Touvron et al. 2023b, \"Llama 2: Open Foundation and "
             "Fine-Tuned Chat Models\", §2.2 and Table 1)"));
-  Table t({_("model"), _("layers"), "H / G", "d_k", _("bytes"), _("per token"), _("4096 tokens")});
+  Table t({_("model"), _("layers"), "H / G", "d_k", _("bytes"), _("per token"), _("context"), _("per sequence")});
   std::size_t mha = 0, gqa = 0, big_mha = 0, big_gqa = 0, g = 0;
+  const KvCacheRow *small = nullptr, *big = nullptr;  // the shipped rows
   for (const KvCacheRow& r : rows) {
     const bool here = r.model == "this";
     const std::string kind = r.kv_heads == r.query_heads ? "MHA" : r.kv_heads == 1 ? "MQA" : "GQA";
     std::string name = here ? _f("this model, {}", kind) : _f("70B-like, {}", kind);
-    if (r.shipped) name += here ? _(" (as trained)") : " (LLaMA 2)";
+    if (r.shipped) name += here ? _(" (as trained)") : " (Llama 2)";
     t.add({name, std::to_string(r.layers), fmt::format("{} / {}", r.query_heads, r.kv_heads), std::to_string(r.d_k),
-           std::to_string(r.bytes_per_number), format_count(r.bytes_per_token) + " B",
-           format_bytes(double(r.bytes_per_token) * 4096)});
+           std::to_string(r.bytes_per_number), format_count(r.bytes_per_token) + " B", format_count(r.context),
+           format_bytes(double(r.bytes_per_token) * double(r.context))});
     if (kind == "MHA") (here ? mha : big_mha) = r.bytes_per_token;
     if (r.shipped) {
       (here ? gqa : big_gqa) = r.bytes_per_token;
+      (here ? small : big) = &r;
       if (here) g = r.kv_heads;
     }
   }
   nar.table(t, true);
+  nar.say(_("context: the longest sequence each model is built for (Llama 2: 4096 tokens, Touvron et al. 2023b, "
+            "Table 1); per sequence: one sequence's cache when it fills that context"));
   nar.result(_f("{} K/V heads store {}× less than MHA here; at 70B scale (80 layers, 64 heads of 128, bf16) 8 K/V "
                 "heads cut {} to {} per token",
                 g, gqa ? mha / gqa : 0, format_bytes(double(big_mha)), format_bytes(double(big_gqa))));
+  // The weights beside the cache: how many full-context sequences' caches (shipped K/V heads) equal them.
+  auto equal_weights = [](const KvCacheRow* r) {
+    const double seq = r ? double(r->bytes_per_token) * double(r->context) : 0.0;
+    return seq > 0.0 ? r->weight_bytes / seq : 0.0;
+  };
+  const double n_small = equal_weights(small), n_big = equal_weights(big);
+  if (n_small > 0.0 && n_big > 0.0)
+    nar.result(_f("weights: this model {} ({} parameters × 4 B), the 70B-like {} (its name's nominal 70·10⁹ × 2 B); "
+                  "the caches of {:.0f} and {:.0f} full-context sequences (as trained / GQA) weigh as much",
+                  format_bytes(small->weight_bytes), format_count(std::size_t(small->weight_bytes / 4.0)),
+                  format_bytes(big->weight_bytes), n_small, n_big));
   nar.code("attn/attention/gqa.hpp: kv_cache_bytes_per_token; attn/studies/decoder_study.hpp: kv_cache_table");
-  nar.why(_("every generated token adds its keys and values for every layer; the cache, not the weights, limits "
-            "how many long sequences fit in memory."));
+  nar.why(_("every generated token adds its keys and values for every layer: the weights are one fixed cost, "
+            "the cache grows with sequences × length, so past the counts above it is the cache, not the weights, "
+            "that takes most of the memory."));
 }
 
 void report_block(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace, const Labels& tokens) {
@@ -284,8 +316,19 @@ void report_block(Narrator& nar, const DecoderLM& m, const DecoderLMTrace& trace
   style.vmax = 1.0;
   nar.heatmap("attn_last_layer_head0", drawn, tokens, tokens,
               _f("layer {} of 0…{}, head 0; rows are queries, '·' masked", last, last), style);
+  std::string largest;  // each row's largest weight and the key it falls on, so equal shades can be told apart
+  const std::size_t shown = std::min<std::size_t>(w.shape(0), 8);
+  for (std::size_t i = 0; i < shown; ++i) {
+    std::size_t at = 0;
+    for (std::size_t j = 1; j <= i; ++j)
+      if (w(i, j) > w(i, at)) at = j;
+    largest += fmt::format("{}{} → {} {:.3f}", i ? "; " : "", tokens[i], tokens[at], w(i, at));
+  }
+  nar.result(_f("each row's largest weight{}: {}", shown < w.shape(0) ? _f(" (first {} rows)", shown) : std::string(),
+                largest));
   nar.say(_("look at: each row is one query token and sums to 1; the darkest cell of a row is the token it reads "
-            "most, itself included (row 0 can only read itself); two cells of one shade can differ by up to 0.2"));
+            "most, itself included (row 0 can only read itself); two cells of one shade can differ by up to 0.2, "
+            "so the line above gives the largest weight itself"));
   nar.code("attn/models/decoder_lm.hpp: decoder_lm_forward, decoder_lm_trace");
   nar.why(_f("every shape follows from d_model = {}, {} query heads, {} K/V heads and d_ff = {} (step 3's SwiGLU "
              "hidden width); --export writes block 0's tensors, so each product can be checked by hand.", d, H, G, f));
@@ -353,9 +396,11 @@ void report_training(Narrator& nar, const TinyLm& lm, const ValidationFigures& v
              v.loss));
   nar.result(words_for(v.train_like_held_out.outcome,
                        _f("the training loss less its lag, {:.3f}, lies within two standard errors of the held-out "
-                          "text at large: the gap in the table comes from the lag and from which held-out windows "
-                          "are scored, not from better scores on unseen text",
-                          v.train_last - v.train_lag),
+                          "text at large ({:.3f} to {:.3f}; the lag itself is an estimate): the gap in the table is "
+                          "consistent with the lag and with which held-out windows are scored, rather than with "
+                          "better scores on unseen text",
+                          v.train_last - v.train_lag, v.spread_loss - 2.0 * v.spread_se,
+                          v.spread_loss + 2.0 * v.spread_se),
                        _f("the training loss less its lag, {:.3f}, is above even the held-out text at large (by "
                           "more than two standard errors): the training chapters score worse than the held-out "
                           "ones here; this run cannot say why, since the training text is not shipped",
@@ -400,12 +445,15 @@ void report_sampling(Narrator& nar, const TinyLm& lm, const NextTokenStudy& s, c
   nar.why(sc.temperature <= 0.0f
               ? std::string(_("the raw distribution leaves a long tail of unlikely tokens; with τ = 0 this run draws "
                               "nothing: it takes the most probable token every time."))
-          : cut.empty()
+          : cut.empty() || s.kept == s.final_p.size()
               ? _f("the raw distribution leaves a long tail of unlikely tokens; drawn often enough, one of them "
-                   "derails the text; this run cuts nothing off (top-k and top-p off), only τ = {} reshapes it.",
+                   "derails the text; this run cuts nothing off, only τ = {} reshapes it.",
                    sc.temperature)
-              : _f("the raw distribution leaves a long tail of unlikely tokens; drawn often enough, one of them "
-                   "derails the text, so this run's {} cuts the tail off{}.", cut,
+              : _f("the raw distribution leaves a tail of unlikely tokens: here the {} tokens this run's {} cuts "
+                   "off hold {:.3f} of its mass at τ = 1, about one draw in {:.0f}; Holtzman et al. 2020 argue "
+                   "that draws from such a tail make text incoherent (not measured here), so the cut removes "
+                   "them{}.", s.final_p.size() - s.kept, cut, s.raw_cut_mass,
+                   s.raw_cut_mass > 0.0 ? 1.0 / s.raw_cut_mass : 0.0,
                    sc.temperature < 1.0f ? _f(" and τ = {} moves mass towards the likelier tokens", sc.temperature)
                                          : std::string()));
 }
@@ -458,6 +506,9 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.sampled));
   nar.result(_("greedy: τ = 0, the most probable token every time:"));
   print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.greedy));
+  nar.result(_f("raw: seed {}, τ = 1, no top-k or top-p: every token can be drawn, the tail included:",
+                nar.options().seed));
+  print_generated(nar, prompt + bpe_decode(lm.tokenizer, d.raw));
   nar.say(_f("(each text stops after --tokens {} new tokens, even mid-word)", d.greedy.size()));
   nar.result(_f("4-token spans that already occurred earlier in the same text: greedy {:.0f}%, sampled {:.0f}% "
                 "(one text each, from one seed: an example, not a rate)", 100.0 * d.greedy_repeats,
@@ -474,8 +525,13 @@ void report_decoding(Narrator& nar, const TinyLm& lm, const std::string& prompt,
 
 void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, bool bench) {
   const DecodeStepCost& c = s.cost;
-  nar.say(_f("t: the tokens already in the cache (prompt and generated so far); the context, {} tokens, is the "
-             "longest sequence the model was built for, so the cache never holds more", c.context));
+  if (s.past_context)
+    nar.say(_f("t: the tokens already in the cache (prompt and generated so far); the context, {} tokens, is the "
+               "longest sequence the model was trained for; this --bench sweep times generations past it (see "
+               "below), where the cache holds more", c.context));
+  else
+    nar.say(_f("t: the tokens already in the cache (prompt and generated so far); the context, {} tokens, is the "
+               "longest sequence the model was trained for, and no generation here goes past it", c.context));
   nar.say(_f("one cached step at position t: {:.2f}M FLOPs (floating-point operations; a multiply-add counts 2) "
              "that do not grow with t (the projections, SwiGLU and the output layer: the d_model² terms and "
              "d_model·V, V = {} the vocabulary) + {:.0f}·t (the scores over the t cached keys and the weighted "
@@ -498,13 +554,14 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
            fmt::format("{:.1f}×", r.uncached_seconds / r.cached_seconds), r.identical ? _("yes") : _("NO")});
   nar.table(t, true);
   nar.say(words_for(s.times_grow.outcome,
-                    _("every longer generation took at least as long as the shorter one before it, with the cache "
-                      "and without"),
-                    _f("disturbed run: in {} of the {} steps down the table a longer generation took less time than "
-                       "a shorter one, which the work cannot do; this run's speed-ups and slopes measure the "
-                       "machine's load more than the cache, so neither is judged below (run again on a quieter "
-                       "machine)",
-                       std::size_t(s.times_grow.measured), s.rows.size() - 1),
+                    _f("every longer generation took at least as long as the shorter one before it, and each "
+                       "step's time ratio stayed within {:.1f}× of its FLOP count's ratio, with the cache and "
+                       "without", kKvStepOffWork),
+                    _f("disturbed run: in {} of the {} steps down the table the time fell, or its ratio to the row "
+                       "before was more than {:.1f}× off the FLOP count's ratio, which the work does not explain; this "
+                       "run's speed-ups and slopes measure the machine's load more than the cache, so neither is judged "
+                       "below (run again on a quieter machine)",
+                       std::size_t(s.times_grow.measured), s.rows.size() - 1, kKvStepOffWork),
                     _("too few lengths to check that the times grow")));
   if (s.times_grow.outcome == Outcome::fails)
     nar.result(_f("speed-up at {} tokens: not judged (the table above is disturbed, so its last row's {:.1f}× is "
@@ -513,15 +570,35 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
     nar.result(_f("speed-up at {} tokens, this run: {:.1f}× from the best runs, {:.1f}× from the medians (the gap "
                   "between the two is this run's spread; on a shared machine another run can land outside both)",
                   s.rows.back().tokens, s.speedup, s.speedup_median));
+  if (s.cached_repeats > s.repeats)
+    nar.say(_f("the best-run ratios set a best of {} against a best of {}: more runs give a lower best, so on a "
+               "loaded machine those ratios lean high; the medians' ratio leans less", s.cached_repeats, s.repeats));
   nar.result(_f("log-log slope of time vs tokens: cached {:.2f} ± {:.2f}, uncached {:.2f} ± {:.2f} (± 2 standard "
                 "errors of the fit to {} lengths, {} to {} tokens; 1 = linear, 2 = quadratic)", s.cached_slope,
                 2.0 * s.cached_slope_se, s.uncached_slope, 2.0 * s.uncached_slope_se, s.rows.size(),
                 s.rows.front().tokens, s.rows.back().tokens));
+  const bool disturbed = s.times_grow.outcome == Outcome::fails;
+  const auto slope_word = [&](Outcome o) {
+    return disturbed ? std::string(_("not judged (the table is disturbed)")) : std::string(outcome_word(o));
+  };
   nar.result(_f("cached nearer linear than quadratic: {}; uncached nearer quadratic than linear: {}",
-                outcome_word(s.cached_linear.outcome), outcome_word(s.uncached_quadratic.outcome)));
-  if (s.cached_linear.outcome == Outcome::fails && c.fixed_dominates.holds())  // judged only on an undisturbed table
-    nar.say(_("the cached slope is steeper than the FLOP count above predicts; this run does not time where "
-              "the extra goes (memory traffic of the growing cache, allocation), so it is not explained here"));
+                slope_word(s.cached_linear.outcome), slope_word(s.uncached_quadratic.outcome)));
+  nar.result(_f("the FLOP count alone gives slopes of {:.2f} cached and {:.2f} uncached for these lengths (the "
+                "prompt's feed included)", s.cached_flop_slope, s.uncached_flop_slope));
+  const auto against_flops = [&](const Verdict& v) {
+    if (disturbed) return std::string(_("not judged (the table is disturbed)"));
+    return words_for(v.outcome, _("steeper than the FLOP count: time it leaves out, not arithmetic"),
+                     _("shallower than the FLOP count"), _("consistent with the FLOP count"));
+  };
+  nar.result(_f("measured against it: cached {}; uncached {}", against_flops(s.cached_vs_flops),
+                against_flops(s.uncached_vs_flops)));
+  if (s.cached_vs_flops.outcome == Outcome::holds && !disturbed)
+    nar.say(_("the cached steps slow down more than their arithmetic grows; this run does not time where the "
+              "extra goes (memory traffic of the growing cache, allocation per step), so it is not explained here"));
+  if (s.uncached_vs_flops.outcome == Outcome::fails && !disturbed)
+    nar.say(_("without the cache each step is one feed of the whole sequence, as in prefill below: a longer "
+              "feed multiplies larger matrices, which get more done per second, so time grows slower than the "
+              "FLOPs"));
   nar.say(_f("verdict rule: holds = the slope's whole ± range lies on its exponent's side of {0} (halfway between 1 "
              "and 2); does not hold = wholly on the other side; within noise = the range crosses {0} (on a shared "
              "machine the slopes change from run to run); not judged = the ± is wider than {1}, the distance from "
@@ -542,12 +619,13 @@ void report_kv_cache(Narrator& nar, const KvCacheStudy& s, std::size_t context, 
   nar.code("attn/studies/decoder_study.hpp: kv_cache_study, kv_speed_sweep, decode_step_cost, prefill_vs_decode");
   nar.why(sentence_for(pd.prefill_faster.outcome,
                        _("prefill multiplies whole matrices at once; decoding does the same arithmetic one row at a "
-                         "time, in smaller pieces. Without the cache each step would redo the whole prefix: O(t²) in "
-                         "total."),
+                         "time, in smaller pieces. Without the cache each step redoes the whole prefix: O(t²) FLOPs "
+                         "in total once t is long, but at these lengths the FLOP slope above is still below 2."),
                        _("prefill multiplies whole matrices at once and should be the faster per token, but in this "
                          "run it was not: the machine's load decided it (run again). Without the cache each step "
-                         "would redo the whole prefix: O(t²) in total."),
-                       _("without the cache each step would redo the whole prefix: O(t²) in total.")));
+                         "redoes the whole prefix: O(t²) FLOPs in total once t is long."),
+                       _("without the cache each step redoes the whole prefix: O(t²) FLOPs in total once t is "
+                         "long.")));
 }
 
 void report_paged(Narrator& nar, const PagedStudy& s) {
@@ -583,12 +661,16 @@ std::vector<std::string> decoder_takeaway(const DecoderFindings& f) {
       if (r.shipped) shipped = r.bytes_per_token;
     }
   std::vector<std::string> lines;
-  lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on held-out chapters; can it write? "
-                     "step 8's texts are its answer: this chapter measures the loss, not whether the text makes "
-                     "sense.", format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte));
+  lines.push_back(_f("{} parameters: {:.3f} nats/token, {:.3f} bits/byte on the first {} held-out windows "
+                     "(from {}), {:.3f} ± {:.3f} nats/token over the held-out chapters at large; can it write? step "
+                     "8's texts are its answer: this chapter measures the loss, not whether the text makes sense.",
+                     format_count(f.parameters), f.validation.loss, f.validation.bits_per_byte,
+                     f.validation.windows,
+                     f.validation.held_out.empty() ? std::string("?") : f.validation.held_out.front(),
+                     f.validation.spread_loss, f.validation.spread_se));
   if (f.kv.times_grow.outcome == Outcome::fails)
-    lines.push_back(_f("KV cache: this run's timings were disturbed (a longer generation took less time than a "
-                       "shorter one, step 9), so no speed-up is given here; {}; paged: {:.1f}× less memory for "
+    lines.push_back(_f("KV cache: this run's timings were disturbed (step 9's times did not follow the work), "
+                       "so no speed-up is given here; {}; paged: {:.1f}× less memory for "
                        "sequences averaging {:.0f} of {} positions.",
                        same ? _("the same tokens") : _("but different tokens"), f.paged.ratio, f.paged.mean_length,
                        f.paged.max_len));

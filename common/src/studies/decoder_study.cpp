@@ -70,6 +70,7 @@ NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::si
   // The residual stream after block 0 for the prompt: a real input to block 1's norm.
   s.x = first_rows(decoder_lm_trace(m, prompt).block0_output, 3);
   const float eps = float(m.cfg.norm_eps);
+  s.eps = m.cfg.norm_eps;
   const Norm rms = rmsnorm_init(s.x.shape(1)), ln = layernorm_init(s.x.shape(1));
   Vec rstd, mean;
   rmsnorm_forward(s.rms_y, rstd, s.x, rms, eps);
@@ -77,6 +78,15 @@ NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::si
   s.mean_x = row_mean(s.x, 0);
   s.mean_rms = row_mean(s.rms_y, 0);
   s.mean_ln = row_mean(s.ln_y, 0);
+  // The failure case: row 0 moved by kNormShift, a large mean; LayerNorm removes it, RMSNorm keeps it.
+  Mat shifted = first_rows(s.x, 1) + float(kNormShift), rms_s, ln_s;
+  rmsnorm_forward(rms_s, rstd, shifted, rms, eps);
+  layernorm_forward(ln_s, mean, rstd, shifted, ln, eps);
+  s.shifted_mean_rms = row_mean(rms_s, 0);
+  s.shifted_mean_ln = row_mean(ln_s, 0);
+  s.shifted_ln_change = double(xt::amax(xt::abs(ln_s - first_rows(s.ln_y, 1)))());
+  s.gap_rms_ln = double(xt::amax(xt::abs(first_rows(s.rms_y, 1) - first_rows(s.ln_y, 1)))());
+  s.shifted_gap_rms_ln = double(xt::amax(xt::abs(rms_s - ln_s))());
   const Mat big = Rng(3).normal_mat(rows, m.cfg.d_model);
   s.rows = rows;
   s.channels = m.cfg.d_model;
@@ -85,6 +95,12 @@ NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::si
                                               [&] { layernorm_forward(y, mean, rstd, big, ln, eps); }, repeats);
   s.saving = judge_rmsnorm_saving(s.rms, s.layer);
   s.disturbed = judge_disturbed(s.rms, s.layer);
+  // How stable is one run's saving? The same figure from further blocks of alternated runs.
+  for (int b = 0; b < kNormBlocks; ++b) {
+    const auto [r, l] = time_interleaved([&] { rmsnorm_forward(y, rstd, big, rms, eps); },
+                                         [&] { layernorm_forward(y, mean, rstd, big, ln, eps); }, kNormBlockRuns);
+    s.block_savings.push_back(l.best > 0.0 ? 1.0 - r.best / l.best : std::numeric_limits<double>::quiet_NaN());
+  }
   return s;
 }
 
@@ -148,6 +164,7 @@ ShiftStudy rope_shift_study(const DecoderLM& m, const std::vector<int>& prompt, 
   ShiftStudy s;
   s.d_k = m.cfg.d_head();
   s.distance = distance;
+  s.rope_theta = kRopeBase;  // shift_scores' tables (rope_tables' default base)
   const std::size_t j = std::min<std::size_t>(1, h.shape(0) - 1);  // the second token's key (the first's if alone)
   const Vec qv = xt::view(q, 0, xt::range(0, s.d_k)), kv = xt::view(k, j, xt::range(0, s.d_k));
   s.rows = shift_scores(qv, kv, distance, starts);
@@ -164,20 +181,24 @@ ShiftStudy rope_shift_study(const DecoderLM& m, const std::vector<int>& prompt, 
   return s;
 }
 
-std::vector<KvCacheRow> kv_cache_table(const DecoderLMConfig& cfg) {
+std::vector<KvCacheRow> kv_cache_table(const DecoderLMConfig& cfg, std::size_t parameters) {
   std::vector<KvCacheRow> rows;
   auto add = [&](const char* model, std::size_t layers, std::size_t heads, std::size_t g, std::size_t dk,
-                 std::size_t bytes, bool shipped) {
-    rows.push_back({model, layers, heads, g, dk, bytes, kv_cache_bytes_per_token(layers, g, dk, bytes), shipped});
+                 std::size_t bytes, bool shipped, std::size_t context, double weights) {
+    rows.push_back({model, layers, heads, g, dk, bytes, kv_cache_bytes_per_token(layers, g, dk, bytes), shipped,
+                    context, weights * double(bytes)});
   };
-  const std::size_t L = cfg.n_layers, H = cfg.n_heads, dk = cfg.d_head();
-  add("this", L, H, H, dk, 4, cfg.n_kv_heads == H);
-  if (cfg.n_kv_heads != H && cfg.n_kv_heads != 1) add("this", L, H, cfg.n_kv_heads, dk, 4, true);
-  add("this", L, H, 1, dk, 4, cfg.n_kv_heads == 1);
-  constexpr std::size_t big_layers = 80, big_heads = 64, big_dk = 128, big_kv = 8, bf16 = 2;
-  add("70B", big_layers, big_heads, big_heads, big_dk, bf16, false);
-  add("70B", big_layers, big_heads, big_kv, big_dk, bf16, true);
-  add("70B", big_layers, big_heads, 1, big_dk, bf16, false);
+  const std::size_t L = cfg.n_layers, H = cfg.n_heads, dk = cfg.d_head(), ctx = cfg.context;
+  const double here = double(parameters);
+  add("this", L, H, H, dk, 4, cfg.n_kv_heads == H, ctx, here);
+  if (cfg.n_kv_heads != H && cfg.n_kv_heads != 1) add("this", L, H, cfg.n_kv_heads, dk, 4, true, ctx, here);
+  add("this", L, H, 1, dk, 4, cfg.n_kv_heads == 1, ctx, here);
+  // Llama 2 70B: 4096-token context (Touvron et al. 2023, Table 1); 70·10⁹: its name's nominal count
+  constexpr std::size_t big_layers = 80, big_heads = 64, big_dk = 128, big_kv = 8, bf16 = 2, big_ctx = 4096;
+  constexpr double big_params = 70e9;
+  add("70B", big_layers, big_heads, big_heads, big_dk, bf16, false, big_ctx, big_params);
+  add("70B", big_layers, big_heads, big_kv, big_dk, bf16, true, big_ctx, big_params);
+  add("70B", big_layers, big_heads, 1, big_dk, bf16, false, big_ctx, big_params);
   return rows;
 }
 
@@ -257,6 +278,8 @@ NextTokenStudy next_token_study(const DecoderLM& m, const std::vector<int>& prom
     if (s.final_p(i) > 0.0f) {
       ++s.kept;
       s.kept_mass += s.tempered(i);
+    } else {
+      s.raw_cut_mass += s.raw(i);
     }
   return s;
 }
@@ -275,6 +298,7 @@ DecodingComparison compare_decoding(const DecoderLM& m, const std::vector<int>& 
   DecodingComparison c;
   c.sampled = generate_tokens(m, prompt, n_new, sc, seed);
   c.greedy = generate_tokens(m, prompt, n_new, {0.0f, 0, 1.0f}, seed);
+  c.raw = generate_tokens(m, prompt, n_new, {1.0f, 0, 1.0f}, seed);
   c.sampled_repeats = repeated_span_share(c.sampled);
   c.greedy_repeats = repeated_span_share(c.greedy);
   c.greedy_loops = judge_repetition(c.greedy_repeats, c.sampled_repeats);
@@ -325,16 +349,28 @@ void judge_kv_slopes(KvCacheStudy& s) {
   s.uncached_quadratic = judge_greater(s.uncached_slope, kKvSlopeMidpoint, 2.0 * s.uncached_slope_se);
   if (2.0 * s.cached_slope_se > kKvSlopeTooNoisy) s.cached_linear.outcome = Outcome::too_noisy;
   if (2.0 * s.uncached_slope_se > kKvSlopeTooNoisy) s.uncached_quadratic.outcome = Outcome::too_noisy;
+  s.cached_vs_flops = judge_greater(s.cached_slope, s.cached_flop_slope, 2.0 * s.cached_slope_se);
+  s.uncached_vs_flops = judge_greater(s.uncached_slope, s.uncached_flop_slope, 2.0 * s.uncached_slope_se);
   if (s.times_grow.outcome == Outcome::fails)  // a disturbed table: its slopes measure the load
-    s.cached_linear.outcome = s.uncached_quadratic.outcome = Outcome::too_noisy;
+    s.cached_linear.outcome = s.uncached_quadratic.outcome = s.cached_vs_flops.outcome =
+        s.uncached_vs_flops.outcome = Outcome::too_noisy;
 }
 
 Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows) {
   Verdict v{0.0, 0.0, 0.0, Outcome::inconclusive};
   if (rows.size() < 2) return v;
-  for (std::size_t i = 1; i < rows.size(); ++i)
-    v.measured += rows[i].cached_seconds < rows[i - 1].cached_seconds ||
-                  rows[i].uncached_seconds < rows[i - 1].uncached_seconds;
+  // the time ratio to the row before, against the work ratio: off by more than kKvStepOffWork either way
+  const auto off_work = [](double t1, double t0, double w1, double w0) {
+    if (!(w0 > 0.0 && w1 > 0.0 && t0 > 0.0)) return false;  // no FLOP count: the ordering rule alone
+    const double r = (t1 / t0) / (w1 / w0);
+    return r > kKvStepOffWork || r < 1.0 / kKvStepOffWork;
+  };
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const KvSpeedRow &a = rows[i - 1], &b = rows[i];
+    v.measured += b.cached_seconds < a.cached_seconds || b.uncached_seconds < a.uncached_seconds ||
+                  off_work(b.cached_seconds, a.cached_seconds, b.cached_flops, a.cached_flops) ||
+                  off_work(b.uncached_seconds, a.uncached_seconds, b.uncached_flops, a.uncached_flops);
+  }
   v.outcome = v.measured == 0.0 ? Outcome::holds : Outcome::fails;
   return v;
 }
@@ -345,12 +381,29 @@ DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg) {
   DecodeStepCost c;
   c.fixed = L * (2.0 * d * hd + 4.0 * d * gd + 2.0 * hd * d + 6.0 * d * double(cfg.d_ff)) + 2.0 * d * double(cfg.vocab);
   c.per_position = L * 4.0 * hd;
+  c.output = 2.0 * d * double(cfg.vocab);
   c.crossover = c.fixed / c.per_position;
   c.context = cfg.context;
   c.vocab = cfg.vocab;
   c.growth = c.per_position * double(cfg.context) / c.fixed;
   c.fixed_dominates = judge_at_most(c.growth, 1.0);
   return c;
+}
+
+double generation_flops(const DecodeStepCost& c, std::size_t prompt, std::size_t n_new, bool cached) {
+  // one feed of L rows after p0 cached ones; row i attends to p0 + i + 1 keys, itself included
+  const auto feed = [&](double p0, double L) {
+    return L * (c.fixed - c.output) + c.output + c.per_position * (L * p0 + L * (L + 1.0) / 2.0);
+  };
+  if (n_new == 0) return 0.0;
+  double total = 0.0;
+  if (cached) {
+    total = feed(0.0, double(prompt));
+    for (std::size_t i = 1; i < n_new; ++i) total += feed(double(prompt + i - 1), 1.0);
+  } else {
+    for (std::size_t i = 0; i < n_new; ++i) total += feed(0.0, double(prompt + i));
+  }
+  return total;
 }
 
 PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& tokens, int repeats) {
@@ -385,21 +438,27 @@ KvCacheStudy kv_cache_study(const TinyLm& lm, const std::vector<int>& prompt, co
   s.repeats = bench ? 2 : 3;  // best of: the least disturbed run on a shared machine
   s.cached_repeats = bench ? 3 : 15;
   s.rows = kv_speed_sweep(lm.model, prompt, lengths, sc, seed, s.repeats, s.cached_repeats);
-  std::vector<double> n, tc, tu;
-  for (const KvSpeedRow& r : s.rows) {
+  s.cost = decode_step_cost(lm.model.cfg);
+  std::vector<double> n, tc, tu, fc, fu;
+  for (KvSpeedRow& r : s.rows) {
+    r.cached_flops = generation_flops(s.cost, prompt.size(), r.tokens, true);
+    r.uncached_flops = generation_flops(s.cost, prompt.size(), r.tokens, false);
     n.push_back(double(r.tokens));
     tc.push_back(r.cached_seconds);
     tu.push_back(r.uncached_seconds);
+    fc.push_back(r.cached_flops);
+    fu.push_back(r.uncached_flops);
   }
   s.cached_slope = loglog_slope(n, tc);
   s.uncached_slope = loglog_slope(n, tu);
+  s.cached_flop_slope = loglog_slope(n, fc);
+  s.uncached_flop_slope = loglog_slope(n, fu);
   s.cached_slope_se = loglog_fit(n, tc).standard_error;
   s.uncached_slope_se = loglog_fit(n, tu).standard_error;
   s.times_grow = judge_times_grow(s.rows);
   judge_kv_slopes(s);
   s.speedup = s.rows.back().uncached_seconds / s.rows.back().cached_seconds;
   s.speedup_median = s.rows.back().uncached_median / s.rows.back().cached_median;
-  s.cost = decode_step_cost(lm.model.cfg);
   s.past_context = prompt.size() + lengths.back() > lm.model.cfg.context;
   s.same_tokens = judge_same_tokens(s.rows);
   const std::size_t np = std::min<std::size_t>(128, lm.valid_tokens.size());

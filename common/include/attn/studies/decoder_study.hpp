@@ -46,6 +46,12 @@ struct NormStudy {
   Mat x;                 // (≤ 3, d_model): the residual stream after block 0 for the prompt
   Mat rms_y, ln_y;       // RMSNorm(x) with γ = 1; LayerNorm(x) with γ = 1, β = 0
   double mean_x = 0.0, mean_rms = 0.0, mean_ln = 0.0;  // row 0's mean before and after each
+  double eps = 0.0;      // the ε both norms use (the model's norm_eps)
+  // row 0 + kNormShift (a large mean): each output's mean, how far LayerNorm's output moved (it
+  // should not: it removes the mean), and the largest |RMSNorm − LayerNorm| before and after the shift
+  double shifted_mean_rms = 0.0, shifted_mean_ln = 0.0, shifted_ln_change = 0.0;
+  double gap_rms_ln = 0.0, shifted_gap_rms_ln = 0.0;
+  std::vector<double> block_savings;  // 1 − t_rms / t_ln (best runs) of kNormBlocks more blocks
   std::size_t rows = 0, channels = 0;  // the timed input (random normal)
   TimeSpread rms, layer;               // forward times, run alternately
   RangeVerdict saving;                 // 1 − t_rms / t_ln against the paper's range
@@ -54,6 +60,10 @@ struct NormStudy {
 // A median more than kDisturbed × its best run says the machine's load disturbed the runs: the
 // larger median / best of a and b ≥ kDisturbed holds (disturbed), below fails.
 constexpr double kDisturbed = 1.5;
+constexpr double kNormShift = 3.0;  // the failure case's shift: a mean far from row 0's own (near 0)
+// After the main timing, kNormBlocks blocks of kNormBlockRuns alternated runs each: their savings
+// show how far one run's figure moves.
+constexpr int kNormBlocks = 3, kNormBlockRuns = 5;
 Verdict judge_disturbed(const TimeSpread& a, const TimeSpread& b);
 NormStudy norm_study(const DecoderLM& m, const std::vector<int>& prompt, std::size_t rows = 4096,
                      int repeats = 15);
@@ -83,6 +93,7 @@ std::vector<ShiftScore> shift_scores(const Vec& q, const Vec& k, std::size_t dis
                                      const std::vector<std::size_t>& starts);
 struct ShiftStudy {
   std::size_t d_k = 0, distance = 0;
+  double rope_theta = 0.0;  // the base of RoPE's frequencies θ_i = rope_theta^(−2i/d_k)
   std::vector<ShiftScore> rows;
   double rope_spread = 0.0, sinusoidal_spread = 0.0;  // max − min over the placements
   Verdict rope_invariant;  // judge_shift_invariant(rows)
@@ -100,11 +111,14 @@ struct KvCacheRow {
   std::size_t layers = 0, query_heads = 0, kv_heads = 0, d_k = 0, bytes_per_number = 0;
   std::size_t bytes_per_token = 0;  // 2·layers·kv_heads·d_k·bytes
   bool shipped = false;     // the configuration this model uses
+  std::size_t context = 0;  // the longest sequence the model is built for: one sequence's cache at most
+  double weight_bytes = 0.0;  // the model's weights at bytes_per_number each (0: not given)
 };
-// This model with H, its own G and 1 K/V heads in float32; a 70B model shaped like LLaMA 2 70B (80
-// layers, 64 heads of 128, 8 K/V heads: its released configuration; Touvron et al. 2023 give it GQA)
-// with 64, 8 and 1 K/V heads in bf16.
-std::vector<KvCacheRow> kv_cache_table(const DecoderLMConfig& cfg);
+// This model with H, its own G and 1 K/V heads in float32, at its context, its weights `parameters`
+// floats; a 70B model shaped like Llama 2 70B (80 layers, 64 heads of 128, 8 K/V heads: its released
+// configuration; Touvron et al. 2023 give it GQA and a context of 4096, Table 1) with 64, 8 and 1 K/V
+// heads in bf16, its weights the nominal 70·10⁹ parameters of its name.
+std::vector<KvCacheRow> kv_cache_table(const DecoderLMConfig& cfg, std::size_t parameters = 0);
 
 // ---- step 6: the block's parameters ------------------------------------------------------------
 struct BlockParameters {
@@ -148,6 +162,7 @@ struct NextTokenStudy {
   std::vector<int> top; // the 5 most probable ids at τ = 1
   std::size_t kept = 0; // tokens with final_p > 0
   double kept_mass = 0.0;  // their share of the tempered mass
+  double raw_cut_mass = 0.0;  // the mass at τ = 1 of the tokens the cut leaves out (the tail it removes)
 };
 NextTokenStudy next_token_study(const DecoderLM& m, const std::vector<int>& prompt, const SamplerConfig& sc);
 
@@ -156,6 +171,7 @@ NextTokenStudy next_token_study(const DecoderLM& m, const std::vector<int>& prom
 double repeated_span_share(const std::vector<int>& tokens, std::size_t n = 4);
 struct DecodingComparison {
   std::vector<int> greedy, sampled;  // the new tokens only
+  std::vector<int> raw;  // τ = 1, no top-k or top-p, the same seed: drawn from the whole distribution
   double greedy_repeats = 0.0, sampled_repeats = 0.0;  // repeated_span_share of each
   Verdict greedy_loops;  // judge_repetition(greedy_repeats, sampled_repeats)
 };
@@ -171,6 +187,7 @@ struct KvSpeedRow {
   double cached_seconds = 0.0, uncached_seconds = 0.0;  // best runs
   double cached_median = 0.0, uncached_median = 0.0;    // median runs
   bool identical = false;  // the two produced the same tokens
+  double cached_flops = 0.0, uncached_flops = 0.0;  // the FLOP count's work (generation_flops); 0: unknown
 };
 // Generates n tokens after the prompt for each n, with and without the cache (`repeats` runs
 // without it, `cached_repeats` with it, after one untimed run; 0: `repeats`). The model's
@@ -198,12 +215,18 @@ PrefillDecode prefill_vs_decode(const DecoderLM& m, const std::vector<int>& toke
 // layers·4·H·d_k (the scores q·k over t keys and the weighted sum of t values).
 struct DecodeStepCost {
   double fixed = 0.0, per_position = 0.0;
+  double output = 0.0;         // 2·d·V of `fixed`: the output layer, computed for the last row of a feed only
   double crossover = 0.0;      // fixed / per_position: the t at which the t term equals the rest
   double growth = 0.0;         // per_position·context / fixed: the t term's share at the full context
   std::size_t context = 0, vocab = 0;  // the model's context and vocabulary (V in the output layer's 2·d·V)
   Verdict fixed_dominates;     // judge_at_most(growth, 1): within the context the t term stays smaller
 };
 DecodeStepCost decode_step_cost(const DecoderLMConfig& cfg);
+// The FLOPs of generating n_new tokens after a prompt of `prompt` tokens, by that count: a feed of L
+// rows after p0 cached ones costs L·(fixed − output) + output + per_position·Σ (p0 + i + 1). With the
+// cache: the prompt in one feed, then n_new − 1 one-row feeds; without it: n_new feeds of the whole
+// sequence so far (generate_tokens with CacheMode::None).
+double generation_flops(const DecodeStepCost& c, std::size_t prompt, std::size_t n_new, bool cached);
 
 // Linear or quadratic? The slope against the midpoint 1.5 of the two exponents: the cached slope
 // plus its noise (2 standard errors) below 1.5 holds (nearer 1 than 2 across its whole ± range),
@@ -213,12 +236,18 @@ constexpr double kKvSlopeMidpoint = 1.5;
 // A slope whose ± (2 standard errors) is wider than kKvSlopeTooNoisy, the distance from either
 // exponent to the midpoint, cannot tell linear from quadratic: not judged (Outcome::too_noisy).
 constexpr double kKvSlopeTooNoisy = 0.5;
+// A step down the sweep whose time ratio is more than kKvStepOffWork × off the FLOP count's work
+// ratio, either way, is the machine's load (a time that triples for 1.33× the tokens, or grows 1.3×
+// for 3.5× the work): judge_times_grow counts it as disturbed.
+constexpr double kKvStepOffWork = 1.5;
 struct KvCacheStudy {
   int repeats = 0, cached_repeats = 0;  // best of: without the cache, with it
   std::vector<KvSpeedRow> rows;
   double cached_slope = 0.0, uncached_slope = 0.0;  // log-log slope of time against tokens
   double cached_slope_se = 0.0, uncached_slope_se = 0.0;  // their standard errors (loglog_fit)
   Verdict cached_linear, uncached_quadratic;  // judge_kv_slopes
+  double cached_flop_slope = 0.0, uncached_flop_slope = 0.0;  // the same slopes of the rows' FLOP counts
+  Verdict cached_vs_flops, uncached_vs_flops;  // judge_kv_slopes: measured slope against the FLOP count's
   double speedup = 0.0;                             // uncached / cached at the longest length, best runs
   double speedup_median = 0.0;                      // the same from the median runs
   DecodeStepCost cost;                              // decode_step_cost of the model
@@ -229,11 +258,15 @@ struct KvCacheStudy {
 };
 // The two slopes against kKvSlopeMidpoint, noise = 2 standard errors; fills s.cached_linear and
 // s.uncached_quadratic (too_noisy when 2 standard errors exceed kKvSlopeTooNoisy, and both too_noisy
-// when s.times_grow fails: a disturbed table's slopes measure the load).
+// when s.times_grow fails: a disturbed table's slopes measure the load). Also fills
+// s.cached_vs_flops and s.uncached_vs_flops = judge_greater(slope, FLOP slope, 2 standard errors):
+// holds = steeper than the FLOP count (time the count leaves out), inconclusive = consistent with
+// it, fails = shallower; too_noisy when the table is disturbed.
 void judge_kv_slopes(KvCacheStudy& s);
 // More tokens cannot take less work: every row's best time, with the cache and without, at least
-// the row before's holds; measured = how many rows took less time than the one before (either
-// column) — a row that did is the machine's load, and the table's speed-ups and slopes with it.
+// the row before's, and (where the rows carry FLOP counts) each time ratio to the row before
+// within kKvStepOffWork × of the work ratio, holds; measured = how many rows broke either rule
+// (either column) — such a row is the machine's load, and the table's speed-ups and slopes with it.
 // Fewer than two rows: inconclusive.
 Verdict judge_times_grow(const std::vector<KvSpeedRow>& rows);
 // Holds when every row gave the same tokens with and without the cache; no rows: inconclusive.
