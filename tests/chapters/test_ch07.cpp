@@ -105,7 +105,7 @@ TEST_CASE("chapter 07 runs every step with shapes and token labels") {
   CHECK(r.has("weights (3×4) heatmap"));
   CHECK(r.has("          the      cat       is sleeping"));  // source words over the columns
   CHECK(r.has("weights are 3×4 (target × source); row sums: min 1.000000, max 1.000000"));
-  CHECK(r.has("max |Δweights| = 0.0e+00, max |Δoutput| = 0.0e+00; both 3×3: the same computation"));
+  CHECK(r.has("max |Δweights| = 0.0e+00 (weights 3×3), max |Δoutput| = 0.0e+00 (output 3×4): the same computation"));
   CHECK(r.has("padding_mask (3×6)"));
   CHECK(r.has("legend: '█' visible (mask 0: a real word), '·' masked (mask −∞: padding, weight exactly 0)"));
   CHECK(r.has("image_weights (64×5)"));

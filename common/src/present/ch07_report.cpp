@@ -126,8 +126,8 @@ void report_self_case(Narrator& nar, const SelfCaseCheck& c, bool own_weights) {
   nar.say(own_weights ? _("cross_attention(Y, Y) against chapter 03's self_attention(Y) with this step's own W_Q, W_K, "
                           "W_V:")
                        : _("cross_attention(Y, Y) against chapter 03's self_attention(Y) with the same W_Q, W_K, W_V:"));
-  nar.result(_f("max |Δweights| = {:.1e}, max |Δoutput| = {:.1e}; both {}×{}: {}", c.weights_diff, c.output_diff,
-                c.n, c.n, c.same.holds() ? _("the same computation") : _("they differ by more than float rounding")));
+  nar.result(_f("max |Δweights| = {:.1e} (weights {}×{}), max |Δoutput| = {:.1e} (output {}×{}): {}", c.weights_diff,
+                c.n, c.n, c.output_diff, c.n, c.d_v, c.same.holds() ? _("the same computation") : _("they differ by more than float rounding")));
 }
 
 void report_source_lengths(Narrator& nar, const SourceLengthStudy& s, const Labels& target, std::size_t d_v) {
@@ -428,8 +428,9 @@ void report_transformer(Narrator& nar, const TransformerHeads& t, const ModelAli
     return it == metadata.end() ? std::string("?") : escape_control(it->second, false);
   };
   const std::string norm = md("norm");
-  nar.say(_("Post-Norm / Pre-Norm: LayerNorm (each row rescaled to mean 0 and variance 1, then scaled and shifted by "
-            "learned weights; chapter 08) after / before each sublayer's (attention's, feed-forward's) residual add"));
+  nar.say(_("LayerNorm (LN): each row rescaled to mean 0 and variance 1, then scaled and shifted by learned weights "
+            "(chapter 08). Post-Norm: LN(x + Sublayer(x)), after the residual add; Pre-Norm: x + Sublayer(LN(x)), "
+            "inside the residual branch (Sublayer: the attention or the feed-forward network)"));
   nar.say(_f("model: chapter 08's {} Transformer (d_model {}, {} encoder and {} decoder layers), loaded from {}",
              norm == "post" ? _("Post-Norm") : norm == "pre" ? _("Pre-Norm") : norm, md("d_model"),
              md("enc_layers"), md("dec_layers"), shown_model_path(model)));

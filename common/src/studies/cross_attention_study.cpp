@@ -26,6 +26,7 @@ ReferenceCheck check_against_reference(const CrossAttentionTrace& t) {
 SelfCaseCheck judge_self_case(const CrossAttentionTrace& cross, const SelfAttentionTrace& self) {
   SelfCaseCheck c;
   c.n = cross.attn.weights.shape(0);
+  c.d_v = cross.attn.output.shape(1);
   c.weights_diff = max_abs_diff(cross.attn.weights, self.attn.weights);
   c.output_diff = max_abs_diff(cross.attn.output, self.attn.output);
   c.same = judge_at_most(std::max(c.weights_diff, c.output_diff), kFloatCheckTol);

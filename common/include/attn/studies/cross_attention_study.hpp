@@ -39,7 +39,8 @@ ReferenceCheck check_against_reference(const CrossAttentionTrace& t);
 // square in the sense d_x = d_y): measured = the larger of max |Δweights| and max |Δoutput|.
 struct SelfCaseCheck {
   double weights_diff = 0.0, output_diff = 0.0;
-  std::size_t n = 0;
+  std::size_t n = 0;    // tokens: the weights are n×n
+  std::size_t d_v = 0;  // the output is n×d_v
   Verdict same;
 };
 SelfCaseCheck self_case_check(const Mat& y, const CrossAttentionWeights& w);
