@@ -158,7 +158,7 @@ void report_attention_gain(Narrator& nar, const std::vector<NamedResult>& result
   if (const std::string note = two_decimals_note(by_length); !note.empty()) nar.say(note);
   nar.block(bleu_chart(results));
   nar.result(_f("Bahdanau: BLEU {} (5-10) -> {} (51-60), {:.1f}% lower (the course's criterion, at most 5%: {}); no "
-                "attention at 51-60: {} ({:+.1f} BLEU for attention; criterion, above 5 points: {})",
+                "attention at 51-60: {} ({:+.1f} BLEU for attention, the two-direction encoder and the learned s_0 together; criterion, above 5 points: {})",
                 format_score(g.attention_first), format_score(g.attention_last), 100.0 * g.attention_drop,
                 outcome_word(g.keeps_length.outcome), format_score(g.baseline_last), g.attention_last - g.baseline_last,
                 outcome_word(g.helps_long.outcome)));

@@ -100,10 +100,10 @@ void report_roofs(Narrator& nar, const Roofs& r) {
                    ? _f("kernel in use: {}, chosen by the environment variable OPENBLAS_CORETYPE, set in the "
                         "shell that started this program (this CPU's best)", r.blas_kernel)
                    : _f("kernel in use: {}, chosen by the environment variable OPENBLAS_CORETYPE, set in the "
-                        "shell that started this program; this CPU's best is {} (after `unset "
-                        "OPENBLAS_CORETYPE` this program picks it): sgemm and the naive rows likely run below "
+                        "shell that started this program; this CPU can run {}-class kernels (after `unset "
+                        "OPENBLAS_CORETYPE` OpenBLAS chooses one for itself, {} or a newer one): sgemm and the naive rows likely run below "
                         "what the CPU can do (not measured: sgemm is timed with {} only); the tiled kernel runs "
-                        "its own {} code, not OpenBLAS's", r.blas_kernel, r.better_kernel, r.blas_kernel, r.unit));
+                        "its own {} code, not OpenBLAS's", r.blas_kernel, r.better_kernel, r.better_kernel, r.blas_kernel, r.unit));
   else if (!r.better_kernel.empty())
     nar.result(_f("warning: OpenBLAS runs its {} kernel, but this CPU's best is {} (OPENBLAS_CORETYPE={} would use it): "
                   "sgemm is likely below what the CPU can do (not measured: sgemm is timed with {} only)",
