@@ -204,7 +204,8 @@ void report_transformer_cost(Narrator& nar, const TransformerConfig& cfg, const 
   const LayerCost enc = encoder_layer_cost(cfg, 1), dec = decoder_layer_cost(cfg, 1, 1);
   nar.say(_("FFN: the position-wise feed-forward network after attention, d_model → d_ff → d_model; d_ff: its "
             "hidden width; norms: the LayerNorms' gains γ and shifts β (a LayerNorm brings each token's vector to "
-            "mean 0 and variance 1, then scales it by γ and shifts it by β)"));
+            "mean 0 and variance 1, then scales it by γ and shifts it by β); every linear layer is counted with its "
+            "bias: attention 4·d² + 4·d, feed-forward 2·d·d_ff + d_ff + d"));
   Table params({_("part"), _("attention"), _("feed-forward"), _("norms"), _("total")});
   params.add({_("encoder layer"), si_count(enc.attention_params), si_count(enc.ffn_params), si_count(enc.norm_params),
               si_count(enc.params())});
