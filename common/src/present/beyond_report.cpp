@@ -709,7 +709,7 @@ void report_decode_cost(Narrator& nar, const DecodeCost& c) {
                   "moves with the load)", bytes, ratio_range(c), c.runs));
   else if (c.ratio_context > 0 && std::isinf(c.longest_spread))
     nar.result(_f("{}; the time there ends the step checked above, which failed its checks, so its ratio would "
-                  "not be a measured cost; at {} tokens, the longest context timed steadily, one attention step "
+                  "not be a measured cost; at {} tokens, the longest context outside that step, one attention step "
                   "cost {}× the SSM step (best and median of {} runs)", bytes, c.ratio_context, ratio_range(c),
                   c.runs));
   else if (c.ratio_context > 0)
