@@ -518,8 +518,8 @@ void report_training_records(Narrator& nar, const std::vector<const ChapterModel
                                 : _f(" They run from {:.1f} s ({}) to {:.1f} s ({}), {:.0f}× apart, and the files do "
                                      "not say why.", lo, lo_name, hi, hi_name, hi / lo);
   nar.say(_f("the training times above ({} of {} models) are each checkpoint's own training record, written when it "
-             "was trained, on a machine and at a load the file does not record: they cannot be compared with one "
-             "another; --time-training (step 6) times every model's training step side by side in this run.{}",
+             "was trained, on a machine and at a load the file does not record: their differences are not the models' "
+             "costs; --time-training (step 6) times every model's training step side by side in this run.{}",
              loaded, models.size(), range));
 }
 
