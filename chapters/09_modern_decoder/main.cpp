@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   ch.app().add_option("--top-p", top_p, _("nucleus: keep the most probable tokens up to this mass"))->capture_default_str()
       ->check(finite_range(0.01, 1.0));
   ch.app().add_flag("--bench", bench, _("time generation with and without the KV cache for 16 … 512 tokens"));
-  ch.app().add_flag("--train", train, _("relearn the tokenizer and the model; rewrites data/ch09/"));
+  CLI::Option* train_flag = ch.app().add_flag("--train", train, _("relearn the tokenizer and the model; rewrites data/ch09/"));
   ch.app().add_option("--train-steps", setup.train.steps, _("AdamW steps with --train"))->capture_default_str()
       ->check(CLI::Range(1, 100000));
   ch.app().add_option("--train-batch", setup.train.batch, _("windows of 256 tokens per step with --train"))
@@ -56,12 +56,9 @@ int main(int argc, char** argv) {
                                                   "(\"Ge1:1 In the …\"), as `bible -f Gen1:1-Rev22:21 > FILE` writes "
                                                   "it (Debian's bible-kjv); default data/ch09/kjv_bible.txt, which "
                                                   "scripts/install-deps --corpus makes"))
-      ->type_name("FILE");
+      ->type_name("FILE")->needs(train_flag);  // the lesson loads the shipped model: alone it would be ignored
   // A prompt that leaves no room for --tokens is a usage error (exit 2), found once the flags are read.
   ch.app().callback([&] {
-    // the lesson loads the shipped model: a corpus given without --train would be ignored without a word
-    if (!train && !setup.bible_dump.empty())
-      throw CLI::ValidationError("--corpus", _("is read only with --train (the lesson loads the shipped model)"));
     if (train) return;
     std::size_t n = 0;
     try {
