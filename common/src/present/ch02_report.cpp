@@ -346,8 +346,9 @@ std::string order_sentence(const ScoreCostStudy& s) {
   switch (s.order_in_rounds.outcome) {
     case Outcome::holds:
       return _f("round by round, over all {} rounds of the {} sizes: both scores with tanh calls (Bahdanau, concat) "
-                "took longer than both without (dot, general) in {} of them — in most rounds",
-                s.split_total, s.rows.size(), s.split_rounds);
+                "took longer than both without (dot, general) in {} of them — in {}",
+                s.split_total, s.rows.size(), s.split_rounds,
+                s.split_rounds == s.split_total ? _("every round") : _("most rounds"));
     case Outcome::fails:
       return _f("round by round, over all {} rounds of the {} sizes: both scores with tanh calls (Bahdanau, concat) "
                 "took longer than both without (dot, general) in only {} of them — not in most rounds",
@@ -559,7 +560,8 @@ std::vector<std::string> ch02_takeaway(const std::vector<MatchStudy>& matches, c
           : _f("Per call, the two scores with tanh calls (Bahdanau, concat) took longer than the two without (dot, "
                "general) in {} of {} timing rounds ({}); a single × moves from run to run (step 5)",
                cost.split_rounds, cost.split_total,
-               cost.order_in_rounds.holds() ? _("most of them") : _("not most of them: too noisy to order here"));
+               cost.order_in_rounds.holds() ? (cost.split_rounds == cost.split_total ? _("all of them") : _("most of them"))
+                                             : _("not most of them: too noisy to order here"));
   out.push_back(steps ? _f("{}; a whole training step of global-general runs {:.2f}× Bahdanau's speed, global-dot "
                            "{:.2f}× (step 6): the source article's 1.5–2× claim {} in this run.",
                            per_call, steps->general_speedup, steps->dot_speedup, train_claim_words(*steps))
